@@ -1,0 +1,55 @@
+# Load-test experiment suite: Tomcat settings x kernel sysctls x load shapes.
+#   make run-matrix [MATRIX=env/matrices/NAME.matrix] [KNOB=value ...]
+#   make test
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+MATRIX ?= env/matrices/default.matrix
+TOOLS := .tools
+K6 := $(TOOLS)/bin/k6
+BATS := $(TOOLS)/bats/node_modules/.bin/bats
+JAR := server/target/loadtest-target.jar
+SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
+
+.PHONY: help tools packages run-matrix test test-unit test-integration lint clean-tools
+
+help: ## Show the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
+
+tools: packages $(K6) $(JAR) $(BATS) ## Install or build everything a run and the tests need
+
+packages:
+	@scripts/setup/install-packages.sh
+
+$(K6):
+	@scripts/setup/install-k6.sh
+
+$(BATS):
+	@scripts/setup/install-bats.sh
+
+$(JAR): $(SERVER_SOURCES)
+	@scripts/setup/require.sh java mvn
+	@echo "building the target (server/)" >&2
+	mvn -q -B -f server/pom.xml package -DskipTests
+	@touch $@
+
+# Knobs given as KNOB=value on this command line reach the runner through
+# the environment; it layers them over the matrix.
+run-matrix: tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix), write results/<run-id>/
+	@scripts/setup/require.sh root
+	scripts/run-matrix.sh $(MATRIX)
+
+lint: packages ## shellcheck every script
+	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
+
+test: tools lint ## Unit tests, then integration tests with real namespaces, target and k6
+	$(BATS) --timing tests/unit tests/integration
+
+test-unit: tools ## Only the unit tests (no root needed)
+	$(BATS) tests/unit
+
+test-integration: tools ## Only the integration tests
+	$(BATS) --timing tests/integration
+
+clean-tools: ## Remove .tools/ (installed tools)
+	rm -rf $(TOOLS)

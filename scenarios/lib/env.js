@@ -1,0 +1,65 @@
+// Parameters come from the environment (the runner passes every knob of the
+// cell). Each getter fails with the key's name, so a bad value is reported
+// before any load starts.
+
+export function required(key) {
+  const value = __ENV[key];
+  if (value === undefined || value === '') {
+    throw new Error(`${key}: missing (set it in env/defaults.env or the matrix)`);
+  }
+  return value;
+}
+
+export function str(key, fallback) {
+  const value = __ENV[key];
+  if (value === undefined || value === '') {
+    if (fallback === undefined) return required(key);
+    return fallback;
+  }
+  return value;
+}
+
+export function int(key, fallback, min = 0) {
+  const raw = str(key, fallback === undefined ? undefined : String(fallback));
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min) {
+    throw new Error(`${key}: '${raw}' is not a whole number >= ${min}`);
+  }
+  return Number(raw);
+}
+
+export function bool(key, fallback) {
+  const raw = str(key, fallback === undefined ? undefined : (fallback ? '1' : '0'));
+  if (raw !== '0' && raw !== '1') throw new Error(`${key}: '${raw}' is not 0 or 1`);
+  return raw === '1';
+}
+
+const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
+
+export function duration(key, fallback) {
+  const raw = str(key, fallback);
+  if (!DURATION.test(raw)) throw new Error(`${key}: '${raw}' is not a duration such as 10s`);
+  return raw;
+}
+
+// stages("STAGES") parses "5s:100,20s:200,5s:0" into k6 ramping stages.
+export function stages(key, fallback) {
+  const raw = str(key, fallback);
+  return raw.split(',').map((stage) => {
+    const match = /^(.+):([0-9]+)$/.exec(stage);
+    if (!match || !DURATION.test(match[1])) {
+      throw new Error(`${key}: stage '${stage}' of '${raw}' is not DURATION:TARGET (e.g. 5s:100)`);
+    }
+    return { duration: match[1], target: Number(match[2]) };
+  });
+}
+
+// Tags every sample carries, so a run and a cell can be picked out later.
+// traffic=load marks the measured requests; setup() overrides it.
+export function runTags(scenario) {
+  return {
+    run_id: str('RUN_ID', 'adhoc'),
+    cell: str('CELL_ID', 'adhoc'),
+    scenario,
+    traffic: 'load',
+  };
+}

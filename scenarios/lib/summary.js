@@ -1,0 +1,44 @@
+// handleSummary for every scenario: the full summary data as JSON (with p99)
+// at SUMMARY_FILE, and a few readable lines on stdout.
+
+export const TREND_STATS = ['min', 'avg', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'];
+
+// Thresholds that never fail but make k6 report the load-only sub-metrics
+// (without the setup() health check) that the results table is built from.
+export const LOAD_THRESHOLDS = {
+  'http_req_duration{traffic:load}': ['max>=0'],
+  // Latency of the requests that got a 2xx/3xx answer: failed dials take 0 ms
+  // and would otherwise drag the percentiles down.
+  'http_req_duration{traffic:load,expected_response:true}': ['max>=0'],
+  'http_reqs{traffic:load}': ['count>=0'],
+  'http_req_failed{traffic:load}': ['rate>=0'],
+};
+
+function fmt(value) {
+  return value === undefined ? '-' : Number(value).toFixed(1);
+}
+
+function textLines(data) {
+  const m = data.metrics;
+  const lines = [];
+  const pick = (name) => m[`${name}{traffic:load}`] || m[name];
+  const d = pick('http_req_duration') && pick('http_req_duration').values;
+  const reqs = pick('http_reqs') ? pick('http_reqs').values.count : 0;
+  const failed = pick('http_req_failed') ? pick('http_req_failed').values.passes : 0;
+  lines.push(`http_reqs=${reqs} failed=${failed} iterations=${m.iterations ? m.iterations.values.count : 0}`);
+  if (d) {
+    lines.push(`http_req_duration ms: min=${fmt(d.min)} avg=${fmt(d.avg)} med=${fmt(d.med)} ` +
+      `p90=${fmt(d['p(90)'])} p95=${fmt(d['p(95)'])} p99=${fmt(d['p(99)'])} max=${fmt(d.max)}`);
+  }
+  const causes = Object.keys(m).filter((k) => k.startsWith('fail_') && m[k].values.count > 0);
+  if (causes.length > 0) {
+    lines.push('failures: ' + causes.map((k) => `${k.slice(5)}=${m[k].values.count}`).join(' '));
+  }
+  return lines.join('\n') + '\n';
+}
+
+export function writeSummary(data) {
+  const out = { stdout: textLines(data) };
+  if (__ENV.SUMMARY_FILE) out[__ENV.SUMMARY_FILE] = JSON.stringify(data, null, 1);
+  return out;
+}

@@ -1,0 +1,42 @@
+# shellcheck shell=bash
+# Summary: helpers shared by every script: repo root, messages, exit codes.
+
+# Exit codes: usage and bad input differ from failures at run time, so a
+# caller (or a test) can tell "you asked for something wrong" from "it broke".
+readonly EX_FAILURE=1
+readonly EX_USAGE=2
+
+# The repository root, found from this file rather than the current directory.
+LT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export LT_ROOT
+
+# abort [code] message...: print "name: message" to stderr and exit.
+abort() {
+  local code="$EX_FAILURE"
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+    code="$1"
+    shift
+  fi
+  printf '%s: %s\n' "${LT_PROG:-${0##*/}}" "$*" >&2
+  exit "$code"
+}
+
+# usage_error message...: bad input; exit status 2.
+usage_error() {
+  abort "$EX_USAGE" "$@"
+}
+
+# say message...: progress for the operator, on stderr so stdout stays data.
+say() {
+  printf '%s\n' "$*" >&2
+}
+
+# warn message...: a problem that does not stop the run.
+warn() {
+  printf '%s: warning: %s\n' "${LT_PROG:-${0##*/}}" "$*" >&2
+}
+
+# print_summary FILE: the "# Summary:" and "# Usage:" lines of a script.
+print_summary() {
+  sed -n 's/^# \(Summary\|Usage\):/\1:/p' "$1"
+}

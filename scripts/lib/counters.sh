@@ -1,0 +1,35 @@
+# shellcheck shell=bash
+# Summary: kernel counter snapshots (nstat) and their deltas.
+
+# counters_snapshot SIDE FILE: absolute values of every counter, zeros
+# included, of one namespace. -s leaves nstat's history file alone.
+counters_snapshot() {
+  local side="$1" file="$2"
+  netns_exec "$side" nstat -asz >"$file.tmp"
+  mv "$file.tmp" "$file"
+}
+
+# counters_delta SIDE BEFORE AFTER: print "counter<TAB>side<TAB>delta" for every
+# counter whose value changed. A counter missing from BEFORE counts from 0.
+# TcpCurrEstab is a gauge, not a counter (it goes down), so it is left out.
+counters_delta() {
+  local side="$1" before="$2" after="$3"
+  awk -v side="$side" '
+    /^#/ || $1 == "TcpCurrEstab" { next }
+    FNR == NR { before[$1] = $2; next }
+    {
+      delta = $2 - (($1 in before) ? before[$1] : 0)
+      if (delta != 0) printf "%s\t%s\t%d\n", $1, side, delta
+    }
+  ' "$before" "$after"
+}
+
+# counters_value DELTA_FILE SIDE COUNTER: the delta of one counter (0 if it
+# did not change).
+counters_value() {
+  local file="$1" side="$2" counter="$3"
+  awk -F'\t' -v side="$side" -v counter="$counter" '
+    $1 == counter && $2 == side { value = $3 }
+    END { print value + 0 }
+  ' "$file"
+}

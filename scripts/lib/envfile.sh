@@ -1,0 +1,149 @@
+# shellcheck shell=bash
+# Summary: parse KEY=VALUE env files as data (never sourced) and check values by type.
+#
+# An env file is a list of lines: blank, "# comment" or KEY=VALUE. KEY is upper
+# case. VALUE is the rest of the line, trimmed; one pair of surrounding quotes
+# is removed. Nothing is expanded: "$(cmd)" stays those characters.
+# In defaults.env a comment "# type: T" declares the type of the next key.
+
+# envfile_each FILE CALLBACK: call "CALLBACK file line key value" for every
+# assignment. While CALLBACK runs, ENVFILE_TYPE holds the "# type:" annotation
+# that preceded the key (empty if none). Malformed lines abort with status 2.
+envfile_each() {
+  local file="$1" callback="$2"
+  local line_no=0 raw line key value type_hint=""
+  local -A seen_at=()
+  [[ -f "$file" ]] || usage_error "$file: no such file"
+  while IFS= read -r raw || [[ -n "$raw" ]]; do
+    line_no=$((line_no + 1))
+    line="${raw%$'\r'}"
+    line="${line//$'\t'/ }"
+    line="$(envfile_trim "$line")"
+    if [[ -z "$line" ]]; then
+      continue
+    fi
+    if [[ "$line" == \#* ]]; then
+      if [[ "$line" =~ ^#[[:space:]]*type:[[:space:]]*([^[:space:]]+)[[:space:]]*$ ]]; then
+        type_hint="${BASH_REMATCH[1]}"
+      fi
+      continue
+    fi
+    if [[ "$line" =~ ^export[[:space:]] ]]; then
+      usage_error "$file:$line_no: 'export' is not supported (env files are data, not shell): $line"
+    fi
+    if [[ ! "$line" =~ ^([A-Za-z_][A-Za-z0-9_]*)[[:space:]]*=(.*)$ ]]; then
+      usage_error "$file:$line_no: malformed line (expected KEY=VALUE): $line"
+    fi
+    key="${BASH_REMATCH[1]}"
+    value="$(envfile_trim "${BASH_REMATCH[2]}")"
+    if [[ ! "$key" =~ ^[A-Z][A-Z0-9_]*$ ]]; then
+      usage_error "$file:$line_no: $key: keys are upper case (A-Z, 0-9, _)"
+    fi
+    if [[ -n "${seen_at[$key]:-}" ]]; then
+      usage_error "$file:$line_no: $key: set twice (first on line ${seen_at[$key]})"
+    fi
+    seen_at[$key]="$line_no"
+    value="$(envfile_unquote "$file" "$line_no" "$key" "$value")" || exit "$EX_USAGE"
+    ENVFILE_TYPE="$type_hint"
+    "$callback" "$file" "$line_no" "$key" "$value"
+    type_hint=""
+  done <"$file"
+  ENVFILE_TYPE=""
+}
+
+# envfile_trim STRING: STRING without leading and trailing whitespace.
+envfile_trim() {
+  local s="$1"
+  s="${s#"${s%%[![:space:]]*}"}"
+  s="${s%"${s##*[![:space:]]}"}"
+  printf '%s' "$s"
+}
+
+# envfile_unquote FILE LINE KEY VALUE: VALUE without one pair of matching
+# surrounding quotes; a quote left open is an error.
+envfile_unquote() {
+  local file="$1" line_no="$2" key="$3" value="$4" first last
+  [[ -n "$value" ]] || return 0
+  first="${value:0:1}"
+  last="${value: -1}"
+  if [[ "$first" == '"' || "$first" == "'" ]]; then
+    if [[ ${#value} -lt 2 || "$last" != "$first" ]]; then
+      printf '%s: %s:%s: %s: unterminated quote\n' "${LT_PROG:-${0##*/}}" "$file" "$line_no" "$key" >&2
+      return 1
+    fi
+    value="${value:1:${#value}-2}"
+  fi
+  printf '%s' "$value"
+}
+
+# envfile_check_type TYPE VALUE: succeed if VALUE fits TYPE, otherwise print
+# why not and fail. A type ending in "?" also accepts the empty string.
+envfile_check_type() {
+  local type="$1" value="$2"
+  if [[ "$type" == *\? ]]; then
+    [[ -z "$value" ]] && return 0
+    type="${type%\?}"
+  fi
+  case "$type" in
+    uint)
+      [[ "$value" =~ ^[0-9]+$ ]] || { printf "'%s' is not a whole number >= 0" "$value"; return 1; } ;;
+    count)
+      [[ "$value" =~ ^[0-9]+$ && ! "$value" =~ ^0+$ ]] \
+        || { printf "'%s' is not a whole number > 0" "$value"; return 1; } ;;
+    bool)
+      [[ "$value" == 0 || "$value" == 1 ]] || { printf "'%s' is not 0 or 1" "$value"; return 1; } ;;
+    duration)
+      [[ "$value" =~ ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$ ]] \
+        || { printf "'%s' is not a duration such as 500ms, 10s, 1m30s" "$value"; return 1; } ;;
+    size)
+      [[ "$value" =~ ^[1-9][0-9]*[kKmMgG]?$ ]] \
+        || { printf "'%s' is not a size such as 256m or 1g" "$value"; return 1; } ;;
+    portrange)
+      envfile_check_portrange "$value" || return 1 ;;
+    stages)
+      envfile_check_stages "$value" || return 1 ;;
+    ipv4)
+      [[ "$value" =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] \
+        || { printf "'%s' is not an IPv4 address" "$value"; return 1; } ;;
+    word)
+      [[ "$value" =~ ^[A-Za-z0-9._:/@+-]+$ ]] \
+        || { printf "'%s' has characters other than letters, digits and ._:/@+-" "$value"; return 1; } ;;
+    string)
+      [[ "$value" != *[[:cntrl:]]* ]] || { printf 'control characters are not allowed'; return 1; } ;;
+    enum:*)
+      local choices="${type#enum:}"
+      [[ "|$choices|" == *"|$value|"* ]] \
+        || { printf "'%s' is not one of: %s" "$value" "${choices//|/, }"; return 1; } ;;
+    *)
+      printf "unknown type '%s' (defaults.env is wrong)" "$type"
+      return 1 ;;
+  esac
+}
+
+# envfile_check_portrange VALUE: LOW-HIGH with 1 <= LOW < HIGH <= 65535.
+envfile_check_portrange() {
+  local value="$1"
+  if [[ "$value" =~ ^([0-9]{1,5})-([0-9]{1,5})$ ]] \
+    && ((BASH_REMATCH[1] >= 1 && BASH_REMATCH[1] < BASH_REMATCH[2] && BASH_REMATCH[2] <= 65535)); then
+    return 0
+  fi
+  printf "'%s' is not a port range LOW-HIGH with 1 <= LOW < HIGH <= 65535" "$value"
+  return 1
+}
+
+# envfile_check_stages VALUE: k6 ramp stages "DURATION:TARGET,DURATION:TARGET".
+envfile_check_stages() {
+  local value="$1" stage
+  local -a stages
+  IFS=',' read -r -a stages <<<"$value"
+  if [[ -z "$value" || "$value" == *, || ${#stages[@]} -eq 0 ]]; then
+    printf "'%s' is not a stage list such as 5s:100,20s:200,5s:0" "$value"
+    return 1
+  fi
+  for stage in "${stages[@]}"; do
+    if [[ ! "$stage" =~ ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+:[0-9]+$ ]]; then
+      printf "stage '%s' of '%s' is not DURATION:TARGET (e.g. 5s:100)" "$stage" "$value"
+      return 1
+    fi
+  done
+}

@@ -1,0 +1,49 @@
+# shellcheck shell=bash
+# Summary: the run's manifest.json (identity, versions, status, warnings).
+
+# manifest_create RUN_DIR MATRIX_FILE AXES_JSON CELLS: the manifest of a new run.
+manifest_create() {
+  local run_dir="$1" matrix="$2" axes_json="$3" cells="$4" commit
+  commit="$(git -C "$LT_ROOT" rev-parse HEAD 2>/dev/null || printf 'unknown')"
+  if [[ -n "$(git -C "$LT_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+    commit+="-dirty"
+  fi
+  jq -n \
+    --arg run_id "$LT_RUN_ID" \
+    --arg matrix "${matrix#"$LT_ROOT"/}" \
+    --arg sha "$(sha256sum "$matrix" | cut -d' ' -f1)" \
+    --arg commit "$commit" \
+    --arg k6 "$(k6_version)" \
+    --arg java "$(java -version 2>&1 | head -n 1)" \
+    --arg kernel "$(uname -r)" \
+    --arg backend "$LT_BACKEND" \
+    --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    --argjson axes "$axes_json" \
+    --argjson cells "$cells" \
+    --arg overrides "$LT_OVERRIDES" \
+    '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
+      versions: {k6: $k6, java: $java, kernel: $kernel}, backend: $backend,
+      started_at: $started, ended_at: null, status: "running",
+      axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,
+      overrides: ($overrides | split("\n") | map(select(length > 0))),
+      warnings: []}' \
+    | write_atomic "$run_dir/manifest.json"
+}
+
+# manifest_update RUN_DIR JQ_FILTER [jq args...]: rewrite the manifest.
+manifest_update() {
+  local run_dir="$1" filter="$2"
+  shift 2
+  jq "$@" "$filter" "$run_dir/manifest.json" | write_atomic "$run_dir/manifest.json"
+}
+
+# manifest_warn RUN_DIR MESSAGE: add a warning (kept once).
+manifest_warn() {
+  manifest_update "$1" '.warnings |= (. + [$w] | unique)' --arg w "$2"
+}
+
+# manifest_finish RUN_DIR STATUS: record the end of the run.
+manifest_finish() {
+  manifest_update "$1" '.status = $s | .ended_at = $t' \
+    --arg s "$2" --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+}

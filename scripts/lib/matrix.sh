@@ -1,0 +1,181 @@
+# shellcheck shell=bash
+# Summary: knobs (from env/defaults.env), layering and matrix expansion into cells.
+#
+# Layers, lowest first: env/defaults.env < the matrix file < overrides (the
+# environment, i.e. VAR=value on the make command line). A value with several
+# space-separated words is an axis; the cells are the cartesian product of the
+# axes in the order they first appear (the first axis changes slowest).
+
+# Filled by knobs_load.
+declare -a KNOB_ORDER=()
+declare -A KNOB_TYPE=() KNOB_DEFAULT=()
+# Filled by sysctls_load: key -> side / sysctl name.
+declare -A SYSCTL_SIDE=() SYSCTL_NAME=()
+# Filled by matrix_load and matrix_apply_overrides.
+declare -a AXIS_KEYS=()
+declare -A MATRIX_VALUE=() MATRIX_ORIGIN=()
+
+# knobs_load DEFAULTS_FILE: read every knob, its default and its type.
+knobs_load() {
+  KNOB_ORDER=()
+  KNOB_TYPE=()
+  KNOB_DEFAULT=()
+  envfile_each "$1" _knobs_add
+}
+
+_knobs_add() {
+  local file="$1" line_no="$2" key="$3" value="$4" why
+  [[ -n "$ENVFILE_TYPE" ]] || usage_error "$file:$line_no: $key: no '# type:' comment before it"
+  if ! why="$(envfile_check_type "$ENVFILE_TYPE" "$value")"; then
+    usage_error "$file:$line_no: $key: $why"
+  fi
+  KNOB_ORDER+=("$key")
+  KNOB_TYPE[$key]="$ENVFILE_TYPE"
+  KNOB_DEFAULT[$key]="$value"
+}
+
+# sysctls_load TSV: read the whitelist of kernel settings (key side sysctl).
+sysctls_load() {
+  local key side name rest
+  SYSCTL_SIDE=()
+  SYSCTL_NAME=()
+  while read -r key side name rest; do
+    [[ -z "$key" || "$key" == \#* ]] && continue
+    SYSCTL_SIDE[$key]="$side"
+    SYSCTL_NAME[$key]="$name"
+  done <"$1"
+}
+
+# matrix_init: start from the defaults (every knob a single value).
+matrix_init() {
+  local key
+  AXIS_KEYS=()
+  MATRIX_VALUE=()
+  MATRIX_ORIGIN=()
+  for key in "${KNOB_ORDER[@]}"; do
+    MATRIX_VALUE[$key]="${KNOB_DEFAULT[$key]}"
+    MATRIX_ORIGIN[$key]="defaults"
+  done
+}
+
+# matrix_load FILE: layer a matrix file over what is there.
+matrix_load() {
+  envfile_each "$1" _matrix_set
+}
+
+_matrix_set() {
+  local file="$1" line_no="$2" key="$3" value="$4"
+  matrix_set "$file:$line_no" "$key" "$value"
+}
+
+# matrix_apply_overrides: layer every knob that is set in the environment.
+matrix_apply_overrides() {
+  local key name
+  local -A exported=()
+  # Only exported variables count: a shell variable of the script itself must
+  # never be mistaken for an operator's override.
+  while read -r name; do
+    exported[$name]=1
+  done < <(compgen -e)
+  for key in "${KNOB_ORDER[@]}"; do
+    if [[ -n "${exported[$key]:-}" ]]; then
+      matrix_set "command line" "$key" "${!key}"
+    fi
+  done
+}
+
+# matrix_set WHERE KEY VALUE: check one assignment and record it; WHERE names
+# its origin in messages ("file:line" or "command line").
+matrix_set() {
+  local where="$1" key="$2" value="$3" word why
+  local -a words=()
+  if [[ "${SYSCTL_SIDE[$key]:-}" == global ]]; then
+    usage_error "$where: $key: ${SYSCTL_NAME[$key]} is global to the host, not per network namespace; the suite changes only settings of the namespaces it creates, never the host's"
+  fi
+  if [[ -z "${KNOB_TYPE[$key]:-}" ]]; then
+    usage_error "$where: $key: unknown key (every knob is listed in env/defaults.env)"
+  fi
+  read -r -a words <<<"$value"
+  if [[ ${#words[@]} -eq 0 ]]; then
+    if [[ "${KNOB_TYPE[$key]}" != *\? ]]; then
+      usage_error "$where: $key: no value given"
+    fi
+    words=("")
+  fi
+  for word in "${words[@]}"; do
+    if ! why="$(envfile_check_type "${KNOB_TYPE[$key]}" "$word")"; then
+      usage_error "$where: $key: $why"
+    fi
+  done
+  _matrix_remove_axis "$key"
+  if [[ ${#words[@]} -gt 1 ]]; then
+    AXIS_KEYS+=("$key")
+  fi
+  MATRIX_VALUE[$key]="${words[*]}"
+  MATRIX_ORIGIN[$key]="$where"
+}
+
+_matrix_remove_axis() {
+  local key="$1" k
+  local -a kept=()
+  for k in "${AXIS_KEYS[@]}"; do
+    [[ "$k" == "$key" ]] || kept+=("$k")
+  done
+  AXIS_KEYS=("${kept[@]}")
+}
+
+# matrix_cell_count: number of cells (product of the axis lengths).
+matrix_cell_count() {
+  local key count=1
+  local -a words
+  for key in "${AXIS_KEYS[@]}"; do
+    read -r -a words <<<"${MATRIX_VALUE[$key]}"
+    count=$((count * ${#words[@]}))
+  done
+  printf '%s\n' "$count"
+}
+
+# matrix_cell_values INDEX: print "KEY=VALUE" for every knob of cell INDEX
+# (0-based), in defaults order.
+matrix_cell_values() {
+  local index="$1" key
+  local -A chosen=()
+  _matrix_choose "$index" chosen
+  for key in "${KNOB_ORDER[@]}"; do
+    if [[ -v "chosen[$key]" ]]; then
+      printf '%s=%s\n' "$key" "${chosen[$key]}"
+    else
+      printf '%s=%s\n' "$key" "${MATRIX_VALUE[$key]}"
+    fi
+  done
+}
+
+# matrix_cell_id INDEX: a readable, file-name-safe id such as
+# "03_accept_count-5_somaxconn-2" (axis values only; "01" without axes).
+matrix_cell_id() {
+  local index="$1" key name value id
+  local -A chosen=()
+  _matrix_choose "$index" chosen
+  printf -v id '%02d' "$((index + 1))"
+  for key in "${AXIS_KEYS[@]}"; do
+    name="${key#TOMCAT_}"
+    name="${name,,}"
+    value="${chosen[$key]//[^A-Za-z0-9.]/.}"
+    id+="_${name}-${value}"
+  done
+  printf '%s\n' "$id"
+}
+
+# _matrix_choose INDEX ARRAY_NAME: fill ARRAY_NAME with the axis values of a
+# cell, the last axis changing fastest.
+_matrix_choose() {
+  local index="$1" i key
+  local -n out="$2"
+  local -a words
+  for ((i = ${#AXIS_KEYS[@]} - 1; i >= 0; i--)); do
+    key="${AXIS_KEYS[$i]}"
+    read -r -a words <<<"${MATRIX_VALUE[$key]}"
+    out[$key]="${words[index % ${#words[@]}]}"
+    index=$((index / ${#words[@]}))
+  done
+}

@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# Summary: the two network namespaces of a cell (server and client) on a veth pair.
+#
+# Each cell gets fresh namespaces: counters start at zero, sysctls start at the
+# kernel's namespace defaults, and no TIME-WAIT socket leaks into the next cell.
+
+readonly NETNS_SERVER="ltsuite-srv"
+readonly NETNS_CLIENT="ltsuite-cli"
+readonly NETNS_VETH_SERVER="ltsuite-s0"
+readonly NETNS_VETH_CLIENT="ltsuite-c0"
+
+# netns_up SERVER_ADDR CLIENT_ADDR: create both namespaces and link them.
+netns_up() {
+  local server_addr="$1" client_addr="$2"
+  ip netns add "$NETNS_SERVER"
+  ip netns add "$NETNS_CLIENT"
+  ip link add "$NETNS_VETH_SERVER" netns "$NETNS_SERVER" type veth \
+    peer name "$NETNS_VETH_CLIENT" netns "$NETNS_CLIENT"
+  ip -n "$NETNS_SERVER" addr add "$server_addr/24" dev "$NETNS_VETH_SERVER"
+  ip -n "$NETNS_CLIENT" addr add "$client_addr/24" dev "$NETNS_VETH_CLIENT"
+  ip -n "$NETNS_SERVER" link set lo up
+  ip -n "$NETNS_CLIENT" link set lo up
+  ip -n "$NETNS_SERVER" link set "$NETNS_VETH_SERVER" up
+  ip -n "$NETNS_CLIENT" link set "$NETNS_VETH_CLIENT" up
+}
+
+# netns_down: remove both namespaces if they exist (the veth pair goes with them).
+netns_down() {
+  local ns
+  for ns in "$NETNS_SERVER" "$NETNS_CLIENT"; do
+    if netns_exists "$ns"; then
+      ip netns del "$ns" 2>/dev/null || true
+    fi
+  done
+}
+
+# netns_exists NAME: succeed if the namespace NAME exists.
+netns_exists() {
+  [[ -e "/run/netns/$1" ]]
+}
+
+# netns_exec SIDE COMMAND...: run COMMAND in the server or client namespace.
+netns_exec() {
+  local side="$1"
+  shift
+  ip netns exec "$(netns_name "$side")" "$@"
+}
+
+# netns_name SIDE: the namespace of "server" or "client".
+netns_name() {
+  case "$1" in
+    server) printf '%s\n' "$NETNS_SERVER" ;;
+    client) printf '%s\n' "$NETNS_CLIENT" ;;
+    *) abort "netns_name: unknown side '$1'" ;;
+  esac
+}
+
+# netns_apply_sysctls CELL_ENV_ASSOC: write every non-empty whitelisted sysctl
+# of the cell into its namespace. The host is never touched. On failure the
+# reason is in CELL_ERROR.
+netns_apply_sysctls() {
+  local -n cell_values="$1"
+  local key side value
+  for key in "${!SYSCTL_SIDE[@]}"; do
+    side="${SYSCTL_SIDE[$key]}"
+    value="${cell_values[$key]:-}"
+    [[ -n "$value" && ( "$side" == server || "$side" == client ) ]] || continue
+    # ip_local_port_range is written as "LOW HIGH"; the env file says LOW-HIGH.
+    [[ "$key" == *PORT_RANGE ]] && value="${value/-/ }"
+    if ! netns_exec "$side" sysctl -q -w "${SYSCTL_NAME[$key]}=$value" >/dev/null; then
+      CELL_ERROR="cannot set ${SYSCTL_NAME[$key]}=$value in the $side namespace"
+      return 1
+    fi
+  done
+}
+
+# netns_read_sysctls: print "side<TAB>sysctl<TAB>value" for every whitelisted
+# per-namespace sysctl as the kernel reports it (the effective values).
+netns_read_sysctls() {
+  local key side name value
+  for key in $(printf '%s\n' "${!SYSCTL_SIDE[@]}" | sort); do
+    side="${SYSCTL_SIDE[$key]}"
+    name="${SYSCTL_NAME[$key]}"
+    [[ "$side" == server || "$side" == client ]] || continue
+    value="$(netns_exec "$side" sysctl -n "$name" 2>/dev/null | tr '\t' ' ')" || value="unavailable"
+    printf '%s\t%s\t%s\n' "$side" "$name" "$value"
+  done
+}

@@ -1,0 +1,108 @@
+# shellcheck shell=bash
+# Summary: one results row per cell (row.json), and the run's tables built from them.
+#
+# Every file is written to a temporary name and renamed, so a reader (or an
+# interrupted run) never sees half a file.
+
+# The columns of results.csv after run_id, cell, scenario, status and the axes.
+readonly RESULTS_COLUMNS=(
+  vus_max duration_s http_reqs tps
+  lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms
+  failed_reqs failed_rate
+  fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx fail_other
+  iterations dropped_iterations
+  listen_overflows listen_drops syn_retrans syn_recv_peak
+  server_conns_peak accept_queue_peak listen_backlog queue_capacity
+  time_wait_peak server_time_wait_peak client_time_wait_peak
+  tomcat_threads_busy_peak
+  error
+)
+
+# write_atomic FILE: copy stdin to FILE through a temporary file and a rename.
+write_atomic() {
+  local file="$1"
+  cat >"$file.tmp.$$"
+  mv -f "$file.tmp.$$" "$file"
+}
+
+# results_samples_peaks SAMPLES_TSV: JSON object with the peak of every
+# sampled series (null for a series never read).
+results_samples_peaks() {
+  awk -F'\t' '
+    NR == 1 { for (i = 1; i <= NF; i++) name[i] = $i; next }
+    {
+      for (i = 2; i <= NF; i++) {
+        if ($i == "") continue
+        if (!(i in peak) || $i + 0 > peak[i] + 0) peak[i] = $i
+      }
+      # Columns 6 and 8: TIME-WAIT on the server and on the client side.
+      if ($6 + $8 > tw_peak) tw_peak = $6 + $8
+    }
+    END {
+      printf "{"
+      for (i = 2; i in name; i++) printf "%s\"%s\":%s", (i > 2 ? "," : ""), name[i], ((i in peak) ? peak[i] + 0 : "null")
+      printf ",\"time_wait_total\":%d}\n", tw_peak
+    }
+  ' "$1"
+}
+
+# results_row CELL_DIR STATUS ERROR AXES_JSON: write CELL_DIR/row.json.
+results_row() {
+  local cell_dir="$1" status="$2" error="$3" axes_json="$4"
+  local summary="{}" peaks="{}" cell_json deltas_json
+  [[ -s "$cell_dir/summary.json" ]] && summary="$(cat "$cell_dir/summary.json")"
+  [[ -s "$cell_dir/samples.tsv" ]] && peaks="$(results_samples_peaks "$cell_dir/samples.tsv")"
+  cell_json="$(results_env_json "$cell_dir/cell.env")"
+  deltas_json="$(results_deltas_json "$cell_dir/netstat-delta.tsv")"
+  jq -n \
+    --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
+    --arg status "$status" --arg error "$error" \
+    --argjson axes "$axes_json" --argjson env "$cell_json" \
+    --argjson summary "$summary" --argjson peaks "$peaks" --argjson deltas "$deltas_json" \
+    -f "$LT_ROOT/scripts/lib/row.jq" | write_atomic "$cell_dir/row.json"
+}
+
+# results_env_json ENV_FILE: a cell.env as a JSON object of strings.
+results_env_json() {
+  jq -Rn '[inputs | select(test("^[A-Z]")) | capture("^(?<k>[A-Z0-9_]+)=(?<v>.*)$")]
+          | map({(.k): .v}) | add // {}' <"$1"
+}
+
+# results_deltas_json DELTA_TSV: {"server": {counter: delta}, "client": {...}}.
+results_deltas_json() {
+  if [[ ! -s "$1" ]]; then
+    printf '{}\n'
+    return
+  fi
+  jq -Rn '[inputs | split("\t") | select(length == 3 and (.[2] | test("^-?[0-9]+$")))]
+          | reduce .[] as $r ({}; .[$r[1]][$r[0]] = ($r[2] | tonumber))' <"$1"
+}
+
+# results_render RUN_DIR: results.csv and results.md from every cells/*/row.json,
+# in cell order, with the axis columns the manifest names.
+results_render() {
+  local run_dir="$1" axes_json columns_json
+  axes_json="$(jq -c '.axes' "$run_dir/manifest.json")"
+  columns_json="$(printf '%s\n' "${RESULTS_COLUMNS[@]}" | jq -Rn '[inputs]')"
+  local -a rows=()
+  local row
+  for row in "$run_dir"/cells/*/row.json; do
+    [[ -e "$row" ]] && rows+=("$row")
+  done
+  if [[ ${#rows[@]} -eq 0 ]]; then
+    printf 'run_id,cell,scenario,status\n' | write_atomic "$run_dir/results.csv"
+    printf 'No cell finished.\n' | write_atomic "$run_dir/results.md"
+    return
+  fi
+  jq -rs --argjson axes "$axes_json" --argjson cols "$columns_json" '
+    # Quote a field only when it needs it (RFC 4180), so numbers stay bare.
+    def field: if . == null then ""
+      elif type == "string" and test("[\",\r\n]") then "\"" + gsub("\""; "\"\"") + "\""
+      else tostring end;
+    (["run_id", "cell", "scenario", "status"] + $axes + $cols) as $head
+    | ($head | join(",")),
+      (.[] | . as $r | [$head[] | . as $k | (if $r | has($k) then $r[$k] else $r.axes[$k] end) | field] | join(","))
+  ' "${rows[@]}" | write_atomic "$run_dir/results.csv"
+  jq -rs --argjson axes "$axes_json" -f "$LT_ROOT/scripts/lib/table.jq" "${rows[@]}" \
+    | write_atomic "$run_dir/results.md"
+}

@@ -1,0 +1,61 @@
+# Builds one results row from a cell's k6 summary, sample peaks and counter
+# deltas. Inputs (--arg/--argjson): run_id cell status error axes env summary
+# peaks deltas.
+
+def metric($name):
+  ($summary.metrics // {}) as $m
+  | ($m[$name + "{traffic:load}"] // $m[$name] // null) | if . == null then null else .values end;
+def num: if . == null then null else (. * 1000 | round) / 1000 end;
+def count_of($name): (metric($name).count // 0);
+def delta($side; $counter): ($deltas[$side][$counter] // 0);
+def nz: if . == null then 0 else . end;
+
+# Latency is that of answered requests (2xx/3xx); failures are counted apart.
+($summary.metrics // {})["http_req_duration{traffic:load,expected_response:true}"].values as $d
+| metric("http_reqs") as $reqs
+| metric("http_req_failed") as $failed
+| ($summary.state.testRunDurationMs // null) as $run_ms
+| ($env.SOMAXCONN // "") as $somaxconn_set
+| {
+    run_id: $run_id,
+    cell: $cell,
+    scenario: $env.SCENARIO,
+    status: $status,
+    axes: $axes,
+    vus_max: (metric("vus_max").max // metric("vus_max").value // null),
+    duration_s: (if $run_ms == null then null else ($run_ms / 1000 | num) end),
+    http_reqs: ($reqs.count // null),
+    tps: (if $reqs == null then null else ($reqs.rate | num) end),
+    lat_min_ms: ($d.min | num),
+    lat_avg_ms: ($d.avg | num),
+    lat_med_ms: ($d.med | num),
+    lat_p90_ms: ($d["p(90)"] | num),
+    lat_p95_ms: ($d["p(95)"] | num),
+    lat_p99_ms: ($d["p(99)"] | num),
+    lat_max_ms: ($d.max | num),
+    failed_reqs: (if $failed == null then null else $failed.passes end),
+    failed_rate: (if $failed == null then null else ($failed.rate | num) end),
+    fail_connect: count_of("fail_connect"),
+    fail_reset: count_of("fail_reset"),
+    fail_timeout: count_of("fail_timeout"),
+    fail_http_4xx: count_of("fail_http_4xx"),
+    fail_http_5xx: count_of("fail_http_5xx"),
+    fail_other: count_of("fail_other"),
+    iterations: (metric("iterations").count // null),
+    dropped_iterations: count_of("dropped_iterations"),
+    listen_overflows: delta("server"; "TcpExtListenOverflows"),
+    listen_drops: delta("server"; "TcpExtListenDrops"),
+    syn_retrans: delta("client"; "TcpExtTCPSynRetrans"),
+    syn_recv_peak: $peaks.server_syn_recv,
+    server_conns_peak: $peaks.server_estab,
+    accept_queue_peak: $peaks.listen_recvq,
+    listen_backlog: $peaks.listen_sendq,
+    queue_capacity: (
+      if ($env.TOMCAT_MAX_CONNECTIONS // "") == "" or $peaks.listen_sendq == null then null
+      else ($env.TOMCAT_MAX_CONNECTIONS | tonumber) + $peaks.listen_sendq + 1 end),
+    time_wait_peak: $peaks.time_wait_total,
+    server_time_wait_peak: $peaks.server_time_wait,
+    client_time_wait_peak: $peaks.client_time_wait,
+    tomcat_threads_busy_peak: $peaks.tomcat_threads_busy,
+    error: $error
+  }

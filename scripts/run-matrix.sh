@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# Summary: run every cell of a matrix against a freshly started target and write results/<run-id>/.
+# Usage: scripts/run-matrix.sh [MATRIX_FILE]   (default env/matrices/default.matrix;
+#        any knob of env/defaults.env set in the environment overrides the matrix)
+#
+# For each cell: fresh namespaces with the cell's sysctls -> target started and
+# healthy -> counters before -> k6 from the client namespace, sampled every
+# second -> counters after -> target stopped -> cell files -> one row.
+set -euo pipefail
+
+LT_PROG=run-matrix
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+for lib in envfile matrix netns target counters sampler k6 results manifest; do
+  # shellcheck source=/dev/null
+  source "$LT_ROOT/scripts/lib/$lib.sh"
+done
+
+LT_RUN_ID=""
+LT_RUN_DIR=""
+LT_BACKEND=""
+LT_OVERRIDES=""
+LT_FINISHED=0
+LT_INTERRUPTED=0
+CELL_ERROR=""
+readonly LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}"
+readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
+
+main() {
+  local matrix="${1:-$LT_ROOT/env/matrices/default.matrix}"
+  case "$matrix" in
+    -h | --help)
+      print_summary "${BASH_SOURCE[0]}"
+      return 0
+      ;;
+  esac
+  [[ $# -le 1 ]] || usage_error "one matrix file at most (got $#); set knobs as VAR=value"
+  [[ -f "$matrix" ]] || usage_error "$matrix: no such matrix file"
+  matrix="$(cd "$(dirname "$matrix")" && pwd)/$(basename "$matrix")"
+
+  resolve_matrix "$matrix"
+  local total
+  total="$(matrix_cell_count)"
+  LT_BACKEND="${MATRIX_VALUE[BACKEND]}"
+
+  require_runtime
+  take_lock
+  remove_stale_namespaces
+  create_run_dir "$matrix"
+  trap on_signal INT TERM
+  trap on_exit EXIT
+
+  say "run $LT_RUN_ID: $total cell(s) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
+  say "load goes to ${MATRIX_VALUE[SERVER_ADDR]}:${MATRIX_VALUE[SERVER_PORT]} in network namespace $(netns_name server)"
+  local index failed=0
+  for ((index = 0; index < total; index++)); do
+    run_cell "$index" "$total" || failed=$((failed + 1))
+    manifest_update "$LT_RUN_DIR" '.cells_done += 1 | .cells_failed = $f' --argjson f "$failed"
+    results_render "$LT_RUN_DIR"
+  done
+
+  manifest_finish "$LT_RUN_DIR" "$([[ $failed -eq 0 ]] && echo complete || echo failed)"
+  LT_FINISHED=1
+  results_render "$LT_RUN_DIR"
+  printf '\n'
+  cat "$LT_RUN_DIR/results.md"
+  printf '\nresults: %s\n' "${LT_RUN_DIR#"$LT_ROOT"/}"
+  if [[ $failed -gt 0 ]]; then
+    abort "$failed of $total cell(s) failed; see the error column of $LT_RUN_DIR/results.csv"
+  fi
+}
+
+# resolve_matrix FILE: defaults < matrix < environment; stops on bad input.
+resolve_matrix() {
+  local matrix="$1" key
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  matrix_init
+  matrix_load "$matrix"
+  matrix_apply_overrides
+  for key in "${KNOB_ORDER[@]}"; do
+    if [[ "${MATRIX_ORIGIN[$key]}" == "command line" ]]; then
+      LT_OVERRIDES+="$key=${MATRIX_VALUE[$key]}"$'\n'
+    fi
+  done
+}
+
+# require_runtime: root and every tool a run needs, with what to do if missing.
+require_runtime() {
+  [[ $EUID -eq 0 ]] || abort "the netns backend needs root (it creates network namespaces); run as root"
+  local tool
+  for tool in ip nstat ss curl jq java sha256sum flock timeout; do
+    command -v "$tool" >/dev/null || abort "$tool not found; run 'make tools' (or install it: apt-get install iproute2 curl jq openjdk-17-jre-headless)"
+  done
+  [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools'"
+  [[ -f "$TARGET_JAR" ]] || abort "target jar not found at $TARGET_JAR; run 'make tools'"
+}
+
+# take_lock: one run at a time on this host (namespaces and ports are shared).
+# The kernel drops the lock when its holder dies, so a killed run leaves none.
+take_lock() {
+  mkdir -p "$(dirname "$LT_LOCK_FILE")"
+  exec {LT_LOCK_FD}>>"$LT_LOCK_FILE"
+  if ! flock -n "$LT_LOCK_FD"; then
+    abort "another run-matrix is running (lock $LT_LOCK_FILE held by pid $(cat "$LT_LOCK_FILE.pid" 2>/dev/null || echo '?')); wait for it or stop it"
+  fi
+  printf '%s\n' "$$" >"$LT_LOCK_FILE.pid"
+}
+
+# remove_stale_namespaces: namespaces left by a run that was killed.
+remove_stale_namespaces() {
+  if netns_exists "$(netns_name server)" || netns_exists "$(netns_name client)"; then
+    warn "removing network namespaces left by an earlier run that did not finish"
+    netns_down
+  fi
+}
+
+# create_run_dir MATRIX: results/<run-id>/ (never an existing one) and its manifest.
+create_run_dir() {
+  local matrix="$1" base suffix=1 axes_json
+  base="$(date +%Y%m%d-%H%M%S)-$(basename "$matrix" .matrix)"
+  LT_RUN_ID="$base"
+  mkdir -p "$LT_RESULTS_DIR"
+  until mkdir "$LT_RESULTS_DIR/$LT_RUN_ID" 2>/dev/null; do
+    suffix=$((suffix + 1))
+    LT_RUN_ID="$base-$suffix"
+  done
+  LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
+  mkdir "$LT_RUN_DIR/cells"
+  axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"
+  manifest_create "$LT_RUN_DIR" "$matrix" "$axes_json" "$(matrix_cell_count)"
+  ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
+}
+
+# run_cell INDEX TOTAL: one cell, start to row. Fails (after writing a row
+# with status=failed and the reason) if any step fails.
+run_cell() {
+  local index="$1" total="$2" cell_id cell_dir started error="" status=ok
+  local -A cell=()
+  cell_id="$(matrix_cell_id "$index")"
+  cell_dir="$LT_RUN_DIR/cells/$cell_id"
+  mkdir -p "$cell_dir"
+  matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env"
+  load_cell_env "$cell_dir/cell.env" cell
+  started=$SECONDS
+  say "cell $((index + 1))/$total $cell_id"
+
+  CELL_ERROR=""
+  if ! run_cell_steps cell "$cell_dir"; then
+    status=failed
+    error="${CELL_ERROR:-cell failed}"
+  fi
+  stop_cell_processes
+  counters_cell_deltas "$cell_dir"
+  results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)"
+  say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"' "$cell_dir/row.json")${error:+ ($error)}"
+  [[ "$status" == ok ]]
+}
+
+# run_cell_steps CELL_ASSOC CELL_DIR: the steps of a cell; on failure sets
+# CELL_ERROR to the reason and fails. It runs in the runner's own shell (not a
+# subshell), so the pids of what it starts stay known to the exit trap.
+run_cell_steps() {
+  local -n values="$1"
+  local cell_dir="$2" k6_status=0 limit
+  local base_url="http://${values[SERVER_ADDR]}:${values[SERVER_PORT]}"
+  netns_down
+  netns_up "${values[SERVER_ADDR]}" "${values[CLIENT_ADDR]}" \
+    || { CELL_ERROR="cannot create the network namespaces"; return 1; }
+  netns_apply_sysctls values || return 1
+  netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
+
+  target_start values "$cell_dir/target.log"
+  if ! target_wait_healthy "$base_url/health" "${values[TARGET_START_TIMEOUT]}"; then
+    CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
+    return 1
+  fi
+  counters_snapshot server "$cell_dir/nstat-server-before.txt"
+  counters_snapshot client "$cell_dir/nstat-client-before.txt"
+
+  limit=$(($(k6_planned_seconds values) + 60))
+  sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "${values[MANAGEMENT_PORT]}" \
+    "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
+  k6_start values "$cell_dir" "$base_url" "$limit"
+  k6_wait || k6_status=$?
+  sampler_stop
+
+  counters_snapshot server "$cell_dir/nstat-server-after.txt"
+  counters_snapshot client "$cell_dir/nstat-client-after.txt"
+  if ! target_alive; then
+    CELL_ERROR="target died during the cell"
+    return 1
+  fi
+  case "$k6_status" in
+    0 | 99) ;; # 99: a threshold was crossed; that is a result, not a failure
+    *)
+      CELL_ERROR="k6 exited with status $k6_status: $(grep -m1 -iE 'error|panic' "$cell_dir/k6.log" | cut -c1-200 || true)"
+      return 1
+      ;;
+  esac
+}
+
+# load_cell_env FILE ASSOC: read a cell.env (written by the runner) into ASSOC.
+load_cell_env() {
+  local file="$1" line
+  local -n into="$2"
+  while IFS= read -r line; do
+    into[${line%%=*}]="${line#*=}"
+  done <"$file"
+}
+
+# cell_axes_json CELL_ASSOC: {"AXIS_KEY": "value", ...} for the row.
+cell_axes_json() {
+  local -n values="$1"
+  local key
+  for key in "${AXIS_KEYS[@]}"; do
+    printf '%s\t%s\n' "$key" "${values[$key]}"
+  done | jq -Rn '[inputs | split("\t") | {(.[0]): .[1]}] | add // {}'
+}
+
+# counters_cell_deltas CELL_DIR: netstat-delta.tsv from the four snapshots.
+counters_cell_deltas() {
+  local cell_dir="$1" side
+  {
+    printf 'counter\tside\tdelta\n'
+    for side in server client; do
+      if [[ -s "$cell_dir/nstat-$side-before.txt" && -s "$cell_dir/nstat-$side-after.txt" ]]; then
+        counters_delta "$side" "$cell_dir/nstat-$side-before.txt" "$cell_dir/nstat-$side-after.txt"
+      fi
+    done
+  } | write_atomic "$cell_dir/netstat-delta.tsv"
+}
+
+# stop_cell_processes: k6, sampler and target of the current cell, then the namespaces.
+stop_cell_processes() {
+  k6_stop
+  sampler_stop
+  target_stop
+  netns_down
+}
+
+on_signal() {
+  LT_INTERRUPTED=1
+  say ""
+  say "interrupted: stopping k6 and the target, removing the namespaces"
+  exit 130
+}
+
+on_exit() {
+  local status=$?
+  trap - EXIT INT TERM
+  stop_cell_processes
+  if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then
+    manifest_finish "$LT_RUN_DIR" "$([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo failed)" || true
+    results_render "$LT_RUN_DIR" || true
+    say "run $LT_RUN_ID $([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo stopped); finished cells are kept in ${LT_RUN_DIR#"$LT_ROOT"/}"
+  fi
+  exit "$status"
+}
+
+main "$@"
