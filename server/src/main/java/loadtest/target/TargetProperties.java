@@ -1,0 +1,14 @@
+package loadtest.target;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/** Settings of the plain endpoints; bound from {@code target.*} (env {@code DELAY_MS}). */
+@ConfigurationProperties("target")
+public record TargetProperties(long delayMs) {
+
+    public TargetProperties {
+        if (delayMs < 0) {
+            throw new IllegalArgumentException("target.delay-ms (DELAY_MS) must be >= 0, got " + delayMs);
+        }
+    }
+}
