@@ -7,7 +7,7 @@ SHELL := /bin/bash
 MATRIX ?= env/matrices/default.matrix
 TOOLS := .tools
 K6 := $(TOOLS)/bin/k6
-BATS := $(TOOLS)/bats/node_modules/.bin/bats
+BATS := $(TOOLS)/bats/node_modules/bats/bin/bats
 JAR := server/target/loadtest-target.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 

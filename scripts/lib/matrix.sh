@@ -7,13 +7,13 @@
 # axes in the order they first appear (the first axis changes slowest).
 
 # Filled by knobs_load.
-declare -a KNOB_ORDER=()
-declare -A KNOB_TYPE=() KNOB_DEFAULT=()
+declare -ga KNOB_ORDER=()
+declare -gA KNOB_TYPE=() KNOB_DEFAULT=()
 # Filled by sysctls_load: key -> side / sysctl name.
-declare -A SYSCTL_SIDE=() SYSCTL_NAME=()
+declare -gA SYSCTL_SIDE=() SYSCTL_NAME=()
 # Filled by matrix_load and matrix_apply_overrides.
-declare -a AXIS_KEYS=()
-declare -A MATRIX_VALUE=() MATRIX_ORIGIN=()
+declare -ga AXIS_KEYS=()
+declare -gA MATRIX_VALUE=() MATRIX_ORIGIN=()
 
 # knobs_load DEFAULTS_FILE: read every knob, its default and its type.
 knobs_load() {

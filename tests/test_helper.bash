@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# Shared set-up for every .bats file: assertions, the repo root, a sandbox.
+
+LT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export LT_ROOT
+load "$LT_ROOT/.tools/bats/node_modules/bats-support/load.bash"
+load "$LT_ROOT/.tools/bats/node_modules/bats-assert/load.bash"
+
+# lt_source_libs NAME...: source scripts/lib/NAME.sh into the test's shell.
+lt_source_libs() {
+  local lib
+  # shellcheck source=scripts/lib/common.sh
+  source "$LT_ROOT/scripts/lib/common.sh"
+  for lib in "$@"; do
+    # shellcheck source=/dev/null
+    source "$LT_ROOT/scripts/lib/$lib.sh"
+  done
+}
+
+# lt_write FILE: stdin into FILE (under the test's temporary directory).
+lt_write() {
+  mkdir -p "$(dirname "$1")"
+  cat >"$1"
+}
+
+# lt_require_root: integration tests create network namespaces.
+lt_require_root() {
+  if [[ $EUID -ne 0 ]]; then
+    skip "needs root (network namespaces); run make test as root"
+  fi
+}
+
+# lt_csv_column CSV NAME: the values of column NAME, one per line (no header).
+# The suite's CSV quotes only text with commas or quotes; numbers are bare.
+lt_csv_column() {
+  local csv="$1" name="$2"
+  python3 - "$csv" "$name" <<'PY'
+import csv, sys
+with open(sys.argv[1], newline="") as f:
+    for row in csv.DictReader(f):
+        print(row[sys.argv[2]])
+PY
+}

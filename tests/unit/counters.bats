@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# Counter deltas and sample peaks, from fixed nstat and ss output.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs counters sampler results
+  cat >"$BATS_TEST_TMPDIR/before" <<'NSTAT'
+#kernel
+TcpActiveOpens                  10                 0.0
+TcpCurrEstab                    5                  0.0
+TcpExtListenOverflows           3                  0.0
+TcpExtListenDrops               3                  0.0
+TcpExtTCPTimeouts               0                  0.0
+NSTAT
+  cat >"$BATS_TEST_TMPDIR/after" <<'NSTAT'
+#kernel
+TcpActiveOpens                  25                 0.0
+TcpCurrEstab                    1                  0.0
+TcpExtListenOverflows           10                 0.0
+TcpExtListenDrops               10                 0.0
+TcpExtTCPTimeouts               0                  0.0
+TcpExtTCPSynRetrans             4                  0.0
+NSTAT
+}
+
+@test "deltas list only the counters that changed" {
+  run counters_delta server "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+  assert_success
+  assert_line $'TcpActiveOpens\tserver\t15'
+  assert_line $'TcpExtListenOverflows\tserver\t7'
+  refute_line --partial "TCPTimeouts"
+}
+
+@test "a counter that first appears counts from zero" {
+  run counters_delta client "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+  assert_line $'TcpExtTCPSynRetrans\tclient\t4'
+}
+
+@test "the TcpCurrEstab gauge is not a counter and is left out" {
+  run counters_delta server "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after"
+  refute_line --partial "TcpCurrEstab"
+}
+
+@test "counters_value reads one delta, 0 when absent" {
+  counters_delta server "$BATS_TEST_TMPDIR/before" "$BATS_TEST_TMPDIR/after" >"$BATS_TEST_TMPDIR/delta"
+  [ "$(counters_value "$BATS_TEST_TMPDIR/delta" server TcpExtListenDrops)" -eq 7 ]
+  [ "$(counters_value "$BATS_TEST_TMPDIR/delta" client TcpExtListenDrops)" -eq 0 ]
+}
+
+@test "a samples row counts connection states on the target port per side" {
+  run sampler_format_row 8080 1700000000.5 3 4 <<'SS'
+server LISTEN 2 1 198.18.0.1:8080 0.0.0.0:*
+server LISTEN 0 64 127.0.0.1:8081 0.0.0.0:*
+server ESTAB 0 0 198.18.0.1:8080 198.18.0.2:40000
+server ESTAB 0 0 198.18.0.1:8080 198.18.0.2:40001
+server ESTAB 0 0 127.0.0.1:8081 127.0.0.1:50000
+server SYN-RECV 0 0 198.18.0.1:8080 198.18.0.2:40002
+server TIME-WAIT 0 0 198.18.0.1:8080 198.18.0.2:40003
+client ESTAB 0 0 198.18.0.2:40000 198.18.0.1:8080
+client SYN-SENT 0 0 198.18.0.2:40005 198.18.0.1:8080
+client TIME-WAIT 0 0 198.18.0.2:40006 198.18.0.1:8080
+client TIME-WAIT 0 0 198.18.0.2:40007 198.18.0.1:8080
+SS
+  assert_output $'1700000000.500\t2\t1\t2\t1\t1\t1\t2\t3\t4'
+}
+
+@test "peaks take the largest value of each series" {
+  {
+    printf '%s\n' "$SAMPLES_HEADER"
+    printf '1.0\t0\t1\t2\t0\t0\t2\t5\t1\t3\n'
+    printf '2.0\t2\t1\t4\t1\t3\t4\t1\t2\t3\n'
+    printf '3.0\t\t\t0\t0\t0\t0\t0\t\t\n'
+  } >"$BATS_TEST_TMPDIR/samples.tsv"
+  run results_samples_peaks "$BATS_TEST_TMPDIR/samples.tsv"
+  assert_success
+  [ "$(jq .server_estab <<<"$output")" -eq 4 ]
+  [ "$(jq .listen_recvq <<<"$output")" -eq 2 ]
+  # the peak of the sum (5), not the sum of the peaks (3 + 5)
+  [ "$(jq .time_wait_total <<<"$output")" -eq 5 ]
+  [ "$(jq .tomcat_threads_busy <<<"$output")" -eq 2 ]
+}

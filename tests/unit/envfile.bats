@@ -1,0 +1,141 @@
+#!/usr/bin/env bats
+# Env files are data: parsed line by line, checked by type, never executed.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs envfile matrix
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  matrix_init
+  LT_PROG=test
+}
+
+@test "every knob in defaults.env has a type and a valid default" {
+  [ "${#KNOB_ORDER[@]}" -gt 20 ]
+  for key in "${KNOB_ORDER[@]}"; do
+    run envfile_check_type "${KNOB_TYPE[$key]}" "${KNOB_DEFAULT[$key]}"
+    assert_success
+  done
+}
+
+@test "a matrix value replaces the default" {
+  printf 'VUS=42\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  [ "${MATRIX_VALUE[VUS]}" = 42 ]
+}
+
+@test "comments, blank lines, CRLF endings and quotes are accepted" {
+  printf '# a comment\n\n  VUS = "7"\r\nDURATION='"'"'3s'"'"'\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  [ "${MATRIX_VALUE[VUS]}" = 7 ]
+  [ "${MATRIX_VALUE[DURATION]}" = 3s ]
+}
+
+@test "a malformed line stops with file:line and status 2" {
+  printf 'VUS=4\nthis is not an assignment\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:2: malformed line"
+}
+
+@test "an unknown key is refused with its name and line" {
+  printf '# x\nVUS=4\nNOT_A_KNOB=1\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:3: NOT_A_KNOB: unknown key"
+}
+
+@test "a non-number where a number is expected is refused" {
+  printf 'TOMCAT_ACCEPT_COUNT=10 ten\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: TOMCAT_ACCEPT_COUNT: 'ten' is not a whole number"
+}
+
+@test "zero VUs is refused: a count must be positive" {
+  printf 'VUS=0\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "VUS: '0' is not a whole number > 0"
+}
+
+@test "a negative count is refused" {
+  printf 'TOMCAT_MAX_THREADS=-5\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "TOMCAT_MAX_THREADS: '-5'"
+}
+
+@test "an axis with no values is refused" {
+  printf 'VUS=\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: VUS: no value given"
+}
+
+@test "an empty sysctl means the namespace default" {
+  printf 'SOMAXCONN=\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  [ "${MATRIX_VALUE[SOMAXCONN]}" = "" ]
+}
+
+@test "a global-only sysctl is refused with the reason" {
+  printf 'NETDEV_MAX_BACKLOG=5000\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: NETDEV_MAX_BACKLOG: net.core.netdev_max_backlog is global to the host"
+}
+
+@test "export lines are refused: env files are not shell" {
+  printf 'export VUS=4\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "'export' is not supported"
+}
+
+@test "a key set twice is refused with both lines" {
+  printf 'VUS=1\nVUS=2\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:2: VUS: set twice (first on line 1)"
+}
+
+@test "an unterminated quote is refused" {
+  printf 'DURATION="10s\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: DURATION: unterminated quote"
+}
+
+@test "a command substitution in a value is never executed" {
+  local marker="$BATS_TEST_TMPDIR/executed"
+  printf 'SERVER_HEAP=$(touch %s)\nDURATION=`touch %s`\n' "$marker" "$marker" \
+    | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "SERVER_HEAP: '\$(touch"
+  [ ! -e "$marker" ]
+}
+
+@test "a value outside an enum lists the choices" {
+  printf 'SCENARIO=nosuch\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "SCENARIO: 'nosuch' is not one of: spike"
+}
+
+@test "types: durations, port ranges and stage lists" {
+  run envfile_check_type duration 1m30s
+  assert_success
+  run envfile_check_type duration 10
+  assert_failure
+  run envfile_check_type portrange 32768-60999
+  assert_success
+  run envfile_check_type portrange 6000-5000
+  assert_failure
+  run envfile_check_type stages 5s:100,20s:200,5s:0
+  assert_success
+  run envfile_check_type stages 5s:100,oops
+  assert_failure
+  assert_output --partial "stage 'oops'"
+}

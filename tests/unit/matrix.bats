@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# Matrix expansion: axes, cartesian product in file order, layering.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs envfile matrix
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  matrix_init
+  LT_PROG=test
+  printf 'TOMCAT_ACCEPT_COUNT=1 5\nVUS=12\nSOMAXCONN=2 64 4096\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+}
+
+@test "cells are the product of the axes" {
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  [ "$(matrix_cell_count)" -eq 6 ]
+  [ "${AXIS_KEYS[*]}" = "TOMCAT_ACCEPT_COUNT SOMAXCONN" ]
+}
+
+@test "the first axis in the file changes slowest" {
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  run bash -c 'true'
+  local ids=()
+  for i in 0 1 2 3 4 5; do ids+=("$(matrix_cell_id "$i")"); done
+  [ "${ids[0]}" = "01_accept_count-1_somaxconn-2" ]
+  [ "${ids[1]}" = "02_accept_count-1_somaxconn-64" ]
+  [ "${ids[2]}" = "03_accept_count-1_somaxconn-4096" ]
+  [ "${ids[3]}" = "04_accept_count-5_somaxconn-2" ]
+  [ "${ids[5]}" = "06_accept_count-5_somaxconn-4096" ]
+}
+
+@test "a cell carries every knob: its axis values, the matrix and the defaults" {
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_cell_values 4
+  assert_line "TOMCAT_ACCEPT_COUNT=5"
+  assert_line "SOMAXCONN=64"
+  assert_line "VUS=12"
+  assert_line "TOMCAT_MAX_CONNECTIONS=8192"
+  [ "${#lines[@]}" -eq "${#KNOB_ORDER[@]}" ]
+}
+
+@test "a knob from the command line beats the matrix" {
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  VUS=3 matrix_apply_overrides
+  [ "${MATRIX_VALUE[VUS]}" = 3 ]
+  [ "${MATRIX_ORIGIN[VUS]}" = "command line" ]
+}
+
+@test "a command-line value with several words replaces an axis" {
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  SOMAXCONN="8 16" matrix_apply_overrides
+  [ "$(matrix_cell_count)" -eq 4 ]
+  [ "$(matrix_cell_id 3)" = "04_accept_count-5_somaxconn-16" ]
+}
+
+@test "a bad command-line value names the command line" {
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  export DURATION=forever
+  run matrix_apply_overrides
+  assert_failure 2
+  assert_output --partial "command line: DURATION: 'forever' is not a duration"
+}
+
+@test "a shell variable that is not exported is not an override" {
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  VUS=999
+  matrix_apply_overrides
+  [ "${MATRIX_VALUE[VUS]}" = 12 ]
+}
+
+@test "no axes: one cell" {
+  printf 'VUS=2\n' | lt_write "$BATS_TEST_TMPDIR/one.matrix"
+  matrix_load "$BATS_TEST_TMPDIR/one.matrix"
+  [ "$(matrix_cell_count)" -eq 1 ]
+  [ "$(matrix_cell_id 0)" = "01" ]
+}
+
+@test "every shipped matrix parses" {
+  for m in "$LT_ROOT"/env/matrices/*.matrix; do
+    matrix_init
+    run matrix_load "$m"
+    assert_success
+  done
+}
