@@ -53,3 +53,21 @@ test-integration: tools ## Only the integration tests
 
 clean-tools: ## Remove .tools/ (installed tools)
 	rm -rf $(TOOLS)
+
+# --- Monitoring: InfluxDB (+ Grafana with Docker) -------------------------------
+.PHONY: up down
+up: ## Start InfluxDB (+ Grafana): docker compose when a Docker engine answers, native otherwise
+	scripts/monitoring.sh up
+
+down: ## Stop what make up started
+	scripts/monitoring.sh down
+
+# --- Fan-out to k6 machines with AWS SSM -----------------------------------------
+.PHONY: ssm-run
+ssm-run: ## Run one matrix cell on every tagged k6 instance via AWS SSM (DRY_RUN=1 prints only)
+	scripts/ssm-fanout.sh $(if $(filter 1,$(DRY_RUN)),--dry-run) $(MATRIX)
+
+# --- Benchmarks ------------------------------------------------------------------
+.PHONY: bench
+bench: tools ## Measure the suite's own overhead; writes results/bench-<id>/
+	scripts/bench.sh

@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler k6 results manifest; do
+for lib in envfile matrix netns target counters sampler k6 results manifest monitoring; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -52,6 +52,7 @@ main() {
 
   say "run $LT_RUN_ID: $total cell(s) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
   say "load goes to ${MATRIX_VALUE[SERVER_ADDR]}:${MATRIX_VALUE[SERVER_PORT]} in network namespace $(netns_name server)"
+  monitoring_run_start "$LT_RUN_DIR" MATRIX_VALUE
   local index failed=0
   for ((index = 0; index < total; index++)); do
     run_cell "$index" "$total" || failed=$((failed + 1))
@@ -153,6 +154,7 @@ run_cell() {
   stop_cell_processes
   counters_cell_deltas "$cell_dir"
   results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)"
+  monitoring_cell_done cell "$cell_dir"
   say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"' "$cell_dir/row.json")${error:+ ($error)}"
   [[ "$status" == ok ]]
 }
@@ -181,6 +183,7 @@ run_cell_steps() {
   limit=$(($(k6_planned_seconds values) + 60))
   sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "${values[MANAGEMENT_PORT]}" \
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
+  monitoring_cell_start values "$cell_dir"
   k6_start values "$cell_dir" "$base_url" "$limit"
   k6_wait || k6_status=$?
   sampler_stop

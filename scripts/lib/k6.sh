@@ -3,6 +3,9 @@
 
 LT_K6="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
 K6_PID=""
+# Filled by hooks (monitoring, reports) before k6_start.
+K6_EXTRA_ARGS=()
+K6_EXTRA_ENV=()
 
 # k6_duration_seconds DURATION: whole seconds (rounded up) of a k6 duration
 # such as 1m30s or 500ms.
@@ -58,12 +61,13 @@ k6_start() {
   for key in "${!cell_values[@]}"; do
     env_args+=("$key=${cell_values[$key]}")
   done
+  env_args+=("${K6_EXTRA_ENV[@]}")
   (
     # k6 keeps one socket per VU: give it every file descriptor allowed.
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     exec timeout --signal=INT --kill-after=30 "$limit_s" \
       ip netns exec "$(netns_name client)" env -i "${env_args[@]}" \
-      "$LT_K6" run --no-usage-report --address "" "$@" \
+      "$LT_K6" run --no-usage-report --address "" "${K6_EXTRA_ARGS[@]}" "$@" \
       "$LT_ROOT/scenarios/${cell_values[SCENARIO]}.js"
   ) >"$cell_dir/k6.log" 2>&1 &
   K6_PID=$!

@@ -175,6 +175,7 @@ _matrix_choose() {
   for ((i = ${#AXIS_KEYS[@]} - 1; i >= 0; i--)); do
     key="${AXIS_KEYS[$i]}"
     read -r -a words <<<"${MATRIX_VALUE[$key]}"
+    # shellcheck disable=SC2004 # out is associative: $key is a string key
     out[$key]="${words[index % ${#words[@]}]}"
     index=$((index / ${#words[@]}))
   done
