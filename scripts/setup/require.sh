@@ -25,7 +25,9 @@ main() {
     esac
   done
   if [[ ${#missing[@]} -gt 0 ]]; then
-    abort "missing prerequisites: $(IFS=';'; echo "${missing[*]}" | sed 's/;/; /g'). Install them (e.g. apt-get install golang openjdk-17-jdk-headless maven nodejs npm) and run again"
+    local list
+    list="$(printf '%s; ' "${missing[@]}")"
+    abort "missing prerequisites: ${list%; }. Install them (e.g. apt-get install golang openjdk-17-jdk-headless maven nodejs npm) and run again"
   fi
 }
 
