@@ -1,0 +1,183 @@
+#!/usr/bin/env bats
+# The default matrix, run for real: target, k6, namespaces and kernel counters.
+# One run in setup_file; every test reads its files.
+
+setup_file() {
+  load '../test_helper'
+  lt_require_root
+  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
+  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/env/matrices/default.matrix"
+  printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/run.log"
+  printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/run.status"
+}
+
+setup() {
+  load '../test_helper'
+  lt_require_root
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  CSV="$RUN_DIR/results.csv"
+}
+
+# cell_value CELL KEY: a knob of a cell, as the runner resolved it.
+cell_value() {
+  sed -n "s/^$2=//p" "$RUN_DIR/cells/$1/cell.env"
+}
+
+# effective_sysctl CELL SIDE NAME: what the kernel reported in that namespace.
+effective_sysctl() {
+  awk -F'\t' -v side="$2" -v name="$3" '$1 == side && $2 == name { print $3 }' \
+    "$RUN_DIR/cells/$1/sysctls.tsv"
+}
+
+# row_value CELL COLUMN: one value of the results row of CELL.
+row_value() {
+  jq -r --arg c "$2" '.[$c] // empty' "$RUN_DIR/cells/$1/row.json"
+}
+
+cells() {
+  lt_csv_column "$CSV" cell
+}
+
+@test "the run succeeds and prints progress and the table" {
+  run cat "$BATS_FILE_TMPDIR/run.log"
+  [ "$(cat "$BATS_FILE_TMPDIR/run.status")" -eq 0 ]
+  assert_output --partial "cell 1/4 01_accept_count-1_somaxconn-2"
+  assert_output --partial "cell 4/4 04_accept_count-5_somaxconn-4096"
+  assert_output --partial "| cell | status |"
+}
+
+@test "the manifest records the run" {
+  run jq -r '[.status, .matrix, (.matrix_sha256 | length), .backend, .cells_total, .cells_done] | @tsv' "$RUN_DIR/manifest.json"
+  assert_output $'complete\tenv/matrices/default.matrix\t64\tnetns\t4\t4'
+  [ "$(jq -r .matrix_sha256 "$RUN_DIR/manifest.json")" = "$(sha256sum "$LT_ROOT/env/matrices/default.matrix" | cut -d' ' -f1)" ]
+  jq -e '.versions.k6 | test("v1\\.8\\.1")' "$RUN_DIR/manifest.json"
+  jq -e '.versions.kernel == "'"$(uname -r)"'"' "$RUN_DIR/manifest.json"
+  jq -e '.versions.java | test("version")' "$RUN_DIR/manifest.json"
+  jq -e '.ended_at != null and .started_at <= .ended_at' "$RUN_DIR/manifest.json"
+}
+
+@test "results.csv has a header and one row per cell with the contract's columns" {
+  [ "$(wc -l <"$CSV")" -eq 5 ]
+  local header
+  header="$(head -n 1 "$CSV")"
+  for column in run_id cell scenario status TOMCAT_ACCEPT_COUNT SOMAXCONN vus_max duration_s \
+    http_reqs tps lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms \
+    failed_reqs failed_rate iterations dropped_iterations listen_overflows listen_drops \
+    syn_retrans server_conns_peak accept_queue_peak time_wait_peak error \
+    fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx fail_other; do
+    [[ ",$header," == *",$column,"* ]] || fail "column $column missing from: $header"
+  done
+  run lt_csv_column "$CSV" status
+  assert_output $'ok\nok\nok\nok'
+}
+
+@test "results.md shows the same rows" {
+  for cell in $(cells); do
+    grep -q "^| $cell | ok |" "$RUN_DIR/results.md"
+  done
+}
+
+@test "numeric columns parse as numbers" {
+  for column in vus_max duration_s http_reqs tps lat_min_ms lat_med_ms lat_p99_ms lat_max_ms \
+    failed_reqs failed_rate iterations listen_overflows listen_drops syn_retrans \
+    server_conns_peak accept_queue_peak time_wait_peak; do
+    while read -r value; do
+      [[ "$value" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || fail "$column: '$value' is not a number"
+    done < <(lt_csv_column "$CSV" "$column")
+  done
+}
+
+@test "latency percentiles are ordered: min <= med <= p90 <= p95 <= p99 <= max" {
+  for cell in $(cells); do
+    jq -e '.lat_min_ms <= .lat_med_ms and .lat_med_ms <= .lat_p90_ms and .lat_p90_ms <= .lat_p95_ms
+           and .lat_p95_ms <= .lat_p99_ms and .lat_p99_ms <= .lat_max_ms and .lat_min_ms >= 0' \
+      "$RUN_DIR/cells/$cell/row.json" || fail "$cell: percentiles out of order"
+  done
+}
+
+@test "answered requests took at least the endpoint's delay" {
+  for cell in $(cells); do
+    jq -e '.lat_min_ms >= 1000' "$RUN_DIR/cells/$cell/row.json" || fail "$cell"
+  done
+}
+
+@test "failed_rate is within 0..1 and the causes add up to failed_reqs" {
+  for cell in $(cells); do
+    jq -e '.failed_rate >= 0 and .failed_rate <= 1
+           and (.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other) == .failed_reqs' \
+      "$RUN_DIR/cells/$cell/row.json" || fail "$cell"
+  done
+}
+
+@test "every cell has its files" {
+  for cell in $(cells); do
+    for file in cell.env summary.json k6.log target.log sysctls.tsv samples.tsv netstat-delta.tsv \
+      nstat-server-before.txt nstat-server-after.txt nstat-client-before.txt nstat-client-after.txt; do
+      [ -s "$RUN_DIR/cells/$cell/$file" ] || fail "$cell/$file missing or empty"
+    done
+  done
+}
+
+@test "counter deltas are positive and agree with the snapshots" {
+  for cell in $(cells); do
+    local dir="$RUN_DIR/cells/$cell"
+    awk -F'\t' 'NR > 1 && $3 <= 0 { bad = 1 } END { exit bad }' "$dir/netstat-delta.tsv" \
+      || fail "$cell: a delta <= 0"
+    local before after delta
+    before="$(awk '$1 == "TcpExtListenOverflows" { print $2 }' "$dir/nstat-server-before.txt")"
+    after="$(awk '$1 == "TcpExtListenOverflows" { print $2 }' "$dir/nstat-server-after.txt")"
+    delta="$(row_value "$cell" listen_overflows)"
+    [ "$delta" -eq $((after - before)) ]
+  done
+}
+
+@test "the cell's sysctls were applied in its namespaces" {
+  [ "$(effective_sysctl 01_accept_count-1_somaxconn-2 server net.core.somaxconn)" = 2 ]
+  [ "$(effective_sysctl 02_accept_count-1_somaxconn-4096 server net.core.somaxconn)" = 4096 ]
+  [ "$(effective_sysctl 01_accept_count-1_somaxconn-2 client net.ipv4.tcp_syn_retries)" = 2 ]
+}
+
+@test "(a) at saturation the server holds max-connections + min(accept-count, somaxconn) + 1" {
+  for cell in $(cells); do
+    local mc ac somaxconn expected
+    mc="$(cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
+    ac="$(cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
+    somaxconn="$(effective_sysctl "$cell" server net.core.somaxconn)"
+    expected=$((mc + (ac < somaxconn ? ac : somaxconn) + 1))
+    # Saturated: more users than the server can hold.
+    [ "$(cell_value "$cell" VUS)" -gt "$expected" ]
+    [ "$(row_value "$cell" server_conns_peak)" -eq "$expected" ] \
+      || fail "$cell: server_conns_peak $(row_value "$cell" server_conns_peak), expected $expected"
+    [ "$(row_value "$cell" queue_capacity)" -eq "$expected" ]
+    # The accept queue itself holds one more than the backlog.
+    [ "$(row_value "$cell" accept_queue_peak)" -eq $(((ac < somaxconn ? ac : somaxconn) + 1)) ]
+  done
+}
+
+@test "(b) somaxconn caps accept-count: the listener's backlog is the smaller of the two" {
+  [ "$(row_value 03_accept_count-5_somaxconn-2 listen_backlog)" -eq 2 ]
+  [ "$(row_value 04_accept_count-5_somaxconn-4096 listen_backlog)" -eq 5 ]
+  [ "$(row_value 03_accept_count-5_somaxconn-2 server_conns_peak)" -lt "$(row_value 04_accept_count-5_somaxconn-4096 server_conns_peak)" ]
+}
+
+@test "(c) clients beyond the queues fail and the listener's overflow counters grow" {
+  for cell in $(cells); do
+    [ "$(row_value "$cell" failed_reqs)" -gt 0 ] || fail "$cell: no failed request"
+    [ "$(row_value "$cell" listen_overflows)" -gt 0 ] || fail "$cell: no ListenOverflows"
+    [ "$(row_value "$cell" listen_overflows)" -eq "$(row_value "$cell" listen_drops)" ]
+    [ "$(row_value "$cell" syn_retrans)" -gt 0 ] || fail "$cell: no SYN retransmission"
+  done
+}
+
+@test "results/latest points at the run" {
+  [ "$(basename "$RUN_DIR")" = "$(jq -r .run_id "$RUN_DIR/manifest.json")" ]
+}
+
+@test "nothing is left behind: namespaces, target, k6" {
+  run ip netns list
+  refute_output --partial ltsuite
+  run pgrep -f "loadtest-target.jar"
+  assert_failure
+  run pgrep -f "scenarios/spike.js"
+  assert_failure
+}
