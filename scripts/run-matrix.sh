@@ -190,6 +190,11 @@ run_cell_steps() {
 
   counters_snapshot server "$cell_dir/nstat-server-after.txt"
   counters_snapshot client "$cell_dir/nstat-client-after.txt"
+  if [[ "${values[SCENARIO]}" == waiting-room ]] && target_alive; then
+    # The server's own account of admissions, to check its rule was kept.
+    netns_exec client curl -fsS --max-time 5 "$base_url/api/waiting-room/stats" \
+      >"$cell_dir/waiting-room-stats.json" 2>/dev/null || true
+  fi
   if ! target_alive; then
     CELL_ERROR="target died during the cell"
     return 1

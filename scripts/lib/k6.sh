@@ -32,7 +32,7 @@ k6_planned_seconds() {
   local load=0 stage
   local -a stage_list
   case "${cell_values[SCENARIO]}" in
-    ramp)
+    ramp | waiting-room)
       IFS=',' read -r -a stage_list <<<"${cell_values[STAGES]}"
       for stage in "${stage_list[@]}"; do
         load=$((load + $(k6_duration_seconds "${stage%:*}")))

@@ -11,6 +11,7 @@ readonly RESULTS_COLUMNS=(
   failed_reqs failed_rate
   fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx fail_other
   iterations dropped_iterations
+  client_connects server_accepts
   listen_overflows listen_drops syn_retrans syn_recv_peak
   server_conns_peak accept_queue_peak listen_backlog queue_capacity
   time_wait_peak server_time_wait_peak client_time_wait_peak
@@ -49,9 +50,12 @@ results_samples_peaks() {
 # results_row CELL_DIR STATUS ERROR AXES_JSON: write CELL_DIR/row.json.
 results_row() {
   local cell_dir="$1" status="$2" error="$3" axes_json="$4"
-  local summary="{}" peaks="{}" cell_json deltas_json
+  local summary="{}" peaks="{}" extra_in="{}" cell_json deltas_json
   [[ -s "$cell_dir/summary.json" ]] && summary="$(cat "$cell_dir/summary.json")"
   [[ -s "$cell_dir/samples.tsv" ]] && peaks="$(results_samples_peaks "$cell_dir/samples.tsv")"
+  if [[ -s "$cell_dir/waiting-room-stats.json" ]] && jq -e . "$cell_dir/waiting-room-stats.json" >/dev/null 2>&1; then
+    extra_in="$(jq -c '{waiting_room: .}' "$cell_dir/waiting-room-stats.json")"
+  fi
   cell_json="$(results_env_json "$cell_dir/cell.env")"
   deltas_json="$(results_deltas_json "$cell_dir/netstat-delta.tsv")"
   jq -n \
@@ -59,6 +63,7 @@ results_row() {
     --arg status "$status" --arg error "$error" \
     --argjson axes "$axes_json" --argjson env "$cell_json" \
     --argjson summary "$summary" --argjson peaks "$peaks" --argjson deltas "$deltas_json" \
+    --argjson extra_in "$extra_in" \
     -f "$LT_ROOT/scripts/lib/row.jq" | write_atomic "$cell_dir/row.json"
 }
 
@@ -99,9 +104,12 @@ results_render() {
     def field: if . == null then ""
       elif type == "string" and test("[\",\r\n]") then "\"" + gsub("\""; "\"\"") + "\""
       else tostring end;
-    (["run_id", "cell", "scenario", "status"] + $axes + $cols) as $head
+    ([.[] | .extra // {} | keys_unsorted[]] | reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)) as $extra
+    | (["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error"]) as $head
     | ($head | join(",")),
-      (.[] | . as $r | [$head[] | . as $k | (if $r | has($k) then $r[$k] else $r.axes[$k] end) | field] | join(","))
+      (.[] | . as $r | [$head[] | . as $k
+        | (if $r | has($k) then $r[$k] elif ($r.extra // {}) | has($k) then $r.extra[$k] else $r.axes[$k] end)
+        | field] | join(","))
   ' "${rows[@]}" | write_atomic "$run_dir/results.csv"
   jq -rs --argjson axes "$axes_json" -f "$LT_ROOT/scripts/lib/table.jq" "${rows[@]}" \
     | write_atomic "$run_dir/results.md"

@@ -1,5 +1,5 @@
 # Builds one results row from a cell's k6 summary, sample peaks and counter
-# deltas. Inputs (--arg/--argjson): run_id cell status error axes env summary
+# deltas extra_in (files some scenarios collect, e.g. waiting_room stats). Inputs (--arg/--argjson): run_id cell status error axes env summary
 # peaks deltas.
 
 def metric($name):
@@ -9,6 +9,37 @@ def num: if . == null then null else (. * 1000 | round) / 1000 end;
 def count_of($name): (metric($name).count // 0);
 def delta($side; $counter): ($deltas[$side][$counter] // 0);
 def nz: if . == null then 0 else . end;
+# k6 duration ("1m30s", "500ms") -> milliseconds.
+def duration_ms:
+  [scan("([0-9.]+)(ms|s|m|h)") | (.[0] | tonumber) * ({"ms": 1, "s": 1000, "m": 60000, "h": 3600000}[.[1]])]
+  | add;
+# Figures only some scenarios have; results.csv adds their columns when a
+# row carries them.
+def extra:
+  if $env.SCENARIO == "waiting-room" then
+    (($summary.metrics // {}).wr_time_to_admission.values // {}) as $t
+    | {
+        wr_visitors: count_of("wr_visitors"),
+        wr_admitted: count_of("wr_admitted"),
+        wr_gave_up: count_of("wr_gave_up"),
+        wr_wait_requests: count_of("wr_wait_requests"),
+        wr_entry_requests: count_of("wr_entry_requests"),
+        wr_can_enter_true: count_of("wr_can_enter_true"),
+        wr_can_enter_false: count_of("wr_can_enter_false"),
+        wr_admission_med_ms: ($t.med | num),
+        wr_admission_p95_ms: ($t["p(95)"] | num),
+        wr_admission_max_ms: ($t.max | num),
+        wr_admit_per_second: ($env.WAITING_ROOM_ADMIT_PER_SECOND | tonumber),
+        wr_server_admitted: ($extra_in.waiting_room.admitted // null),
+        wr_server_max_admitted_in_one_second: ($extra_in.waiting_room.maxAdmittedInOneSecond // null),
+        wr_server_max_inside_observed: ($extra_in.waiting_room.maxInsideObserved // null)
+      }
+  elif $env.SCENARIO == "spike-open" then
+    {
+      arrival_rate_per_s: (($env.RATE | tonumber) * 1000 / ($env.TIME_UNIT | duration_ms) | num),
+      iteration_rate_per_s: (metric("iterations").rate | num)
+    }
+  else {} end;
 
 # Latency is that of answered requests (2xx/3xx); failures are counted apart.
 ($summary.metrics // {})["http_req_duration{traffic:load,expected_response:true}"].values as $d
@@ -43,6 +74,8 @@ def nz: if . == null then 0 else . end;
     fail_other: count_of("fail_other"),
     iterations: (metric("iterations").count // null),
     dropped_iterations: count_of("dropped_iterations"),
+    client_connects: delta("client"; "TcpActiveOpens"),
+    server_accepts: delta("server"; "TcpPassiveOpens"),
     listen_overflows: delta("server"; "TcpExtListenOverflows"),
     listen_drops: delta("server"; "TcpExtListenDrops"),
     syn_retrans: delta("client"; "TcpExtTCPSynRetrans"),
@@ -57,5 +90,6 @@ def nz: if . == null then 0 else . end;
     server_time_wait_peak: $peaks.server_time_wait,
     client_time_wait_peak: $peaks.client_time_wait,
     tomcat_threads_busy_peak: $peaks.tomcat_threads_busy,
-    error: $error
+    error: $error,
+    extra: extra
   }
