@@ -16,7 +16,7 @@ SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
-tools: packages $(K6) $(JAR) $(BATS) ## Install or build everything a run and the tests need
+tools: packages $(K6) $(JAR) $(BATS) $(TOOLS)/bin/influxd ## Install or build everything a run and the tests need
 
 packages:
 	@scripts/setup/install-packages.sh
@@ -35,37 +35,52 @@ $(JAR): $(SERVER_SOURCES)
 
 # Knobs given as KNOB=value on this command line reach the runner through
 # the environment; it layers them over the matrix.
-run-matrix: tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix), write results/<run-id>/
+run-matrix: tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix; RESUME=<run-id> to finish one), write results/<run-id>/
 	@scripts/setup/require.sh root
 	scripts/run-matrix.sh $(MATRIX)
 
 lint: packages ## shellcheck every script
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 
-test: tools lint ## Unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools lint ## Unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
 
-test-unit: tools ## Only the unit tests (no root needed)
+test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit
 
-test-integration: tools ## Only the integration tests
+test-integration: tools aws-tools ## Only the integration tests
 	$(BATS) --timing tests/integration
 
 clean-tools: ## Remove .tools/ (installed tools)
 	rm -rf $(TOOLS)
 
 # --- Monitoring: InfluxDB (+ Grafana with Docker) -------------------------------
-.PHONY: up down
+.PHONY: up down monitoring-status compose-client
 up: ## Start InfluxDB (+ Grafana): docker compose when a Docker engine answers, native otherwise
 	scripts/monitoring.sh up
 
 down: ## Stop what make up started
 	scripts/monitoring.sh down
 
+monitoring-status: ## Is InfluxDB up, and what runs it
+	scripts/monitoring.sh status
+
+compose-client: ## Install a compose client (Debian's docker-compose) to check or drive compose/
+	@scripts/setup/install-compose.sh
+
+$(TOOLS)/bin/influxd:
+	@scripts/setup/install-influxd.sh
+
 # --- Fan-out to k6 machines with AWS SSM -----------------------------------------
-.PHONY: ssm-run
-ssm-run: ## Run one matrix cell on every tagged k6 instance via AWS SSM (DRY_RUN=1 prints only)
-	scripts/ssm-fanout.sh $(if $(filter 1,$(DRY_RUN)),--dry-run) $(MATRIX)
+.PHONY: ssm-run operator-manifest aws-tools
+ssm-run: $(K6) aws-tools ## Run one matrix cell on every tagged k6 instance via AWS SSM (DRY_RUN=1 prints only, CELL=N)
+	scripts/ssm-fanout.sh $(if $(filter 1,$(DRY_RUN)),--dry-run) $(if $(CELL),--cell $(CELL)) $(MATRIX)
+
+operator-manifest: $(K6) ## Print a k6-operator TestRun for one cell (PARALLELISM=N, CELL=N)
+	@scripts/k6-operator.sh --parallelism $(or $(PARALLELISM),2) $(if $(CELL),--cell $(CELL)) $(MATRIX)
+
+aws-tools: ## Install the pinned AWS CLI and moto (fan-out and its tests) into .tools/venv
+	@scripts/setup/install-aws-tools.sh
 
 # --- Benchmarks ------------------------------------------------------------------
 .PHONY: bench

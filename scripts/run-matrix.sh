@@ -23,6 +23,7 @@ LT_OVERRIDES=""
 LT_FINISHED=0
 LT_INTERRUPTED=0
 CELL_ERROR=""
+CELL_K6_EXIT=""
 readonly LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}"
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
 
@@ -35,10 +36,16 @@ main() {
       ;;
   esac
   [[ $# -le 1 ]] || usage_error "one matrix file at most (got $#); set knobs as VAR=value"
-  [[ -f "$matrix" ]] || usage_error "$matrix: no such matrix file"
-  matrix="$(cd "$(dirname "$matrix")" && pwd)/$(basename "$matrix")"
 
-  resolve_matrix "$matrix"
+  local resume="${RESUME:-}"
+  if [[ -n "$resume" ]]; then
+    matrix="$(resume_matrix "$resume")"
+    resolve_matrix "$matrix" "$LT_RESULTS_DIR/$resume/manifest.json"
+  else
+    [[ -f "$matrix" ]] || usage_error "$matrix: no such matrix file"
+    matrix="$(cd "$(dirname "$matrix")" && pwd)/$(basename "$matrix")"
+    resolve_matrix "$matrix"
+  fi
   local total
   total="$(matrix_cell_count)"
   LT_BACKEND="${MATRIX_VALUE[BACKEND]}"
@@ -46,20 +53,31 @@ main() {
   require_runtime
   take_lock
   remove_stale_namespaces
-  create_run_dir "$matrix"
+  if [[ -n "$resume" ]]; then
+    reopen_run_dir "$resume"
+  else
+    create_run_dir "$matrix"
+  fi
   trap on_signal INT TERM
   trap on_exit EXIT
 
   say "run $LT_RUN_ID: $total cell(s) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
   say "load goes to ${MATRIX_VALUE[SERVER_ADDR]}:${MATRIX_VALUE[SERVER_PORT]} in network namespace $(netns_name server)"
   monitoring_run_start "$LT_RUN_DIR" MATRIX_VALUE
-  local index failed=0
+  local index cell_id
   for ((index = 0; index < total; index++)); do
-    run_cell "$index" "$total" || failed=$((failed + 1))
-    manifest_update "$LT_RUN_DIR" '.cells_done += 1 | .cells_failed = $f' --argjson f "$failed"
+    cell_id="$(matrix_cell_id "$index")"
+    if [[ -s "$LT_RUN_DIR/cells/$cell_id/row.json" ]]; then
+      say "cell $((index + 1))/$total $cell_id: kept from the earlier attempt"
+      continue
+    fi
+    run_cell "$index" "$total" || true
+    update_cell_counts
     results_render "$LT_RUN_DIR"
   done
 
+  local failed
+  failed="$(count_rows failed)"
   manifest_finish "$LT_RUN_DIR" "$([[ $failed -eq 0 ]] && echo complete || echo failed)"
   LT_FINISHED=1
   results_render "$LT_RUN_DIR"
@@ -71,14 +89,40 @@ main() {
   fi
 }
 
-# resolve_matrix FILE: defaults < matrix < environment; stops on bad input.
+# resume_matrix RUN_ID: the matrix file of an earlier run, refusing if it
+# changed since (its sha256 is in the manifest).
+resume_matrix() {
+  local run_id="$1" manifest matrix recorded actual
+  [[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || usage_error "RESUME: '$run_id' is not a run id"
+  manifest="$LT_RESULTS_DIR/$run_id/manifest.json"
+  [[ -f "$manifest" ]] || usage_error "RESUME: no run $run_id under $LT_RESULTS_DIR"
+  matrix="$(jq -r .matrix "$manifest")"
+  [[ "$matrix" == /* ]] || matrix="$LT_ROOT/$matrix"
+  [[ -f "$matrix" ]] || usage_error "RESUME: the run's matrix $matrix no longer exists"
+  recorded="$(jq -r .matrix_sha256 "$manifest")"
+  actual="$(sha256sum "$matrix" | cut -d' ' -f1)"
+  if [[ "$recorded" != "$actual" ]]; then
+    usage_error "RESUME: $matrix changed since run $run_id (sha256 $actual, was $recorded); start a new run instead"
+  fi
+  printf '%s\n' "$matrix"
+}
+
+# resolve_matrix FILE [MANIFEST]: defaults < matrix < environment; stops on
+# bad input. With MANIFEST (a resumed run) the overrides are the ones that
+# run recorded, not the environment's, so the cells are the same.
 resolve_matrix() {
-  local matrix="$1" key
+  local matrix="$1" manifest="${2:-}" key override
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
   matrix_load "$matrix"
-  matrix_apply_overrides
+  if [[ -n "$manifest" ]]; then
+    while IFS= read -r override; do
+      [[ -n "$override" ]] && matrix_set "command line" "${override%%=*}" "${override#*=}"
+    done < <(jq -r '.overrides[]' "$manifest")
+  else
+    matrix_apply_overrides
+  fi
   for key in "${KNOB_ORDER[@]}"; do
     if [[ "${MATRIX_ORIGIN[$key]}" == "command line" ]]; then
       LT_OVERRIDES+="$key=${MATRIX_VALUE[$key]}"$'\n'
@@ -99,9 +143,16 @@ require_runtime() {
 
 # take_lock: one run at a time on this host (namespaces and ports are shared).
 # The kernel drops the lock when its holder dies, so a killed run leaves none.
+# LT_LOCK_WAIT=SECONDS queues behind a running run instead of refusing.
 take_lock() {
+  local wait_s="${LT_LOCK_WAIT:-0}"
+  [[ "$wait_s" =~ ^[0-9]+$ ]] || usage_error "LT_LOCK_WAIT: '$wait_s' is not a number of seconds"
   mkdir -p "$(dirname "$LT_LOCK_FILE")"
   exec {LT_LOCK_FD}>>"$LT_LOCK_FILE"
+  if [[ "$wait_s" -gt 0 ]] && ! flock -n "$LT_LOCK_FD"; then
+    say "waiting up to ${wait_s}s for the run that holds $LT_LOCK_FILE"
+    flock -w "$wait_s" "$LT_LOCK_FD" || true
+  fi
   if ! flock -n "$LT_LOCK_FD"; then
     abort "another run-matrix is running (lock $LT_LOCK_FILE held by pid $(cat "$LT_LOCK_FILE.pid" 2>/dev/null || echo '?')); wait for it or stop it"
   fi
@@ -133,6 +184,39 @@ create_run_dir() {
   ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
 }
 
+# reopen_run_dir RUN_ID: continue an earlier run in its own directory.
+reopen_run_dir() {
+  LT_RUN_ID="$1"
+  LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
+  local cell_dir
+  # A cell without a row was cut off: its partial files are redone.
+  for cell_dir in "$LT_RUN_DIR"/cells/*/; do
+    [[ -d "$cell_dir" && ! -s "$cell_dir/row.json" ]] && rm -rf "$cell_dir"
+  done
+  manifest_update "$LT_RUN_DIR" '.status = "running" | .ended_at = null | .resumed_at += [$t]' \
+    --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
+}
+
+# count_rows STATUS: cells of this run whose row has STATUS.
+count_rows() {
+  local status="$1" row n=0
+  for row in "$LT_RUN_DIR"/cells/*/row.json; do
+    [[ -s "$row" ]] || continue
+    [[ "$(jq -r .status "$row")" == "$status" ]] && n=$((n + 1))
+  done
+  printf '%s\n' "$n"
+}
+
+# update_cell_counts: cells_done and cells_failed in the manifest, from the rows.
+update_cell_counts() {
+  local ok failed
+  ok="$(count_rows ok)"
+  failed="$(count_rows failed)"
+  manifest_update "$LT_RUN_DIR" '.cells_done = ($ok + $failed) | .cells_failed = $failed' \
+    --argjson ok "$ok" --argjson failed "$failed"
+}
+
 # run_cell INDEX TOTAL: one cell, start to row. Fails (after writing a row
 # with status=failed and the reason) if any step fails.
 run_cell() {
@@ -147,6 +231,7 @@ run_cell() {
   say "cell $((index + 1))/$total $cell_id"
 
   CELL_ERROR=""
+  CELL_K6_EXIT=""
   if ! run_cell_steps cell "$cell_dir"; then
     status=failed
     error="${CELL_ERROR:-cell failed}"
@@ -186,6 +271,7 @@ run_cell_steps() {
   monitoring_cell_start values "$cell_dir"
   k6_start values "$cell_dir" "$base_url" "$limit"
   k6_wait || k6_status=$?
+  CELL_K6_EXIT="$k6_status"
   sampler_stop
 
   counters_snapshot server "$cell_dir/nstat-server-after.txt"

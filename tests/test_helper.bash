@@ -6,6 +6,10 @@ export LT_ROOT
 load "$LT_ROOT/.tools/bats/node_modules/bats-support/load.bash"
 load "$LT_ROOT/.tools/bats/node_modules/bats-assert/load.bash"
 
+# Runs started by tests queue behind any other run on this host instead of
+# failing on the host-wide lock.
+export LT_LOCK_WAIT="${LT_LOCK_WAIT:-900}"
+
 # lt_source_libs NAME...: source scripts/lib/NAME.sh into the test's shell.
 lt_source_libs() {
   local lib

@@ -23,7 +23,7 @@ manifest_create() {
     --arg overrides "$LT_OVERRIDES" \
     '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
       versions: {k6: $k6, java: $java, kernel: $kernel}, backend: $backend,
-      started_at: $started, ended_at: null, status: "running",
+      started_at: $started, ended_at: null, resumed_at: [], status: "running",
       axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,
       overrides: ($overrides | split("\n") | map(select(length > 0))),
       warnings: []}' \

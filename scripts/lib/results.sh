@@ -16,6 +16,7 @@ readonly RESULTS_COLUMNS=(
   server_conns_peak accept_queue_peak listen_backlog queue_capacity
   time_wait_peak server_time_wait_peak client_time_wait_peak
   tomcat_threads_busy_peak
+  k6_exit
   error
 )
 
@@ -60,7 +61,7 @@ results_row() {
   deltas_json="$(results_deltas_json "$cell_dir/netstat-delta.tsv")"
   jq -n \
     --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
-    --arg status "$status" --arg error "$error" \
+    --arg status "$status" --arg error "$error" --arg k6_exit "${CELL_K6_EXIT:-}" \
     --argjson axes "$axes_json" --argjson env "$cell_json" \
     --argjson summary "$summary" --argjson peaks "$peaks" --argjson deltas "$deltas_json" \
     --argjson extra_in "$extra_in" \

@@ -90,6 +90,7 @@ def extra:
     server_time_wait_peak: $peaks.server_time_wait,
     client_time_wait_peak: $peaks.client_time_wait,
     tomcat_threads_busy_peak: $peaks.tomcat_threads_busy,
+    k6_exit: (if $k6_exit == "" then null else ($k6_exit | tonumber) end),
     error: $error,
     extra: extra
   }

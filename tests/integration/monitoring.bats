@@ -1,0 +1,321 @@
+#!/usr/bin/env bats
+# Monitoring for real: a native InfluxDB started by scripts/monitoring.sh, a
+# small matrix run into it, every dashboard query run against it. Then a
+# second run whose InfluxDB is stopped after the first cell.
+# The expensive work is in setup_file; every test reads what it left.
+
+# Two short cells; some requests are answered (2 threads, 400 ms each), the
+# rest time out after 1 s, so every failure panel has data too.
+MATRIX_TEXT='# monitoring.bats: two short cells with answered and timed-out requests
+TOMCAT_MAX_THREADS=2
+TOMCAT_MAX_CONNECTIONS=2
+TOMCAT_ACCEPT_COUNT=1 5
+VUS=6
+DURATION=3s
+DELAY_MS=400
+REQUEST_TIMEOUT=1s
+GRACEFUL_STOP=1s'
+
+setup_file() {
+  load '../test_helper'
+  lt_require_root
+  [[ -x "$LT_ROOT/.tools/bin/influxd" ]] || skip "influxd is not built; run make tools"
+  printf '%s\n' "$MATRIX_TEXT" >"$BATS_FILE_TMPDIR/monitoring.matrix"
+
+  export DATA_A="$BATS_FILE_TMPDIR/data-a" DATA_B="$BATS_FILE_TMPDIR/data-b"
+  export URL_A URL_B
+  URL_A="http://127.0.0.1:$(free_port 28086)"
+  influx_up "$DATA_A" "$URL_A" >"$BATS_FILE_TMPDIR/up-a.log" 2>&1
+  URL_B="http://127.0.0.1:$(free_port 28186)"
+  influx_up "$DATA_B" "$URL_B" >"$BATS_FILE_TMPDIR/up-b.log" 2>&1
+
+  # Run 1: InfluxDB up all along.
+  local status=0
+  run_matrix "$BATS_FILE_TMPDIR/results-a" "$URL_A" >"$BATS_FILE_TMPDIR/run-a.log" 2>&1 || status=$?
+  echo "$status" >"$BATS_FILE_TMPDIR/run-a.status"
+
+  # Run 2: InfluxDB B stopped once the first cell is done.
+  run_matrix "$BATS_FILE_TMPDIR/results-b" "$URL_B" >"$BATS_FILE_TMPDIR/run-b.log" 2>&1 &
+  local runner=$!
+  status=0
+  stop_influx_after_first_cell "$BATS_FILE_TMPDIR/results-b" "$DATA_B"
+  wait "$runner" || status=$?
+  echo "$status" >"$BATS_FILE_TMPDIR/run-b.status"
+}
+
+teardown_file() {
+  local data
+  for data in "${DATA_A:-}" "${DATA_B:-}"; do
+    [[ -n "$data" && -e "$data/influxdb/influxd.pid" ]] || continue
+    LT_DATA_DIR="$data" "$LT_ROOT/scripts/monitoring.sh" down >/dev/null 2>&1 || true
+  done
+}
+
+setup() {
+  load '../test_helper'
+  lt_require_root
+  RUN_A="$(readlink -f "$BATS_FILE_TMPDIR/results-a/latest")"
+  RUN_B="$(readlink -f "$BATS_FILE_TMPDIR/results-b/latest")"
+  RUN_ID_A="$(basename "$RUN_A")"
+}
+
+# free_port START: the first port from START on that nothing listens on.
+free_port() {
+  local port="$1"
+  while [[ -n "$(ss -Hltn "sport = :$port")" || -n "$(ss -Hltn "sport = :$((port + 2))")" ]]; do
+    port=$((port + 10))
+  done
+  printf '%s\n' "$port"
+}
+
+# influx_up DATA_DIR URL: a native InfluxDB for this file only.
+influx_up() {
+  LT_DATA_DIR="$1" INFLUXDB_URL="$2" "$LT_ROOT/scripts/monitoring.sh" up --native
+}
+
+# wait_for_runner_lock: the runner allows one run per host; wait (up to
+# 15 min) for another run, e.g. another test file, to finish.
+wait_for_runner_lock() {
+  local lock="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}" i
+  for ((i = 0; i < 900; i++)); do
+    [[ -e "$lock" ]] || return 0
+    flock -n "$lock" true && return 0
+    sleep 1
+  done
+}
+
+# run_matrix RESULTS_DIR URL: the small matrix, monitored, into URL.
+run_matrix() {
+  wait_for_runner_lock
+  LT_RESULTS_DIR="$1" MONITORING=on INFLUXDB_URL="$2" \
+    "$LT_ROOT/scripts/run-matrix.sh" "$BATS_FILE_TMPDIR/monitoring.matrix"
+}
+
+# stop_influx_after_first_cell RESULTS_DIR DATA_DIR: once the run's manifest
+# counts one finished cell, SIGTERM the influxd that DATA_DIR's pid file
+# names (started by this file) and wait for it to exit.
+stop_influx_after_first_cell() {
+  local results="$1" pid i
+  pid="$(cat "$2/influxdb/influxd.pid")"
+  for ((i = 0; i < 1200; i++)); do
+    if jq -e '.cells_done >= 1' "$results/latest/manifest.json" >/dev/null 2>&1; then
+      break
+    fi
+    sleep 0.5
+  done
+  kill -TERM "$pid"
+  for ((i = 0; i < 150; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
+
+# influx_query URL QUERY: InfluxDB's JSON answer to QUERY on database k6.
+influx_query() {
+  curl -sS -G "$1/query" --data-urlencode db=k6 --data-urlencode "q=$2"
+}
+
+# value_count: number of non-null values (besides time) in an answer (stdin).
+value_count() {
+  jq '[.results[].series[]?.values[]? | .[1:][] | select(. != null)] | length'
+}
+
+# fill_variables QUERY RUN_DIR CELL_REGEX: QUERY as Grafana would send it for
+# that run and cell(s), over the run's time (with a minute either side).
+fill_variables() {
+  local query="$1" run_dir="$2" cell_regex="$3" from to
+  from="$(($(date -d "$(jq -r .started_at "$run_dir/manifest.json")" +%s) - 60))000"
+  to="$(($(date -d "$(jq -r .ended_at "$run_dir/manifest.json")" +%s) + 60))000"
+  query="${query//\$run_id/$(basename "$run_dir")}"
+  query="${query//\$cell/$cell_regex}"
+  query="${query//\$timeFilter/time >= ${from}ms AND time <= ${to}ms}"
+  query="${query//\$__interval/1s}"
+  printf '%s' "$query"
+}
+
+# dashboard_queries: every panel query and variable query of every dashboard.
+dashboard_queries() {
+  jq -r '(.panels[].targets[].query), (.templating.list[].query)' "$LT_ROOT"/grafana/dashboards/*.json
+}
+
+# cells RUN_DIR: the cell names of a run.
+cells() {
+  local dir
+  for dir in "$1"/cells/*/; do
+    basename "$dir"
+  done
+}
+
+# assert_queries_return_data RUN_DIR CELL_REGEX: every dashboard query, filled
+# in, returns at least one value; lists those that do not.
+assert_queries_return_data() {
+  local query filled count=0 empty=""
+  while IFS= read -r query; do
+    filled="$(fill_variables "$query" "$1" "$2")"
+    [[ ! "$filled" =~ \$[A-Za-z_] ]] || fail "a variable is left in: $filled"
+    if [[ "$(influx_query "$URL_A" "$filled" | value_count)" -eq 0 ]]; then
+      empty+=$'\n'"$filled"
+    fi
+    count=$((count + 1))
+  done < <(dashboard_queries)
+  [ "$count" -gt 10 ]
+  [[ -z "$empty" ]] || fail "queries without data:$empty"
+}
+
+@test "the monitored run succeeds and every cell sends its points" {
+  [ "$(cat "$BATS_FILE_TMPDIR/run-a.status")" -eq 0 ]
+  run cat "$BATS_FILE_TMPDIR/run-a.log"
+  assert_output --partial "monitoring: InfluxDB $URL_A, database k6 (k6 samples: file)"
+  [ "$(grep -c 'monitoring: [0-9]* points to InfluxDB in' "$BATS_FILE_TMPDIR/run-a.log")" -eq 2 ]
+  jq -e '.status == "complete" and .warnings == []' "$RUN_A/manifest.json"
+  jq -e '.monitoring | .active and .mode == "on" and .k6_samples == "file" and .points_written > 100' "$RUN_A/manifest.json"
+}
+
+@test "every dashboard panel and variable query returns data for the run and one cell" {
+  local cell
+  cell="$(cells "$RUN_A" | head -n 1)"
+  assert_queries_return_data "$RUN_A" "$cell"
+}
+
+@test "every dashboard query returns data with cell set to All" {
+  local all
+  all="($(cells "$RUN_A" | paste -sd '|'))"
+  assert_queries_return_data "$RUN_A" "$all"
+}
+
+@test "the variables list the run and exactly its cells" {
+  influx_query "$URL_A" "SHOW TAG VALUES FROM \"ltsuite_cells\" WITH KEY = \"cell\" WHERE \"run_id\" = '$RUN_ID_A'" \
+    | jq -r '.results[0].series[0].values[][1]' >"$BATS_TEST_TMPDIR/cells"
+  run cat "$BATS_TEST_TMPDIR/cells"
+  assert_output "$(cells "$RUN_A")"
+  influx_query "$URL_A" 'SHOW TAG VALUES FROM "ltsuite_cells" WITH KEY = "run_id"' \
+    | jq -e --arg r "$RUN_ID_A" '[.results[0].series[0].values[][1]] | index($r) != null'
+}
+
+@test "k6's requests in InfluxDB are the requests of each results row" {
+  local cell stored
+  for cell in $(cells "$RUN_A"); do
+    stored="$(influx_query "$URL_A" "SELECT count(\"value\") FROM \"http_reqs\" WHERE \"run_id\" = '$RUN_ID_A' AND \"cell\" = '$cell' AND \"traffic\" = 'load'" \
+      | jq '.results[0].series[0].values[0][1]')"
+    [ "$stored" -eq "$(jq .http_reqs "$RUN_A/cells/$cell/row.json")" ] || fail "$cell: $stored requests stored"
+  done
+}
+
+@test "failures by cause in InfluxDB add up to each row's failed requests" {
+  local cell stored
+  for cell in $(cells "$RUN_A"); do
+    stored="$(influx_query "$URL_A" "SELECT sum(\"value\") FROM /^fail_/ WHERE \"run_id\" = '$RUN_ID_A' AND \"cell\" = '$cell'" \
+      | jq '[.results[0].series[]?.values[0][1]] | add // 0')"
+    [ "$stored" -eq "$(jq .failed_reqs "$RUN_A/cells/$cell/row.json")" ] || fail "$cell: $stored failures stored"
+  done
+}
+
+@test "every sample, counter delta and row of a cell is stored with its tags" {
+  local cell where
+  for cell in $(cells "$RUN_A"); do
+    where="WHERE \"run_id\" = '$RUN_ID_A' AND \"cell\" = '$cell' AND \"scenario\" = 'spike'"
+    [ "$(influx_query "$URL_A" "SELECT count(\"server_estab\") FROM \"ltsuite_samples\" $where" | jq '.results[0].series[0].values[0][1]')" \
+      -eq "$(($(wc -l <"$RUN_A/cells/$cell/samples.tsv") - 1))" ]
+    [ "$(influx_query "$URL_A" "SELECT count(\"delta\") FROM \"ltsuite_counters\" $where" | jq '.results[0].series[0].values[0][1]')" \
+      -eq "$(($(wc -l <"$RUN_A/cells/$cell/netstat-delta.tsv") - 1))" ]
+    influx_query "$URL_A" "SELECT last(\"listen_overflows\"), last(\"tps\") FROM \"ltsuite_cells\" $where AND \"status\" = 'ok'" \
+      | jq -e --argjson row "$(cat "$RUN_A/cells/$cell/row.json")" \
+        '.results[0].series[0].values[0][1:] == [$row.listen_overflows, $row.tps]'
+  done
+}
+
+@test "each cell has k6's HTML report with a snapshot per second" {
+  local cell snapshots
+  for cell in $(cells "$RUN_A"); do
+    snapshots="$(python3 - "$RUN_A/cells/$cell/k6-report.html" <<'PY'
+import base64, gzip, re, sys
+page = open(sys.argv[1]).read()
+data = re.search(r'<script id="data"[^>]*>(.*?)</script>', page, re.S).group(1)
+print(gzip.decompress(base64.b64decode(data.strip())).decode().count('"event":"snapshot"'))
+PY
+)"
+    [ "$snapshots" -ge 3 ] || fail "$cell: $snapshots snapshots in k6-report.html"
+  done
+}
+
+@test "report.html shows the results table and links each cell's k6 report" {
+  lt_source_libs results report
+  report_render "$RUN_A"
+  for cell in $(cells "$RUN_A"); do
+    grep -q "<a href=\"#cell-$cell\">$cell</a>" "$RUN_A/report.html"
+    grep -q "<a href=\"cells/$cell/k6-report.html\">k6 report</a>" "$RUN_A/report.html"
+    [ -f "$RUN_A/cells/$cell/k6-report.html" ]
+  done
+}
+
+@test "InfluxDB stopped after the first cell: every row is there, status ok, and the manifest warns" {
+  [ "$(cat "$BATS_FILE_TMPDIR/run-b.status")" -eq 0 ]
+  run lt_csv_column "$RUN_B/results.csv" status
+  assert_output $'ok\nok'
+  jq -e '.status == "complete" and .cells_done == 2' "$RUN_B/manifest.json"
+  jq -e '[.warnings[] | select(test("not .fully. stored in InfluxDB"))] | length >= 1' "$RUN_B/manifest.json"
+  grep -q "not stored in InfluxDB" "$BATS_FILE_TMPDIR/run-b.log"
+}
+
+@test "InfluxDB stopped after the first cell: each cell's files are complete" {
+  local cell file
+  for cell in $(cells "$RUN_B"); do
+    for file in cell.env row.json summary.json samples.tsv netstat-delta.tsv k6-samples.csv.gz k6-report.html; do
+      [ -s "$RUN_B/cells/$cell/$file" ] || fail "$cell: $file missing or empty"
+    done
+    gzip -t "$RUN_B/cells/$cell/k6-samples.csv.gz"
+    jq -e '.status == "ok" and .http_reqs > 0' "$RUN_B/cells/$cell/row.json"
+  done
+}
+
+@test "ship sends a run's files afterwards, with the same counts as a live run" {
+  LT_DATA_DIR="$DATA_A" INFLUXDB_URL="$URL_A" run "$LT_ROOT/scripts/monitoring.sh" ship "$RUN_B"
+  assert_success
+  local cell stored run_id
+  run_id="$(basename "$RUN_B")"
+  for cell in $(cells "$RUN_B"); do
+    stored="$(influx_query "$URL_A" "SELECT count(\"value\") FROM \"http_reqs\" WHERE \"run_id\" = '$run_id' AND \"cell\" = '$cell' AND \"traffic\" = 'load'" \
+      | jq '.results[0].series[0].values[0][1]')"
+    [ "$stored" -eq "$(jq .http_reqs "$RUN_B/cells/$cell/row.json")" ]
+  done
+}
+
+@test "monitoring.sh status answers for a running InfluxDB and up is idempotent" {
+  LT_DATA_DIR="$DATA_A" INFLUXDB_URL="$URL_A" run "$LT_ROOT/scripts/monitoring.sh" status
+  assert_success
+  assert_output --partial "native influxd: running, pid $(cat "$DATA_A/influxdb/influxd.pid")"
+  LT_DATA_DIR="$DATA_A" INFLUXDB_URL="$URL_A" run "$LT_ROOT/scripts/monitoring.sh" up --native
+  assert_success
+  assert_output --partial "InfluxDB already runs (pid $(cat "$DATA_A/influxdb/influxd.pid"))"
+  grep -q 'reporting-disabled = true' "$DATA_A/influxdb/influxdb.conf"
+  grep -q 'flux-enabled = true' "$DATA_A/influxdb/influxdb.conf"
+  grep -q "bind-address = \"${URL_A#http://}\"" "$DATA_A/influxdb/influxdb.conf"
+}
+
+@test "monitoring.sh status fails for the stopped InfluxDB" {
+  LT_DATA_DIR="$DATA_B" INFLUXDB_URL="$URL_B" run "$LT_ROOT/scripts/monitoring.sh" status
+  assert_failure
+  assert_output --partial "no InfluxDB answers at $URL_B"
+}
+
+@test "the compose file passes compose's own check, and not without a Grafana password" {
+  local -a compose
+  if docker compose version >/dev/null 2>&1; then
+    compose=(docker compose)
+  elif command -v docker-compose >/dev/null; then
+    compose=(docker-compose)
+  else
+    skip "no compose client (scripts/setup/install-compose.sh installs one)"
+  fi
+  cd "$BATS_TEST_TMPDIR"
+  GRAFANA_ADMIN_PASSWORD=checked run "${compose[@]}" -f "$LT_ROOT/compose/docker-compose.yml" \
+    --profile target --profile k6 config
+  assert_success
+  assert_output --partial "grafana/grafana-oss:11.6.0"
+  assert_output --partial "influxdb:1.8.10"
+  assert_output --partial "127.0.0.1:8086:8086"
+  refute_output --regexp 'published: "?(3000|8086)"?$'
+  GRAFANA_ADMIN_PASSWORD="" run "${compose[@]}" -f "$LT_ROOT/compose/docker-compose.yml" config
+  assert_failure
+  assert_output --partial "GRAFANA_ADMIN_PASSWORD"
+}

@@ -1,0 +1,315 @@
+#!/usr/bin/env bats
+# The fan-out's pieces without AWS: segments, quoting, settings, the
+# per-instance command, summary extraction, the aggregated row, and the
+# k6-operator manifest.
+
+setup_file() {
+  load '../test_helper'
+  # PyYAML (to read the k6-operator manifest back) lives in the project's venv.
+  "$LT_ROOT/scripts/setup/install-aws-tools.sh"
+}
+
+setup() {
+  load '../test_helper'
+  lt_source_libs envfile matrix k6 results ssm
+  LT_PROG=test
+  PYTHON="$LT_ROOT/.tools/venv/bin/python"
+  MATRIX="$BATS_TEST_TMPDIR/small.matrix"
+  printf 'VUS=4\nDURATION=2s\nDELAY_MS=10 20\n' | lt_write "$MATRIX"
+  # No setting of the caller's shell may leak into these tests.
+  unset TARGET_URL INFLUXDB_URL INFLUXDB_QUERY_URL FANOUT_S3_BUCKET FANOUT_REGION FANOUT_PROFILE
+}
+
+# fraction_sum SEGMENTS...: checks with exact fractions that the segments
+# "a:b" tile 0..1 in order; prints "ok" or what is wrong.
+segments_tile() {
+  python3 - "$@" <<'PY'
+import sys
+from fractions import Fraction as F
+spans = [tuple(F(x) for x in s.split(":")) for s in sys.argv[1:]]
+spans.sort()
+at = F(0)
+for lo, hi in spans:
+    if lo != at or hi <= lo:
+        print(f"gap or overlap at {lo}:{hi} (expected start {at})")
+        sys.exit(0)
+    at = hi
+print("ok" if at == 1 else f"ends at {at}")
+PY
+}
+
+@test "the segments of N instances tile 0..1 exactly, in order" {
+  local n i
+  local -a segments
+  for n in 1 2 3 5 7; do
+    segments=()
+    for ((i = 0; i < n; i++)); do
+      segments+=("$(ssm_segment "$i" "$n")")
+    done
+    run segments_tile "${segments[@]}"
+    assert_output ok
+  done
+}
+
+@test "segments and sequence are written as k6 expects them" {
+  [ "$(ssm_segment 0 1)" = "0:1" ]
+  [ "$(ssm_segment 0 2)" = "0:1/2" ]
+  [ "$(ssm_segment 1 2)" = "1/2:1" ]
+  [ "$(ssm_segment 1 3)" = "1/3:2/3" ]
+  [ "$(ssm_segment_sequence 1)" = "0,1" ]
+  [ "$(ssm_segment_sequence 3)" = "0,1/3,2/3,1" ]
+}
+
+@test "sh_quote: a shell reads every word back unchanged" {
+  local -a words=("plain" "it's" "a b" '$(touch /tmp/x)' "" '*' 'back\slash' "x=1,2")
+  local line
+  line="$(sh_quote_line "${words[@]}")"
+  run sh -c "for w in $line; do printf '[%s]' \"\$w\"; done"
+  assert_output "[plain][it's][a b][\$(touch /tmp/x)][][*][back\\slash][x=1,2]"
+}
+
+@test "fanout.env: a key in the environment overrides the file" {
+  export FANOUT_POLL_INTERVAL=9 TARGET_URL=http://127.0.0.1:1234
+  fanout_config_load "$LT_ROOT/env/fanout.env"
+  [ "${FANOUT[FANOUT_POLL_INTERVAL]}" = 9 ]
+  [ "${FANOUT[TARGET_URL]}" = http://127.0.0.1:1234 ]
+  [ "${FANOUT[FANOUT_TAG_FILTER]}" = "Name=k6-*" ]
+}
+
+@test "fanout.env: a bad value from the environment is a usage error" {
+  export FANOUT_POLL_INTERVAL=soon
+  run fanout_config_load "$LT_ROOT/env/fanout.env"
+  assert_failure 2
+  assert_output --partial "FANOUT_POLL_INTERVAL"
+}
+
+@test "fanout.env holds no credentials and is never sourced" {
+  run grep -iE 'secret|password|token|access_key' "$LT_ROOT/env/fanout.env"
+  refute_output --regexp '^[A-Z_]*(SECRET|PASSWORD|TOKEN|ACCESS_KEY)[A-Z_]*='
+  run grep -nE '(source|\.)[[:space:]]+[^ ]*fanout\.env' "$LT_ROOT/scripts/ssm-fanout.sh" "$LT_ROOT/scripts/lib/ssm.sh" "$LT_ROOT/scripts/k6-operator.sh"
+  assert_failure
+}
+
+@test "a URL with a user or password in it is refused" {
+  run fanout_check_url INFLUXDB_URL http://k6:s3cret@10.0.0.5:8086/k6
+  assert_failure 2
+  assert_output --partial "user or password"
+  refute_output --partial "s3cret@10"
+  run fanout_check_url TARGET_URL ftp://x
+  assert_failure 2
+}
+
+@test "the tag filter becomes a filter on running instances" {
+  FANOUT=([FANOUT_TAG_FILTER]="Role=k6 generator*")
+  local -a args
+  ssm_describe_args args
+  [ "${args[0]} ${args[1]}" = "ec2 describe-instances" ]
+  run jq -c . <<<"${args[3]}"
+  assert_output '[{"Name":"tag:Role","Values":["k6 generator*"]},{"Name":"instance-state-name","Values":["running"]}]'
+}
+
+@test "a tag filter without KEY=PATTERN is a usage error" {
+  FANOUT=([FANOUT_TAG_FILTER]="k6")
+  local -a args
+  run ssm_describe_args args
+  assert_failure 2
+}
+
+@test "the InfluxDB database is the URL's path" {
+  [ "$(ssm_influx_db http://10.0.0.5:8086/k6)" = k6 ]
+  [ "$(ssm_influx_db http://10.0.0.5:8086/k6?x=1)" = k6 ]
+  [ -z "$(ssm_influx_db http://10.0.0.5:8086)" ]
+}
+
+@test "the summary is cut from stdout between the markers" {
+  {
+    printf 'k6 progress line\n'
+    printf '%s\n' "$SSM_SUMMARY_BEGIN"
+    printf '{"metrics": {"vus_max": {"values": {"max": 3}}},\n "state": {}}\n'
+    printf '%s\n' "$SSM_SUMMARY_END"
+    printf 'k6-fanout exit status: 99\n'
+  } >"$BATS_TEST_TMPDIR/stdout"
+  run ssm_extract_summary "$BATS_TEST_TMPDIR/stdout"
+  assert_success
+  [ "$(jq -r .metrics.vus_max.values.max <<<"$output")" = 3 ]
+  [ "$(ssm_k6_exit_status "$BATS_TEST_TMPDIR/stdout")" = 99 ]
+}
+
+@test "stdout without a summary (or with a broken one) gives none" {
+  printf 'k6: command not found\n' >"$BATS_TEST_TMPDIR/stdout"
+  run ssm_extract_summary "$BATS_TEST_TMPDIR/stdout"
+  assert_failure
+  printf '%s\n{"metrics": \n%s\n' "$SSM_SUMMARY_BEGIN" "$SSM_SUMMARY_END" >"$BATS_TEST_TMPDIR/stdout"
+  run ssm_extract_summary "$BATS_TEST_TMPDIR/stdout"
+  assert_failure
+}
+
+# two_rows: the rows of two instances, as ssm_instance_row writes them.
+two_rows() {
+  jq -cn '[
+    {vus_max: 3, duration_s: 10, http_reqs: 100, lat_min_ms: 5, lat_avg_ms: 10, lat_med_ms: 9,
+     lat_p95_ms: 20, lat_max_ms: 50, lat_count: 90, failed_reqs: 10, fail_connect: 4, fail_timeout: 6,
+     fail_reset: 0, fail_http_4xx: 0, fail_http_5xx: 0, fail_other: 0, iterations: 100, dropped_iterations: 1},
+    {vus_max: 2, duration_s: 12, http_reqs: 300, lat_min_ms: 3, lat_avg_ms: 30, lat_med_ms: 29,
+     lat_p95_ms: 80, lat_max_ms: 90, lat_count: 270, failed_reqs: 30, fail_connect: 0, fail_timeout: 30,
+     fail_reset: 0, fail_http_4xx: 0, fail_http_5xx: 0, fail_other: 0, iterations: 300, dropped_iterations: 2}]'
+}
+
+@test "the cell's row adds up counters and VUs over the instances" {
+  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
+  assert_success
+  local row="$output"
+  [ "$(jq -c '[.vus_max, .http_reqs, .failed_reqs, .fail_connect, .fail_timeout, .iterations, .dropped_iterations, .instances]' <<<"$row")" = "[5,400,40,4,36,400,3,2]" ]
+  [ "$(jq -c '[.duration_s, .tps, .failed_rate]' <<<"$row")" = "[12,33.333,0.1]" ]
+}
+
+@test "min and max are the extremes, the mean is weighted by answered requests" {
+  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
+  # (10 * 90 + 30 * 270) / 360 = 25, not the plain mean of means (20).
+  [ "$(jq -c '[.lat_min_ms, .lat_max_ms, .lat_avg_ms]' <<<"$output")" = "[3,90,25]" ]
+}
+
+@test "without InfluxDB the percentiles stay empty: never an average of percentiles" {
+  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "percentiles not mergeable"
+  [ "$(jq -c '[.lat_med_ms, .lat_p90_ms, .lat_p95_ms, .lat_p99_ms]' <<<"$output")" = "[null,null,null,null]" ]
+  [ "$(jq -r .notes <<<"$output")" = "percentiles not mergeable" ]
+}
+
+@test "with InfluxDB's percentiles the row takes them as they are" {
+  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" \
+    '{"lat_med_ms": 28, "lat_p90_ms": 70, "lat_p95_ms": 77.5, "lat_p99_ms": 88, "samples": 360}' "from InfluxDB"
+  [ "$(jq -c '[.lat_med_ms, .lat_p90_ms, .lat_p95_ms, .lat_p99_ms]' <<<"$output")" = "[28,70,77.5,88]" ]
+}
+
+@test "the row of a fan-out leaves out what only a local run measures" {
+  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
+  run jq -r 'has("listen_overflows"), has("server_conns_peak"), has("syn_retrans")' <<<"$output"
+  assert_output $'false\nfalse\nfalse'
+}
+
+# build_command INDEX COUNT: the command of one instance for the small matrix.
+build_command() {
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  matrix_init
+  matrix_load "$MATRIX"
+  matrix_cell_values 0 >"$BATS_TEST_TMPDIR/cell.env"
+  fanout_config_load "$LT_ROOT/env/fanout.env"
+  FANOUT[TARGET_URL]=http://10.9.8.7:8080
+  FANOUT[INFLUXDB_URL]="${1:+http://10.0.0.5:8086/k6}"
+  SSM_RUN_ID=run1
+  SSM_CELL_ID=01_delay_ms-10
+  SSM_START_AT=1700000000
+  SSM_BUNDLE_FILE="$BATS_TEST_TMPDIR/scenarios.tar.gz"
+  SSM_BUNDLE_S3_URI=""
+  SSM_TAGS=(run_id=run1 cell=01_delay_ms-10)
+  ssm_bundle spike "$SSM_BUNDLE_FILE"
+  ssm_instance_command "$BATS_TEST_TMPDIR/cell.env" i-0abc 1 3
+}
+
+@test "an instance's command: its segment, the tags, the cell's env, POSIX sh" {
+  build_command >"$BATS_TEST_TMPDIR/command.sh"
+  run cat "$BATS_TEST_TMPDIR/command.sh"
+  assert_line --partial "--execution-segment 1/3:2/3"
+  assert_line --partial "--execution-segment-sequence 0,1/3,2/3,1"
+  assert_line --partial "--tag instance=i-0abc"
+  assert_line --partial "--tag run_id=run1"
+  assert_line --partial "-e VUS=4"
+  assert_line --partial "-e DELAY_MS=10"
+  assert_line --partial "-e TARGET_URL=http://10.9.8.7:8080"
+  assert_line --partial "--address ''"
+  refute_output --partial "influxdb="
+  assert_output --partial "$SSM_SUMMARY_BEGIN"
+  sh -n "$BATS_TEST_TMPDIR/command.sh"
+  if command -v dash >/dev/null; then dash -n "$BATS_TEST_TMPDIR/command.sh"; fi
+}
+
+@test "an instance's command writes to InfluxDB when INFLUXDB_URL is set" {
+  run build_command with-influxdb
+  assert_line --partial "--out influxdb=http://10.0.0.5:8086/k6"
+}
+
+@test "the scenario files shipped inline unpack to the scenario and its lib/" {
+  build_command >"$BATS_TEST_TMPDIR/command.sh"
+  local b64
+  b64="$(sed -n "s/^printf '%s' \([A-Za-z0-9+/=]*\) | base64 -d >scenarios.tar.gz$/\1/p" "$BATS_TEST_TMPDIR/command.sh")"
+  [ -n "$b64" ]
+  run bash -c "base64 -d <<<'$b64' | tar -tzf -"
+  assert_line spike.js
+  assert_line lib/env.js
+  # Reproducible: the same files give the same bytes.
+  ssm_bundle spike "$BATS_TEST_TMPDIR/again.tar.gz"
+  cmp "$BATS_TEST_TMPDIR/scenarios.tar.gz" "$BATS_TEST_TMPDIR/again.tar.gz"
+}
+
+@test "ssm-fanout: no S3 bucket is a usage error that says why" {
+  TARGET_URL=http://127.0.0.1:9 run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-1 "$MATRIX"
+  assert_failure 2
+  assert_output --partial "FANOUT_S3_BUCKET is empty"
+}
+
+@test "ssm-fanout: no TARGET_URL is a usage error" {
+  FANOUT_S3_BUCKET=b run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-1 "$MATRIX"
+  assert_failure 2
+  assert_output --partial "TARGET_URL is empty"
+}
+
+@test "ssm-fanout: a cell past the matrix and a bad instance id are usage errors" {
+  export TARGET_URL=http://127.0.0.1:9 FANOUT_S3_BUCKET=b
+  run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --cell 3 --instances i-1 "$MATRIX"
+  assert_failure 2
+  assert_output --partial "the matrix has 2 cell(s)"
+  run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances 'i-1;reboot' "$MATRIX"
+  assert_failure 2
+}
+
+# operator_manifest ARGS...: the manifest as JSON (one array of documents),
+# read back with a real YAML parser.
+operator_manifest() {
+  TARGET_URL=http://10.9.8.7:8080 "$LT_ROOT/scripts/k6-operator.sh" "$@" >"$BATS_TEST_TMPDIR/testrun.yaml"
+  "$PYTHON" -c 'import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))' \
+    "$BATS_TEST_TMPDIR/testrun.yaml"
+}
+
+@test "k6-operator: a valid YAML ConfigMap and TestRun with the given parallelism" {
+  run operator_manifest --parallelism 4 --run-id r42 "$MATRIX"
+  assert_success
+  local docs="$output"
+  [ "$(jq -r '[.[].kind] | join(",")' <<<"$docs")" = "ConfigMap,TestRun" ]
+  [ "$(jq -r '.[1].apiVersion' <<<"$docs")" = "k6.io/v1alpha1" ]
+  [ "$(jq -r '.[1].spec.parallelism' <<<"$docs")" = 4 ]
+  [ "$(jq -r '.[1].spec.script.configMap.name == .[0].metadata.name' <<<"$docs")" = true ]
+  [ "$(jq -r '.[1].spec.script.configMap.file as $f | .[0].binaryData | has($f)' <<<"$docs")" = true ]
+}
+
+@test "k6-operator: env from the cell, run and cell tags in the arguments" {
+  run operator_manifest --parallelism 2 --run-id r42 --cell 2 "$MATRIX"
+  local docs="$output"
+  run jq -r '.[1].spec.runner.env[] | "\(.name)=\(.value)"' <<<"$docs"
+  assert_line VUS=4
+  assert_line DELAY_MS=20
+  assert_line TARGET_URL=http://10.9.8.7:8080
+  assert_line RUN_ID=r42
+  assert_line CELL_ID=02_delay_ms-20
+  run jq -r '.[1].spec.arguments' <<<"$docs"
+  assert_output --partial "--tag run_id=r42"
+  assert_output --partial "--tag cell=02_delay_ms-20"
+}
+
+@test "k6-operator: the ConfigMap's archive is a k6 archive of the scenario that k6 can load" {
+  operator_manifest --parallelism 2 --run-id r42 "$MATRIX" \
+    | jq -r '.[0].binaryData["archive.tar"]' | base64 -d >"$BATS_TEST_TMPDIR/archive.tar"
+  run tar -tf "$BATS_TEST_TMPDIR/archive.tar"
+  assert_line metadata.json
+  assert_line --regexp 'scenarios/lib/env\.js$'
+  run "$LT_K6" inspect "$BATS_TEST_TMPDIR/archive.tar"
+  assert_success
+  [ "$(jq -r '.tags.run_id' <<<"$output")" = r42 ]
+  [ "$(jq -r '.scenarios.spike.vus' <<<"$output")" = 4 ]
+}
+
+@test "k6-operator: --parallelism is required" {
+  TARGET_URL=http://10.9.8.7:8080 run "$LT_ROOT/scripts/k6-operator.sh" "$MATRIX"
+  assert_failure 2
+  assert_output --partial "--parallelism"
+}
