@@ -46,7 +46,8 @@ k6_planned_seconds() {
 # k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [k6 args...]: start
 # `k6 run` in the client namespace in the background (pid in K6_PID). k6 sees
 # only the cell's knobs and the run's identity, not the caller's environment.
-# After LIMIT_S it gets SIGINT (it then still writes its summary), and SIGKILL
+# "-e LT_RUN_ID=" marks the process as this suite's (a --tag would replace
+# the script's own tags). After LIMIT_S it gets SIGINT (it then still writes its summary), and SIGKILL
 # 30 s later.
 k6_start() {
   local -n cell_values="$1"
@@ -67,7 +68,8 @@ k6_start() {
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     exec timeout --signal=INT --kill-after=30 "$limit_s" \
       ip netns exec "$(netns_name client)" env -i "${env_args[@]}" \
-      "$LT_K6" run --no-usage-report --address "" "${K6_EXTRA_ARGS[@]}" "$@" \
+      "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
+      "${K6_EXTRA_ARGS[@]}" "$@" \
       "$LT_ROOT/scenarios/${cell_values[SCENARIO]}.js"
   ) >"$cell_dir/k6.log" 2>&1 &
   K6_PID=$!

@@ -7,7 +7,8 @@ TARGET_PID=""
 # target_start CELL_ASSOC LOG: start the target with the cell's settings, in
 # the background; its pid goes to TARGET_PID. The target gets every knob of
 # the cell in its environment (it reads TOMCAT_*, DELAY_MS, ports and the
-# waiting-room settings) and nothing from the caller's environment.
+# waiting-room settings) and nothing from the caller's environment. The
+# ltsuite.run_id property marks the JVM as this suite's, for whoever looks.
 target_start() {
   local -n cell_values="$1"
   local log="$2" key
@@ -22,7 +23,7 @@ target_start() {
   # A simple command (not a function) in the background, and ip netns exec
   # and env both exec: $! is the JVM itself.
   ip netns exec "$(netns_name server)" env -i "${env_args[@]}" \
-    java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true -jar "$TARGET_JAR" >"$log" 2>&1 &
+    java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID" -jar "$TARGET_JAR" >"$log" 2>&1 &
   TARGET_PID=$!
 }
 

@@ -73,8 +73,9 @@ refused() {
 
 @test "a command substitution stays a literal string and is never run" {
   local marker="$BATS_TEST_TMPDIR/pwned"
-  refused "SERVER_HEAP=\$(touch $marker)" -- "SERVER_HEAP: '\$(touch $marker)' is not a size"
+  # ${IFS} keeps each value one word (a space would make it an axis).
+  refused "SERVER_HEAP=\$(touch\${IFS}$marker)" -- "SERVER_HEAP: '\$(touch\${IFS}$marker)' is not a size"
   [ ! -e "$marker" ]
-  refused "DURATION=\`touch $marker\`" -- "DURATION: '\`touch $marker\`' is not a duration"
+  refused "DURATION=\`touch\${IFS}$marker\`" -- "DURATION: '\`touch\${IFS}$marker\`' is not a duration"
   [ ! -e "$marker" ]
 }

@@ -84,11 +84,20 @@ wait_for_runner_lock() {
   done
 }
 
-# run_matrix RESULTS_DIR URL: the small matrix, monitored, into URL.
+# run_matrix RESULTS_DIR URL: the small matrix, monitored, into URL. Another
+# run can take the host's lock between our wait and the runner's start: then
+# the runner refuses at once, and we wait again.
 run_matrix() {
-  wait_for_runner_lock
-  LT_RESULTS_DIR="$1" MONITORING=on INFLUXDB_URL="$2" \
-    "$LT_ROOT/scripts/run-matrix.sh" "$BATS_FILE_TMPDIR/monitoring.matrix"
+  local attempt status log="$BATS_FILE_TMPDIR/run-matrix.$$.log"
+  for ((attempt = 0; attempt < 10; attempt++)); do
+    wait_for_runner_lock
+    status=0
+    LT_RESULTS_DIR="$1" MONITORING=on INFLUXDB_URL="$2" \
+      "$LT_ROOT/scripts/run-matrix.sh" "$BATS_FILE_TMPDIR/monitoring.matrix" >"$log" 2>&1 || status=$?
+    cat "$log"
+    grep -q 'another run-matrix is running' "$log" || return "$status"
+  done
+  return "$status"
 }
 
 # stop_influx_after_first_cell RESULTS_DIR DATA_DIR: once the run's manifest

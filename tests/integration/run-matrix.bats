@@ -176,8 +176,8 @@ cells() {
 @test "nothing is left behind: namespaces, target, k6" {
   run ip netns list
   refute_output --partial ltsuite
-  run pgrep -f "loadtest-target.jar"
+  run pgrep -f "ltsuite.run_id="
   assert_failure
-  run pgrep -f "scenarios/spike.js"
+  run pgrep -f "k6 run .*-e LT_RUN_ID="
   assert_failure
 }
