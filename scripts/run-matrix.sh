@@ -49,6 +49,7 @@ main() {
   local total
   total="$(matrix_cell_count)"
   LT_BACKEND="${MATRIX_VALUE[BACKEND]}"
+  check_target_url
 
   require_runtime
   take_lock
@@ -62,7 +63,11 @@ main() {
   trap on_exit EXIT
 
   say "run $LT_RUN_ID: $total cell(s) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
-  say "load goes to ${MATRIX_VALUE[SERVER_ADDR]}:${MATRIX_VALUE[SERVER_PORT]} in network namespace $(netns_name server)"
+  if [[ "$NETNS_HOST_MODE" == 1 ]]; then
+    say "load goes to ${MATRIX_VALUE[TARGET_URL]} (an external target), from this host"
+  else
+    say "load goes to ${MATRIX_VALUE[SERVER_ADDR]}:${MATRIX_VALUE[SERVER_PORT]} in network namespace $(netns_name server)"
+  fi
   monitoring_run_start "$LT_RUN_DIR" MATRIX_VALUE
   local index cell_id
   for ((index = 0; index < total; index++)); do
@@ -128,6 +133,28 @@ resolve_matrix() {
       LT_OVERRIDES+="$key=${MATRIX_VALUE[$key]}"$'\n'
     fi
   done
+}
+
+# check_target_url: where load may go. By default only the suite's own
+# namespace; an external TARGET_URL must be loopback unless
+# ALLOW_REMOTE_TARGET=1, and then no sysctl may be set (they would apply to
+# the host, which the suite never changes).
+check_target_url() {
+  local url="${MATRIX_VALUE[TARGET_URL]}" host key
+  [[ -n "$url" ]] || return 0
+  [[ "$url" != *" "* ]] || usage_error "TARGET_URL: one target per run, not an axis"
+  host="${url#*://}"
+  host="${host%%/*}"
+  host="${host%:*}"
+  if [[ ! "$host" =~ ^(127\.[0-9.]+|localhost|\[::1\])$ && "${MATRIX_VALUE[ALLOW_REMOTE_TARGET]}" != 1 ]]; then
+    usage_error "TARGET_URL: $host is not loopback; set ALLOW_REMOTE_TARGET=1 to send load there"
+  fi
+  for key in "${!SYSCTL_SIDE[@]}"; do
+    if [[ -n "${MATRIX_VALUE[$key]:-}" ]]; then
+      usage_error "$key: sysctls apply to the suite's own namespaces only; with TARGET_URL they would change this host"
+    fi
+  done
+  NETNS_HOST_MODE=1
 }
 
 # require_runtime: root and every tool a run needs, with what to do if missing.
@@ -251,18 +278,23 @@ run_cell_steps() {
   local -n values="$1"
   local cell_dir="$2" k6_status=0 limit
   local base_url="http://${values[SERVER_ADDR]}:${values[SERVER_PORT]}"
-  netns_down
-  netns_up "${values[SERVER_ADDR]}" "${values[CLIENT_ADDR]}" \
-    || { CELL_ERROR="cannot create the network namespaces"; return 1; }
-  netns_apply_sysctls values || return 1
-  netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
+  if [[ "$NETNS_HOST_MODE" == 1 ]]; then
+    run_cell_external_start values "$cell_dir" || return 1
+    base_url="${values[TARGET_URL]%/}"
+  else
+    netns_down
+    netns_up "${values[SERVER_ADDR]}" "${values[CLIENT_ADDR]}" \
+      || { CELL_ERROR="cannot create the network namespaces"; return 1; }
+    netns_apply_sysctls values || return 1
+    netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
 
-  target_start values "$cell_dir/target.log"
-  if ! target_wait_healthy "$base_url/health" "${values[TARGET_START_TIMEOUT]}"; then
-    CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
-    return 1
+    target_start values "$cell_dir/target.log"
+    if ! target_wait_healthy "$base_url/health" "${values[TARGET_START_TIMEOUT]}"; then
+      CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
+      return 1
+    fi
+    counters_snapshot server "$cell_dir/nstat-server-before.txt"
   fi
-  counters_snapshot server "$cell_dir/nstat-server-before.txt"
   counters_snapshot client "$cell_dir/nstat-client-before.txt"
 
   limit=$(($(k6_planned_seconds values) + 60))
@@ -274,14 +306,14 @@ run_cell_steps() {
   CELL_K6_EXIT="$k6_status"
   sampler_stop
 
-  counters_snapshot server "$cell_dir/nstat-server-after.txt"
+  [[ "$NETNS_HOST_MODE" == 1 ]] || counters_snapshot server "$cell_dir/nstat-server-after.txt"
   counters_snapshot client "$cell_dir/nstat-client-after.txt"
-  if [[ "${values[SCENARIO]}" == waiting-room ]] && target_alive; then
+  if [[ "${values[SCENARIO]}" == waiting-room ]] && { [[ "$NETNS_HOST_MODE" == 1 ]] || target_alive; }; then
     # The server's own account of admissions, to check its rule was kept.
     netns_exec client curl -fsS --max-time 5 "$base_url/api/waiting-room/stats" \
       >"$cell_dir/waiting-room-stats.json" 2>/dev/null || true
   fi
-  if ! target_alive; then
+  if [[ "$NETNS_HOST_MODE" != 1 ]] && ! target_alive; then
     CELL_ERROR="target died during the cell"
     return 1
   fi
@@ -292,6 +324,19 @@ run_cell_steps() {
       return 1
       ;;
   esac
+}
+
+# run_cell_external_start CELL_ASSOC CELL_DIR: an external target is not
+# started, only checked: its /health must answer. The host's counters are
+# shared with everything else on it, so the deltas are noisier.
+run_cell_external_start() {
+  local -n ext_values="$1"
+  local cell_dir="$2" url="${ext_values[TARGET_URL]%/}/health"
+  printf 'external target %s: not started by the suite\n' "${ext_values[TARGET_URL]}" >"$cell_dir/target.log"
+  if ! curl -fsS -o /dev/null --max-time 5 "$url" 2>>"$cell_dir/target.log"; then
+    CELL_ERROR="external target does not answer $url"
+    return 1
+  fi
 }
 
 # load_cell_env FILE ASSOC: read a cell.env (written by the runner) into ASSOC.

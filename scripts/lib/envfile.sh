@@ -105,6 +105,9 @@ envfile_check_type() {
     ipv4)
       [[ "$value" =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] \
         || { printf "'%s' is not an IPv4 address" "$value"; return 1; } ;;
+    url)
+      [[ "$value" =~ ^https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\])(:[0-9]{1,5})?(/[^[:space:]]*)?$ ]] \
+        || { printf "'%s' is not an http(s) URL such as http://127.0.0.1:8080" "$value"; return 1; } ;;
     word)
       [[ "$value" =~ ^[A-Za-z0-9._:/@+-]+$ ]] \
         || { printf "'%s' has characters other than letters, digits and ._:/@+-" "$value"; return 1; } ;;

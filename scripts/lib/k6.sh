@@ -63,11 +63,13 @@ k6_start() {
     env_args+=("$key=${cell_values[$key]}")
   done
   env_args+=("${K6_EXTRA_ENV[@]}")
+  local -a in_namespace
+  mapfile -t in_namespace < <(netns_prefix client)
   (
     # k6 keeps one socket per VU: give it every file descriptor allowed.
     ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
     exec timeout --signal=INT --kill-after=30 "$limit_s" \
-      ip netns exec "$(netns_name client)" env -i "${env_args[@]}" \
+      "${in_namespace[@]}" env -i "${env_args[@]}" \
       "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
       "${K6_EXTRA_ARGS[@]}" "$@" \
       "$LT_ROOT/scenarios/${cell_values[SCENARIO]}.js"

@@ -8,6 +8,9 @@ readonly NETNS_SERVER="ltsuite-srv"
 readonly NETNS_CLIENT="ltsuite-cli"
 readonly NETNS_VETH_SERVER="ltsuite-s0"
 readonly NETNS_VETH_CLIENT="ltsuite-c0"
+# 1 when the target is external (TARGET_URL): the client side is then the
+# host itself and there is no server side.
+NETNS_HOST_MODE=0
 
 # netns_up SERVER_ADDR CLIENT_ADDR: create both namespaces and link them.
 netns_up() {
@@ -39,11 +42,24 @@ netns_exists() {
   [[ -e "/run/netns/$1" ]]
 }
 
-# netns_exec SIDE COMMAND...: run COMMAND in the server or client namespace.
+# netns_exec SIDE COMMAND...: run COMMAND in the server or client namespace
+# (in host mode: the client side runs on the host, the server side fails).
 netns_exec() {
   local side="$1"
   shift
+  if [[ "$NETNS_HOST_MODE" == 1 ]]; then
+    [[ "$side" == client ]] || return 1
+    "$@"
+    return
+  fi
   ip netns exec "$(netns_name "$side")" "$@"
+}
+
+# netns_prefix SIDE: the words that run a command on SIDE, one per line
+# (nothing in host mode), for callers that must exec the command.
+netns_prefix() {
+  [[ "$NETNS_HOST_MODE" == 1 ]] && return 0
+  printf '%s\n' ip netns exec "$(netns_name "$1")"
 }
 
 # netns_name SIDE: the namespace of "server" or "client".
