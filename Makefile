@@ -16,7 +16,9 @@ SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
-tools: packages $(K6) $(JAR) $(BATS) $(TOOLS)/bin/influxd ## Install or build everything a run and the tests need
+CDS := server/target/cds/app.jsa
+
+tools: packages $(K6) $(JAR) $(CDS) $(BATS) $(TOOLS)/bin/influxd ## Install or build everything a run and the tests need
 
 packages:
 	@scripts/setup/install-packages.sh
@@ -32,6 +34,9 @@ $(JAR): $(SERVER_SOURCES)
 	@echo "building the target (server/)" >&2
 	mvn -q -B -f server/pom.xml package -DskipTests
 	@touch $@
+
+$(CDS): $(JAR)
+	@scripts/setup/build-target-cds.sh
 
 # Knobs given as KNOB=value on this command line reach the runner through
 # the environment; it layers them over the matrix.

@@ -53,16 +53,18 @@ k6_start() {
   local -n cell_values="$1"
   local cell_dir="$2" target_url="$3" limit_s="$4" key
   shift 4
-  local -a env_args=(
-    "PATH=$PATH" "HOME=${HOME:-/root}"
-    "TARGET_URL=$target_url"
-    "SUMMARY_FILE=$cell_dir/summary.json"
-    "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")"
-  )
+  local -a env_args=("PATH=$PATH" "HOME=${HOME:-/root}")
   for key in "${!cell_values[@]}"; do
     env_args+=("$key=${cell_values[$key]}")
   done
-  env_args+=("${K6_EXTRA_ENV[@]}")
+  # After the knobs: env keeps the last of duplicate names, and these are the
+  # runner's, e.g. TARGET_URL is the resolved target even when the knob is empty.
+  env_args+=(
+    "TARGET_URL=$target_url"
+    "SUMMARY_FILE=$cell_dir/summary.json"
+    "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")"
+    "${K6_EXTRA_ENV[@]}"
+  )
   local -a in_namespace
   mapfile -t in_namespace < <(netns_prefix client)
   (

@@ -2,7 +2,22 @@
 # Summary: start, check and stop the Spring Boot target inside the server namespace.
 
 TARGET_JAR="${TARGET_JAR:-$LT_ROOT/server/target/loadtest-target.jar}"
+TARGET_CDS_DIR="$LT_ROOT/server/target/cds"
 TARGET_PID=""
+
+# target_java_args MODE: how to start the JVM. "cds" uses the extracted jar
+# and its class-data-sharing archive (scripts/setup/build-target-cds.sh)
+# when they are newer than the jar; otherwise, or with "jar", the plain jar.
+target_java_args() {
+  local mode="$1"
+  if [[ "$mode" == cds && -s "$TARGET_CDS_DIR/app.jsa" && "$TARGET_CDS_DIR/app.jsa" -nt "$TARGET_JAR" ]]; then
+    # -Xshare:auto: a mismatched archive is ignored, never fatal.
+    printf '%s\n' "-XX:SharedArchiveFile=$TARGET_CDS_DIR/app.jsa" -Xshare:auto \
+      -jar "$TARGET_CDS_DIR/app/loadtest-target.jar"
+  else
+    printf '%s\n' -jar "$TARGET_JAR"
+  fi
+}
 
 # target_start CELL_ASSOC LOG: start the target with the cell's settings, in
 # the background; its pid goes to TARGET_PID. The target gets every knob of
@@ -12,6 +27,8 @@ TARGET_PID=""
 target_start() {
   local -n cell_values="$1"
   local log="$2" key
+  local -a java_args
+  mapfile -t java_args < <(target_java_args "${cell_values[TARGET_START_MODE]:-jar}")
   local -a env_args=(
     "PATH=$PATH"
     "SERVER_ADDRESS=${cell_values[SERVER_ADDR]}"
@@ -23,7 +40,8 @@ target_start() {
   # A simple command (not a function) in the background, and ip netns exec
   # and env both exec: $! is the JVM itself.
   ip netns exec "$(netns_name server)" env -i "${env_args[@]}" \
-    java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID" -jar "$TARGET_JAR" >"$log" 2>&1 &
+    java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID" \
+    "${java_args[@]}" >"$log" 2>&1 &
   TARGET_PID=$!
 }
 
