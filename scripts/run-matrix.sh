@@ -247,7 +247,7 @@ update_cell_counts() {
 # run_cell INDEX TOTAL: one cell, start to row. Fails (after writing a row
 # with status=failed and the reason) if any step fails.
 run_cell() {
-  local index="$1" total="$2" cell_id cell_dir started error="" status=ok
+  local index="$1" total="$2" cell_id cell_dir started started_ns error="" status=ok
   local -A cell=()
   cell_id="$(matrix_cell_id "$index")"
   cell_dir="$LT_RUN_DIR/cells/$cell_id"
@@ -255,6 +255,7 @@ run_cell() {
   matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env"
   load_cell_env "$cell_dir/cell.env" cell
   started=$SECONDS
+  started_ns="$(date +%s%N)"
   say "cell $((index + 1))/$total $cell_id"
 
   CELL_ERROR=""
@@ -265,7 +266,8 @@ run_cell() {
   fi
   stop_cell_processes
   counters_cell_deltas "$cell_dir"
-  results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)"
+  results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
+    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
   monitoring_cell_done cell "$cell_dir"
   say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"' "$cell_dir/row.json")${error:+ ($error)}"
   [[ "$status" == ok ]]

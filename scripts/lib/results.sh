@@ -16,6 +16,8 @@ readonly RESULTS_COLUMNS=(
   server_conns_peak accept_queue_peak listen_backlog queue_capacity
   time_wait_peak server_time_wait_peak client_time_wait_peak
   tomcat_threads_busy_peak
+  k6_cpu_avg_pct k6_cpu_peak_pct k6_rss_peak_mb generator_bound
+  cell_wall_s
   k6_exit
   error
 )
@@ -39,18 +41,20 @@ results_samples_peaks() {
       }
       # Columns 6 and 8: TIME-WAIT on the server and on the client side.
       if ($6 + $8 > tw_peak) tw_peak = $6 + $8
+      # Column 11: k6 CPU %, averaged over the samples that have it.
+      if ($11 != "") { cpu_sum += $11; cpu_n++ }
     }
     END {
       printf "{"
       for (i = 2; i in name; i++) printf "%s\"%s\":%s", (i > 2 ? "," : ""), name[i], ((i in peak) ? peak[i] + 0 : "null")
-      printf ",\"time_wait_total\":%d}\n", tw_peak
+      printf ",\"time_wait_total\":%d,\"k6_cpu_avg\":%s}\n", tw_peak, (cpu_n ? sprintf("%.1f", cpu_sum / cpu_n) : "null")
     }
   ' "$1"
 }
 
-# results_row CELL_DIR STATUS ERROR AXES_JSON: write CELL_DIR/row.json.
+# results_row CELL_DIR STATUS ERROR AXES_JSON [WALL_S]: write CELL_DIR/row.json.
 results_row() {
-  local cell_dir="$1" status="$2" error="$3" axes_json="$4"
+  local cell_dir="$1" status="$2" error="$3" axes_json="$4" wall_s="${5:-}"
   local summary="{}" peaks="{}" extra_in="{}" cell_json deltas_json
   [[ -s "$cell_dir/summary.json" ]] && summary="$(cat "$cell_dir/summary.json")"
   [[ -s "$cell_dir/samples.tsv" ]] && peaks="$(results_samples_peaks "$cell_dir/samples.tsv")"
@@ -61,7 +65,7 @@ results_row() {
   deltas_json="$(results_deltas_json "$cell_dir/netstat-delta.tsv")"
   jq -n \
     --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
-    --arg status "$status" --arg error "$error" --arg k6_exit "${CELL_K6_EXIT:-}" \
+    --arg status "$status" --arg error "$error" --arg k6_exit "${CELL_K6_EXIT:-}" --arg wall_s "$wall_s" \
     --argjson axes "$axes_json" --argjson env "$cell_json" \
     --argjson summary "$summary" --argjson peaks "$peaks" --argjson deltas "$deltas_json" \
     --argjson extra_in "$extra_in" \

@@ -90,6 +90,13 @@ def extra:
     server_time_wait_peak: $peaks.server_time_wait,
     client_time_wait_peak: $peaks.client_time_wait,
     tomcat_threads_busy_peak: $peaks.tomcat_threads_busy,
+    k6_cpu_avg_pct: $peaks.k6_cpu_avg,
+    k6_cpu_peak_pct: $peaks.k6_cpu_pct,
+    k6_rss_peak_mb: $peaks.k6_rss_mb,
+    # k6 near a full core of its own: the generator, not the server, may be
+    # the limit of this cell.
+    generator_bound: (if $peaks.k6_cpu_avg == null then null elif $peaks.k6_cpu_avg >= 90 then 1 else 0 end),
+    cell_wall_s: (if $wall_s == "" then null else ($wall_s | tonumber) end),
     k6_exit: (if $k6_exit == "" then null else ($k6_exit | tonumber) end),
     error: $error,
     extra: extra

@@ -3,7 +3,7 @@
 
 SAMPLER_PID=""
 
-readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_syn_recv\tserver_time_wait\tclient_estab\tclient_time_wait\ttomcat_threads_busy\ttomcat_connections'
+readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_syn_recv\tserver_time_wait\tclient_estab\tclient_time_wait\ttomcat_threads_busy\ttomcat_connections\tk6_cpu_pct\tk6_rss_mb'
 
 # sampler_start FILE PORT MGMT_PORT INTERVAL_S MAX_SAMPLES: sample in the
 # background until stopped or MAX_SAMPLES rows are written.
@@ -12,9 +12,21 @@ sampler_start() {
   printf '%s\n' "$SAMPLES_HEADER" >"$file"
   (
     trap 'exit 0' TERM
-    local i
+    local i k6_pid="" usage ticks rss now prev_ticks="" prev_now="" cpu
     for ((i = 0; i < max_samples; i++)); do
-      sampler_row "$port" "$mgmt_port" >>"$file"
+      [[ -n "$k6_pid" && -d "/proc/$k6_pid" ]] || k6_pid="$(sampler_k6_pid)"
+      usage="$(sampler_proc_usage "$k6_pid")"
+      now="$(date +%s.%N)"
+      ticks="${usage%% *}"
+      rss="${usage#* }"
+      cpu=""
+      if [[ -n "$ticks" && -n "$prev_ticks" ]]; then
+        cpu="$(awk -v t="$ticks" -v pt="$prev_ticks" -v n="$now" -v pn="$prev_now" -v hz="$(getconf CLK_TCK)" \
+          'BEGIN { if (n > pn) printf "%.1f", (t - pt) / hz / (n - pn) * 100 }')"
+      fi
+      prev_ticks="$ticks"
+      prev_now="$now"
+      sampler_row "$port" "$mgmt_port" "$cpu" "$rss" >>"$file"
       sleep "$interval"
     done
   ) &
@@ -29,24 +41,48 @@ sampler_stop() {
   SAMPLER_PID=""
 }
 
-# sampler_row PORT MGMT_PORT: one tab-separated row (see SAMPLES_HEADER).
+# sampler_k6_pid: the pid of this run's k6 (marked with -e LT_RUN_ID=), if any.
+sampler_k6_pid() {
+  local pid
+  for pid in $(pgrep -x k6); do
+    if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "LT_RUN_ID=$LT_RUN_ID "; then
+      printf '%s\n' "$pid"
+      return
+    fi
+  done
+}
+
+# sampler_proc_usage PID: "cpu_ticks rss_mb" of a process (utime + stime in
+# clock ticks; resident memory in MB), or " " if it is gone.
+sampler_proc_usage() {
+  local pid="$1"
+  if [[ -z "$pid" || ! -r "/proc/$pid/stat" ]]; then
+    printf ' \n'
+    return
+  fi
+  awk 'FNR == NR { sub(/.*\) /, ""); ticks = $12 + $13; next }
+       $1 == "VmRSS:" { rss = $2 / 1024 }
+       END { printf "%d %.0f\n", ticks, rss }' "/proc/$pid/stat" "/proc/$pid/status" 2>/dev/null || printf ' \n'
+}
+
+# sampler_row PORT MGMT_PORT K6_CPU_PCT K6_RSS_MB: one tab-separated row (see
+# SAMPLES_HEADER).
 sampler_row() {
-  local port="$1" mgmt_port="$2" ts busy conns
+  local port="$1" mgmt_port="$2" k6_cpu="$3" k6_rss="$4" ts busy conns
   ts="$(date +%s.%N)"
-  busy="$(target_metric "$mgmt_port" tomcat.threads.busy)"
-  conns="$(target_metric "$mgmt_port" tomcat.connections.current)"
+  { read -r busy || true; read -r conns || true; } < <(target_metrics "$mgmt_port" tomcat.threads.busy tomcat.connections.current)
   {
     netns_exec server ss -Htan 2>/dev/null | sed 's/^/server /'
     netns_exec client ss -Htan 2>/dev/null | sed 's/^/client /'
-  } | sampler_format_row "$port" "$ts" "${busy%.0}" "${conns%.0}"
+  } | sampler_format_row "$port" "$ts" "${busy%.0}" "${conns%.0}" "$k6_cpu" "$k6_rss"
 }
 
-# sampler_format_row PORT TS BUSY CONNS: turn `ss -Htan` lines prefixed with
+# sampler_format_row PORT TS BUSY CONNS [K6_CPU K6_RSS]: turn `ss -Htan` lines prefixed with
 # "server " or "client " into one samples row. The listener's Recv-Q is the
 # accept queue's length and its Send-Q the effective backlog. Connections
 # count when either end is PORT; the listener's row is left empty if absent.
 sampler_format_row() {
-  awk -v port="$1" -v ts="$2" -v busy="$3" -v conns="$4" '
+  awk -v port="$1" -v ts="$2" -v busy="$3" -v conns="$4" -v k6_cpu="${5:-}" -v k6_rss="${6:-}" '
     function port_of(addr) { sub(/.*:/, "", addr); return addr }
     {
       side = $1; state = $2; local_port = port_of($5); peer_port = port_of($6)
@@ -58,9 +94,9 @@ sampler_format_row() {
       count[side, state]++
     }
     END {
-      printf "%.3f\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", ts, recvq, sendq,
+      printf "%.3f\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", ts, recvq, sendq,
         count["server", "ESTAB"], count["server", "SYN-RECV"], count["server", "TIME-WAIT"],
-        count["client", "ESTAB"], count["client", "TIME-WAIT"], busy, conns
+        count["client", "ESTAB"], count["client", "TIME-WAIT"], busy, conns, k6_cpu, k6_rss
     }
   '
 }

@@ -48,7 +48,7 @@ NSTAT
 }
 
 @test "a samples row counts connection states on the target port per side" {
-  run sampler_format_row 8080 1700000000.5 3 4 <<'SS'
+  run sampler_format_row 8080 1700000000.5 3 4 55.5 120 <<'SS'
 server LISTEN 2 1 198.18.0.1:8080 0.0.0.0:*
 server LISTEN 0 64 127.0.0.1:8081 0.0.0.0:*
 server ESTAB 0 0 198.18.0.1:8080 198.18.0.2:40000
@@ -61,15 +61,15 @@ client SYN-SENT 0 0 198.18.0.2:40005 198.18.0.1:8080
 client TIME-WAIT 0 0 198.18.0.2:40006 198.18.0.1:8080
 client TIME-WAIT 0 0 198.18.0.2:40007 198.18.0.1:8080
 SS
-  assert_output $'1700000000.500\t2\t1\t2\t1\t1\t1\t2\t3\t4'
+  assert_output $'1700000000.500\t2\t1\t2\t1\t1\t1\t2\t3\t4\t55.5\t120'
 }
 
 @test "peaks take the largest value of each series" {
   {
     printf '%s\n' "$SAMPLES_HEADER"
-    printf '1.0\t0\t1\t2\t0\t0\t2\t5\t1\t3\n'
-    printf '2.0\t2\t1\t4\t1\t3\t4\t1\t2\t3\n'
-    printf '3.0\t\t\t0\t0\t0\t0\t0\t\t\n'
+    printf '1.0\t0\t1\t2\t0\t0\t2\t5\t1\t3\t\t80\n'
+    printf '2.0\t2\t1\t4\t1\t3\t4\t1\t2\t3\t95.0\t100\n'
+    printf '3.0\t\t\t0\t0\t0\t0\t0\t\t\t85.0\t90\n'
   } >"$BATS_TEST_TMPDIR/samples.tsv"
   run results_samples_peaks "$BATS_TEST_TMPDIR/samples.tsv"
   assert_success
@@ -78,4 +78,7 @@ SS
   # the peak of the sum (5), not the sum of the peaks (3 + 5)
   [ "$(jq .time_wait_total <<<"$output")" -eq 5 ]
   [ "$(jq .tomcat_threads_busy <<<"$output")" -eq 2 ]
+  [ "$(jq .k6_rss_mb <<<"$output")" -eq 100 ]
+  # The average CPU is over the samples that have a value: (95 + 85) / 2.
+  [ "$(jq .k6_cpu_avg <<<"$output")" = 90 ]
 }
