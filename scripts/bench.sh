@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
+# Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000")
+#
+# The machines are shared and noisy, so every figure is a ratio of two
+# variants measured side by side (alternating, in the same bench run), the
+# median of BENCH_REPS repetitions, with the spread (min..max) shown.
+#   1. orchestration: wall time per cell minus k6's own test time, plain jar
+#      versus the class-data-sharing start (TARGET_START_MODE=jar|cds)
+#   2. metrics perturbation: the same cell with the suite's monitoring
+#      defaults versus none, in the seeds' regime and with k6 saturated
+#   3. generator capacity: the largest spike against a 5 s endpoint that one
+#      k6 process sustains, with its memory per VU and CPU
+#   4. reference: requests per second of wrk versus the spike scenario
+set -euo pipefail
+
+LT_PROG=bench
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+for lib in envfile matrix netns target k6; do
+  # shellcheck source=/dev/null
+  source "$LT_ROOT/scripts/lib/$lib.sh"
+done
+
+readonly REPS="${BENCH_REPS:-3}"
+readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
+BENCH_DIR=""
+STARTED_MONITORING=0
+
+main() {
+  [[ "${1:-}" == -h || "${1:-}" == --help ]] && { print_summary "${BASH_SOURCE[0]}"; return 0; }
+  [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
+  [[ $EUID -eq 0 ]] || abort "the benchmarks run the suite, which needs root"
+  command -v wrk >/dev/null || install_wrk
+  BENCH_DIR="$LT_ROOT/results/bench-$(date +%Y%m%d-%H%M%S)"
+  mkdir -p "$BENCH_DIR/runs"
+  trap on_exit EXIT
+  say "bench: $REPS repetition(s) per figure -> ${BENCH_DIR#"$LT_ROOT"/}"
+
+  bench_orchestration
+  bench_perturbation
+  bench_capacity
+  bench_wrk
+  render
+  cat "$BENCH_DIR/bench.md"
+}
+
+install_wrk() {
+  say "installing wrk (apt-get) for the reference measurement"
+  apt-get install -y -qq wrk >&2 || abort "cannot install wrk"
+}
+
+# run_matrix NAME LINES...: run a matrix made of LINES; print its run dir.
+run_matrix() {
+  local name="$1" matrix
+  shift
+  matrix="$BENCH_DIR/runs/$name.matrix"
+  printf '%s\n' "$@" >"$matrix"
+  LT_RESULTS_DIR="$BENCH_DIR/runs" LT_LOCK_WAIT=1800 MONITORING="${MONITORING:-off}" \
+    K6_HTML_REPORT="${K6_HTML_REPORT:-0}" \
+    "$LT_ROOT/scripts/run-matrix.sh" "$matrix" >"$BENCH_DIR/runs/$name.log" 2>&1 \
+    || warn "run $name failed; see $BENCH_DIR/runs/$name.log"
+  readlink -f "$BENCH_DIR/runs/latest"
+}
+
+# record FIGURE JSON_LINES...: append measurements of one figure to figures.jsonl.
+record() {
+  local figure="$1"
+  shift
+  printf '%s\n' "$@" | jq -c --arg f "$figure" '. + {figure: $f}' >>"$BENCH_DIR/measurements.jsonl"
+}
+
+bench_orchestration() {
+  say "1/4 orchestration overhead: 4 short cells per start mode, alternating"
+  local rep run_dir row
+  for ((rep = 1; rep <= REPS; rep++)); do
+    run_dir="$(run_matrix "orchestration-$rep" \
+      "TARGET_START_MODE=jar cds" "TOMCAT_ACCEPT_COUNT=100 101" \
+      "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
+    for row in "$run_dir"/cells/*/row.json; do
+      record orchestration "$(jq -c --argjson rep "$rep" '{rep: $rep, variant: .axes.TARGET_START_MODE,
+        wall_s: .cell_wall_s, k6_s: .duration_s, overhead_s: (.cell_wall_s - .duration_s)}' "$row")"
+    done
+  done
+}
+
+bench_perturbation() {
+  say "2/4 metrics perturbation: monitoring defaults versus none, two regimes"
+  if ! "$LT_ROOT/scripts/monitoring.sh" status >/dev/null 2>&1; then
+    "$LT_ROOT/scripts/monitoring.sh" up --native >&2 || abort "cannot start InfluxDB"
+    STARTED_MONITORING=1
+  fi
+  local rep regime variant run_dir
+  local -A regime_lines=(
+    [seeds]="VUS=1000|DELAY_MS=1000|DURATION=15s|TOMCAT_MAX_THREADS=1000|SERVER_HEAP=1g|GRACEFUL_STOP=3s"
+    [saturated]="VUS=100|DELAY_MS=0|DURATION=10s|GRACEFUL_STOP=1s"
+  )
+  for ((rep = 1; rep <= REPS; rep++)); do
+    for regime in seeds saturated; do
+      for variant in none defaults; do
+        local -a lines
+        IFS='|' read -r -a lines <<<"${regime_lines[$regime]}"
+        if [[ "$variant" == none ]]; then
+          run_dir="$(MONITORING=off K6_HTML_REPORT=0 run_matrix "perturbation-$regime-$variant-$rep" "${lines[@]}")"
+        else
+          run_dir="$(MONITORING=on K6_HTML_REPORT=1 run_matrix "perturbation-$regime-$variant-$rep" "${lines[@]}")"
+        fi
+        record "perturbation-$regime" "$(jq -c --argjson rep "$rep" --arg v "$variant" '{rep: $rep, variant: $v,
+          tps: .tps, p95_ms: .lat_p95_ms, k6_cpu_avg_pct: .k6_cpu_avg_pct, generator_bound: .generator_bound}' \
+          "$run_dir/cells/01/row.json")"
+      done
+    done
+  done
+}
+
+bench_capacity() {
+  say "3/4 generator capacity: spikes of $CAPACITY_VUS VUs against a 5 s endpoint"
+  local vus run_dir
+  for vus in $CAPACITY_VUS; do
+    run_dir="$(run_matrix "capacity-$vus" "VUS=$vus" "DELAY_MS=5000" "DURATION=20s" \
+      "TOMCAT_MAX_THREADS=$vus" "SERVER_HEAP=2g" "REQUEST_TIMEOUT=30s" "GRACEFUL_STOP=6s")"
+    record capacity "$(jq -c --argjson vus "$vus" '{vus: $vus, tps: .tps, expected_tps: ($vus / 5),
+      tps_ratio: (.tps / ($vus / 5)), failed_reqs: .failed_reqs, k6_cpu_avg_pct: .k6_cpu_avg_pct,
+      k6_rss_peak_mb: .k6_rss_peak_mb, kb_per_vu: (.k6_rss_peak_mb * 1024 / $vus),
+      generator_bound: .generator_bound}' "$run_dir/cells/01/row.json")"
+  done
+}
+
+# bench_wrk: wrk and k6 against one running target, alternating, in the
+# suite's namespaces (the same path the scenarios take).
+bench_wrk() {
+  say "4/4 reference: wrk versus the spike scenario, 50 connections, fast endpoint"
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  local -A cell=()
+  local key
+  for key in "${KNOB_ORDER[@]}"; do cell[$key]="${KNOB_DEFAULT[$key]}"; done
+  cell[VUS]=50
+  cell[DELAY_MS]=0
+  cell[DURATION]=10s
+  cell[GRACEFUL_STOP]=1s
+  exec {lock_fd}>>/run/lock/ltsuite-run-matrix.lock
+  flock -w 1800 "$lock_fd" || abort "the suite's lock stayed taken"
+  LT_RUN_ID="bench-wrk"
+  netns_down
+  netns_up "${cell[SERVER_ADDR]}" "${cell[CLIENT_ADDR]}"
+  target_start cell "$BENCH_DIR/runs/wrk-target.log"
+  target_wait_healthy "http://${cell[SERVER_ADDR]}:${cell[SERVER_PORT]}/health" 60 || abort "$CELL_ERROR"
+  local url="http://${cell[SERVER_ADDR]}:${cell[SERVER_PORT]}" rep wrk_rps k6_rps dir
+  for ((rep = 1; rep <= REPS; rep++)); do
+    wrk_rps="$(netns_exec client wrk -t2 -c50 -d10s "$url/hello?delayMs=0" | awk '/^Requests\/sec/ { print $2 }')"
+    dir="$BENCH_DIR/runs/wrk-k6-$rep"
+    mkdir -p "$dir"
+    k6_start cell "$dir" "$url" 60
+    k6_wait || true
+    k6_rps="$(jq '.metrics["http_reqs{traffic:load}"].values.rate' "$dir/summary.json")"
+    record reference "$(jq -nc --argjson rep "$rep" --argjson w "${wrk_rps:-null}" --argjson k "${k6_rps:-null}" \
+      '{rep: $rep, wrk_rps: $w, k6_rps: $k, ratio: (if $w and $k then $k / $w else null end)}')"
+  done
+  target_stop
+  netns_down
+}
+
+# render: bench.json (every measurement and the medians) and bench.md.
+render() {
+  jq -s -f "$LT_ROOT/scripts/lib/bench.jq" "$BENCH_DIR/measurements.jsonl" >"$BENCH_DIR/bench.json"
+  jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" "$BENCH_DIR/bench.json" >"$BENCH_DIR/bench.md"
+}
+
+on_exit() {
+  local status=$?
+  k6_stop
+  target_stop
+  netns_down
+  if [[ $STARTED_MONITORING -eq 1 ]]; then
+    "$LT_ROOT/scripts/monitoring.sh" down >&2 || true
+  fi
+  exit "$status"
+}
+
+main "$@"

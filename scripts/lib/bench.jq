@@ -1,0 +1,30 @@
+# Summaries of the bench measurements: median and spread of each figure.
+def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+  else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+def spread: {median: median, min: min, max: max, n: length};
+def r3: if . == null then null else (. * 1000 | round) / 1000 end;
+def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map(.[$field]) | spread)}) | from_entries;
+
+. as $all
+| {
+    measurements: $all,
+    orchestration: (
+      [$all[] | select(.figure == "orchestration")] as $o
+      | {
+          overhead_s: ($o | by_variant("overhead_s")),
+          wall_over_k6: ($o | group_by(.variant) | map({key: .[0].variant,
+            value: ((map(.wall_s) | add) / (map(.k6_s) | add) | r3)}) | from_entries)
+        }),
+    perturbation: (
+      ["seeds", "saturated"] | map(. as $regime
+        | [$all[] | select(.figure == "perturbation-" + $regime)] as $p
+        | {key: $regime, value: {
+            tps_ratio: ([$p | group_by(.rep)[] | (map(select(.variant == "defaults"))[0].tps) / (map(select(.variant == "none"))[0].tps)] | spread),
+            p95_ratio: ([$p | group_by(.rep)[] | (map(select(.variant == "defaults"))[0].p95_ms) / (map(select(.variant == "none"))[0].p95_ms)] | spread),
+            tps: ($p | by_variant("tps")),
+            k6_cpu_avg_pct: ($p | by_variant("k6_cpu_avg_pct"))
+          }}) | from_entries),
+    capacity: [$all[] | select(.figure == "capacity") | del(.figure)],
+    reference: ([$all[] | select(.figure == "reference")] | {ratio_k6_over_wrk: (map(.ratio) | spread),
+      wrk_rps: (map(.wrk_rps) | spread), k6_rps: (map(.k6_rps) | spread)})
+  }
