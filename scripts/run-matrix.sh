@@ -145,7 +145,8 @@ check_target_url() {
   [[ "$url" != *" "* ]] || usage_error "TARGET_URL: one target per run, not an axis"
   host="${url#*://}"
   host="${host%%/*}"
-  host="${host%:*}"
+  # Drop a port, but not the colons of a bracketed IPv6 address.
+  [[ "$host" =~ ^(\[[^]]*\]|[^:]*)(:[0-9]+)?$ ]] && host="${BASH_REMATCH[1]}"
   if [[ ! "$host" =~ ^(127\.[0-9.]+|localhost|\[::1\])$ && "${MATRIX_VALUE[ALLOW_REMOTE_TARGET]}" != 1 ]]; then
     usage_error "TARGET_URL: $host is not loopback; set ALLOW_REMOTE_TARGET=1 to send load there"
   fi

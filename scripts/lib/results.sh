@@ -110,7 +110,7 @@ results_render() {
       elif type == "string" and test("[\",\r\n]") then "\"" + gsub("\""; "\"\"") + "\""
       else tostring end;
     ([.[] | .extra // {} | keys_unsorted[]] | reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)) as $extra
-    | (["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error"]) as $head
+    | (["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error", "notes"]) as $head
     | ($head | join(",")),
       (.[] | . as $r | [$head[] | . as $k
         | (if $r | has($k) then $r[$k] elif ($r.extra // {}) | has($k) then $r.extra[$k] else $r.axes[$k] end)

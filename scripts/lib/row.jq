@@ -99,5 +99,6 @@ def extra:
     cell_wall_s: (if $wall_s == "" then null else ($wall_s | tonumber) end),
     k6_exit: (if $k6_exit == "" then null else ($k6_exit | tonumber) end),
     error: $error,
+    notes: null,
     extra: extra
   }

@@ -17,10 +17,11 @@ setup() {
   MATRIX="$BATS_TEST_TMPDIR/small.matrix"
   printf 'VUS=4\nDURATION=2s\nDELAY_MS=10 20\n' | lt_write "$MATRIX"
   # No setting of the caller's shell may leak into these tests.
-  unset TARGET_URL INFLUXDB_URL INFLUXDB_QUERY_URL FANOUT_S3_BUCKET FANOUT_REGION FANOUT_PROFILE
+  unset TARGET_URL ALLOW_REMOTE_TARGET FANOUT_INFLUXDB_URL FANOUT_INFLUXDB_QUERY_URL FANOUT_S3_BUCKET \
+    FANOUT_REGION FANOUT_PROFILE
 }
 
-# fraction_sum SEGMENTS...: checks with exact fractions that the segments
+# segments_tile SEGMENTS...: checks with exact fractions that the segments
 # "a:b" tile 0..1 in order; prints "ok" or what is wrong.
 segments_tile() {
   python3 - "$@" <<'PY'
@@ -69,10 +70,10 @@ PY
 }
 
 @test "fanout.env: a key in the environment overrides the file" {
-  export FANOUT_POLL_INTERVAL=9 TARGET_URL=http://127.0.0.1:1234
+  export FANOUT_POLL_INTERVAL=9 FANOUT_S3_BUCKET=my-results
   fanout_config_load "$LT_ROOT/env/fanout.env"
   [ "${FANOUT[FANOUT_POLL_INTERVAL]}" = 9 ]
-  [ "${FANOUT[TARGET_URL]}" = http://127.0.0.1:1234 ]
+  [ "${FANOUT[FANOUT_S3_BUCKET]}" = my-results ]
   [ "${FANOUT[FANOUT_TAG_FILTER]}" = "Name=k6-*" ]
 }
 
@@ -91,7 +92,7 @@ PY
 }
 
 @test "a URL with a user or password in it is refused" {
-  run fanout_check_url INFLUXDB_URL http://k6:s3cret@10.0.0.5:8086/k6
+  run fanout_check_url FANOUT_INFLUXDB_URL http://k6:s3cret@10.0.0.5:8086/k6
   assert_failure 2
   assert_output --partial "user or password"
   refute_output --partial "s3cret@10"
@@ -196,7 +197,7 @@ build_command() {
   matrix_cell_values 0 >"$BATS_TEST_TMPDIR/cell.env"
   fanout_config_load "$LT_ROOT/env/fanout.env"
   FANOUT[TARGET_URL]=http://10.9.8.7:8080
-  FANOUT[INFLUXDB_URL]="${1:+http://10.0.0.5:8086/k6}"
+  FANOUT[FANOUT_INFLUXDB_URL]="${1:+http://10.0.0.5:8086/k6}"
   SSM_RUN_ID=run1
   SSM_CELL_ID=01_delay_ms-10
   SSM_START_AT=1700000000
@@ -224,7 +225,7 @@ build_command() {
   if command -v dash >/dev/null; then dash -n "$BATS_TEST_TMPDIR/command.sh"; fi
 }
 
-@test "an instance's command writes to InfluxDB when INFLUXDB_URL is set" {
+@test "an instance's command writes to InfluxDB when FANOUT_INFLUXDB_URL is set" {
   run build_command with-influxdb
   assert_line --partial "--out influxdb=http://10.0.0.5:8086/k6"
 }
@@ -252,6 +253,16 @@ build_command() {
   FANOUT_S3_BUCKET=b run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-1 "$MATRIX"
   assert_failure 2
   assert_output --partial "TARGET_URL is empty"
+}
+
+@test "ssm-fanout: a target off loopback needs ALLOW_REMOTE_TARGET=1; a dry run only warns" {
+  export FANOUT_S3_BUCKET=b TARGET_URL=http://10.9.8.7:8080
+  run "$LT_ROOT/scripts/ssm-fanout.sh" --instances i-1 "$MATRIX"
+  assert_failure 2
+  assert_output --partial "10.9.8.7 is not loopback; set ALLOW_REMOTE_TARGET=1"
+  TMPDIR="$BATS_TEST_TMPDIR" run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-1 "$MATRIX"
+  assert_success
+  assert_output --partial "the real run needs ALLOW_REMOTE_TARGET=1"
 }
 
 @test "ssm-fanout: a cell past the matrix and a bad instance id are usage errors" {

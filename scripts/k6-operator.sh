@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Summary: print a k6-operator TestRun (k6.io/v1alpha1) and its ConfigMap for one matrix cell, split over N pods.
+# Usage: scripts/k6-operator.sh [--cell N] [--run-id ID] --parallelism N MATRIX_FILE > testrun.yaml
+#
+# The scenario and the modules it imports travel as a k6 archive (k6 archive)
+# in the ConfigMap, since ConfigMap keys cannot hold the lib/ directory the
+# scenario imports from. The cell's values (TARGET_URL among them) go both
+# into the archive and into the runners' environment; FANOUT_INFLUXDB_URL
+# comes from env/fanout.env (or the environment), as for scripts/ssm-fanout.sh.
+# k6-operator splits the load with the same execution segments as the SSM
+# fan-out: N pods together run the configured VUs, not N times them.
+set -euo pipefail
+
+LT_PROG=k6-operator
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+for lib in envfile matrix k6 results ssm; do
+  # shellcheck source=/dev/null
+  source "$LT_ROOT/scripts/lib/$lib.sh"
+done
+
+readonly LT_FANOUT_ENV="${LT_FANOUT_ENV:-$LT_ROOT/env/fanout.env}"
+
+OPT_CELL=1
+OPT_PARALLELISM=""
+OPT_RUN_ID=""
+OPT_MATRIX=""
+
+main() {
+  local work cell_id run_id name
+  parse_args "$@"
+  work="$(mktemp -d "${TMPDIR:-/tmp}/k6-operator.XXXXXX")"
+  # shellcheck disable=SC2064 # the path is fixed now, on purpose
+  trap "rm -rf '$work'" EXIT
+
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  matrix_init
+  matrix_load "$OPT_MATRIX"
+  matrix_apply_overrides
+  fanout_config_load "$LT_FANOUT_ENV"
+  (( OPT_CELL <= $(matrix_cell_count) )) || usage_error "--cell $OPT_CELL: the matrix has $(matrix_cell_count) cell(s)"
+  cell_id="$(matrix_cell_id $((OPT_CELL - 1)))"
+  matrix_cell_values $((OPT_CELL - 1)) >"$work/cell.env"
+  fanout_use_cell_target "$work/cell.env" manifest
+  run_id="${OPT_RUN_ID:-$(date +%Y%m%d-%H%M%S)-$(basename "$OPT_MATRIX" .matrix)-k8s}"
+  name="$(k8s_name "k6-$run_id-$cell_id")"
+
+  run_env "$work/cell.env" "$run_id" "$cell_id" >"$work/run.env"
+  make_archive "$work/run.env" "$work/archive.tar"
+  print_manifest "$name" "$run_id" "$cell_id" "$work"
+}
+
+# parse_args ARGS...: options and the matrix file into OPT_*.
+parse_args() {
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      -h | --help)
+        print_summary "${BASH_SOURCE[0]}"
+        exit 0
+        ;;
+      --parallelism)
+        [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || usage_error "--parallelism needs a number of pods >= 1"
+        OPT_PARALLELISM="$2"
+        shift
+        ;;
+      --cell)
+        [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || usage_error "--cell needs a cell number (1 = the first)"
+        OPT_CELL="$2"
+        shift
+        ;;
+      --run-id)
+        [[ $# -ge 2 && "$2" =~ ^[A-Za-z0-9._-]+$ ]] || usage_error "--run-id needs an id of letters, digits and ._-"
+        OPT_RUN_ID="$2"
+        shift
+        ;;
+      -*) usage_error "unknown option $1 (see --help)" ;;
+      *)
+        [[ -z "$OPT_MATRIX" ]] || usage_error "one matrix file at most (got $OPT_MATRIX and $1)"
+        OPT_MATRIX="$1"
+        ;;
+    esac
+    shift
+  done
+  [[ -n "$OPT_PARALLELISM" ]] || usage_error "--parallelism N is required (the number of k6 pods)"
+  [[ -n "$OPT_MATRIX" ]] || usage_error "no matrix file given (e.g. env/matrices/default.matrix)"
+  [[ -f "$OPT_MATRIX" ]] || usage_error "$OPT_MATRIX: no such matrix file"
+}
+
+# k8s_name TEXT: TEXT as a Kubernetes object name (lower case, digits and -,
+# at most 63 characters, starting and ending with an alphanumeric).
+k8s_name() {
+  local name="${1,,}"
+  name="${name//[^a-z0-9-]/-}"
+  name="${name:0:63}"
+  while [[ "$name" == *- ]]; do
+    name="${name%-}"
+  done
+  printf '%s\n' "$name"
+}
+
+# run_env CELL_ENV RUN_ID CELL_ID: every KEY=VALUE k6 gets: the cell's knobs
+# (TARGET_URL among them) and the run's identity.
+run_env() {
+  grep -vE '^(RUN_ID|CELL_ID)=' "$1"
+  printf 'RUN_ID=%s\nCELL_ID=%s\n' "$2" "$3"
+}
+
+# make_archive RUN_ENV OUT: the scenario and its imports as a k6 archive.
+make_archive() {
+  local run_env="$1" out="$2" line scenario log
+  local -a env_args=()
+  [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools'"
+  while IFS= read -r line; do
+    [[ -n "$line" ]] && env_args+=(-e "$line")
+  done <"$run_env"
+  scenario="$(sed -n 's/^SCENARIO=//p' "$run_env")"
+  if ! log="$("$LT_K6" archive --include-system-env-vars=false "${env_args[@]}" -O "$out" \
+    "$LT_ROOT/scenarios/$scenario.js" 2>&1)"; then
+    abort "k6 archive of scenarios/$scenario.js failed: $(tail -n 1 <<<"$log" | cut -c1-300)"
+  fi
+}
+
+# k6_arguments CELL_ENV RUN_ID CELL_ID: the runners' k6 arguments: the
+# scenario's own tags again (k6's --tag replaces them, and the operator adds
+# its own), and the InfluxDB output when one is set.
+k6_arguments() {
+  local tag
+  local -a args=()
+  while IFS= read -r tag; do
+    [[ -n "$tag" ]] && args+=(--tag "$tag")
+  done < <(ssm_scenario_tags "$1" "${FANOUT[TARGET_URL]}" "$2" "$3")
+  [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || args+=(--out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")
+  printf '%s\n' "${args[*]}"
+}
+
+# print_manifest NAME RUN_ID CELL_ID WORK_DIR: the ConfigMap and the TestRun
+# as YAML. Every scalar is written as a JSON string, which YAML reads as is.
+print_manifest() {
+  local name="$1" run_id="$2" cell_id="$3" work="$4" arguments
+  arguments="$(k6_arguments "$work/cell.env" "$run_id" "$cell_id")"
+  printf '# k6-operator TestRun: run %s, cell %s, %s pod(s) splitting the load with execution segments.\n' \
+    "$run_id" "$cell_id" "$OPT_PARALLELISM"
+  printf '# Apply with: kubectl apply -f FILE (needs k6-operator installed in the cluster).\n'
+  cat <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: $(jq -n --arg v "$name" '$v')
+  namespace: $(jq -n --arg v "${FANOUT[K8S_NAMESPACE]}" '$v')
+  labels:
+    app.kubernetes.io/part-of: "loadtest-suite"
+binaryData:
+  archive.tar: "$(base64 -w0 "$work/archive.tar")"
+---
+apiVersion: k6.io/v1alpha1
+kind: TestRun
+metadata:
+  name: $(jq -n --arg v "$name" '$v')
+  namespace: $(jq -n --arg v "${FANOUT[K8S_NAMESPACE]}" '$v')
+  labels:
+    app.kubernetes.io/part-of: "loadtest-suite"
+spec:
+  parallelism: $OPT_PARALLELISM
+  script:
+    configMap:
+      name: $(jq -n --arg v "$name" '$v')
+      file: "archive.tar"
+  arguments: $(jq -n --arg v "$arguments" '$v')
+  runner:
+    image: $(jq -n --arg v "${FANOUT[K8S_K6_IMAGE]}" '$v')
+    env:
+EOF
+  jq -Rr 'capture("^(?<name>[A-Z0-9_]+)=(?<value>.*)$")
+          | "      - name: \(.name | @json)\n        value: \(.value | @json)"' <"$work/run.env"
+}
+
+main "$@"

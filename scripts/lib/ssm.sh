@@ -1,0 +1,566 @@
+# shellcheck shell=bash
+# Summary: fan one matrix cell out to k6 machines with AWS SSM: settings, instance
+# lookup, execution segments, per-instance commands, polling, output, rows.
+#
+# Needs envfile.sh (settings), results.sh (write_atomic) and jq.
+
+readonly SSM_DOCUMENT=AWS-RunShellScript
+# The per-instance command prints its k6 summary between these lines; the
+# collector cuts it out of the full stdout that SSM stores in S3.
+readonly SSM_SUMMARY_BEGIN='=== k6-fanout summary begin ==='
+readonly SSM_SUMMARY_END='=== k6-fanout summary end ==='
+# Invocation states after which nothing changes any more.
+readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
+# The fields of a results row that k6's summary gives. The others (the
+# target's kernel counters and samples) only a local run measures: a fan-out
+# row leaves them out, so they stay empty instead of showing a misleading 0.
+readonly SSM_ROW_FIELDS='run_id cell scenario status axes vus_max duration_s http_reqs tps
+  lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms
+  failed_reqs failed_rate fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx
+  fail_other iterations dropped_iterations error extra'
+
+# Filled by fanout_config_load: key -> value, and the keys in file order.
+declare -gA FANOUT=()
+declare -ga FANOUT_KEYS=()
+# The AWS CLI to run (see ssm_find_aws), and options added to every call that
+# do not change what it does (timeouts), so they are not printed.
+SSM_AWS_BIN="${SSM_AWS_BIN:-}"
+declare -ga SSM_AWS_OPTS=()
+
+# --- Settings ------------------------------------------------------------------------
+
+# fanout_config_load FILE: read env/fanout.env, then let every key that is
+# exported in the environment override it (as knobs do for a local run).
+fanout_config_load() {
+  local file="$1" key name why
+  local -A exported=()
+  FANOUT=()
+  FANOUT_KEYS=()
+  envfile_each "$file" _fanout_add
+  while read -r name; do
+    exported[$name]=1
+  done < <(compgen -e)
+  for key in "${FANOUT_KEYS[@]}"; do
+    [[ -n "${exported[$key]:-}" ]] || continue
+    if ! why="$(envfile_check_type "${_FANOUT_TYPE[$key]}" "${!key}")"; then
+      usage_error "command line: $key: $why"
+    fi
+    FANOUT[$key]="${!key}"
+  done
+}
+
+declare -gA _FANOUT_TYPE=()
+
+_fanout_add() {
+  local file="$1" line_no="$2" key="$3" value="$4" why
+  [[ -n "$ENVFILE_TYPE" ]] || usage_error "$file:$line_no: $key: no '# type:' comment before it"
+  if ! why="$(envfile_check_type "$ENVFILE_TYPE" "$value")"; then
+    usage_error "$file:$line_no: $key: $why"
+  fi
+  FANOUT_KEYS+=("$key")
+  _FANOUT_TYPE[$key]="$ENVFILE_TYPE"
+  FANOUT[$key]="$value"
+}
+
+# fanout_check_url NAME URL: URL is http(s) and carries no user or password
+# (it is written into commands and results; credentials belong on the hosts).
+fanout_check_url() {
+  local name="$1" url="$2"
+  [[ "$url" =~ ^https?://[^/]+ ]] || usage_error "$name: '$url' is not an http:// or https:// URL"
+  if [[ "$url" =~ ^https?://[^/]*@ ]]; then
+    usage_error "$name: the URL has a user or password in it; it would be written into the commands and the results. Give credentials to the k6 machines another way (K6_INFLUXDB_USERNAME/K6_INFLUXDB_PASSWORD in their environment)"
+  fi
+}
+
+# fanout_use_cell_target CELL_ENV MODE: take TARGET_URL and ALLOW_REMOTE_TARGET
+# from the cell (they are knobs), and check them and the InfluxDB URLs. MODE
+# "run": a target off 127.0.0.0/8 needs ALLOW_REMOTE_TARGET=1, as for a local
+# run; "dry-run": only a warning, nothing is sent; "manifest": no check (a
+# printed manifest sends nothing either).
+fanout_use_cell_target() {
+  local cell_env="$1" mode="$2" host
+  FANOUT[TARGET_URL]="$(sed -n 's/^TARGET_URL=//p' "$cell_env")"
+  [[ -n "${FANOUT[TARGET_URL]}" ]] \
+    || usage_error "TARGET_URL is empty: set it (in the matrix, or TARGET_URL=http://HOST:PORT) to the address at which the k6 machines reach the target"
+  [[ "${FANOUT[TARGET_URL]}" != *" "* ]] || usage_error "TARGET_URL: one target per run, not an axis"
+  fanout_check_url TARGET_URL "${FANOUT[TARGET_URL]}"
+  host="${FANOUT[TARGET_URL]#*://}"
+  host="${host%%[/?]*}"
+  host="${host%:*}"
+  if [[ "$mode" != manifest && ! "$host" =~ ^(127\.[0-9.]+|localhost)$
+    && "$(sed -n 's/^ALLOW_REMOTE_TARGET=//p' "$cell_env")" != 1 ]]; then
+    [[ "$mode" == dry-run ]] \
+      || usage_error "TARGET_URL: $host is not loopback; set ALLOW_REMOTE_TARGET=1 to send load there"
+    warn "TARGET_URL: $host is not loopback; the real run needs ALLOW_REMOTE_TARGET=1"
+  fi
+  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
+    fanout_check_url FANOUT_INFLUXDB_URL "${FANOUT[FANOUT_INFLUXDB_URL]}"
+    [[ -n "$(ssm_influx_db "${FANOUT[FANOUT_INFLUXDB_URL]}")" ]] \
+      || usage_error "FANOUT_INFLUXDB_URL: '${FANOUT[FANOUT_INFLUXDB_URL]}' names no database (expected http://HOST:8086/DATABASE)"
+  fi
+  if [[ -n "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" ]]; then
+    fanout_check_url FANOUT_INFLUXDB_QUERY_URL "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}"
+  fi
+}
+
+# --- Shell words -----------------------------------------------------------------------
+
+# sh_quote WORD: WORD as one POSIX shell word (single-quoted unless it is
+# made only of characters no shell treats specially).
+sh_quote() {
+  local word="$1"
+  if [[ "$word" =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
+    printf '%s' "$word"
+  else
+    printf "'%s'" "${word//\'/\'\\\'\'}"
+  fi
+}
+
+# sh_quote_line WORD...: the words as one command line a shell reads back
+# into the same words.
+sh_quote_line() {
+  local word sep=""
+  for word in "$@"; do
+    printf '%s%s' "$sep" "$(sh_quote "$word")"
+    sep=" "
+  done
+  printf '\n'
+}
+
+# --- The AWS CLI ---------------------------------------------------------------------------
+
+# ssm_find_aws: set SSM_AWS_BIN to the AWS CLI: $SSM_AWS_BIN if set, else the
+# project's pinned one (.tools/venv), else the one on PATH.
+ssm_find_aws() {
+  if [[ -n "$SSM_AWS_BIN" ]]; then
+    return 0
+  elif [[ -x "$LT_ROOT/.tools/venv/bin/aws" ]]; then
+    SSM_AWS_BIN="$LT_ROOT/.tools/venv/bin/aws"
+  elif command -v aws >/dev/null; then
+    SSM_AWS_BIN="$(command -v aws)"
+  else
+    abort "the AWS CLI was not found; run 'make aws-tools' (installs it into .tools/venv) or install it"
+  fi
+}
+
+# ssm_aws_global_args ARRAY: --region/--profile from the settings, if set.
+ssm_aws_global_args() {
+  local -n global_out="$1"
+  global_out=()
+  [[ -z "${FANOUT[FANOUT_REGION]:-}" ]] || global_out+=(--region "${FANOUT[FANOUT_REGION]}")
+  [[ -z "${FANOUT[FANOUT_PROFILE]:-}" ]] || global_out+=(--profile "${FANOUT[FANOUT_PROFILE]}")
+}
+
+# ssm_aws ARGS...: run the AWS CLI with the fan-out's region and profile.
+ssm_aws() {
+  local -a global
+  ssm_aws_global_args global
+  # AWS CLI v2 would page long output into less.
+  AWS_PAGER="" "$SSM_AWS_BIN" "${global[@]}" "${SSM_AWS_OPTS[@]}" "$@"
+}
+
+# ssm_aws_line ARGS...: the same call as a command line an operator can run.
+ssm_aws_line() {
+  local -a global
+  ssm_aws_global_args global
+  sh_quote_line aws "${global[@]}" "$@"
+}
+
+# --- Instances and segments ---------------------------------------------------------------
+
+# ssm_describe_args ARRAY: arguments of the describe-instances call that finds
+# the running instances whose tag matches FANOUT_TAG_FILTER (KEY=PATTERN).
+ssm_describe_args() {
+  local -n describe_out="$1"
+  local filter="${FANOUT[FANOUT_TAG_FILTER]}" key pattern filters
+  [[ "$filter" == ?*=?* ]] || usage_error "FANOUT_TAG_FILTER: '$filter' is not KEY=PATTERN (e.g. Name=k6-*)"
+  key="${filter%%=*}"
+  pattern="${filter#*=}"
+  filters="$(jq -cn --arg k "tag:$key" --arg v "$pattern" \
+    '[{Name: $k, Values: [$v]}, {Name: "instance-state-name", Values: ["running"]}]')"
+  describe_out=(ec2 describe-instances --filters "$filters"
+    --query 'Reservations[].Instances[].InstanceId' --output json)
+}
+
+# ssm_find_instances: the ids of the matching running instances, sorted (so a
+# given fleet always gets the same segments). Fails if the lookup does, with
+# the AWS CLI's message on stderr.
+ssm_find_instances() {
+  local -a args
+  local found
+  ssm_describe_args args
+  found="$(ssm_aws "${args[@]}")" || return 1
+  jq -r '.[]' <<<"$found" | sort
+}
+
+# ssm_check_instance_id ID: a plausible EC2 or managed-node id.
+ssm_check_instance_id() {
+  [[ "$1" =~ ^m?i-[A-Za-z0-9]+$ ]] || usage_error "'$1' is not an instance id (i-... or mi-...)"
+}
+
+# ssm_fraction NUM DEN: NUM/DEN as k6 writes segment bounds ("0", "1", "1/3").
+ssm_fraction() {
+  local num="$1" den="$2"
+  if ((num == 0)); then
+    printf '0'
+  elif ((num == den)); then
+    printf '1'
+  else
+    printf '%d/%d' "$num" "$den"
+  fi
+}
+
+# ssm_segment INDEX COUNT: the execution segment of instance INDEX (0-based)
+# of COUNT: "INDEX/COUNT:(INDEX+1)/COUNT".
+ssm_segment() {
+  local index="$1" count="$2"
+  printf '%s:%s\n' "$(ssm_fraction "$index" "$count")" "$(ssm_fraction $((index + 1)) "$count")"
+}
+
+# ssm_segment_sequence COUNT: "0,1/COUNT,...,1". Every instance gets the same
+# sequence, so k6 hands out VUs and iterations consistently: the segments
+# together run exactly the configured load, not COUNT times it.
+ssm_segment_sequence() {
+  local count="$1" i sequence="0"
+  for ((i = 1; i <= count; i++)); do
+    sequence+=",$(ssm_fraction "$i" "$count")"
+  done
+  printf '%s\n' "$sequence"
+}
+
+# --- What each instance runs -----------------------------------------------------------------
+
+# ssm_bundle SCENARIO OUT: the scenario and scenarios/lib/*.js as a
+# reproducible tar.gz (same files, same bytes: commands compare across runs).
+ssm_bundle() {
+  local scenario="$1" out_file="$2" dir="$LT_ROOT/scenarios"
+  local -a files=("$scenario.js")
+  [[ -f "$dir/$scenario.js" ]] || usage_error "scenario '$scenario': no file scenarios/$scenario.js"
+  mapfile -t -O 1 files < <(cd "$dir" && printf '%s\n' lib/*.js)
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u=rw,go=r \
+    -C "$dir" -cf - "${files[@]}" | gzip -n -9 >"$out_file"
+}
+
+# ssm_scenario_tags CELL_ENV TARGET_URL RUN_ID CELL_ID: the tags the scenario
+# itself sets (options.tags), one "name=value" a line. k6's --tag replaces the
+# script's tags instead of adding to them, so the command passes these again
+# next to instance=ID. k6 inspect also proves that the scenario loads with the
+# cell's values before anything is sent.
+ssm_scenario_tags() {
+  local cell_env="$1" target_url="$2" run_id="$3" cell_id="$4" line scenario inspected
+  local -a env_args=()
+  [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools' (the scenario is checked with it before anything is sent)"
+  while IFS= read -r line; do
+    [[ -z "$line" || "$line" =~ ^(TARGET_URL|RUN_ID|CELL_ID)= ]] || env_args+=(-e "$line")
+  done <"$cell_env"
+  scenario="$(sed -n 's/^SCENARIO=//p' "$cell_env")"
+  env_args+=(-e "TARGET_URL=$target_url" -e "RUN_ID=$run_id" -e "CELL_ID=$cell_id")
+  if ! inspected="$("$LT_K6" inspect --include-system-env-vars=false "${env_args[@]}" \
+    "$LT_ROOT/scenarios/$scenario.js" 2>&1)"; then
+    abort "scenario $scenario does not load with this cell's values: $(tail -n 1 <<<"$inspected" | cut -c1-300)"
+  fi
+  jq -r '.tags // {} | to_entries[] | "\(.key)=\(.value)"' <<<"$inspected"
+}
+
+# ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the shell script that
+# instance INDEX (0-based) of COUNT runs. Reads SSM_RUN_ID, SSM_CELL_ID,
+# SSM_START_AT (epoch seconds), SSM_BUNDLE_FILE, SSM_BUNDLE_S3_URI (empty:
+# the bundle goes inline) and SSM_TAGS (name=value...). POSIX sh, since the
+# instance's /bin/sh may not be bash.
+ssm_instance_command() {
+  local cell_env="$1" instance="$2" index="$3" count="$4"
+  local workdir="${FANOUT[FANOUT_WORKDIR]%/}/$SSM_RUN_ID/$SSM_CELL_ID/$instance"
+  local scenario segment sha line tag
+  scenario="$(sed -n 's/^SCENARIO=//p' "$cell_env")"
+  segment="$(ssm_segment "$index" "$count")"
+  sha="$(sha256sum "$SSM_BUNDLE_FILE" | cut -d' ' -f1)"
+  # One element per line of the k6 call: an option with its value.
+  local -a k6_lines=(
+    "$(sh_quote_line run --no-usage-report --address "" --include-system-env-vars=false)"
+    "$(sh_quote_line --execution-segment "$segment")"
+    "$(sh_quote_line --execution-segment-sequence "$(ssm_segment_sequence "$count")")"
+  )
+  for tag in "${SSM_TAGS[@]}" "instance=$instance"; do
+    k6_lines+=("$(sh_quote_line --tag "$tag")")
+  done
+  [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || k6_lines+=("$(sh_quote_line --out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")")
+  # The cell's knobs, but for the values this command sets itself below.
+  while IFS= read -r line; do
+    [[ -z "$line" || "$line" =~ ^(TARGET_URL|SUMMARY_FILE|RUN_ID|CELL_ID)= ]] || k6_lines+=("$(sh_quote_line -e "$line")")
+  done <"$cell_env"
+  k6_lines+=(
+    "$(sh_quote_line -e "TARGET_URL=${FANOUT[TARGET_URL]}")"
+    "$(sh_quote_line -e "SUMMARY_FILE=$workdir/summary.json")"
+    "$(sh_quote_line -e "RUN_ID=$SSM_RUN_ID")"
+    "$(sh_quote_line -e "CELL_ID=$SSM_CELL_ID")"
+    "$(sh_quote_line "$scenario.js")"
+  )
+
+  printf '# k6 fan-out: run %s, cell %s, instance %d of %d (%s), segment %s\n' \
+    "$SSM_RUN_ID" "$SSM_CELL_ID" $((index + 1)) "$count" "$instance" "$segment"
+  printf 'set -eu\n'
+  printf 'workdir=%s\n' "$(sh_quote "$workdir")"
+  printf 'k6=%s\n' "$(sh_quote "${FANOUT[FANOUT_K6_PATH]}")"
+  cat <<'EOF'
+if [ ! -x "$k6" ]; then echo "k6-fanout: no k6 at $k6 on this instance" >&2; exit 127; fi
+export HOME="${HOME:-/root}"
+rm -rf "$workdir"
+mkdir -p "$workdir"
+cd "$workdir"
+EOF
+  if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
+    local -a global
+    ssm_aws_global_args global
+    sh_quote_line aws "${global[@]}" s3 cp --only-show-errors "$SSM_BUNDLE_S3_URI" scenarios.tar.gz
+  else
+    printf "printf '%%s' %s | base64 -d >scenarios.tar.gz\n" "$(base64 -w0 "$SSM_BUNDLE_FILE")"
+  fi
+  printf "echo '%s  scenarios.tar.gz' | sha256sum -c --quiet -\n" "$sha"
+  printf 'tar -xzf scenarios.tar.gz\n'
+  printf "cat >cell.env <<'LT_CELL_ENV'\n"
+  cat "$cell_env"
+  printf 'LT_CELL_ENV\n'
+  printf '# Every instance starts at the same second, however long the sends took.\n'
+  printf 'start_at=%s\n' "$SSM_START_AT"
+  cat <<'EOF'
+now=$(date +%s)
+if [ "$now" -lt "$start_at" ]; then sleep $((start_at - now)); fi
+status=0
+EOF
+  printf '"$k6"'
+  for line in "${k6_lines[@]}"; do
+    printf ' \\\n  %s' "$line"
+  done
+  printf ' >k6.log 2>&1 || status=$?\n'
+  cat <<EOF
+tail -n 40 k6.log
+echo '$SSM_SUMMARY_BEGIN'
+if [ -s summary.json ]; then cat summary.json; echo; fi
+echo '$SSM_SUMMARY_END'
+echo "k6-fanout exit status: \$status"
+# 99: a threshold was crossed; that is a result, not a failure.
+case "\$status" in 0 | 99) exit 0 ;; *) exit "\$status" ;; esac
+EOF
+}
+
+# ssm_params_json COMMAND_FILE TIMEOUT_S: the --parameters of the send: the
+# script as AWS-RunShellScript's list of lines, and its execution timeout.
+ssm_params_json() {
+  jq -Rn --arg timeout "$2" '{commands: [inputs], executionTimeout: [$timeout]}' <"$1"
+}
+
+# --- Sending, polling, collecting ------------------------------------------------------------
+
+# ssm_send_args ARRAY INSTANCE PARAMS_FILE KEY_PREFIX DELIVERY_TIMEOUT_S COMMENT:
+# arguments of the send-command call for one instance.
+ssm_send_args() {
+  local -n send_out="$1"
+  send_out=(ssm send-command --document-name "$SSM_DOCUMENT" --instance-ids "$2"
+    --parameters "file://$3"
+    --output-s3-bucket-name "${FANOUT[FANOUT_S3_BUCKET]}" --output-s3-key-prefix "$4"
+    --timeout-seconds "$5" --comment "${6:0:100}"
+    --query Command.CommandId --output text)
+}
+
+# ssm_invocation_args ARRAY COMMAND_ID INSTANCE: arguments of the status call.
+ssm_invocation_args() {
+  local -n invocation_out="$1"
+  invocation_out=(ssm get-command-invocation --command-id "$2" --instance-id "$3" --output json)
+}
+
+# ssm_is_terminal STATUS: succeed if an invocation in STATUS has ended.
+ssm_is_terminal() {
+  [[ " $SSM_TERMINAL_STATES " == *" $1 "* ]]
+}
+
+# ssm_invocation_state COMMAND_ID INSTANCE: three lines, the STATUS, DETAILS
+# and RESPONSE_CODE of one invocation. Right after a send SSM may not know the invocation yet:
+# that is Pending. Another error is "Unknown" (polling goes on, the message
+# is kept for the report).
+#
+# Test seam: when LT_SSM_STATUS_OVERRIDES names a file of lines
+# "INSTANCE STATUS [DETAILS]", a listed instance takes that status instead of
+# the API's (the API is still called). moto, the AWS stand-in the tests use,
+# reports every invocation as Success at once and never runs anything, so a
+# failed or never-ending invocation cannot be produced through its API.
+ssm_invocation_state() {
+  local command_id="$1" instance="$2" answer state override
+  local -a args
+  ssm_invocation_args args "$command_id" "$instance"
+  if answer="$(ssm_aws "${args[@]}" 2>&1)"; then
+    state="$(jq -r '.Status // "Unknown", (.StatusDetails // "" | gsub("\n"; " ")), (.ResponseCode // "" | tostring)' <<<"$answer")"
+  elif [[ "$answer" == *InvocationDoesNotExist* ]]; then
+    state=$'Pending\nnot registered yet\n'
+  else
+    state="Unknown"$'\n'"$(tr '\n' ' ' <<<"$answer" | cut -c1-300)"$'\n'
+  fi
+  if [[ -n "${LT_SSM_STATUS_OVERRIDES:-}" && -f "$LT_SSM_STATUS_OVERRIDES" ]]; then
+    override="$(awk -v id="$instance" '$1 == id { $1 = ""; sub(/^ /, ""); line = $0 } END { print line }' \
+      "$LT_SSM_STATUS_OVERRIDES")"
+    if [[ -n "$override" ]]; then
+      state="${override%% *}"$'\n'"$([[ "$override" == *" "* ]] && printf '%s' "${override#* }")"$'\n'
+    fi
+  fi
+  printf '%s\n' "$state"
+}
+
+# ssm_cancel COMMAND_ID INSTANCE: stop an invocation that is still running
+# (best effort: the run already failed if this is needed).
+ssm_cancel() {
+  ssm_aws ssm cancel-command --command-id "$1" --instance-ids "$2" >/dev/null 2>&1
+}
+
+# ssm_output_prefix KEY_PREFIX COMMAND_ID INSTANCE: where SSM puts the output
+# of one invocation (<prefix>/<command-id>/<instance-id>/<plugin>/...).
+ssm_output_prefix() {
+  printf '%s/%s/%s/\n' "${1%/}" "$2" "$3"
+}
+
+# ssm_fetch_output KEY_PREFIX COMMAND_ID INSTANCE DIR: download the full
+# stdout (and stderr, if any) of one invocation into DIR/stdout.txt and
+# DIR/stderr.txt. Fails, with the reason on stdout, if there is no stdout.
+ssm_fetch_output() {
+  local prefix bucket="${FANOUT[FANOUT_S3_BUCKET]}" dir="$4" keys key
+  prefix="$(ssm_output_prefix "$1" "$2" "$3")"
+  if ! keys="$(ssm_aws s3api list-objects-v2 --bucket "$bucket" --prefix "$prefix" \
+    --query 'Contents[].Key' --output json 2>&1)"; then
+    printf 'cannot list s3://%s/%s: %s' "$bucket" "$prefix" "$(tr '\n' ' ' <<<"$keys" | cut -c1-200)"
+    return 1
+  fi
+  key="$(jq -r '(. // [])[] | select(endswith("/stdout"))' <<<"$keys" | head -n 1)"
+  if [[ -z "$key" ]]; then
+    printf 'no output at s3://%s/%s (the instance role needs s3:PutObject there)' "$bucket" "$prefix"
+    return 1
+  fi
+  if ! ssm_aws s3api get-object --bucket "$bucket" --key "$key" "$dir/stdout.txt" >/dev/null 2>"$dir/fetch.err"; then
+    printf 'cannot read s3://%s/%s: %s' "$bucket" "$key" "$(head -c 200 "$dir/fetch.err")"
+    return 1
+  fi
+  rm -f "$dir/fetch.err"
+  key="$(jq -r '(. // [])[] | select(endswith("/stderr"))' <<<"$keys" | head -n 1)"
+  if [[ -n "$key" ]]; then
+    ssm_aws s3api get-object --bucket "$bucket" --key "$key" "$dir/stderr.txt" >/dev/null 2>&1 || true
+  fi
+}
+
+# ssm_extract_summary STDOUT_FILE: the k6 summary JSON printed between the
+# markers; fails if there is none or it is not JSON.
+ssm_extract_summary() {
+  local summary
+  summary="$(awk -v begin="$SSM_SUMMARY_BEGIN" -v end="$SSM_SUMMARY_END" '
+    $0 == end { inside = 0 }
+    inside { print }
+    $0 == begin { inside = 1 }
+  ' "$1")"
+  [[ -n "$summary" ]] && jq -e 'type == "object"' >/dev/null 2>&1 <<<"$summary" || return 1
+  printf '%s\n' "$summary"
+}
+
+# ssm_k6_exit_status STDOUT_FILE: the k6 exit status the command printed.
+ssm_k6_exit_status() {
+  sed -n 's/^k6-fanout exit status: //p' "$1" | tail -n 1
+}
+
+# --- Rows ----------------------------------------------------------------------------------------
+
+# ssm_instance_row INSTANCE_DIR RUN_ID CELL_ID AXES_JSON: INSTANCE_DIR/row.json,
+# the results row of one instance built as for a local cell (results_row,
+# from its summary.json and cell.env), then marked with the cell and the
+# instance, with only the fields k6's summary gives (SSM_ROW_FIELDS), and
+# with the count of answered requests its latency stats are over (to weigh
+# means with).
+ssm_instance_row() {
+  local dir="$1" run_id="$2" cell_id="$3" axes_json="$4"
+  LT_RUN_ID="$run_id" results_row "$dir" ok "" "$axes_json"
+  jq --arg cell "$cell_id" --arg instance "$(basename "$dir")" --arg fields "$SSM_ROW_FIELDS" \
+    --slurpfile summary "$dir/summary.json" '
+      ($fields | split("\\s+"; null) | map(select(length > 0))) as $keep
+      | with_entries(select(.key as $k | $keep | index([$k])))
+      | .cell = $cell | .instance = $instance
+      | .lat_count = ($summary[0].metrics["http_req_duration{traffic:load,expected_response:true}"].values.count // null)' \
+    "$dir/row.json" | write_atomic "$dir/row.json"
+}
+
+# ssm_aggregate_row ROWS_JSON RUN_ID CELL_ID AXES_JSON ENV_JSON STATUS ERROR
+# PERCENTILES_JSON NOTES: one row for the whole cell from the instances' rows.
+# Counters add up; min and max are the extremes; the mean is weighted by the
+# number of answered requests; percentiles come only from PERCENTILES_JSON
+# (InfluxDB's raw samples), since percentiles of parts cannot be combined.
+ssm_aggregate_row() {
+  jq -n --argjson rows "$1" --arg run_id "$2" --arg cell "$3" --argjson axes "$4" \
+    --argjson env "$5" --arg status "$6" --arg error "$7" --argjson pct "$8" --arg notes "$9" '
+    def num: if . == null then null else (. * 1000 | round) / 1000 end;
+    def total($k): [$rows[][$k] | select(. != null)] | if length == 0 then null else add end;
+    def present($k): [$rows[][$k] | select(. != null)];
+    total("http_reqs") as $reqs
+    | (present("duration_s") | max) as $duration
+    | total("failed_reqs") as $failed
+    | ([$rows[] | select(.lat_avg_ms != null and (.lat_count // 0) > 0)]) as $timed
+    | {
+        run_id: $run_id, cell: $cell, scenario: $env.SCENARIO, status: $status, axes: $axes,
+        backend: "ssm", instances: ($rows | length),
+        vus_max: total("vus_max"),
+        duration_s: $duration,
+        http_reqs: $reqs,
+        tps: (if $reqs == null or ($duration // 0) == 0 then null else ($reqs / $duration | num) end),
+        lat_min_ms: (present("lat_min_ms") | min),
+        lat_avg_ms: (if ($timed | length) == 0 then null
+                     else (($timed | map(.lat_avg_ms * .lat_count) | add) / ($timed | map(.lat_count) | add) | num) end),
+        lat_med_ms: ($pct.lat_med_ms // null),
+        lat_p90_ms: ($pct.lat_p90_ms // null),
+        lat_p95_ms: ($pct.lat_p95_ms // null),
+        lat_p99_ms: ($pct.lat_p99_ms // null),
+        lat_max_ms: (present("lat_max_ms") | max),
+        failed_reqs: $failed,
+        failed_rate: (if $reqs == null or $reqs == 0 then null else ($failed // 0) / $reqs | num end),
+        fail_connect: total("fail_connect"), fail_reset: total("fail_reset"),
+        fail_timeout: total("fail_timeout"), fail_http_4xx: total("fail_http_4xx"),
+        fail_http_5xx: total("fail_http_5xx"), fail_other: total("fail_other"),
+        iterations: total("iterations"),
+        dropped_iterations: total("dropped_iterations"),
+        error: $error,
+        notes: $notes
+      }'
+}
+
+# --- InfluxDB -------------------------------------------------------------------------------------
+
+# ssm_influx_db URL: the database named by the path of an InfluxDB v1 URL.
+ssm_influx_db() {
+  local rest="${1#*://}"
+  [[ "$rest" == */* ]] || return 0
+  rest="${rest#*/}"
+  printf '%s' "${rest%%[/?]*}"
+}
+
+# ssm_influx_percentiles INFLUXDB_URL QUERY_URL RUN_ID CELL_ID: the latency
+# percentiles of answered load requests over every instance's raw samples, as
+# {"lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "samples"}. QUERY_URL
+# (may be empty) is where this machine reaches the same InfluxDB. Fails with
+# the reason on stdout.
+ssm_influx_percentiles() {
+  local url="$1" query_url="${2:-$1}" run_id="$3" cell_id="$4" db base query answer
+  db="$(ssm_influx_db "$url")"
+  base="$(sed -E 's#^(https?://[^/]+).*#\1#' <<<"$query_url")"
+  # The ids go into the query text: allow only what run and cell ids are made of.
+  if [[ ! "$run_id$cell_id" =~ ^[A-Za-z0-9._:-]+$ ]]; then
+    printf 'run or cell id with unexpected characters: %s %s' "$run_id" "$cell_id"
+    return 1
+  fi
+  query="SELECT PERCENTILE(\"value\", 50) AS p50, PERCENTILE(\"value\", 90) AS p90,"
+  query+=" PERCENTILE(\"value\", 95) AS p95, PERCENTILE(\"value\", 99) AS p99, COUNT(\"value\") AS samples"
+  query+=" FROM \"http_req_duration\" WHERE \"run_id\" = '$run_id' AND \"cell\" = '$cell_id'"
+  query+=" AND \"traffic\" = 'load' AND \"expected_response\" = 'true'"
+  if ! answer="$(curl -fsS --max-time 60 -G "$base/query" --data-urlencode "db=$db" \
+    --data-urlencode "q=$query" 2>&1)"; then
+    printf 'query to %s failed: %s' "$base" "$(head -c 200 <<<"$answer")"
+    return 1
+  fi
+  jq -ce '.results[0].series[0] // empty
+          | (.columns) as $c | (.values[0]) as $v
+          | [range(0; $c | length) | {($c[.]): $v[.]}] | add
+          | def num: if . == null then null else (. * 1000 | round) / 1000 end;
+            {lat_med_ms: (.p50 | num), lat_p90_ms: (.p90 | num), lat_p95_ms: (.p95 | num),
+             lat_p99_ms: (.p99 | num), samples: .samples}' <<<"$answer" \
+    || { printf 'InfluxDB has no http_req_duration samples for run %s, cell %s' "$run_id" "$cell_id"; return 1; }
+}

@@ -1,0 +1,663 @@
+#!/usr/bin/env bash
+# Summary: run one matrix cell on every tagged k6 instance via AWS SSM, split with k6 execution segments, and write results/<run-id>/.
+# Usage: scripts/ssm-fanout.sh [--dry-run] [--cell N] [--instances ID,ID...] [--no-wait] MATRIX_FILE
+# Usage: scripts/ssm-fanout.sh --collect RESULTS_DIR   (finish a run sent with --no-wait)
+#
+# The load is the cell's, the target is the knob TARGET_URL (both as for a
+# local run); the fan-out's own settings are in env/fanout.env
+# (FANOUT_S3_BUCKET, FANOUT_TAG_FILTER, ...). Any of them can be set in the
+# environment. See docs/fanout.md.
+# --dry-run prints the AWS calls and each instance's command and sends
+# nothing; its only AWS call is the read-only instance lookup, skipped when
+# --instances is given.
+#
+# Steps: cell resolved -> scenario checked with k6 inspect -> instances found
+# -> one command per instance (its segment, tags, env, the scenario files) ->
+# one send per instance -> poll until every invocation ends or the timeout
+# -> full stdout from S3 -> each instance's summary -> one aggregated row.
+set -euo pipefail
+
+LT_PROG=ssm-fanout
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+for lib in envfile matrix k6 results manifest ssm; do
+  # shellcheck source=/dev/null
+  source "$LT_ROOT/scripts/lib/$lib.sh"
+done
+
+readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
+readonly LT_FANOUT_ENV="${LT_FANOUT_ENV:-$LT_ROOT/env/fanout.env}"
+
+OPT_DRY_RUN=0
+OPT_NO_WAIT=0
+OPT_CELL=1
+OPT_INSTANCES=""
+OPT_COLLECT=""
+OPT_MATRIX=""
+
+WORK_DIR=""
+RUN_ID=""
+RUN_DIR=""
+CELL_ID=""
+CELL_INDEX=0
+LT_OVERRIDES=""
+FINISHED=0
+# How the instances were found, for the dry run's report.
+LOOKUP_NOTE="read-only; this call did run"
+# Per instance, by id: the command id, the invocation's status and details,
+# and the error that made the instance fail (empty when it did not).
+declare -a INSTANCES=()
+declare -A COMMAND_ID=() INV_STATUS=() INV_DETAILS=() INV_ERROR=()
+# What the commands use (see ssm_instance_command).
+SSM_RUN_ID=""
+SSM_CELL_ID=""
+SSM_START_AT=0
+SSM_BUNDLE_FILE=""
+SSM_BUNDLE_S3_URI=""
+declare -a SSM_TAGS=()
+
+main() {
+  parse_args "$@"
+  WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/ssm-fanout.XXXXXX")"
+  trap 'rm -rf "$WORK_DIR"' EXIT
+  if [[ -n "$OPT_COLLECT" ]]; then
+    collect_run "$OPT_COLLECT"
+    return
+  fi
+
+  resolve_matrix "$OPT_MATRIX"
+  fanout_config_load "$LT_FANOUT_ENV"
+  pick_cell
+  fanout_use_cell_target "$WORK_DIR/cell.env" "$([[ $OPT_DRY_RUN -eq 1 ]] && echo dry-run || echo run)"
+  [[ -n "${FANOUT[FANOUT_S3_BUCKET]}" ]] \
+    || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"
+  RUN_ID="$(new_run_id "$OPT_MATRIX")"
+  find_targets
+  [[ $OPT_DRY_RUN -eq 1 ]] || create_run_dir
+  SSM_RUN_ID="$RUN_ID"
+  SSM_CELL_ID="$CELL_ID"
+  mapfile -t SSM_TAGS < <(ssm_scenario_tags "$WORK_DIR/cell.env" "${FANOUT[TARGET_URL]}" "$RUN_ID" "$CELL_ID")
+  if [[ ${#SSM_TAGS[@]} -eq 0 ]]; then
+    [[ -z "$RUN_DIR" ]] || finish_failed "the scenario could not be checked with k6 inspect (see above); nothing was sent"
+    abort "the scenario could not be checked with k6 inspect (see above)"
+  fi
+  SSM_START_AT=$(($(date +%s) + FANOUT[FANOUT_START_DELAY]))
+
+  if [[ $OPT_DRY_RUN -eq 1 ]]; then
+    print_plan
+    return
+  fi
+  send_run
+  if [[ $OPT_NO_WAIT -eq 1 ]]; then
+    manifest_update "$RUN_DIR" '.status = "sent"'
+    say "sent; collect the results with: scripts/ssm-fanout.sh --collect ${RUN_DIR#"$LT_ROOT"/}"
+    FINISHED=1
+    return
+  fi
+  collect_run "$RUN_DIR"
+}
+
+# parse_args ARGS...: options and the matrix file into OPT_*.
+parse_args() {
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      -h | --help)
+        print_summary "${BASH_SOURCE[0]}"
+        exit 0
+        ;;
+      --dry-run) OPT_DRY_RUN=1 ;;
+      --no-wait) OPT_NO_WAIT=1 ;;
+      --cell)
+        [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]*$ ]] || usage_error "--cell needs a cell number (1 = the first)"
+        OPT_CELL="$2"
+        shift
+        ;;
+      --instances)
+        [[ $# -ge 2 && -n "$2" ]] || usage_error "--instances needs ID[,ID...]"
+        OPT_INSTANCES="$2"
+        shift
+        ;;
+      --collect)
+        [[ $# -ge 2 ]] || usage_error "--collect needs a results directory"
+        OPT_COLLECT="$2"
+        shift
+        ;;
+      -*) usage_error "unknown option $1 (see --help)" ;;
+      *)
+        [[ -z "$OPT_MATRIX" ]] || usage_error "one matrix file at most (got $OPT_MATRIX and $1); set knobs as VAR=value"
+        OPT_MATRIX="$1"
+        ;;
+    esac
+    shift
+  done
+  if [[ -n "$OPT_COLLECT" ]]; then
+    [[ -z "$OPT_MATRIX" && $OPT_DRY_RUN -eq 0 ]] || usage_error "--collect takes only the results directory"
+    [[ -f "$OPT_COLLECT/manifest.json" ]] || usage_error "$OPT_COLLECT: no manifest.json there"
+    return
+  fi
+  [[ -n "$OPT_MATRIX" ]] || usage_error "no matrix file given (e.g. env/matrices/default.matrix)"
+  [[ -f "$OPT_MATRIX" ]] || usage_error "$OPT_MATRIX: no such matrix file"
+  OPT_MATRIX="$(cd "$(dirname "$OPT_MATRIX")" && pwd)/$(basename "$OPT_MATRIX")"
+}
+
+# resolve_matrix FILE: defaults < matrix < environment, as for a local run.
+resolve_matrix() {
+  local key
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  matrix_init
+  matrix_load "$1"
+  matrix_apply_overrides
+  for key in "${KNOB_ORDER[@]}"; do
+    if [[ "${MATRIX_ORIGIN[$key]}" == "command line" ]]; then
+      LT_OVERRIDES+="$key=${MATRIX_VALUE[$key]}"$'\n'
+    fi
+  done
+}
+
+# pick_cell: the cell --cell names (1-based); its values into WORK_DIR/cell.env.
+pick_cell() {
+  local total
+  total="$(matrix_cell_count)"
+  ((OPT_CELL <= total)) || usage_error "--cell $OPT_CELL: the matrix has $total cell(s)"
+  CELL_INDEX=$((OPT_CELL - 1))
+  CELL_ID="$(matrix_cell_id "$CELL_INDEX")"
+  matrix_cell_values "$CELL_INDEX" >"$WORK_DIR/cell.env"
+}
+
+# new_run_id MATRIX: a run id such as 20250101-120000-default-ssm.
+new_run_id() {
+  printf '%s-%s-ssm\n' "$(date +%Y%m%d-%H%M%S)" "$(basename "$1" .matrix)"
+}
+
+# find_targets: INSTANCES from --instances or from the tag lookup. A dry run
+# whose lookup fails (no AWS reachable) goes on with placeholders.
+find_targets() {
+  local id found why
+  if [[ -n "$OPT_INSTANCES" ]]; then
+    IFS=',' read -r -a INSTANCES <<<"$OPT_INSTANCES"
+    for id in "${INSTANCES[@]}"; do
+      ssm_check_instance_id "$id"
+    done
+    mapfile -t INSTANCES < <(printf '%s\n' "${INSTANCES[@]}" | sort -u)
+    LOOKUP_NOTE="skipped: --instances given"
+    return
+  fi
+  ssm_find_aws
+  # A dry run must answer quickly even where AWS cannot be reached.
+  [[ $OPT_DRY_RUN -eq 0 ]] || SSM_AWS_OPTS=(--cli-connect-timeout 5 --cli-read-timeout 20)
+  if ! found="$(AWS_MAX_ATTEMPTS="${AWS_MAX_ATTEMPTS:-$((OPT_DRY_RUN ? 1 : 3))}" ssm_find_instances 2>"$WORK_DIR/describe.err")"; then
+    why="$(grep -v '^[[:space:]]*$' "$WORK_DIR/describe.err" | tail -n 1 | cut -c1-300)"
+    [[ $OPT_DRY_RUN -eq 1 ]] || abort "the instance lookup (ec2 describe-instances) failed: $why"
+    warn "the instance lookup failed ($why); showing the plan for 2 placeholder instances (give --instances ID,ID for your fleet)"
+    INSTANCES=(i-placeholder1 i-placeholder2)
+    LOOKUP_NOTE="this call ran and failed: $why"
+    return
+  fi
+  mapfile -t INSTANCES < <(grep -v '^$' <<<"$found" || true)
+  if [[ ${#INSTANCES[@]} -eq 0 ]]; then
+    abort "no running instance has the tag ${FANOUT[FANOUT_TAG_FILTER]}${FANOUT[FANOUT_REGION]:+ in ${FANOUT[FANOUT_REGION]}}; start the k6 machines (or set FANOUT_TAG_FILTER / FANOUT_REGION)"
+  fi
+}
+
+# key_prefix: the S3 key prefix of this run's output (and of the bundle).
+key_prefix() {
+  printf '%s/%s/%s\n' "${FANOUT[FANOUT_S3_PREFIX]%/}" "$RUN_ID" "$CELL_ID"
+}
+
+# run_timeout: seconds to wait for every invocation, counted from the send.
+run_timeout() {
+  local planned
+  if [[ -n "${FANOUT[FANOUT_TIMEOUT]}" ]]; then
+    printf '%s\n' "${FANOUT[FANOUT_TIMEOUT]}"
+    return
+  fi
+  local -A cell=()
+  load_env_file "$WORK_DIR/cell.env" cell
+  planned="$(k6_planned_seconds cell)"
+  printf '%s\n' $((FANOUT[FANOUT_START_DELAY] + planned + 120))
+}
+
+# delivery_timeout: seconds SSM may take to hand a command to an instance;
+# one delivered later than the common start would start late.
+delivery_timeout() {
+  local seconds=$((FANOUT[FANOUT_START_DELAY] + 30))
+  printf '%s\n' $((seconds < 30 ? 30 : seconds))
+}
+
+# load_env_file FILE ASSOC: KEY=VALUE lines into ASSOC.
+load_env_file() {
+  local file="$1" line
+  local -n into="$2"
+  while IFS= read -r line; do
+    [[ "$line" == *=* ]] && into[${line%%=*}]="${line#*=}"
+  done <"$file"
+}
+
+# build_commands DIR: command-<id>.sh and params-<id>.json for every instance
+# in DIR. The scenario files go inline unless a command would be larger than
+# FANOUT_MAX_COMMAND_BYTES; then they go through S3.
+build_commands() {
+  local dir="$1" timeout size
+  timeout="$(run_timeout)"
+  SSM_BUNDLE_FILE="$dir/scenarios.tar.gz"
+  ssm_bundle "$(sed -n 's/^SCENARIO=//p' "$WORK_DIR/cell.env")" "$SSM_BUNDLE_FILE"
+  SSM_BUNDLE_S3_URI=""
+  write_commands "$dir" "$timeout"
+  size="$(largest_params "$dir")"
+  if ((size > FANOUT[FANOUT_MAX_COMMAND_BYTES])); then
+    SSM_BUNDLE_S3_URI="s3://${FANOUT[FANOUT_S3_BUCKET]}/$(key_prefix)/scenarios.tar.gz"
+    write_commands "$dir" "$timeout"
+    size="$(largest_params "$dir")"
+    ((size <= FANOUT[FANOUT_MAX_COMMAND_BYTES])) \
+      || abort "a command is $size bytes even with the scenario files in S3 (FANOUT_MAX_COMMAND_BYTES=${FANOUT[FANOUT_MAX_COMMAND_BYTES]})"
+  fi
+}
+
+# write_commands DIR TIMEOUT_S: one command and its parameters per instance.
+write_commands() {
+  local dir="$1" timeout="$2" index count="${#INSTANCES[@]}" id
+  for ((index = 0; index < count; index++)); do
+    id="${INSTANCES[$index]}"
+    ssm_instance_command "$WORK_DIR/cell.env" "$id" "$index" "$count" >"$dir/command-$id.sh"
+    ssm_params_json "$dir/command-$id.sh" "$timeout" >"$dir/params-$id.json"
+  done
+}
+
+# largest_params DIR: the size in bytes of the largest parameters file.
+largest_params() {
+  wc -c "$1"/params-*.json | awk '$2 != "total" && $1 > max { max = $1 } END { print max + 0 }'
+}
+
+# comment INDEX: the send's comment (shown in the SSM console).
+comment() {
+  printf 'k6 fan-out %s %s %d/%d' "$RUN_ID" "$CELL_ID" $(($1 + 1)) "${#INSTANCES[@]}"
+}
+
+# print_plan: the dry run. Everything goes to stdout; the files the calls
+# name are kept in a directory of their own.
+print_plan() {
+  local dir index id prefix count="${#INSTANCES[@]}"
+  local -a args
+  dir="$(mktemp -d "${TMPDIR:-/tmp}/ssm-fanout-dry-run.XXXXXX")"
+  build_commands "$dir"
+  prefix="$(key_prefix)"
+  printf '# Dry run: nothing is sent. Run %s, cell %s (%d of %d), %d instance(s).\n' \
+    "$RUN_ID" "$CELL_ID" "$OPT_CELL" "$(matrix_cell_count)" "$count"
+  printf '# The files named below are kept in %s\n' "$dir"
+  printf '\n# 1. Find the k6 instances (%s):\n' "$LOOKUP_NOTE"
+  ssm_describe_args args
+  ssm_aws_line "${args[@]}"
+  printf '   -> %s\n' "${INSTANCES[*]}"
+  printf '\n# 2. Check that the output bucket exists:\n'
+  ssm_aws_line s3api head-bucket --bucket "${FANOUT[FANOUT_S3_BUCKET]}"
+  if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
+    printf '\n# 2b. The commands are too large inline: ship the scenario files through S3:\n'
+    ssm_aws_line s3 cp --only-show-errors "$dir/scenarios.tar.gz" "$SSM_BUNDLE_S3_URI"
+  fi
+  printf '\n# 3. One send per instance (each has its own segment); all start at %s (epoch %s).\n' \
+    "$(date -u -d "@$SSM_START_AT" +%H:%M:%SZ)" "$SSM_START_AT"
+  for ((index = 0; index < count; index++)); do
+    id="${INSTANCES[$index]}"
+    printf '\n## Instance %s: segment %s. Its command (%s):\n' "$id" "$(ssm_segment "$index" "$count")" "$dir/command-$id.sh"
+    cat "$dir/command-$id.sh"
+    printf '## Sent with:\n'
+    ssm_send_args args "$id" "$dir/params-$id.json" "$prefix" "$(delivery_timeout)" "$(comment "$index")"
+    ssm_aws_line "${args[@]}"
+  done
+  printf '\n# 4. Poll every %ss until every invocation ends (at most %ss), per instance:\n' \
+    "${FANOUT[FANOUT_POLL_INTERVAL]}" "$(run_timeout)"
+  ssm_invocation_args args "<command-id>" "${INSTANCES[0]}"
+  ssm_aws_line "${args[@]}"
+  printf '#    and for one that has not ended by then:\n'
+  ssm_aws_line ssm cancel-command --command-id "<command-id>" --instance-ids "${INSTANCES[0]}"
+  printf '\n# 5. Fetch each full stdout from S3 (summary between "%s" and "%s"):\n' \
+    "$SSM_SUMMARY_BEGIN" "$SSM_SUMMARY_END"
+  ssm_aws_line s3api list-objects-v2 --bucket "${FANOUT[FANOUT_S3_BUCKET]}" \
+    --prefix "$(ssm_output_prefix "$prefix" "<command-id>" "${INSTANCES[0]}")" --query 'Contents[].Key' --output json
+  ssm_aws_line s3api get-object --bucket "${FANOUT[FANOUT_S3_BUCKET]}" \
+    --key "$(ssm_output_prefix "$prefix" "<command-id>" "${INSTANCES[0]}")awsrunShellScript/0.awsrunShellScript/stdout" stdout.txt
+  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
+    printf '\n# 6. Percentiles over every instance'"'"'s raw samples from InfluxDB (%s).\n' \
+      "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]:-${FANOUT[FANOUT_INFLUXDB_URL]}}"
+  else
+    printf '\n# 6. No FANOUT_INFLUXDB_URL: the row will have no percentiles (not mergeable from summaries).\n'
+  fi
+}
+
+# --- A real run ------------------------------------------------------------------------------
+
+# send_run: the commands, the bucket check, one send per instance; what was
+# sent goes into the manifest.
+send_run() {
+  local index id count="${#INSTANCES[@]}" prefix command_id answer
+  local -a args
+  ssm_find_aws
+  build_commands "$WORK_DIR"
+  manifest_update "$RUN_DIR" '.fanout.start_at_epoch = $s | .fanout.scenario_files = $f' \
+    --argjson s "$SSM_START_AT" --arg f "$([[ -n "$SSM_BUNDLE_S3_URI" ]] && echo s3 || echo inline)"
+  prefix="$(key_prefix)"
+  for id in "${INSTANCES[@]}"; do
+    mkdir -p "$RUN_DIR/cells/$CELL_ID/instances/$id"
+    cp "$WORK_DIR/command-$id.sh" "$RUN_DIR/cells/$CELL_ID/instances/$id/command.sh"
+  done
+
+  if ! answer="$(ssm_aws s3api head-bucket --bucket "${FANOUT[FANOUT_S3_BUCKET]}" 2>&1)"; then
+    finish_failed "the output bucket s3://${FANOUT[FANOUT_S3_BUCKET]} cannot be reached: $(grep -v '^$' <<<"$answer" | tail -n 1)"
+  fi
+  if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
+    ssm_aws s3 cp --only-show-errors "$SSM_BUNDLE_FILE" "$SSM_BUNDLE_S3_URI" >&2 \
+      || finish_failed "cannot upload the scenario files to $SSM_BUNDLE_S3_URI"
+  fi
+
+  trap on_signal INT TERM
+  say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$SSM_START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
+  for ((index = 0; index < count; index++)); do
+    id="${INSTANCES[$index]}"
+    ssm_send_args args "$id" "$WORK_DIR/params-$id.json" "$prefix" "$(delivery_timeout)" "$(comment "$index")"
+    if command_id="$(ssm_aws "${args[@]}" 2>"$WORK_DIR/send.err")" && [[ -n "$command_id" ]]; then
+      COMMAND_ID[$id]="$command_id"
+      INV_STATUS[$id]=Pending
+      say "  $id: segment $(ssm_segment "$index" "$count"), command $command_id"
+    else
+      INV_STATUS[$id]=NotSent
+      INV_ERROR[$id]="instance $id: send-command failed: $(grep -v '^$' "$WORK_DIR/send.err" | tail -n 1 | cut -c1-300)"
+      warn "${INV_ERROR[$id]}"
+    fi
+  done
+  if (($(date +%s) > SSM_START_AT)); then
+    warn "the sends took longer than FANOUT_START_DELAY=${FANOUT[FANOUT_START_DELAY]}s: some instances start late (raise it)"
+    manifest_warn "$RUN_DIR" "sends ended after the common start time; the segments did not all start together"
+  fi
+  save_instances
+  manifest_update "$RUN_DIR" '.fanout.deadline_epoch = $d' --argjson d $(($(date +%s) + $(run_timeout)))
+}
+
+# create_run_dir: results/<run-id>/ (never an existing one), its manifest and the cell's env.
+create_run_dir() {
+  local base="$RUN_ID" suffix=1
+  mkdir -p "$LT_RESULTS_DIR"
+  until mkdir "$LT_RESULTS_DIR/$RUN_ID" 2>/dev/null; do
+    suffix=$((suffix + 1))
+    RUN_ID="$base-$suffix"
+  done
+  RUN_DIR="$LT_RESULTS_DIR/$RUN_ID"
+  mkdir -p "$RUN_DIR/cells/$CELL_ID"
+  cp "$WORK_DIR/cell.env" "$RUN_DIR/cells/$CELL_ID/cell.env"
+  write_manifest
+  ln -sfn "$RUN_ID" "$LT_RESULTS_DIR/latest"
+}
+
+# write_manifest: manifest.json of a new fan-out run. It records where
+# things went, never how AWS was authenticated.
+write_manifest() {
+  local commit axes_json
+  commit="$(git -C "$LT_ROOT" rev-parse HEAD 2>/dev/null || printf 'unknown')"
+  if [[ -n "$(git -C "$LT_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+    commit+="-dirty"
+  fi
+  axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"
+  jq -n \
+    --arg run_id "$RUN_ID" --arg matrix "${OPT_MATRIX#"$LT_ROOT"/}" \
+    --arg sha "$(sha256sum "$OPT_MATRIX" | cut -d' ' -f1)" --arg commit "$commit" \
+    --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson axes "$axes_json" \
+    --arg cell "$CELL_ID" --argjson cell_number "$OPT_CELL" --argjson matrix_cells "$(matrix_cell_count)" \
+    --arg overrides "$LT_OVERRIDES" \
+    --arg region "${FANOUT[FANOUT_REGION]}" --arg profile "${FANOUT[FANOUT_PROFILE]}" \
+    --arg tag_filter "${FANOUT[FANOUT_TAG_FILTER]}" --arg bucket "${FANOUT[FANOUT_S3_BUCKET]}" \
+    --arg key_prefix "$(key_prefix)" --arg target_url "${FANOUT[TARGET_URL]}" \
+    --arg influxdb_url "${FANOUT[FANOUT_INFLUXDB_URL]}" --arg influxdb_query_url "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" \
+    --argjson poll "${FANOUT[FANOUT_POLL_INTERVAL]}" \
+    '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
+      backend: "ssm", started_at: $started, ended_at: null, status: "running",
+      axes: $axes, cells_total: 1, cells_done: 0, cells_failed: 0,
+      cell: {id: $cell, number: $cell_number, of: $matrix_cells},
+      overrides: ($overrides | split("\n") | map(select(length > 0))),
+      fanout: {region: $region, profile: $profile, tag_filter: $tag_filter,
+               s3_bucket: $bucket, s3_key_prefix: $key_prefix, target_url: $target_url,
+               influxdb_url: $influxdb_url, influxdb_query_url: $influxdb_query_url,
+               poll_interval_s: $poll, start_at_epoch: null, scenario_files: null,
+               deadline_epoch: null},
+      instances: [], warnings: []}' \
+    | write_atomic "$RUN_DIR/manifest.json"
+}
+
+# save_instances: the instances' state into the manifest.
+save_instances() {
+  local index id count="${#INSTANCES[@]}"
+  {
+    for ((index = 0; index < count; index++)); do
+      id="${INSTANCES[$index]}"
+      jq -cn --arg id "$id" --arg segment "$(ssm_segment "$index" "$count")" \
+        --arg command_id "${COMMAND_ID[$id]:-}" --arg status "${INV_STATUS[$id]:-}" \
+        --arg details "${INV_DETAILS[$id]:-}" --arg error "${INV_ERROR[$id]:-}" \
+        '{instance_id: $id, segment: $segment, command_id: $command_id, status: $status,
+          status_details: $details, error: $error}'
+    done
+  } | jq -s . >"$WORK_DIR/instances.json"
+  manifest_update "$RUN_DIR" '.instances = $i[0]' --slurpfile i "$WORK_DIR/instances.json"
+}
+
+# --- Collecting (also a run sent with --no-wait) --------------------------------------------------
+
+# collect_run RUN_DIR: poll, fetch every output, write the row, report.
+collect_run() {
+  local failed=0 id
+  load_run "$1"
+  trap on_signal INT TERM
+  poll_invocations
+  for id in "${INSTANCES[@]}"; do
+    collect_instance "$id"
+  done
+  save_instances
+  write_row
+  for id in "${INSTANCES[@]}"; do
+    [[ -z "${INV_ERROR[$id]:-}" ]] || failed=$((failed + 1))
+  done
+  manifest_update "$RUN_DIR" '.cells_done = 1 | .cells_failed = $f' --argjson f $((failed > 0 ? 1 : 0))
+  manifest_finish "$RUN_DIR" "$([[ $failed -eq 0 ]] && echo complete || echo failed)"
+  results_render "$RUN_DIR"
+  FINISHED=1
+  printf '\n'
+  cat "$RUN_DIR/results.md"
+  printf '\nresults: %s\n' "${RUN_DIR#"$LT_ROOT"/}"
+  if [[ $failed -gt 0 ]]; then
+    for id in "${INSTANCES[@]}"; do
+      [[ -z "${INV_ERROR[$id]:-}" ]] || say "  ${INV_ERROR[$id]}"
+    done
+    abort "$failed of ${#INSTANCES[@]} instance(s) failed$([[ $failed -lt ${#INSTANCES[@]} ]] && echo "; the row adds up the other instances only"); see ${RUN_DIR#"$LT_ROOT"/}"
+  fi
+}
+
+# load_run RUN_DIR: the run's identity, settings and instances from its manifest.
+load_run() {
+  local manifest="$1/manifest.json" id command_id status details
+  RUN_DIR="$(cd "$1" && pwd)"
+  RUN_ID="$(jq -r .run_id "$manifest")"
+  CELL_ID="$(jq -r .cell.id "$manifest")"
+  [[ "$(jq -r .backend "$manifest")" == ssm ]] || usage_error "$1 is not a fan-out run (backend is not ssm)"
+  FANOUT=()
+  FANOUT[FANOUT_REGION]="$(jq -r .fanout.region "$manifest")"
+  FANOUT[FANOUT_PROFILE]="$(jq -r .fanout.profile "$manifest")"
+  FANOUT[FANOUT_S3_BUCKET]="$(jq -r .fanout.s3_bucket "$manifest")"
+  FANOUT[KEY_PREFIX]="$(jq -r .fanout.s3_key_prefix "$manifest")"
+  FANOUT[FANOUT_POLL_INTERVAL]="$(jq -r .fanout.poll_interval_s "$manifest")"
+  FANOUT[DEADLINE]="$(jq -r '.fanout.deadline_epoch // 0' "$manifest")"
+  FANOUT[FANOUT_INFLUXDB_URL]="$(jq -r .fanout.influxdb_url "$manifest")"
+  FANOUT[FANOUT_INFLUXDB_QUERY_URL]="$(jq -r .fanout.influxdb_query_url "$manifest")"
+  INSTANCES=()
+  while IFS=$'\x1f' read -r id command_id status details; do
+    INSTANCES+=("$id")
+    COMMAND_ID[$id]="$command_id"
+    INV_STATUS[$id]="$status"
+    INV_DETAILS[$id]="$details"
+    INV_ERROR[$id]=""
+    if [[ -z "$command_id" ]]; then
+      INV_ERROR[$id]="$(jq -r --arg id "$id" '.instances[] | select(.instance_id == $id) | .error' "$manifest")"
+    fi
+  done < <(jq -r '.instances[] | [.instance_id, .command_id, .status, .status_details] | join("\u001f")' "$manifest")
+  [[ ${#INSTANCES[@]} -gt 0 ]] || abort "$1: the manifest lists no instance"
+  ssm_find_aws
+}
+
+# poll_invocations: every poll interval, the status of each invocation that
+# has not ended, until all have or the deadline passes; those still running
+# then are cancelled and marked timed out.
+poll_invocations() {
+  local id status details code last_report=""
+  local -a pending state
+  while true; do
+    pending=()
+    for id in "${INSTANCES[@]}"; do
+      [[ -n "${COMMAND_ID[$id]}" ]] || continue
+      ssm_is_terminal "${INV_STATUS[$id]}" && continue
+      mapfile -t state < <(ssm_invocation_state "${COMMAND_ID[$id]}" "$id")
+      status="${state[0]:-Unknown}"
+      details="${state[1]:-}"
+      code="${state[2]:-}"
+      INV_STATUS[$id]="$status"
+      INV_DETAILS[$id]="$details${code:+ (exit code $code)}"
+      ssm_is_terminal "$status" || pending+=("$id:$status")
+    done
+    [[ ${#pending[@]} -gt 0 ]] || break
+    if (($(date +%s) >= FANOUT[DEADLINE])); then
+      time_out_pending "${pending[@]}"
+      break
+    fi
+    if [[ "${pending[*]}" != "$last_report" ]]; then
+      say "  waiting for ${#pending[@]} of ${#INSTANCES[@]}: ${pending[*]}"
+      last_report="${pending[*]}"
+    fi
+    sleep "${FANOUT[FANOUT_POLL_INTERVAL]}"
+  done
+}
+
+# time_out_pending ID:STATUS...: cancel and mark the invocations that did not end.
+time_out_pending() {
+  local entry id
+  for entry in "$@"; do
+    id="${entry%%:*}"
+    INV_ERROR[$id]="instance $id: timed out: still ${entry#*:} at the deadline ($(date -u -d "@${FANOUT[DEADLINE]}" +%H:%M:%SZ)); cancelled"
+    if ! ssm_cancel "${COMMAND_ID[$id]}" "$id"; then
+      INV_ERROR[$id]+=" (the cancel failed: check the instance)"
+    fi
+    INV_STATUS[$id]=TimedOut
+  done
+}
+
+# collect_instance ID: its full stdout from S3, then its summary and row.
+collect_instance() {
+  local id="$1" dir="$RUN_DIR/cells/$CELL_ID/instances/$1" why summary exit_status
+  mkdir -p "$dir"
+  [[ -n "${COMMAND_ID[$id]}" ]] || return 0
+  if ! why="$(ssm_fetch_output "${FANOUT[KEY_PREFIX]}" "${COMMAND_ID[$id]}" "$id" "$dir")"; then
+    if [[ -n "${INV_ERROR[$id]:-}" ]]; then
+      return 0
+    elif [[ "${INV_STATUS[$id]}" == Success ]]; then
+      INV_ERROR[$id]="instance $id: Success, but $why"
+    else
+      INV_ERROR[$id]="instance $id: invocation ${INV_STATUS[$id]}${INV_DETAILS[$id]:+ (${INV_DETAILS[$id]})}, and $why"
+    fi
+    return 0
+  fi
+  if summary="$(ssm_extract_summary "$dir/stdout.txt")"; then
+    printf '%s\n' "$summary" | write_atomic "$dir/summary.json"
+  fi
+  [[ -z "${INV_ERROR[$id]:-}" ]] || return 0
+  exit_status="$(ssm_k6_exit_status "$dir/stdout.txt")"
+  if [[ "${INV_STATUS[$id]}" != Success ]]; then
+    INV_ERROR[$id]="instance $id: invocation ${INV_STATUS[$id]}${INV_DETAILS[$id]:+ (${INV_DETAILS[$id]})}${exit_status:+, k6 exit status $exit_status}; see ${dir#"$LT_ROOT"/}/stdout.txt"
+  elif [[ ! -s "$dir/summary.json" ]]; then
+    INV_ERROR[$id]="instance $id: its output has no k6 summary${exit_status:+ (k6 exit status $exit_status)}; see ${dir#"$LT_ROOT"/}/stdout.txt"
+  fi
+}
+
+# write_row: each good instance's row, then the cell's aggregated row.
+write_row() {
+  local cell_dir="$RUN_DIR/cells/$CELL_ID" id env_json axes_json pct="null" notes why status=ok
+  local -a errors=()
+  env_json="$(results_env_json "$cell_dir/cell.env")"
+  axes_json="$(cell_axes_json "$cell_dir/cell.env")"
+  for id in "${INSTANCES[@]}"; do
+    if [[ -n "${INV_ERROR[$id]:-}" ]]; then
+      errors+=("${INV_ERROR[$id]}")
+      continue
+    fi
+    cp "$cell_dir/cell.env" "$cell_dir/instances/$id/cell.env"
+    ssm_instance_row "$cell_dir/instances/$id" "$RUN_ID" "$CELL_ID" "$axes_json"
+  done
+  notes="percentiles not mergeable: each instance's summary has its own, and percentiles of parts do not combine; set FANOUT_INFLUXDB_URL to get them from the raw samples (min, max and the request-weighted mean are exact)"
+  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
+    if pct="$(ssm_influx_percentiles "${FANOUT[FANOUT_INFLUXDB_URL]}" "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" "$RUN_ID" "$CELL_ID")"; then
+      notes="percentiles from InfluxDB over $(jq -r .samples <<<"$pct") raw samples of every instance"
+    else
+      why="$pct"
+      pct="null"
+      notes="percentiles not mergeable, and InfluxDB gave none: $why"
+      manifest_warn "$RUN_DIR" "no percentiles from InfluxDB: $why"
+    fi
+  fi
+  [[ ${#errors[@]} -eq 0 ]] || status=failed
+  ssm_aggregate_row "$(instance_rows_json "$cell_dir")" "$RUN_ID" "$CELL_ID" "$axes_json" "$env_json" \
+    "$status" "$(join_lines "${errors[@]}")" "$pct" "$notes" \
+    | write_atomic "$cell_dir/row.json"
+  manifest_update "$RUN_DIR" '.notes = $n' --arg n "$notes"
+}
+
+# join_lines TEXT...: the texts joined with "; " (the row's error column).
+join_lines() {
+  local text sep=""
+  for text in "$@"; do
+    printf '%s%s' "$sep" "$text"
+    sep="; "
+  done
+}
+
+# instance_rows_json CELL_DIR: the rows of the instances that succeeded, as one array.
+instance_rows_json() {
+  local -a rows=()
+  local row
+  for row in "$1"/instances/*/row.json; do
+    [[ -e "$row" ]] && rows+=("$row")
+  done
+  if [[ ${#rows[@]} -eq 0 ]]; then
+    printf '[]\n'
+  else
+    jq -cs . "${rows[@]}"
+  fi
+}
+
+# cell_axes_json CELL_ENV: {"AXIS_KEY": "value", ...} for the row, from the
+# manifest's axes and the cell's values.
+cell_axes_json() {
+  jq -n --slurpfile m "$RUN_DIR/manifest.json" --argjson env "$(results_env_json "$1")" \
+    '[$m[0].axes[] | {(.): $env[.]}] | add // {}'
+}
+
+# finish_failed MESSAGE: end a run that failed before anything was sent.
+finish_failed() {
+  manifest_warn "$RUN_DIR" "$1"
+  manifest_finish "$RUN_DIR" failed
+  FINISHED=1
+  abort "$1"
+}
+
+# on_signal: an interrupted run cancels what it started, so no instance goes
+# on loading the target unattended.
+on_signal() {
+  local id
+  trap - INT TERM
+  say ""
+  say "interrupted: cancelling the invocations that have not ended"
+  for id in "${INSTANCES[@]}"; do
+    if [[ -n "${COMMAND_ID[$id]:-}" ]] && ! ssm_is_terminal "${INV_STATUS[$id]:-}"; then
+      ssm_cancel "${COMMAND_ID[$id]}" "$id" || warn "could not cancel the command on $id"
+    fi
+  done
+  if [[ -n "$RUN_DIR" && $FINISHED -eq 0 ]]; then
+    manifest_finish "$RUN_DIR" interrupted || true
+  fi
+  exit 130
+}
+
+main "$@"
