@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler k6 results manifest monitoring; do
+for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -86,9 +86,10 @@ main() {
   manifest_finish "$LT_RUN_DIR" "$([[ $failed -eq 0 ]] && echo complete || echo failed)"
   LT_FINISHED=1
   results_render "$LT_RUN_DIR"
+  report_render "$LT_RUN_DIR"
   printf '\n'
   cat "$LT_RUN_DIR/results.md"
-  printf '\nresults: %s\n' "${LT_RUN_DIR#"$LT_ROOT"/}"
+  printf '\nresults: %s (open report.html in a browser)\n' "${LT_RUN_DIR#"$LT_ROOT"/}"
   if [[ $failed -gt 0 ]]; then
     abort "$failed of $total cell(s) failed; see the error column of $LT_RUN_DIR/results.csv"
   fi
@@ -160,6 +161,12 @@ check_target_url() {
 
 # require_runtime: root and every tool a run needs, with what to do if missing.
 require_runtime() {
+  if [[ "$LT_BACKEND" == compose ]]; then
+    # shellcheck source=scripts/lib/backend_compose.sh
+    source "$LT_ROOT/scripts/lib/backend_compose.sh"
+    compose_require_runtime "${MATRIX_VALUE[TARGET_IMAGE]}"
+    return
+  fi
   [[ $EUID -eq 0 ]] || abort "the netns backend needs root (it creates network namespaces); run as root"
   local tool
   for tool in ip nstat ss curl jq java sha256sum flock timeout; do
@@ -187,8 +194,10 @@ take_lock() {
   printf '%s\n' "$$" >"$LT_LOCK_FILE.pid"
 }
 
-# remove_stale_namespaces: namespaces left by a run that was killed.
+# remove_stale_namespaces: namespaces (and with BACKEND=compose the target
+# container) left by a run that was killed.
 remove_stale_namespaces() {
+  [[ "$LT_BACKEND" != compose ]] || compose_remove_stale
   if netns_exists "$(netns_name server)" || netns_exists "$(netns_name client)"; then
     warn "removing network namespaces left by an earlier run that did not finish"
     netns_down
@@ -284,6 +293,8 @@ run_cell_steps() {
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
     run_cell_external_start values "$cell_dir" || return 1
     base_url="${values[TARGET_URL]%/}"
+  elif [[ "$LT_BACKEND" == compose ]]; then
+    compose_cell_start values "$cell_dir" "$base_url/health" || return 1
   else
     netns_down
     netns_up "${values[SERVER_ADDR]}" "${values[CLIENT_ADDR]}" \
@@ -377,7 +388,11 @@ counters_cell_deltas() {
 stop_cell_processes() {
   k6_stop
   sampler_stop
-  target_stop
+  if [[ "$LT_BACKEND" == compose ]]; then
+    compose_target_stop
+  else
+    target_stop
+  fi
   netns_down
 }
 
@@ -395,6 +410,7 @@ on_exit() {
   if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then
     manifest_finish "$LT_RUN_DIR" "$([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo failed)" || true
     results_render "$LT_RUN_DIR" || true
+    report_render "$LT_RUN_DIR" || true
     say "run $LT_RUN_ID $([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo stopped); finished cells are kept in ${LT_RUN_DIR#"$LT_ROOT"/}"
   fi
   exit "$status"

@@ -12,10 +12,18 @@ readonly NETNS_VETH_CLIENT="ltsuite-c0"
 # host itself and there is no server side.
 NETNS_HOST_MODE=0
 
-# netns_up SERVER_ADDR CLIENT_ADDR: create both namespaces and link them.
+# netns_up SERVER_ADDR CLIENT_ADDR [SERVER_PID]: create both namespaces and
+# link them. With SERVER_PID (the compose backend's container), the server
+# side is that process's own network namespace, given the server name with
+# `ip netns attach` instead of being created: everything that runs "in the
+# server namespace" then runs in the container's.
 netns_up() {
-  local server_addr="$1" client_addr="$2"
-  ip netns add "$NETNS_SERVER"
+  local server_addr="$1" client_addr="$2" server_pid="${3:-}"
+  if [[ -n "$server_pid" ]]; then
+    ip netns attach "$NETNS_SERVER" "$server_pid"
+  else
+    ip netns add "$NETNS_SERVER"
+  fi
   ip netns add "$NETNS_CLIENT"
   ip link add "$NETNS_VETH_SERVER" netns "$NETNS_SERVER" type veth \
     peer name "$NETNS_VETH_CLIENT" netns "$NETNS_CLIENT"

@@ -269,10 +269,10 @@ PY
 @test "InfluxDB stopped after the first cell: each cell's files are complete" {
   local cell file
   for cell in $(cells "$RUN_B"); do
-    for file in cell.env row.json summary.json samples.tsv netstat-delta.tsv k6-samples.csv.gz k6-report.html; do
+    for file in cell.env row.json summary.json samples.tsv netstat-delta.tsv k6-samples.json.gz k6-report.html; do
       [ -s "$RUN_B/cells/$cell/$file" ] || fail "$cell: $file missing or empty"
     done
-    gzip -t "$RUN_B/cells/$cell/k6-samples.csv.gz"
+    gzip -t "$RUN_B/cells/$cell/k6-samples.json.gz"
     jq -e '.status == "ok" and .http_reqs > 0' "$RUN_B/cells/$cell/row.json"
   done
 }

@@ -17,39 +17,45 @@ setup() {
   CLOSED_URL=http://127.0.0.1:9
 }
 
-@test "k6 CSV samples become points named after the metric, with the sample's tags" {
-  run monitoring_k6_lines run-1 01_vus-4 spike <<'CSV'
-metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata
-http_reqs,1795317900357924169,1.000000,,,,true,,GET,hello,HTTP/1.1,spike,,200,,,http://198.18.0.1:8080/hello,run_id=run-1&cell=01_vus-4&traffic=load,
-CSV
+@test "k6 samples become points named after the metric, with the sample's tags" {
+  run monitoring_k6_lines run-1 01_vus-4 spike <<'JSON'
+{"type":"Metric","data":{"name":"http_reqs","type":"counter","contains":"default","thresholds":[],"submetrics":null},"metric":"http_reqs"}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28.21802871Z","value":1,"tags":{"cell":"01_vus-4","expected_response":"true","group":"","method":"GET","name":"hello","proto":"HTTP/1.1","run_id":"run-1","scenario":"spike","status":"200","traffic":"load","url":"http://198.18.0.1:8080/hello"}}}
+JSON
   assert_success
-  assert_output 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,expected_response=true,method=GET,name=hello,status=200,traffic=load value=1.000000 1795317900357924169'
+  assert_output 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,expected_response=true,method=GET,name=hello,status=200,traffic=load value=1 1795320088218028710'
 }
 
-@test "tag values with spaces, commas or equals signs are escaped" {
-  run monitoring_k6_lines run-1 01_vus-4 spike <<'CSV'
-metric_name,timestamp,metric_value,check,error,error_code,expected_response,extra_tags
-checks,1795317900357924169,1.000000,"status is 200, or 2=2",,,,
-CSV
-  assert_output 'checks,run_id=run-1,cell=01_vus-4,scenario=spike,check=status\ is\ 200\,\ or\ 2\=2 value=1.000000 1795317900357924169'
+@test "times with an offset, without a fraction, and small values are read right" {
+  run monitoring_k6_lines run-1 01_vus-4 spike <<'JSON'
+{"metric":"http_req_connecting","type":"Point","data":{"time":"2024-02-29T23:59:59+01:00","value":1.5e-07,"tags":{}}}
+{"metric":"vus","type":"Point","data":{"time":"2024-03-01T00:00:00.5Z","value":4,"tags":{"a":"b"},"metadata":{"vu":"1"}}}
+JSON
+  assert_line --index 0 "http_req_connecting,run_id=run-1,cell=01_vus-4,scenario=spike value=1.5e-07 $(date -d 2024-02-29T23:59:59+01:00 +%s)000000000"
+  assert_line --index 1 "vus,run_id=run-1,cell=01_vus-4,scenario=spike,a=b value=4 $(date -d 2024-03-01T00:00:00Z +%s)500000000"
+}
+
+@test "tag values with quotes, spaces, commas or equals signs are decoded and escaped" {
+  run monitoring_k6_lines run-1 01_vus-4 spike <<'JSON'
+{"metric":"checks","type":"Point","data":{"time":"2026-11-22T04:01:28Z","value":1,"tags":{"check":"say \"hi\", 2=2 \u0026 c\\d"}}}
+JSON
+  assert_output 'checks,run_id=run-1,cell=01_vus-4,scenario=spike,check=say\ "hi"\,\ 2\=2\ &\ c\\d value=1 1795320088000000000'
 }
 
 @test "the error text is left out; error_code stays a tag" {
-  run monitoring_k6_lines run-1 01_vus-4 spike <<'CSV'
-metric_name,timestamp,metric_value,error,error_code,expected_response,status,extra_tags
-http_reqs,1795317900357924169,1.000000,"Get ""http://x"": dial: i/o timeout",1211,false,0,
-CSV
-  assert_output 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,error_code=1211,expected_response=false,status=0 value=1.000000 1795317900357924169'
+  run monitoring_k6_lines run-1 01_vus-4 spike <<'JSON'
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28Z","value":1,"tags":{"error":"dial: i/o timeout","error_code":"1211","expected_response":"false","status":"0"}}}
+JSON
+  assert_output 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,error_code=1211,expected_response=false,status=0 value=1 1795320088000000000'
 }
 
 @test "a sample line cut short by a killed k6 is skipped" {
-  run monitoring_k6_lines run-1 01_vus-4 spike <<'CSV'
-metric_name,timestamp,metric_value,status,extra_tags
-vus,1795317900000000000,4.000000,,
-http_reqs,17953179003579
-CSV
+  run monitoring_k6_lines run-1 01_vus-4 spike <<'JSON'
+{"metric":"vus","type":"Point","data":{"time":"2026-11-22T04:01:28Z","value":4,"tags":{}}}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28Z","value":1,"tags":{"status":"2
+JSON
   assert_success
-  assert_output 'vus,run_id=run-1,cell=01_vus-4,scenario=spike value=4.000000 1795317900000000000'
+  assert_output 'vus,run_id=run-1,cell=01_vus-4,scenario=spike value=4 1795320088000000000'
 }
 
 @test "samples.tsv rows become ltsuite_samples points in nanoseconds, empty columns left out" {
@@ -90,13 +96,13 @@ JSON
   [ "${#K6_EXTRA_ENV[@]}" -eq 0 ]
 }
 
-@test "a monitored cell has k6 write its samples to a compressed CSV in the cell" {
+@test "a monitored cell has k6 write its samples to compressed JSON in the cell" {
   local -A cell=([K6_HTML_REPORT]=0 [SCENARIO]=spike)
   MONITORING_ACTIVE=1
   MONITORING_K6_MODE="file"
   monitoring_cell_start cell "$CELL_DIR"
-  [ "${K6_EXTRA_ARGS[*]}" = "--out csv=$CELL_DIR/k6-samples.csv.gz" ]
-  [ "${K6_EXTRA_ENV[*]}" = "K6_CSV_TIME_FORMAT=unix_nano" ]
+  [ "${K6_EXTRA_ARGS[*]}" = "--out json=$CELL_DIR/k6-samples.json.gz" ]
+  [ "${#K6_EXTRA_ENV[@]}" -eq 0 ]
 }
 
 @test "MONITORING=off: nothing is sent and the manifest says so" {
