@@ -1,50 +1,28 @@
 // Spike: VUS users at once for DURATION, each calling /hello in a loop.
 // The closed model of the seeds: a user waits for its answer before the next
 // request, so a full server slows the users down instead of piling up work.
-import http from 'k6/http';
-import { check, sleep } from 'k6';
 import * as env from './lib/env.js';
-import { recordFailure } from './lib/failures.js';
-import { LOAD_THRESHOLDS, TREND_STATS, writeSummary } from './lib/summary.js';
+import { helloConfig, helloIteration, loadOptions } from './lib/hello.js';
+import { writeSummary } from './lib/summary.js';
 import { checkTargetUp } from './lib/target.js';
 
-const config = {
-  targetUrl: env.required('TARGET_URL'),
+const config = Object.assign(helloConfig(), {
   vus: env.int('VUS', undefined, 1),
   duration: env.duration('DURATION'),
-  delayMs: env.int('DELAY_MS', 0),
-  requestTimeout: env.duration('REQUEST_TIMEOUT'),
-  gracefulStop: env.duration('GRACEFUL_STOP'),
-  thinkTimeMs: env.int('THINK_TIME_MS', 0),
-};
+});
 
-export const options = {
-  scenarios: {
-    spike: {
-      executor: 'constant-vus',
-      vus: config.vus,
-      duration: config.duration,
-      gracefulStop: config.gracefulStop,
-    },
-  },
-  summaryTrendStats: TREND_STATS,
-  thresholds: LOAD_THRESHOLDS,
-  tags: env.runTags('spike'),
-};
-
-const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
-const params = { timeout: config.requestTimeout, tags: { name: 'hello' } };
+export const options = loadOptions('spike', {
+  executor: 'constant-vus',
+  vus: config.vus,
+  duration: config.duration,
+  gracefulStop: config.gracefulStop,
+});
 
 export function setup() {
   checkTargetUp(config.targetUrl);
 }
 
-export default function () {
-  const res = http.get(url, params);
-  recordFailure(res);
-  check(res, { 'status is 200': (r) => r.status === 200 });
-  if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);
-}
+export default helloIteration(config);
 
 export function handleSummary(data) {
   return writeSummary(data);

@@ -40,3 +40,16 @@ warn() {
 print_summary() {
   sed -n 's/^# \(Summary\|Usage\):/\1:/p' "$1"
 }
+
+# go_proxy_without_direct: the configured Go module proxy without the
+# ",direct" fallback, so a module the proxy refuses fails at once instead of
+# hanging on a fetch from its origin.
+go_proxy_without_direct() {
+  local proxy
+  proxy="$(go env GOPROXY)"
+  proxy="${proxy//,direct/}"
+  proxy="${proxy//|direct/}"
+  [[ -n "$proxy" && "$proxy" != direct && "$proxy" != off ]] \
+    || abort "GOPROXY is '$(go env GOPROXY)'; set it to a Go module proxy"
+  printf '%s\n' "$proxy"
+}

@@ -28,9 +28,8 @@ setup() {
   assert_output --partial "unknown prerequisite 'cobol'"
 }
 
-@test "the k6 installer asks the proxy only, without the direct fallback" {
+@test "the Go installers ask the proxy only, without the direct fallback" {
   source "$LT_ROOT/scripts/lib/common.sh"
-  eval "$(sed -n '/^go_proxy_without_direct()/,/^}/p' "$LT_ROOT/scripts/setup/install-k6.sh")"
   go() { printf 'https://proxy.example,direct\n'; }
   run go_proxy_without_direct
   assert_output "https://proxy.example"

@@ -1,0 +1,42 @@
+// What the /hello scenarios share: their common knobs, their options and the
+// iteration itself (GET /hello?delayMs=..., failure cause, status check,
+// think time). Each scenario adds only its executor.
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+import * as env from './env.js';
+import { recordFailure } from './failures.js';
+import { LOAD_THRESHOLDS, TREND_STATS } from './summary.js';
+
+// helloConfig(): the knobs every /hello scenario reads, read once.
+export function helloConfig() {
+  return {
+    targetUrl: env.required('TARGET_URL'),
+    delayMs: env.int('DELAY_MS', 0),
+    requestTimeout: env.duration('REQUEST_TIMEOUT'),
+    gracefulStop: env.duration('GRACEFUL_STOP'),
+    thinkTimeMs: env.int('THINK_TIME_MS', 0),
+  };
+}
+
+// loadOptions(name, executor, extra): k6 options with one scenario, p99 in
+// the summary, the load-only sub-metrics and the run's tags.
+export function loadOptions(name, executor, extra = {}) {
+  return Object.assign({
+    scenarios: { [name.replace(/-/g, '_')]: executor },
+    summaryTrendStats: TREND_STATS,
+    thresholds: LOAD_THRESHOLDS,
+    tags: env.runTags(name),
+  }, extra);
+}
+
+// helloIteration(config): the default function of a /hello scenario.
+export function helloIteration(config) {
+  const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
+  const params = { timeout: config.requestTimeout, tags: { name: 'hello' } };
+  return function () {
+    const res = http.get(url, params);
+    recordFailure(res);
+    check(res, { 'status is 200': (r) => r.status === 200 });
+    if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);
+  };
+}
