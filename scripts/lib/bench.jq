@@ -1,7 +1,7 @@
 # Summaries of the bench measurements: median and spread of each figure.
 def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
   else (.[length / 2 - 1] + .[length / 2]) / 2 end;
-def spread: {median: median, min: min, max: max, n: length};
+def spread: map(select(. != null)) | {median: median, min: min, max: max, n: length};
 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
 def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map(.[$field]) | spread)}) | from_entries;
 

@@ -1,0 +1,49 @@
+#!/usr/bin/env bats
+# The bench's summaries: medians and ratios of side-by-side measurements.
+
+setup() {
+  load '../test_helper'
+}
+
+summarise() {
+  jq -s -f "$LT_ROOT/scripts/lib/bench.jq"
+}
+
+@test "overhead per cell is the median per start mode, with its spread" {
+  run summarise <<'JSON'
+{"figure":"orchestration","rep":1,"variant":"jar","wall_s":8,"k6_s":3,"overhead_s":5}
+{"figure":"orchestration","rep":1,"variant":"cds","wall_s":5,"k6_s":3,"overhead_s":2}
+{"figure":"orchestration","rep":2,"variant":"jar","wall_s":7,"k6_s":3,"overhead_s":4}
+{"figure":"orchestration","rep":2,"variant":"cds","wall_s":6,"k6_s":3,"overhead_s":3}
+{"figure":"orchestration","rep":3,"variant":"jar","wall_s":12,"k6_s":3,"overhead_s":9}
+{"figure":"orchestration","rep":3,"variant":"cds","wall_s":5.5,"k6_s":3,"overhead_s":2.5}
+JSON
+  assert_success
+  jq -e '.orchestration.overhead_s.jar == {median: 5, min: 4, max: 9, n: 3}' <<<"$output"
+  jq -e '.orchestration.overhead_s.cds.median == 2.5' <<<"$output"
+  # 27 s of wall time for 9 s of k6.
+  jq -e '.orchestration.wall_over_k6.jar == 3' <<<"$output"
+}
+
+@test "perturbation ratios pair the variants of the same repetition" {
+  run summarise <<'JSON'
+{"figure":"perturbation-saturated","rep":1,"variant":"none","tps":1000,"p95_ms":10}
+{"figure":"perturbation-saturated","rep":1,"variant":"defaults","tps":900,"p95_ms":12}
+{"figure":"perturbation-saturated","rep":2,"variant":"none","tps":2000,"p95_ms":10}
+{"figure":"perturbation-saturated","rep":2,"variant":"defaults","tps":1900,"p95_ms":11}
+JSON
+  assert_success
+  # 0.9 and 0.95: the median of an even count is the mean of the middle two.
+  jq -e '.perturbation.saturated.tps_ratio.median == 0.925' <<<"$output"
+  jq -e '.perturbation.saturated.p95_ratio.max == 1.2' <<<"$output"
+}
+
+@test "bench.md renders every section" {
+  run bash -c "summarise() { jq -s -f '$LT_ROOT/scripts/lib/bench.jq'; }; printf '%s\n' \
+    '{\"figure\":\"reference\",\"rep\":1,\"wrk_rps\":100,\"k6_rps\":50,\"ratio\":0.5}' \
+    | summarise | jq -r -f '$LT_ROOT/scripts/lib/bench-md.jq'"
+  assert_success
+  assert_output --partial "## 1. Orchestration overhead"
+  assert_output --partial "## 4. Reference"
+  assert_output --partial "k6 / wrk requests per second: 0.5 (0.5..0.5, n=1)"
+}
