@@ -91,3 +91,14 @@ aws-tools: ## Install the pinned AWS CLI and moto (fan-out and its tests) into .
 .PHONY: bench
 bench: tools ## Measure the suite's own overhead; writes results/bench-<id>/
 	scripts/bench.sh
+
+# --- Compose backend: the target in a container per cell (BACKEND=compose) ---------
+.PHONY: docker-up docker-down compose-images
+docker-up: ## Install Debian's Docker engine and docker-compose if missing; start dockerd (.data/docker) if no engine answers
+	@scripts/setup/install-docker.sh start
+
+docker-down: ## Stop the dockerd that docker-up started (by its pid), nothing else
+	@scripts/setup/install-docker.sh stop
+
+compose-images: $(JAR) docker-up ## Build the target image for BACKEND=compose (Debian base by debootstrap; no registry)
+	@scripts/setup/build-images.sh

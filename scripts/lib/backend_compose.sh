@@ -1,0 +1,188 @@
+# shellcheck shell=bash
+# Summary: the compose backend: the target in a container per cell, linked to the client namespace.
+#
+# The container starts with no network (--network none), the cell's
+# environment and the cell's server-side sysctls (--sysctl: set by the
+# engine in the container's own network namespace, as compose's sysctls:
+# would). Its network namespace is then attached under the server namespace's
+# name and joined to the suite's client namespace by the usual veth pair, so
+# the target answers at SERVER_ADDR:SERVER_PORT and everything else (k6 and
+# the client-side samples in the client namespace; ss, nstat, sysctl and the
+# actuator in the server one) runs exactly as with the netns backend.
+#
+# Needs common.sh, netns.sh, target.sh (TARGET_PID, target_wait_healthy),
+# counters.sh, results.sh (write_atomic) and manifest.sh.
+
+readonly COMPOSE_CONTAINER="ltsuite-target"
+# Set while a container of this run may exist; its log goes to COMPOSE_TARGET_LOG.
+COMPOSE_TARGET_CREATED=0
+COMPOSE_TARGET_LOG=""
+# The engine, image and Java version go into the manifest once per run.
+COMPOSE_RUN_RECORDED=0
+
+# compose_require_runtime IMAGES: root, the tools, a Docker engine (started
+# by scripts/setup/install-docker.sh when none answers) and every image in
+# IMAGES (space-separated; the default one is built or brought up to date by
+# scripts/setup/build-images.sh, others must exist).
+compose_require_runtime() {
+  local images="$1" image tool default_image="${KNOB_DEFAULT[TARGET_IMAGE]}"
+  if [[ "$NETNS_HOST_MODE" == 1 ]]; then
+    usage_error "BACKEND=compose starts its own target; to load an external TARGET_URL, leave BACKEND at netns"
+  fi
+  [[ $EUID -eq 0 ]] || abort "the compose backend needs root (the client network namespace and the link to the container); run as root"
+  for tool in ip nstat ss curl jq sha256sum flock timeout; do
+    command -v "$tool" >/dev/null || abort "$tool not found; run 'make tools' (or install it: apt-get install iproute2 curl jq)"
+  done
+  [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools'"
+  "$LT_ROOT/scripts/setup/install-docker.sh" start || abort "no Docker engine for BACKEND=compose (see above)"
+  for image in $images; do
+    if [[ "$image" == "$default_image" ]]; then
+      TARGET_IMAGE="$image" "$LT_ROOT/scripts/setup/build-images.sh" || abort "cannot build $image (see above)"
+    elif ! docker image inspect "$image" >/dev/null 2>&1; then
+      abort "image $image not found in the Docker engine; build it (TARGET_IMAGE=$image scripts/setup/build-images.sh) or load it"
+    fi
+  done
+}
+
+# compose_remove_stale: a target container left by a run that was killed.
+compose_remove_stale() {
+  if docker container inspect "$COMPOSE_CONTAINER" >/dev/null 2>&1; then
+    warn "removing container $COMPOSE_CONTAINER left by an earlier run that did not finish"
+    docker rm --force "$COMPOSE_CONTAINER" >/dev/null 2>&1 || true
+  fi
+}
+
+# compose_cell_start CELL_ASSOC CELL_DIR HEALTH_URL: the compose half of a
+# cell's start: container, namespaces, client sysctls, effective sysctls,
+# health, the server's counters. On failure the reason is in CELL_ERROR.
+compose_cell_start() {
+  local -n start_values="$1"
+  local cell_dir="$2" health_url="$3"
+  netns_down
+  compose_target_start start_values "$cell_dir" || return 1
+  netns_up "${start_values[SERVER_ADDR]}" "${start_values[CLIENT_ADDR]}" "$TARGET_PID" \
+    || { CELL_ERROR="cannot link the container's network namespace to the client namespace"; return 1; }
+  compose_apply_client_sysctls start_values || return 1
+  netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
+  if ! target_wait_healthy "$health_url" "${start_values[TARGET_START_TIMEOUT]}"; then
+    compose_save_log
+    CELL_ERROR+="; last log line: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
+    return 1
+  fi
+  compose_record_run start_values
+  counters_snapshot server "$cell_dir/nstat-server-before.txt"
+}
+
+# compose_target_start CELL_ASSOC CELL_DIR: start the target container
+# (detached) with the cell's knobs in its environment and its server-side
+# sysctls; TARGET_PID becomes the JVM's pid as the host sees it, so
+# target_alive works unchanged. The container's description (image, env,
+# sysctls) is kept as CELL_DIR/container.json.
+compose_target_start() {
+  local -n run_values="$1"
+  local cell_dir="$2" key soft hard
+  local -a args=(
+    run --detach --name "$COMPOSE_CONTAINER" --network none
+    --label "ltsuite.run_id=$LT_RUN_ID" --label "ltsuite.cell=$(basename "$cell_dir")"
+    # Tomcat binds the wildcard: SERVER_ADDR appears only once the veth is
+    # in, after the JVM has started. The container has no other address.
+    --env SERVER_ADDRESS=0.0.0.0 --env MANAGEMENT_ADDRESS=127.0.0.1
+    --env "JDK_JAVA_OPTIONS=-Xmx${run_values[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID"
+  )
+  # The same open-file limits as a target started by the runner itself.
+  soft="$(ulimit -Sn)"
+  hard="$(ulimit -Hn)"
+  [[ "$soft" =~ ^[0-9]+$ && "$hard" =~ ^[0-9]+$ ]] && args+=(--ulimit "nofile=$soft:$hard")
+  for key in $(printf '%s\n' "${!run_values[@]}" | sort); do
+    args+=(--env "$key=${run_values[$key]}")
+  done
+  mapfile -t -O "${#args[@]}" args < <(compose_sysctl_args run_values)
+  COMPOSE_TARGET_LOG="$cell_dir/target.log"
+  COMPOSE_TARGET_CREATED=1
+  if ! docker "${args[@]}" "${run_values[TARGET_IMAGE]}" >/dev/null 2>"$COMPOSE_TARGET_LOG"; then
+    CELL_ERROR="docker run failed: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
+    return 1
+  fi
+  docker inspect "$COMPOSE_CONTAINER" >"$cell_dir/container.json" 2>/dev/null || true
+  TARGET_PID="$(docker inspect --format '{{.State.Pid}}' "$COMPOSE_CONTAINER" 2>/dev/null || true)"
+  if [[ ! "$TARGET_PID" =~ ^[1-9][0-9]*$ ]]; then
+    TARGET_PID=""
+    compose_save_log
+    CELL_ERROR="container $COMPOSE_CONTAINER exited at once: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
+    return 1
+  fi
+}
+
+# compose_sysctl_args CELL_ASSOC: "--sysctl" and "name=value" lines for every
+# non-empty server-side sysctl of the cell.
+compose_sysctl_args() {
+  local -n sysctl_values="$1"
+  local key value
+  for key in $(printf '%s\n' "${!SYSCTL_SIDE[@]}" | sort); do
+    [[ "${SYSCTL_SIDE[$key]}" == server ]] || continue
+    value="${sysctl_values[$key]:-}"
+    [[ -n "$value" ]] || continue
+    [[ "$key" == *PORT_RANGE ]] && value="${value/-/ }"
+    printf '%s\n' --sysctl "${SYSCTL_NAME[$key]}=$value"
+  done
+}
+
+# compose_apply_client_sysctls CELL_ASSOC: the cell's client-side sysctls in
+# the client namespace. The server-side ones were set by the engine when it
+# made the container, so they are blanked here rather than written twice.
+compose_apply_client_sysctls() {
+  local -n all_values="$1"
+  local -A client_values=()
+  local key
+  for key in "${!all_values[@]}"; do
+    client_values[$key]="${all_values[$key]}"
+  done
+  for key in "${!SYSCTL_SIDE[@]}"; do
+    [[ "${SYSCTL_SIDE[$key]}" == server ]] && client_values[$key]=""
+  done
+  netns_apply_sysctls client_values
+}
+
+# compose_record_run CELL_ASSOC: once per run, what ran the target: the
+# engine, the image and the Java inside it (the host's Java, which the
+# manifest names by default, is not the one under load).
+compose_record_run() {
+  local -n record_values="$1"
+  ((COMPOSE_RUN_RECORDED)) && return 0
+  COMPOSE_RUN_RECORDED=1
+  local image="${record_values[TARGET_IMAGE]}" java engine
+  # The first line with " version ": the launcher first notes JDK_JAVA_OPTIONS.
+  java="$(docker exec "$COMPOSE_CONTAINER" java -version 2>&1 | awk '/ version / && !found { print; found = 1 }')" \
+    || java="unknown"
+  engine="$(docker version --format '{{.Server.Version}}' 2>/dev/null)" || engine="unknown"
+  say "target: container $COMPOSE_CONTAINER from $image (Docker $engine), its network namespace attached as $(netns_name server)"
+  manifest_update "$LT_RUN_DIR" '.versions.java = $java
+      | .compose = {engine: $engine, storage_driver: $driver, image: $image, image_id: $id, container: $name}' \
+    --arg java "$java" --arg engine "$engine" --arg image "$image" --arg name "$COMPOSE_CONTAINER" \
+    --arg driver "$(docker info --format '{{.Driver}}' 2>/dev/null || echo unknown)" \
+    --arg id "$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || echo unknown)"
+}
+
+# compose_save_log: the container's output so far into the cell's
+# target.log; without a container the file keeps what docker run said.
+compose_save_log() {
+  [[ -n "$COMPOSE_TARGET_LOG" ]] || return 0
+  if docker logs "$COMPOSE_CONTAINER" >"$COMPOSE_TARGET_LOG.tmp" 2>&1; then
+    mv -f "$COMPOSE_TARGET_LOG.tmp" "$COMPOSE_TARGET_LOG"
+  else
+    rm -f "$COMPOSE_TARGET_LOG.tmp"
+  fi
+}
+
+# compose_target_stop: stop the container (SIGTERM, SIGKILL after 10 s, as
+# target_stop does), keep its log and remove it. Nothing to do if this run
+# made no container since the last stop.
+compose_target_stop() {
+  ((COMPOSE_TARGET_CREATED)) || return 0
+  docker stop --time 10 "$COMPOSE_CONTAINER" >/dev/null 2>&1 || true
+  compose_save_log
+  docker rm --force "$COMPOSE_CONTAINER" >/dev/null 2>&1 || true
+  COMPOSE_TARGET_CREATED=0
+  COMPOSE_TARGET_LOG=""
+  TARGET_PID=""
+}
