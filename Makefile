@@ -32,7 +32,7 @@ $(BATS):
 $(JAR): $(SERVER_SOURCES)
 	@scripts/setup/require.sh java mvn
 	@echo "building the target (server/)" >&2
-	mvn -q -B -f server/pom.xml package -DskipTests
+	mvn -q -B -Dstyle.color=never -f server/pom.xml package -DskipTests
 	@touch $@
 
 $(CDS): $(JAR)
