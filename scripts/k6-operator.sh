@@ -33,11 +33,7 @@ main() {
   # shellcheck disable=SC2064 # the path is fixed now, on purpose
   trap "rm -rf '$work'" EXIT
 
-  knobs_load "$LT_ROOT/env/defaults.env"
-  sysctls_load "$LT_ROOT/env/sysctls.tsv"
-  matrix_init
-  matrix_load "$OPT_MATRIX"
-  matrix_apply_overrides
+  matrix_resolve "$OPT_MATRIX"
   fanout_config_load "$LT_FANOUT_ENV"
   (( OPT_CELL <= $(matrix_cell_count) )) || usage_error "--cell $OPT_CELL: the matrix has $(matrix_cell_count) cell(s)"
   cell_id="$(matrix_cell_id $((OPT_CELL - 1)))"

@@ -117,23 +117,17 @@ resume_matrix() {
 # bad input. With MANIFEST (a resumed run) the overrides are the ones that
 # run recorded, not the environment's, so the cells are the same.
 resolve_matrix() {
-  local matrix="$1" manifest="${2:-}" key override
-  knobs_load "$LT_ROOT/env/defaults.env"
-  sysctls_load "$LT_ROOT/env/sysctls.tsv"
-  matrix_init
-  matrix_load "$matrix"
+  local matrix="$1" manifest="${2:-}"
+  local -a recorded=()
   if [[ -n "$manifest" ]]; then
-    while IFS= read -r override; do
-      [[ -n "$override" ]] && matrix_set "command line" "${override%%=*}" "${override#*=}"
-    done < <(jq -r '.overrides[]' "$manifest")
+    # An empty word keeps matrix_resolve from reading the environment when
+    # the run recorded no override.
+    mapfile -t recorded < <(jq -r '.overrides[]' "$manifest")
+    matrix_resolve "$matrix" "" "${recorded[@]}"
   else
-    matrix_apply_overrides
+    matrix_resolve "$matrix"
   fi
-  for key in "${KNOB_ORDER[@]}"; do
-    if [[ "${MATRIX_ORIGIN[$key]}" == "command line" ]]; then
-      LT_OVERRIDES+="$key=${MATRIX_VALUE[$key]}"$'\n'
-    fi
-  done
+  LT_OVERRIDES="$(matrix_overrides)"
 }
 
 # check_target_url: where load may go. By default only the suite's own

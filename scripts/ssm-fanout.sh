@@ -142,17 +142,8 @@ parse_args() {
 
 # resolve_matrix FILE: defaults < matrix < environment, as for a local run.
 resolve_matrix() {
-  local key
-  knobs_load "$LT_ROOT/env/defaults.env"
-  sysctls_load "$LT_ROOT/env/sysctls.tsv"
-  matrix_init
-  matrix_load "$1"
-  matrix_apply_overrides
-  for key in "${KNOB_ORDER[@]}"; do
-    if [[ "${MATRIX_ORIGIN[$key]}" == "command line" ]]; then
-      LT_OVERRIDES+="$key=${MATRIX_VALUE[$key]}"$'\n'
-    fi
-  done
+  matrix_resolve "$1"
+  LT_OVERRIDES="$(matrix_overrides)"
 }
 
 # pick_cell: the cell --cell names (1-based); its values into WORK_DIR/cell.env.

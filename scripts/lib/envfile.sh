@@ -51,6 +51,46 @@ envfile_each() {
   ENVFILE_TYPE=""
 }
 
+# envfile_load_typed FILE KEYS TYPES VALUES: read a file in which every key
+# has a "# type:" comment and a default of that type, into the array KEYS
+# (file order) and the associative arrays TYPES and VALUES (names, emptied
+# first). env/defaults.env and env/fanout.env are read this way.
+envfile_load_typed() {
+  _ENVFILE_INTO=("$2" "$3" "$4")
+  local -n typed_keys="$2" typed_types="$3" typed_values="$4"
+  typed_keys=()
+  typed_types=()
+  typed_values=()
+  envfile_each "$1" _envfile_add_typed
+}
+
+_envfile_add_typed() {
+  local file="$1" line_no="$2" key="$3" value="$4" why
+  local -n add_keys="${_ENVFILE_INTO[0]}" add_types="${_ENVFILE_INTO[1]}" add_values="${_ENVFILE_INTO[2]}"
+  [[ -n "$ENVFILE_TYPE" ]] || usage_error "$file:$line_no: $key: no '# type:' comment before it"
+  if ! why="$(envfile_check_type "$ENVFILE_TYPE" "$value")"; then
+    usage_error "$file:$line_no: $key: $why"
+  fi
+  add_keys+=("$key")
+  # shellcheck disable=SC2004 # namerefs to associative arrays: $key is a string key
+  add_types[$key]="$ENVFILE_TYPE"
+  # shellcheck disable=SC2004 # as above
+  add_values[$key]="$value"
+}
+
+# envfile_exported NAMES: fill the associative array NAMES with the names of
+# the exported variables. Only those are overrides (VAR=value on the make
+# command line): a shell variable of a script must never be taken for one.
+envfile_exported() {
+  local -n exported_names="$1"
+  local name
+  exported_names=()
+  while read -r name; do
+    # shellcheck disable=SC2004 # a nameref to an associative array: $name is a string key
+    exported_names[$name]=1
+  done < <(compgen -e)
+}
+
 # envfile_trim STRING: STRING without leading and trailing whitespace.
 envfile_trim() {
   local s="$1"

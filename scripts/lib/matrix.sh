@@ -17,21 +17,7 @@ declare -gA MATRIX_VALUE=() MATRIX_ORIGIN=()
 
 # knobs_load DEFAULTS_FILE: read every knob, its default and its type.
 knobs_load() {
-  KNOB_ORDER=()
-  KNOB_TYPE=()
-  KNOB_DEFAULT=()
-  envfile_each "$1" _knobs_add
-}
-
-_knobs_add() {
-  local file="$1" line_no="$2" key="$3" value="$4" why
-  [[ -n "$ENVFILE_TYPE" ]] || usage_error "$file:$line_no: $key: no '# type:' comment before it"
-  if ! why="$(envfile_check_type "$ENVFILE_TYPE" "$value")"; then
-    usage_error "$file:$line_no: $key: $why"
-  fi
-  KNOB_ORDER+=("$key")
-  KNOB_TYPE[$key]="$ENVFILE_TYPE"
-  KNOB_DEFAULT[$key]="$value"
+  envfile_load_typed "$1" KNOB_ORDER KNOB_TYPE KNOB_DEFAULT
 }
 
 # sysctls_load TSV: read the whitelist of kernel settings (key side sysctl).
@@ -68,18 +54,45 @@ _matrix_set() {
   matrix_set "$file:$line_no" "$key" "$value"
 }
 
-# matrix_apply_overrides: layer every knob that is set in the environment.
+# matrix_apply_overrides: layer every knob that is exported in the environment.
 matrix_apply_overrides() {
-  local key name
+  local key
   local -A exported=()
-  # Only exported variables count: a shell variable of the script itself must
-  # never be mistaken for an operator's override.
-  while read -r name; do
-    exported[$name]=1
-  done < <(compgen -e)
+  envfile_exported exported
   for key in "${KNOB_ORDER[@]}"; do
     if [[ -n "${exported[$key]:-}" ]]; then
       matrix_set "command line" "$key" "${!key}"
+    fi
+  done
+}
+
+# matrix_resolve FILE [OVERRIDE...]: the whole layering for a run: defaults,
+# sysctl whitelist, the matrix FILE, then the overrides: the environment's,
+# or, when OVERRIDE words ("KEY=VALUE", e.g. those a run recorded) follow,
+# exactly those.
+matrix_resolve() {
+  local file="$1" override
+  shift
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  matrix_init
+  matrix_load "$file"
+  if [[ $# -eq 0 ]]; then
+    matrix_apply_overrides
+    return
+  fi
+  for override in "$@"; do
+    [[ -n "$override" ]] && matrix_set "command line" "${override%%=*}" "${override#*=}"
+  done
+}
+
+# matrix_overrides: "KEY=VALUE" for every knob set on the command line, one a
+# line (what a manifest records, so a resumed run gets the same cells).
+matrix_overrides() {
+  local key
+  for key in "${KNOB_ORDER[@]}"; do
+    if [[ "${MATRIX_ORIGIN[$key]}" == "command line" ]]; then
+      printf '%s=%s\n' "$key" "${MATRIX_VALUE[$key]}"
     fi
   done
 }

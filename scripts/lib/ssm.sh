@@ -22,6 +22,7 @@ readonly SSM_ROW_FIELDS='run_id cell scenario status axes vus_max duration_s htt
 # Filled by fanout_config_load: key -> value, and the keys in file order.
 declare -gA FANOUT=()
 declare -ga FANOUT_KEYS=()
+declare -gA _FANOUT_TYPE=()
 # The AWS CLI to run (see ssm_find_aws), and options added to every call that
 # do not change what it does (timeouts), so they are not printed.
 SSM_AWS_BIN="${SSM_AWS_BIN:-}"
@@ -32,14 +33,10 @@ declare -ga SSM_AWS_OPTS=()
 # fanout_config_load FILE: read env/fanout.env, then let every key that is
 # exported in the environment override it (as knobs do for a local run).
 fanout_config_load() {
-  local file="$1" key name why
+  local file="$1" key why
   local -A exported=()
-  FANOUT=()
-  FANOUT_KEYS=()
-  envfile_each "$file" _fanout_add
-  while read -r name; do
-    exported[$name]=1
-  done < <(compgen -e)
+  envfile_load_typed "$file" FANOUT_KEYS _FANOUT_TYPE FANOUT
+  envfile_exported exported
   for key in "${FANOUT_KEYS[@]}"; do
     [[ -n "${exported[$key]:-}" ]] || continue
     if ! why="$(envfile_check_type "${_FANOUT_TYPE[$key]}" "${!key}")"; then
@@ -47,19 +44,6 @@ fanout_config_load() {
     fi
     FANOUT[$key]="${!key}"
   done
-}
-
-declare -gA _FANOUT_TYPE=()
-
-_fanout_add() {
-  local file="$1" line_no="$2" key="$3" value="$4" why
-  [[ -n "$ENVFILE_TYPE" ]] || usage_error "$file:$line_no: $key: no '# type:' comment before it"
-  if ! why="$(envfile_check_type "$ENVFILE_TYPE" "$value")"; then
-    usage_error "$file:$line_no: $key: $why"
-  fi
-  FANOUT_KEYS+=("$key")
-  _FANOUT_TYPE[$key]="$ENVFILE_TYPE"
-  FANOUT[$key]="$value"
 }
 
 # fanout_check_url NAME URL: URL is http(s) and carries no user or password
