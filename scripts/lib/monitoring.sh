@@ -20,10 +20,7 @@
 # Every point carries the tags run_id, cell and scenario.
 #
 # Needs common.sh, manifest.sh and results.sh (write_atomic); netns.sh for
-# MONITORING_K6_OUTPUT=live.
-
-K6_EXTRA_ARGS=()
-K6_EXTRA_ENV=()
+# MONITORING_K6_OUTPUT=live. K6_EXTRA_ARGS and K6_EXTRA_ENV belong to k6.sh.
 
 # State of the current run, set by monitoring_run_start.
 MONITORING_ACTIVE=0

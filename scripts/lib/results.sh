@@ -104,18 +104,22 @@ results_render() {
     printf 'No cell finished.\n' | write_atomic "$run_dir/results.md"
     return
   fi
-  jq -rs --argjson axes "$axes_json" --argjson cols "$columns_json" '
+  # The columns some scenarios add, in the order the rows first name them;
+  # both tables use the same list.
+  local extra_json
+  extra_json="$(jq -cs '[.[] | .extra // {} | keys_unsorted[]]
+    | reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)' "${rows[@]}")"
+  jq -rs --argjson axes "$axes_json" --argjson cols "$columns_json" --argjson extra "$extra_json" '
     # Quote a field only when it needs it (RFC 4180), so numbers stay bare.
     def field: if . == null then ""
       elif type == "string" and test("[\",\r\n]") then "\"" + gsub("\""; "\"\"") + "\""
       else tostring end;
-    ([.[] | .extra // {} | keys_unsorted[]] | reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)) as $extra
-    | (["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error", "notes"]) as $head
+    (["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error", "notes"]) as $head
     | ($head | join(",")),
       (.[] | . as $r | [$head[] | . as $k
         | (if $r | has($k) then $r[$k] elif ($r.extra // {}) | has($k) then $r.extra[$k] else $r.axes[$k] end)
         | field] | join(","))
   ' "${rows[@]}" | write_atomic "$run_dir/results.csv"
-  jq -rs --argjson axes "$axes_json" -f "$LT_ROOT/scripts/lib/table.jq" "${rows[@]}" \
+  jq -rs --argjson axes "$axes_json" --argjson extra "$extra_json" -f "$LT_ROOT/scripts/lib/table.jq" "${rows[@]}" \
     | write_atomic "$run_dir/results.md"
 }

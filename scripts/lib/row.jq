@@ -8,7 +8,6 @@ def metric($name):
 def num: if . == null then null else (. * 1000 | round) / 1000 end;
 def count_of($name): (metric($name).count // 0);
 def delta($side; $counter): ($deltas[$side][$counter] // 0);
-def nz: if . == null then 0 else . end;
 # k6 duration ("1m30s", "500ms") -> milliseconds.
 def duration_ms:
   [scan("([0-9.]+)(ms|s|m|h)") | (.[0] | tonumber) * ({"ms": 1, "s": 1000, "m": 60000, "h": 3600000}[.[1]])]
@@ -46,7 +45,6 @@ def extra:
 | metric("http_reqs") as $reqs
 | metric("http_req_failed") as $failed
 | ($summary.state.testRunDurationMs // null) as $run_ms
-| ($env.SOMAXCONN // "") as $somaxconn_set
 | {
     run_id: $run_id,
     cell: $cell,

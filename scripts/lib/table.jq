@@ -1,8 +1,7 @@
 # results.md: the rows as a readable Markdown table (a subset of the columns
 # that fits a screen; results.csv has them all).
 def cell: if . == null then "" else tostring end;
-([.[] | .extra // {} | keys_unsorted[]] | reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)) as $extra
-| (["cell", "status"] + $axes + [
+(["cell", "status"] + $axes + [
   "vus_max", "http_reqs", "tps", "lat_med_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
   "failed_reqs", "fail_connect", "fail_reset", "fail_timeout",
   "listen_overflows", "listen_drops", "syn_retrans",
