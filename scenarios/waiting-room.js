@@ -42,11 +42,14 @@ export const options = {
   tags: env.runTags('waiting-room'),
 };
 
+// Built once, not per request: every VU polls many times.
 const jsonParams = (name) => ({
   timeout: config.requestTimeout,
   headers: { 'Content-Type': 'application/json' },
   tags: { name },
 });
+const waitParams = jsonParams('wait');
+const entryParams = jsonParams('entry');
 
 // answer(res): the parsed body of a 200 answer, or null.
 function answer(res) {
@@ -71,7 +74,7 @@ export function setup() {
 export default function () {
   const started = Date.now();
   waitRequests.add(1);
-  let body = answer(http.post(`${config.targetUrl}/api/wait`, '{}', jsonParams('wait')));
+  let body = answer(http.post(`${config.targetUrl}/api/wait`, '{}', waitParams));
   if (body === null) return;
   visitors.add(1);
   count(body);
@@ -85,7 +88,7 @@ export default function () {
     sleep((body.pollingPeriod || 1000) / 1000);
     polls += 1;
     entryRequests.add(1);
-    const next = answer(http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), jsonParams('entry')));
+    const next = answer(http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), entryParams));
     if (next === null) continue;
     body = next;
     count(body);
