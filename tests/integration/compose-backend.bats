@@ -58,7 +58,7 @@ setup() {
 
 teardown() {
   # A runner a failed test left: only the one this test started.
-  [[ -n "${RUNNER_PID:-}" ]] && kill -TERM "$RUNNER_PID" 2>/dev/null || true
+  if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
   wait 2>/dev/null || true
 }
 
@@ -79,25 +79,6 @@ require_run() {
   CSV="$RUN_DIR/results.csv"
 }
 
-# cell_value CELL KEY: a knob of a cell, as the runner resolved it.
-cell_value() {
-  sed -n "s/^$2=//p" "$RUN_DIR/cells/$1/cell.env"
-}
-
-# effective_sysctl CELL SIDE NAME: what the kernel reported in that namespace.
-effective_sysctl() {
-  awk -F'\t' -v side="$2" -v name="$3" '$1 == side && $2 == name { print $3 }' \
-    "$RUN_DIR/cells/$1/sysctls.tsv"
-}
-
-# row_value CELL COLUMN: one value of the results row of CELL.
-row_value() {
-  jq -r --arg c "$2" '.[$c] // empty' "$RUN_DIR/cells/$1/row.json"
-}
-
-cells() {
-  lt_csv_column "$CSV" cell
-}
 
 # host_sysctls: the host's values of every whitelisted sysctl.
 host_sysctls() {
@@ -269,7 +250,7 @@ compose_clients() {
   local client
   for client in "${clients[@]}"; do
     # Unquoted: "docker compose" is two words.
-    SOMAXCONN=2 TOMCAT_ACCEPT_COUNT=5 TCP_SYNCOOKIES= run $client -f "$LT_ROOT/compose/target.yml" config
+    SOMAXCONN=2 TOMCAT_ACCEPT_COUNT=5 TCP_SYNCOOKIES='' run $client -f "$LT_ROOT/compose/target.yml" config
     assert_success
     assert_output --regexp "net.core.somaxconn: ['\"]?2['\"]?"
     assert_output --regexp "net.ipv4.tcp_syncookies: ['\"]?1['\"]?"

@@ -11,7 +11,7 @@ setup() {
 }
 
 teardown() {
-  [[ -n "${TARGET_PID:-}" ]] && kill "$TARGET_PID" 2>/dev/null || true
+  if [[ -n "${TARGET_PID:-}" ]]; then kill "$TARGET_PID" 2>/dev/null || true; fi
   wait 2>/dev/null || true
 }
 

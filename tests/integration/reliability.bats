@@ -12,14 +12,14 @@ setup() {
 
 teardown() {
   # Whatever a failed test left: only processes this test started.
-  [[ -n "${RUNNER_PID:-}" ]] && kill -TERM "$RUNNER_PID" 2>/dev/null || true
-  [[ -n "${HOLDER_PID:-}" ]] && kill "$HOLDER_PID" 2>/dev/null || true
+  if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
+  if [[ -n "${HOLDER_PID:-}" ]]; then kill "$HOLDER_PID" 2>/dev/null || true; fi
   wait 2>/dev/null || true
 }
 
-# start_runner [ENV=VALUE...]: run-matrix on $MATRIX in the background.
+# start_runner: run-matrix on $MATRIX in the background.
 start_runner() {
-  env "$@" "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" >"$BATS_TEST_TMPDIR/run.log" 2>&1 &
+  "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" >"$BATS_TEST_TMPDIR/run.log" 2>&1 &
   RUNNER_PID=$!
 }
 

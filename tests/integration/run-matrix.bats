@@ -18,25 +18,6 @@ setup() {
   CSV="$RUN_DIR/results.csv"
 }
 
-# cell_value CELL KEY: a knob of a cell, as the runner resolved it.
-cell_value() {
-  sed -n "s/^$2=//p" "$RUN_DIR/cells/$1/cell.env"
-}
-
-# effective_sysctl CELL SIDE NAME: what the kernel reported in that namespace.
-effective_sysctl() {
-  awk -F'\t' -v side="$2" -v name="$3" '$1 == side && $2 == name { print $3 }' \
-    "$RUN_DIR/cells/$1/sysctls.tsv"
-}
-
-# row_value CELL COLUMN: one value of the results row of CELL.
-row_value() {
-  jq -r --arg c "$2" '.[$c] // empty' "$RUN_DIR/cells/$1/row.json"
-}
-
-cells() {
-  lt_csv_column "$CSV" cell
-}
 
 @test "the run succeeds and prints progress and the table" {
   run cat "$BATS_FILE_TMPDIR/run.log"
