@@ -48,23 +48,23 @@ PY
 
 # The readers below look at the run in $RUN_DIR (set by the test's setup).
 
-# cell_value CELL KEY: a knob of a cell, as the runner resolved it.
-cell_value() {
+# lt_cell_value CELL KEY: a knob of a cell, as the runner resolved it.
+lt_cell_value() {
   sed -n "s/^$2=//p" "$RUN_DIR/cells/$1/cell.env"
 }
 
-# effective_sysctl CELL SIDE NAME: what the kernel reported in that namespace.
-effective_sysctl() {
+# lt_effective_sysctl CELL SIDE NAME: what the kernel reported in that namespace.
+lt_effective_sysctl() {
   awk -F'\t' -v side="$2" -v name="$3" '$1 == side && $2 == name { print $3 }' \
     "$RUN_DIR/cells/$1/sysctls.tsv"
 }
 
-# row_value CELL COLUMN: one value of the results row of CELL.
-row_value() {
+# lt_row_value CELL COLUMN: one value of the results row of CELL.
+lt_row_value() {
   jq -r --arg c "$2" '.[$c] // empty' "$RUN_DIR/cells/$1/row.json"
 }
 
-# cells: the run's cell ids, in order.
-cells() {
+# lt_cells: the run's cell ids, in order.
+lt_cells() {
   lt_csv_column "$RUN_DIR/results.csv" cell
 }

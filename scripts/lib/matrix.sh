@@ -82,7 +82,9 @@ matrix_resolve() {
     return
   fi
   for override in "$@"; do
-    [[ -n "$override" ]] && matrix_set "command line" "${override%%=*}" "${override#*=}"
+    if [[ -n "$override" ]]; then
+      matrix_set "command line" "${override%%=*}" "${override#*=}"
+    fi
   done
 }
 

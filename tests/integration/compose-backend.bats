@@ -122,12 +122,12 @@ compose_clients() {
 @test "each cell ran its own container with no network and the cell's server sysctls" {
   require_run
   local cell ids=""
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     local container="$RUN_DIR/cells/$cell/container.json"
     [ "$(jq -r '.[0].HostConfig.NetworkMode' "$container")" = none ]
-    [ "$(jq -r '.[0].HostConfig.Sysctls["net.core.somaxconn"]' "$container")" = "$(cell_value "$cell" SOMAXCONN)" ]
+    [ "$(jq -r '.[0].HostConfig.Sysctls["net.core.somaxconn"]' "$container")" = "$(lt_cell_value "$cell" SOMAXCONN)" ]
     [ "$(jq -r '.[0].Config.Labels["ltsuite.cell"]' "$container")" = "$cell" ]
-    jq -e --arg v "TOMCAT_ACCEPT_COUNT=$(cell_value "$cell" TOMCAT_ACCEPT_COUNT)" '.[0].Config.Env | index($v)' "$container"
+    jq -e --arg v "TOMCAT_ACCEPT_COUNT=$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)" '.[0].Config.Env | index($v)' "$container"
     ids+="$(jq -r '.[0].Id' "$container")"$'\n'
   done
   [ "$(sort -u <<<"$ids" | grep -c .)" -eq 4 ]
@@ -135,15 +135,15 @@ compose_clients() {
 
 @test "the container's kernel reports the cell's sysctls, and the client namespace its own" {
   require_run
-  for cell in $(cells); do
-    [ "$(effective_sysctl "$cell" server net.core.somaxconn)" = "$(cell_value "$cell" SOMAXCONN)" ]
-    [ "$(effective_sysctl "$cell" client net.ipv4.tcp_syn_retries)" = 2 ]
+  for cell in $(lt_cells); do
+    [ "$(lt_effective_sysctl "$cell" server net.core.somaxconn)" = "$(lt_cell_value "$cell" SOMAXCONN)" ]
+    [ "$(lt_effective_sysctl "$cell" client net.ipv4.tcp_syn_retries)" = 2 ]
   done
 }
 
 @test "every cell has the netns backend's files" {
   require_run
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     for file in cell.env summary.json k6.log target.log sysctls.tsv samples.tsv netstat-delta.tsv \
       nstat-server-before.txt nstat-server-after.txt nstat-client-before.txt nstat-client-after.txt row.json; do
       [ -s "$RUN_DIR/cells/$cell/$file" ] || fail "$cell/$file missing or empty"
@@ -154,46 +154,46 @@ compose_clients() {
 
 @test "(a) at saturation the container holds max-connections + min(accept-count, somaxconn) + 1" {
   require_run
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     local mc ac somaxconn backlog expected
-    mc="$(cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
-    ac="$(cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
-    somaxconn="$(effective_sysctl "$cell" server net.core.somaxconn)"
+    mc="$(lt_cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
+    ac="$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
+    somaxconn="$(lt_effective_sysctl "$cell" server net.core.somaxconn)"
     backlog=$((ac < somaxconn ? ac : somaxconn))
     expected=$((mc + backlog + 1))
-    [ "$(cell_value "$cell" VUS)" -gt "$expected" ]
-    [ "$(row_value "$cell" server_conns_peak)" -eq "$expected" ] \
-      || fail "$cell: server_conns_peak $(row_value "$cell" server_conns_peak), expected $expected"
-    [ "$(row_value "$cell" queue_capacity)" -eq "$expected" ]
-    [ "$(row_value "$cell" accept_queue_peak)" -eq $((backlog + 1)) ]
+    [ "$(lt_cell_value "$cell" VUS)" -gt "$expected" ]
+    [ "$(lt_row_value "$cell" server_conns_peak)" -eq "$expected" ] \
+      || fail "$cell: server_conns_peak $(lt_row_value "$cell" server_conns_peak), expected $expected"
+    [ "$(lt_row_value "$cell" queue_capacity)" -eq "$expected" ]
+    [ "$(lt_row_value "$cell" accept_queue_peak)" -eq $((backlog + 1)) ]
   done
 }
 
 @test "(b) the listener's backlog is min(accept-count, somaxconn) as the container's kernel caps it" {
   require_run
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     local ac somaxconn
-    ac="$(cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
-    somaxconn="$(effective_sysctl "$cell" server net.core.somaxconn)"
-    [ "$(row_value "$cell" listen_backlog)" -eq $((ac < somaxconn ? ac : somaxconn)) ] \
-      || fail "$cell: listen_backlog $(row_value "$cell" listen_backlog)"
+    ac="$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
+    somaxconn="$(lt_effective_sysctl "$cell" server net.core.somaxconn)"
+    [ "$(lt_row_value "$cell" listen_backlog)" -eq $((ac < somaxconn ? ac : somaxconn)) ] \
+      || fail "$cell: listen_backlog $(lt_row_value "$cell" listen_backlog)"
   done
 }
 
 @test "(c) counter deltas are there: the container's listener overflows and clients fail" {
   require_run
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     local dir="$RUN_DIR/cells/$cell" before after
     grep -q $'^TcpExtListenOverflows\tserver\t' "$dir/netstat-delta.tsv" || fail "$cell: no server delta"
     grep -q $'\tclient\t' "$dir/netstat-delta.tsv" || fail "$cell: no client delta"
     awk -F'\t' 'NR > 1 && $3 <= 0 { bad = 1 } END { exit bad }' "$dir/netstat-delta.tsv" \
       || fail "$cell: a delta <= 0"
-    [ "$(row_value "$cell" listen_overflows)" -gt 0 ] || fail "$cell: no ListenOverflows"
-    [ "$(row_value "$cell" listen_overflows)" -eq "$(row_value "$cell" listen_drops)" ]
-    [ "$(row_value "$cell" failed_reqs)" -gt 0 ] || fail "$cell: no failed request"
+    [ "$(lt_row_value "$cell" listen_overflows)" -gt 0 ] || fail "$cell: no ListenOverflows"
+    [ "$(lt_row_value "$cell" listen_overflows)" -eq "$(lt_row_value "$cell" listen_drops)" ]
+    [ "$(lt_row_value "$cell" failed_reqs)" -gt 0 ] || fail "$cell: no failed request"
     before="$(awk '$1 == "TcpExtListenOverflows" { print $2 }' "$dir/nstat-server-before.txt")"
     after="$(awk '$1 == "TcpExtListenOverflows" { print $2 }' "$dir/nstat-server-after.txt")"
-    [ "$(row_value "$cell" listen_overflows)" -eq $((after - before)) ]
+    [ "$(lt_row_value "$cell" listen_overflows)" -eq $((after - before)) ]
   done
 }
 

@@ -53,7 +53,7 @@ setup() {
 }
 
 @test "results.md shows the same rows" {
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     grep -q "^| $cell | ok |" "$RUN_DIR/results.md"
   done
 }
@@ -69,7 +69,7 @@ setup() {
 }
 
 @test "latency percentiles are ordered: min <= med <= p90 <= p95 <= p99 <= max" {
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     jq -e '.lat_min_ms <= .lat_med_ms and .lat_med_ms <= .lat_p90_ms and .lat_p90_ms <= .lat_p95_ms
            and .lat_p95_ms <= .lat_p99_ms and .lat_p99_ms <= .lat_max_ms and .lat_min_ms >= 0' \
       "$RUN_DIR/cells/$cell/row.json" || fail "$cell: percentiles out of order"
@@ -77,13 +77,13 @@ setup() {
 }
 
 @test "answered requests took at least the endpoint's delay" {
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     jq -e '.lat_min_ms >= 1000' "$RUN_DIR/cells/$cell/row.json" || fail "$cell"
   done
 }
 
 @test "failed_rate is within 0..1 and the causes add up to failed_reqs" {
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     jq -e '.failed_rate >= 0 and .failed_rate <= 1
            and (.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other) == .failed_reqs' \
       "$RUN_DIR/cells/$cell/row.json" || fail "$cell"
@@ -91,7 +91,7 @@ setup() {
 }
 
 @test "every cell has its files" {
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     for file in cell.env summary.json k6.log target.log sysctls.tsv samples.tsv netstat-delta.tsv \
       nstat-server-before.txt nstat-server-after.txt nstat-client-before.txt nstat-client-after.txt; do
       [ -s "$RUN_DIR/cells/$cell/$file" ] || fail "$cell/$file missing or empty"
@@ -100,53 +100,53 @@ setup() {
 }
 
 @test "counter deltas are positive and agree with the snapshots" {
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     local dir="$RUN_DIR/cells/$cell"
     awk -F'\t' 'NR > 1 && $3 <= 0 { bad = 1 } END { exit bad }' "$dir/netstat-delta.tsv" \
       || fail "$cell: a delta <= 0"
     local before after delta
     before="$(awk '$1 == "TcpExtListenOverflows" { print $2 }' "$dir/nstat-server-before.txt")"
     after="$(awk '$1 == "TcpExtListenOverflows" { print $2 }' "$dir/nstat-server-after.txt")"
-    delta="$(row_value "$cell" listen_overflows)"
+    delta="$(lt_row_value "$cell" listen_overflows)"
     [ "$delta" -eq $((after - before)) ]
   done
 }
 
 @test "the cell's sysctls were applied in its namespaces" {
-  [ "$(effective_sysctl 01_accept_count-1_somaxconn-2 server net.core.somaxconn)" = 2 ]
-  [ "$(effective_sysctl 02_accept_count-1_somaxconn-4096 server net.core.somaxconn)" = 4096 ]
-  [ "$(effective_sysctl 01_accept_count-1_somaxconn-2 client net.ipv4.tcp_syn_retries)" = 2 ]
+  [ "$(lt_effective_sysctl 01_accept_count-1_somaxconn-2 server net.core.somaxconn)" = 2 ]
+  [ "$(lt_effective_sysctl 02_accept_count-1_somaxconn-4096 server net.core.somaxconn)" = 4096 ]
+  [ "$(lt_effective_sysctl 01_accept_count-1_somaxconn-2 client net.ipv4.tcp_syn_retries)" = 2 ]
 }
 
 @test "(a) at saturation the server holds max-connections + min(accept-count, somaxconn) + 1" {
-  for cell in $(cells); do
+  for cell in $(lt_cells); do
     local mc ac somaxconn expected
-    mc="$(cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
-    ac="$(cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
-    somaxconn="$(effective_sysctl "$cell" server net.core.somaxconn)"
+    mc="$(lt_cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
+    ac="$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
+    somaxconn="$(lt_effective_sysctl "$cell" server net.core.somaxconn)"
     expected=$((mc + (ac < somaxconn ? ac : somaxconn) + 1))
     # Saturated: more users than the server can hold.
-    [ "$(cell_value "$cell" VUS)" -gt "$expected" ]
-    [ "$(row_value "$cell" server_conns_peak)" -eq "$expected" ] \
-      || fail "$cell: server_conns_peak $(row_value "$cell" server_conns_peak), expected $expected"
-    [ "$(row_value "$cell" queue_capacity)" -eq "$expected" ]
+    [ "$(lt_cell_value "$cell" VUS)" -gt "$expected" ]
+    [ "$(lt_row_value "$cell" server_conns_peak)" -eq "$expected" ] \
+      || fail "$cell: server_conns_peak $(lt_row_value "$cell" server_conns_peak), expected $expected"
+    [ "$(lt_row_value "$cell" queue_capacity)" -eq "$expected" ]
     # The accept queue itself holds one more than the backlog.
-    [ "$(row_value "$cell" accept_queue_peak)" -eq $(((ac < somaxconn ? ac : somaxconn) + 1)) ]
+    [ "$(lt_row_value "$cell" accept_queue_peak)" -eq $(((ac < somaxconn ? ac : somaxconn) + 1)) ]
   done
 }
 
 @test "(b) somaxconn caps accept-count: the listener's backlog is the smaller of the two" {
-  [ "$(row_value 03_accept_count-5_somaxconn-2 listen_backlog)" -eq 2 ]
-  [ "$(row_value 04_accept_count-5_somaxconn-4096 listen_backlog)" -eq 5 ]
-  [ "$(row_value 03_accept_count-5_somaxconn-2 server_conns_peak)" -lt "$(row_value 04_accept_count-5_somaxconn-4096 server_conns_peak)" ]
+  [ "$(lt_row_value 03_accept_count-5_somaxconn-2 listen_backlog)" -eq 2 ]
+  [ "$(lt_row_value 04_accept_count-5_somaxconn-4096 listen_backlog)" -eq 5 ]
+  [ "$(lt_row_value 03_accept_count-5_somaxconn-2 server_conns_peak)" -lt "$(lt_row_value 04_accept_count-5_somaxconn-4096 server_conns_peak)" ]
 }
 
 @test "(c) clients beyond the queues fail and the listener's overflow counters grow" {
-  for cell in $(cells); do
-    [ "$(row_value "$cell" failed_reqs)" -gt 0 ] || fail "$cell: no failed request"
-    [ "$(row_value "$cell" listen_overflows)" -gt 0 ] || fail "$cell: no ListenOverflows"
-    [ "$(row_value "$cell" listen_overflows)" -eq "$(row_value "$cell" listen_drops)" ]
-    [ "$(row_value "$cell" syn_retrans)" -gt 0 ] || fail "$cell: no SYN retransmission"
+  for cell in $(lt_cells); do
+    [ "$(lt_row_value "$cell" failed_reqs)" -gt 0 ] || fail "$cell: no failed request"
+    [ "$(lt_row_value "$cell" listen_overflows)" -gt 0 ] || fail "$cell: no ListenOverflows"
+    [ "$(lt_row_value "$cell" listen_overflows)" -eq "$(lt_row_value "$cell" listen_drops)" ]
+    [ "$(lt_row_value "$cell" syn_retrans)" -gt 0 ] || fail "$cell: no SYN retransmission"
   done
 }
 
