@@ -64,6 +64,34 @@ lt_row_value() {
   jq -r --arg c "$2" '.[$c] // empty' "$RUN_DIR/cells/$1/row.json"
 }
 
+# lt_assert_saturated_capacity CELL: at saturation the listener's backlog is
+# min(accept-count, somaxconn), Tomcat holds max-connections and the accept
+# queue backlog + 1, so the server max-connections + backlog + 1. The kernel
+# checks "queue full" before it adds a connection, without a lock, so
+# handshakes that complete at the same moment on several CPUs can each pass
+# the check: the queue may hold up to (CPUs - 1) more. Fails with the cell's
+# sampled series.
+lt_assert_saturated_capacity() {
+  local cell="$1" mc ac somaxconn backlog expected peak queue cpus
+  mc="$(lt_cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
+  ac="$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
+  somaxconn="$(lt_effective_sysctl "$cell" server net.core.somaxconn)"
+  backlog=$((ac < somaxconn ? ac : somaxconn))
+  expected=$((mc + backlog + 1))
+  cpus="$(nproc)"
+  peak="$(lt_row_value "$cell" server_conns_peak)"
+  queue="$(lt_row_value "$cell" accept_queue_peak)"
+  # Saturated: more users than the server can hold.
+  [ "$(lt_cell_value "$cell" VUS)" -gt "$expected" ] || fail "$cell: not saturated"
+  [ "$(lt_row_value "$cell" listen_backlog)" -eq "$backlog" ] || fail "$cell: listen_backlog $(lt_row_value "$cell" listen_backlog), expected $backlog"
+  [ "$(lt_row_value "$cell" queue_capacity)" -eq "$expected" ] || fail "$cell: queue_capacity $(lt_row_value "$cell" queue_capacity), expected $expected"
+  if [ "$queue" -lt $((backlog + 1)) ] || [ "$queue" -gt $((backlog + cpus)) ] \
+    || [ "$peak" -ne $((mc + queue)) ]; then
+    fail "$cell: server_conns_peak $peak, accept_queue_peak $queue; expected $expected and $((backlog + 1)) (at most $((cpus - 1)) more on $cpus CPUs); samples:
+$(cat "$RUN_DIR/cells/$cell/samples.tsv")"
+  fi
+}
+
 # lt_cells: the run's cell ids, in order.
 lt_cells() {
   lt_csv_column "$RUN_DIR/results.csv" cell

@@ -155,17 +155,7 @@ compose_clients() {
 @test "(a) at saturation the container holds max-connections + min(accept-count, somaxconn) + 1" {
   require_run
   for cell in $(lt_cells); do
-    local mc ac somaxconn backlog expected
-    mc="$(lt_cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
-    ac="$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
-    somaxconn="$(lt_effective_sysctl "$cell" server net.core.somaxconn)"
-    backlog=$((ac < somaxconn ? ac : somaxconn))
-    expected=$((mc + backlog + 1))
-    [ "$(lt_cell_value "$cell" VUS)" -gt "$expected" ]
-    [ "$(lt_row_value "$cell" server_conns_peak)" -eq "$expected" ] \
-      || fail "$cell: server_conns_peak $(lt_row_value "$cell" server_conns_peak), expected $expected"
-    [ "$(lt_row_value "$cell" queue_capacity)" -eq "$expected" ]
-    [ "$(lt_row_value "$cell" accept_queue_peak)" -eq $((backlog + 1)) ]
+    lt_assert_saturated_capacity "$cell"
   done
 }
 

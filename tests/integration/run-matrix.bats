@@ -120,18 +120,7 @@ setup() {
 
 @test "(a) at saturation the server holds max-connections + min(accept-count, somaxconn) + 1" {
   for cell in $(lt_cells); do
-    local mc ac somaxconn expected
-    mc="$(lt_cell_value "$cell" TOMCAT_MAX_CONNECTIONS)"
-    ac="$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)"
-    somaxconn="$(lt_effective_sysctl "$cell" server net.core.somaxconn)"
-    expected=$((mc + (ac < somaxconn ? ac : somaxconn) + 1))
-    # Saturated: more users than the server can hold.
-    [ "$(lt_cell_value "$cell" VUS)" -gt "$expected" ]
-    [ "$(lt_row_value "$cell" server_conns_peak)" -eq "$expected" ] \
-      || fail "$cell: server_conns_peak $(lt_row_value "$cell" server_conns_peak), expected $expected"
-    [ "$(lt_row_value "$cell" queue_capacity)" -eq "$expected" ]
-    # The accept queue itself holds one more than the backlog.
-    [ "$(lt_row_value "$cell" accept_queue_peak)" -eq $(((ac < somaxconn ? ac : somaxconn) + 1)) ]
+    lt_assert_saturated_capacity "$cell"
   done
 }
 
