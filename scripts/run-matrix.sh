@@ -306,9 +306,9 @@ run_cell_steps() {
   counters_snapshot client "$cell_dir/nstat-client-before.txt"
 
   limit=$(($(k6_planned_seconds values) + 60))
+  monitoring_cell_start values "$cell_dir"
   sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "${values[MANAGEMENT_PORT]}" \
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
-  monitoring_cell_start values "$cell_dir"
   k6_start values "$cell_dir" "$base_url" "$limit"
   k6_wait || k6_status=$?
   CELL_K6_EXIT="$k6_status"

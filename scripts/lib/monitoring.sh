@@ -12,7 +12,11 @@
 # 127.0.0.1, and a live InfluxDB output costs a saturated k6 up to half its
 # throughput. So by default (MONITORING_K6_OUTPUT=file) k6 writes its samples
 # to the cell's k6-samples.json.gz and monitoring_cell_done sends them, with
-# the runner's own files, once the cell is over:
+# the runner's own files, once the cell is over. The sampler's rows (one
+# point a second) are also sent as they are taken, so a cell in progress
+# shows its queues and threads; the send after the cell writes the same
+# points again (same series and time: InfluxDB keeps one) and fills any gap.
+# What is sent:
 #   <k6 metric>      k6's samples, as k6's own InfluxDB output names them
 #   ltsuite_samples  samples.tsv (queues, connection states, Tomcat threads)
 #   ltsuite_counters netstat-delta.tsv (field delta, tags side and counter)
@@ -32,6 +36,10 @@ MONITORING_LIVE_CHECKED=0
 # Lines per POST to /write: InfluxDB's own guidance is 5,000-10,000 points
 # per batch; bigger batches gain nothing on loopback.
 MONITORING_BATCH_LINES="${MONITORING_BATCH_LINES:-10000}"
+# The sampler's live sending: monitoring_samples_lines' arguments for the
+# current cell, and failed sends in a row.
+MONITORING_SAMPLE_ARGS=()
+MONITORING_SAMPLE_FAILURES=0
 # Set by monitoring_ship_cell: points sent and why it failed.
 MONITORING_POINTS=0
 MONITORING_ERROR=""
@@ -77,14 +85,22 @@ monitoring_run_start() {
     --argjson active "$MONITORING_ACTIVE"
 }
 
-# monitoring_cell_start CELL_ASSOC CELL_DIR: the k6 outputs of the cell:
-# the web dashboard's HTML export (K6_HTML_REPORT=1) and, when the run is
-# monitored, the samples file or the live InfluxDB output.
+# monitoring_cell_start CELL_ASSOC CELL_DIR: before the sampler and k6 start:
+# the k6 outputs of the cell (the web dashboard's HTML export with
+# K6_HTML_REPORT=1 and, when the run is monitored, the samples file or the
+# live InfluxDB output) and the sampler's live sending.
 monitoring_cell_start() {
   local -n cell_knobs="$1"
   local cell_dir="$2"
   K6_EXTRA_ARGS=()
   K6_EXTRA_ENV=()
+  SAMPLER_ROW_HOOK=""
+  if ((MONITORING_ACTIVE)); then
+    SAMPLER_ROW_HOOK=monitoring_send_sample
+    MONITORING_SAMPLE_ARGS=("$LT_RUN_ID" "$(basename "$cell_dir")" "${cell_knobs[SCENARIO]}"
+      "${cell_knobs[TOMCAT_MAX_THREADS]:-}" "${cell_knobs[TOMCAT_MAX_CONNECTIONS]:-}")
+    MONITORING_SAMPLE_FAILURES=0
+  fi
   if [[ "${cell_knobs[K6_HTML_REPORT]:-1}" == 1 ]]; then
     # A period of 1 s, or k6 skips the export of a short cell; port -1: no
     # server, only the file.
@@ -105,6 +121,20 @@ monitoring_cell_start() {
     # JSON, not CSV: k6 spends 1.2x its own CPU writing compressed JSON
     # lines, 1.8x writing compressed CSV (k6 1.8.1, 40,000 requests).
     K6_EXTRA_ARGS+=(--out "json=$cell_dir/k6-samples.json.gz")
+  fi
+}
+
+# monitoring_send_sample ROW: send one samples row (in the sampler's
+# subshell) as it is taken. Bounded to half a second; after 3 failures in a
+# row the cell stops trying (monitoring_cell_done reports what is missing).
+monitoring_send_sample() {
+  ((MONITORING_SAMPLE_FAILURES < 3)) || return 0
+  if printf '%s\n%s\n' "$SAMPLES_HEADER" "$1" | monitoring_samples_lines "${MONITORING_SAMPLE_ARGS[@]}" \
+    | curl -fsS -o /dev/null --connect-timeout 0.2 --max-time 0.5 --data-binary @- \
+      "$MONITORING_URL/write?db=$MONITORING_DB&precision=ns" 2>/dev/null; then
+    MONITORING_SAMPLE_FAILURES=0
+  else
+    MONITORING_SAMPLE_FAILURES=$((MONITORING_SAMPLE_FAILURES + 1))
   fi
 }
 

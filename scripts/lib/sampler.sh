@@ -2,6 +2,9 @@
 # Summary: once-a-second samples of queues, connection states and Tomcat threads.
 
 SAMPLER_PID=""
+# A command run with each new samples row (tab-separated) as its argument,
+# e.g. to send it on at once; empty for none. Its failures are its own.
+SAMPLER_ROW_HOOK=""
 
 readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_syn_recv\tserver_time_wait\tclient_estab\tclient_time_wait\ttomcat_threads_busy\ttomcat_connections\tk6_cpu_pct\tk6_rss_mb'
 
@@ -12,7 +15,7 @@ sampler_start() {
   printf '%s\n' "$SAMPLES_HEADER" >"$file"
   (
     trap 'exit 0' TERM
-    local i k6_pid="" usage ticks rss now prev_ticks="" prev_now="" cpu
+    local i k6_pid="" usage ticks rss now prev_ticks="" prev_now="" cpu row
     for ((i = 0; i < max_samples; i++)); do
       [[ -n "$k6_pid" && -d "/proc/$k6_pid" ]] || k6_pid="$(sampler_k6_pid)"
       usage="$(sampler_proc_usage "$k6_pid")"
@@ -26,7 +29,9 @@ sampler_start() {
       fi
       prev_ticks="$ticks"
       prev_now="$now"
-      sampler_row "$port" "$mgmt_port" "$cpu" "$rss" >>"$file"
+      row="$(sampler_row "$port" "$mgmt_port" "$cpu" "$rss")"
+      printf '%s\n' "$row" >>"$file"
+      if [[ -n "$SAMPLER_ROW_HOOK" ]]; then "$SAMPLER_ROW_HOOK" "$row" || true; fi
       sleep "$interval"
     done
   ) &
@@ -39,6 +44,9 @@ sampler_stop() {
   kill -TERM "$SAMPLER_PID" 2>/dev/null || true
   wait "$SAMPLER_PID" 2>/dev/null || true
   SAMPLER_PID=""
+# A command run with each new samples row (tab-separated) as its argument,
+# e.g. to send it on at once; empty for none. Its failures are its own.
+SAMPLER_ROW_HOOK=""
 }
 
 # sampler_k6_pid: the pid of this run's k6 (marked with -e LT_RUN_ID=), if any.

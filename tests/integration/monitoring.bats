@@ -29,14 +29,18 @@ setup_file() {
   URL_B="http://127.0.0.1:$(free_port 28186)"
   influx_up "$DATA_B" "$URL_B" >"$BATS_FILE_TMPDIR/up-b.log" 2>&1
 
-  # Run 1: InfluxDB up all along.
-  local status=0
-  run_matrix "$BATS_FILE_TMPDIR/results-a" "$URL_A" >"$BATS_FILE_TMPDIR/run-a.log" 2>&1 || status=$?
+  # Run 1: InfluxDB up all along; watched for samples that arrive while the
+  # first cell still runs.
+  local status=0 runner
+  run_matrix "$BATS_FILE_TMPDIR/results-a" "$URL_A" >"$BATS_FILE_TMPDIR/run-a.log" 2>&1 &
+  runner=$!
+  watch_live_samples "$BATS_FILE_TMPDIR/results-a" "$URL_A" "$runner" >"$BATS_FILE_TMPDIR/live-samples"
+  wait "$runner" || status=$?
   echo "$status" >"$BATS_FILE_TMPDIR/run-a.status"
 
   # Run 2: InfluxDB B stopped once the first cell is done.
   run_matrix "$BATS_FILE_TMPDIR/results-b" "$URL_B" >"$BATS_FILE_TMPDIR/run-b.log" 2>&1 &
-  local runner=$!
+  runner=$!
   status=0
   stop_influx_after_first_cell "$BATS_FILE_TMPDIR/results-b" "$DATA_B"
   wait "$runner" || status=$?
@@ -119,6 +123,23 @@ stop_influx_after_first_cell() {
   done
 }
 
+# watch_live_samples RESULTS_DIR URL RUNNER_PID: the most ltsuite_samples
+# points seen in InfluxDB before any cell's row.json exists (a cell's files
+# are sent only after its row is written), polled every half second while
+# the runner lives (at most 10 minutes).
+watch_live_samples() {
+  local i seen=0 n
+  for ((i = 0; i < 1200; i++)); do
+    kill -0 "$3" 2>/dev/null || break
+    if compgen -G "$1/*/cells/*/row.json" >/dev/null; then break; fi
+    n="$(influx_query "$2" 'SELECT count("server_estab") FROM "ltsuite_samples"' \
+      | jq '[.results[]?.series[]?.values[]?[1]] | add // 0' 2>/dev/null || echo 0)"
+    if ((n > seen)); then seen=$n; fi
+    sleep 0.5
+  done
+  printf '%s\n' "$seen"
+}
+
 # influx_query URL QUERY: InfluxDB's JSON answer to QUERY on database k6.
 influx_query() {
   curl -sS -G "$1/query" --data-urlencode db=k6 --data-urlencode "q=$2"
@@ -178,6 +199,11 @@ assert_queries_return_data() {
   [ "$(grep -c 'monitoring: [0-9]* points to InfluxDB in' "$BATS_FILE_TMPDIR/run-a.log")" -eq 2 ]
   jq -e '.status == "complete" and .warnings == []' "$RUN_A/manifest.json"
   jq -e '.monitoring | .active and .mode == "on" and .k6_samples == "file" and .points_written > 100' "$RUN_A/manifest.json"
+}
+
+@test "the sampler's rows reach InfluxDB while the first cell still runs" {
+  [ "$(cat "$BATS_FILE_TMPDIR/live-samples")" -ge 2 ] \
+    || fail "samples seen during the first cell: $(cat "$BATS_FILE_TMPDIR/live-samples")"
 }
 
 @test "every dashboard panel and variable query returns data for the run and one cell" {
