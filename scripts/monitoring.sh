@@ -13,7 +13,7 @@ set -euo pipefail
 LT_PROG=monitoring
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix results manifest monitoring; do
+for lib in envfile matrix results manifest monitoring compose; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -32,7 +32,6 @@ readonly INFLUX_START_TIMEOUT="${INFLUX_START_TIMEOUT:-60}"
 
 INFLUX_URL=""
 INFLUX_DB=""
-COMPOSE=()
 
 main() {
   local command="${1:-}"
@@ -274,23 +273,6 @@ free_loopback_port() {
 }
 
 # --- docker compose ------------------------------------------------------------------
-
-# docker_engine_answers: succeed if a Docker engine answers (not just a client).
-docker_engine_answers() {
-  command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1
-}
-
-# compose_find: set COMPOSE to the compose command (plugin first, then
-# Debian's docker-compose); fail if there is none.
-compose_find() {
-  if docker compose version >/dev/null 2>&1; then
-    COMPOSE=(docker compose)
-  elif command -v docker-compose >/dev/null; then
-    COMPOSE=(docker-compose)
-  else
-    return 1
-  fi
-}
 
 # compose_run ARGS...: compose on compose/docker-compose.yml. Without a
 # compose/.env (nothing was started with it) a placeholder password lets

@@ -1,19 +1,24 @@
 # shellcheck shell=bash
 # Summary: the compose backend: the target in a container per cell, linked to the client namespace.
 #
-# The container starts with no network (--network none), the cell's
-# environment and the cell's server-side sysctls (--sysctl: set by the
-# engine in the container's own network namespace, as compose's sysctls:
-# would). Its network namespace is then attached under the server namespace's
-# name and joined to the suite's client namespace by the usual veth pair, so
-# the target answers at SERVER_ADDR:SERVER_PORT and everything else (k6 and
-# the client-side samples in the client namespace; ss, nstat, sysctl and the
-# actuator in the server one) runs exactly as with the netns backend.
+# Each cell writes its own compose file (CELL_DIR/compose.yml: the image, the
+# cell's environment, its server-side sysctls, no network) and the compose
+# client (the docker compose plugin or Debian's docker-compose) recreates the
+# target service from it. The engine sets the sysctls in the container's own
+# network namespace. That namespace is then attached under the server
+# namespace's name and joined to the suite's client namespace by the usual
+# veth pair, so the target answers at SERVER_ADDR:SERVER_PORT and everything
+# else (k6 and the client-side samples in the client namespace; ss, nstat,
+# sysctl and the actuator in the server one) runs exactly as with the netns
+# backend.
 #
-# Needs common.sh, netns.sh, target.sh (TARGET_PID, target_wait_healthy),
-# counters.sh, results.sh (write_atomic) and manifest.sh.
+# Needs common.sh, compose.sh, netns.sh, target.sh (TARGET_PID,
+# target_wait_healthy), counters.sh, results.sh (write_atomic) and
+# manifest.sh.
 
 readonly COMPOSE_CONTAINER="ltsuite-target"
+# The compose project of the target; the monitoring stack is another one.
+readonly COMPOSE_TARGET_PROJECT="ltsuite-target"
 # Set while a container of this run may exist; its log goes to COMPOSE_TARGET_LOG.
 COMPOSE_TARGET_CREATED=0
 COMPOSE_TARGET_LOG=""
@@ -35,6 +40,8 @@ compose_require_runtime() {
   done
   [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools'"
   "$LT_ROOT/scripts/setup/install-docker.sh" start || abort "no Docker engine for BACKEND=compose (see above)"
+  compose_find || "$LT_ROOT/scripts/setup/install-compose.sh" || abort "no compose client for BACKEND=compose (see above)"
+  compose_find || abort "no compose client for BACKEND=compose; install the docker compose plugin or docker-compose"
   for image in $images; do
     if [[ "$image" == "$default_image" ]]; then
       TARGET_IMAGE="$image" "$LT_ROOT/scripts/setup/build-images.sh" || abort "cannot build $image (see above)"
@@ -73,34 +80,19 @@ compose_cell_start() {
   counters_snapshot server "$cell_dir/nstat-server-before.txt"
 }
 
-# compose_target_start CELL_ASSOC CELL_DIR: start the target container
-# (detached) with the cell's knobs in its environment and its server-side
-# sysctls; TARGET_PID becomes the JVM's pid as the host sees it, so
-# target_alive works unchanged. The container's description (image, env,
-# sysctls) is kept as CELL_DIR/container.json.
+# compose_target_start CELL_ASSOC CELL_DIR: write the cell's compose file and
+# recreate the target service from it (detached); TARGET_PID becomes the
+# JVM's pid as the host sees it, so target_alive works unchanged. The
+# container's description is kept as CELL_DIR/container.json.
 compose_target_start() {
   local -n run_values="$1"
-  local cell_dir="$2" key soft hard
-  local -a args=(
-    run --detach --name "$COMPOSE_CONTAINER" --network none
-    --label "ltsuite.run_id=$LT_RUN_ID" --label "ltsuite.cell=$(basename "$cell_dir")"
-    # Tomcat binds the wildcard: SERVER_ADDR appears only once the veth is
-    # in, after the JVM has started. The container has no other address.
-    --env SERVER_ADDRESS=0.0.0.0 --env MANAGEMENT_ADDRESS=127.0.0.1
-    --env "JDK_JAVA_OPTIONS=-Xmx${run_values[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID"
-  )
-  # The same open-file limits as a target started by the runner itself.
-  soft="$(ulimit -Sn)"
-  hard="$(ulimit -Hn)"
-  [[ "$soft" =~ ^[0-9]+$ && "$hard" =~ ^[0-9]+$ ]] && args+=(--ulimit "nofile=$soft:$hard")
-  for key in $(printf '%s\n' "${!run_values[@]}" | sort); do
-    args+=(--env "$key=${run_values[$key]}")
-  done
-  mapfile -t -O "${#args[@]}" args < <(compose_sysctl_args run_values)
+  local cell_dir="$2"
+  compose_cell_file run_values "$cell_dir" | write_atomic "$cell_dir/compose.yml"
   COMPOSE_TARGET_LOG="$cell_dir/target.log"
   COMPOSE_TARGET_CREATED=1
-  if ! docker "${args[@]}" "${run_values[TARGET_IMAGE]}" >/dev/null 2>"$COMPOSE_TARGET_LOG"; then
-    CELL_ERROR="docker run failed: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
+  if ! "${COMPOSE[@]}" -p "$COMPOSE_TARGET_PROJECT" -f "$cell_dir/compose.yml" \
+    up --detach --force-recreate --no-build >"$COMPOSE_TARGET_LOG" 2>&1; then
+    CELL_ERROR="${COMPOSE[*]} up failed: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
     return 1
   fi
   docker inspect "$COMPOSE_CONTAINER" >"$cell_dir/container.json" 2>/dev/null || true
@@ -113,9 +105,55 @@ compose_target_start() {
   fi
 }
 
-# compose_sysctl_args CELL_ASSOC: "--sysctl" and "name=value" lines for every
-# non-empty server-side sysctl of the cell.
-compose_sysctl_args() {
+# compose_cell_file CELL_ASSOC CELL_DIR: the cell's compose file: the target
+# with no network, the cell's knobs in its environment, its server-side
+# sysctls and the runner's open-file limits. Every value is a quoted string
+# with "$" doubled, so compose takes it literally.
+compose_cell_file() {
+  local -n file_values="$1"
+  local cell_dir="$2" key soft hard name value
+  soft="$(ulimit -Sn)"
+  hard="$(ulimit -Hn)"
+  printf '# Cell %s of run %s: the target as BACKEND=compose started it.\n' "$(basename "$cell_dir")" "$LT_RUN_ID"
+  printf '# It has no network: the runner joins its network namespace to the\n'
+  printf '# client namespace (docs/backends.md). By hand:\n'
+  printf '#   docker-compose -p %s -f compose.yml up -d\n' "$COMPOSE_TARGET_PROJECT"
+  printf 'services:\n  target:\n'
+  printf '    image: %s\n' "$(compose_quote "${file_values[TARGET_IMAGE]}")"
+  printf '    container_name: %s\n    network_mode: none\n' "$COMPOSE_CONTAINER"
+  printf '    labels:\n      ltsuite.run_id: %s\n      ltsuite.cell: %s\n' \
+    "$(compose_quote "$LT_RUN_ID")" "$(compose_quote "$(basename "$cell_dir")")"
+  if [[ "$soft" =~ ^[0-9]+$ && "$hard" =~ ^[0-9]+$ ]]; then
+    printf '    ulimits:\n      nofile:\n        soft: %s\n        hard: %s\n' "$soft" "$hard"
+  fi
+  printf '    sysctls:\n'
+  while read -r name value; do
+    printf '      %s: %s\n' "$name" "$(compose_quote "$value")"
+  done < <(compose_server_sysctls file_values)
+  printf '    environment:\n'
+  # Tomcat binds the wildcard: SERVER_ADDR appears only once the veth is in,
+  # after the JVM has started. The container has no other address.
+  printf '      SERVER_ADDRESS: "0.0.0.0"\n      MANAGEMENT_ADDRESS: "127.0.0.1"\n'
+  printf '      JDK_JAVA_OPTIONS: %s\n' "$(compose_quote "-Xmx${file_values[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID")"
+  for key in $(printf '%s\n' "${!file_values[@]}" | sort); do
+    [[ "$key" == SERVER_ADDRESS || "$key" == MANAGEMENT_ADDRESS || "$key" == JDK_JAVA_OPTIONS ]] && continue
+    printf '      %s: %s\n' "$key" "$(compose_quote "${file_values[$key]}")"
+  done
+}
+
+# compose_quote VALUE: VALUE as a YAML double-quoted string, "$" doubled
+# (compose's escape for a literal dollar).
+compose_quote() {
+  local value="$1"
+  value="${value//\\/\\\\}"
+  value="${value//\"/\\\"}"
+  value="${value//\$/\$\$}"
+  printf '"%s"' "$value"
+}
+
+# compose_server_sysctls CELL_ASSOC: "name value" lines for every non-empty
+# server-side sysctl of the cell.
+compose_server_sysctls() {
   local -n sysctl_values="$1"
   local key value
   for key in $(printf '%s\n' "${!SYSCTL_SIDE[@]}" | sort); do
@@ -123,7 +161,7 @@ compose_sysctl_args() {
     value="${sysctl_values[$key]:-}"
     [[ -n "$value" ]] || continue
     [[ "$key" == *PORT_RANGE ]] && value="${value/-/ }"
-    printf '%s\n' --sysctl "${SYSCTL_NAME[$key]}=$value"
+    printf '%s %s\n' "${SYSCTL_NAME[$key]}" "$value"
   done
 }
 
@@ -150,14 +188,17 @@ compose_record_run() {
   local -n record_values="$1"
   ((COMPOSE_RUN_RECORDED)) && return 0
   COMPOSE_RUN_RECORDED=1
-  local image="${record_values[TARGET_IMAGE]}" java engine
+  local image="${record_values[TARGET_IMAGE]}" java engine client
   # The first line with " version ": the launcher first notes JDK_JAVA_OPTIONS.
   java="$(docker exec "$COMPOSE_CONTAINER" java -version 2>&1 | awk '/ version / && !found { print; found = 1 }')" \
     || java="unknown"
   engine="$(docker version --format '{{.Server.Version}}' 2>/dev/null)" || engine="unknown"
-  say "target: container $COMPOSE_CONTAINER from $image (Docker $engine), its network namespace attached as $(netns_name server)"
+  client="$("${COMPOSE[@]}" version 2>/dev/null | head -n 1)" || client="unknown"
+  say "target: service target of compose project $COMPOSE_TARGET_PROJECT (${client:-${COMPOSE[*]}}), container $COMPOSE_CONTAINER from $image (Docker $engine), its network namespace attached as $(netns_name server)"
   manifest_update "$LT_RUN_DIR" '.versions.java = $java
-      | .compose = {engine: $engine, storage_driver: $driver, image: $image, image_id: $id, container: $name}' \
+      | .compose = {client: $client, project: $project, engine: $engine, storage_driver: $driver,
+          image: $image, image_id: $id, container: $name}' \
+    --arg client "${client:-${COMPOSE[*]}}" --arg project "$COMPOSE_TARGET_PROJECT" \
     --arg java "$java" --arg engine "$engine" --arg image "$image" --arg name "$COMPOSE_CONTAINER" \
     --arg driver "$(docker info --format '{{.Driver}}' 2>/dev/null || echo unknown)" \
     --arg id "$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || echo unknown)"

@@ -1,0 +1,21 @@
+# shellcheck shell=bash
+# Summary: the Docker engine and the compose client, as the scripts find them.
+
+COMPOSE=()
+
+# docker_engine_answers: succeed if a Docker engine answers (not just a client).
+docker_engine_answers() {
+  command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1
+}
+
+# compose_find: set COMPOSE to the compose command (plugin first, then
+# Debian's docker-compose); fail if there is none.
+compose_find() {
+  if docker compose version >/dev/null 2>&1; then
+    COMPOSE=(docker compose)
+  elif command -v docker-compose >/dev/null; then
+    COMPOSE=(docker-compose)
+  else
+    return 1
+  fi
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bats
+# The compose backend's per-cell compose file, from a cell's values.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs envfile matrix results compose backend_compose
+  knobs_load "$LT_ROOT/env/defaults.env"
+  sysctls_load "$LT_ROOT/env/sysctls.tsv"
+  declare -gA CELL=()
+  local key
+  for key in "${KNOB_ORDER[@]}"; do CELL[$key]="${KNOB_DEFAULT[$key]}"; done
+  CELL[SOMAXCONN]=2
+  CELL[TOMCAT_ACCEPT_COUNT]=5
+  CELL[CLIENT_TCP_SYN_RETRIES]=2
+  CELL[CLIENT_IP_LOCAL_PORT_RANGE]=40000-40099
+  export LT_RUN_ID=20261122-000000-unit
+  mkdir -p "$BATS_TEST_TMPDIR/cells/01_cell"
+}
+
+@test "a value is a double-quoted YAML string with \$ doubled, so compose never expands it" {
+  run compose_quote 'a\b"c$(touch /tmp/x) `id` ${HOME}'
+  assert_output '"a\\b\"c$$(touch /tmp/x) `id` $${HOME}"'
+}
+
+@test "the cell's file has the image, no network, the server-side sysctls only, and every knob" {
+  run compose_cell_file CELL "$BATS_TEST_TMPDIR/cells/01_cell"
+  assert_success
+  assert_line '    image: "ltsuite/target:local"'
+  assert_line '    network_mode: none'
+  assert_line '      ltsuite.cell: "01_cell"'
+  assert_line '      net.core.somaxconn: "2"'
+  assert_line '      TOMCAT_ACCEPT_COUNT: "5"'
+  # Client-side settings are for the client namespace, not the container.
+  refute_output --partial 'tcp_syn_retries'
+  refute_output --partial 'ip_local_port_range'
+  # Every knob is in the environment, once.
+  local key
+  for key in "${KNOB_ORDER[@]}"; do
+    [ "$(grep -c "^      $key: " <<<"$output")" -eq 1 ] || fail "$key: not once in the environment"
+  done
+}
+
+@test "a command substitution in a knob reaches the container as text" {
+  CELL[STAGES]='5s:10,$(touch /tmp/ltsuite-never)'
+  run compose_cell_file CELL "$BATS_TEST_TMPDIR/cells/01_cell"
+  assert_line '      STAGES: "5s:10,$$(touch /tmp/ltsuite-never)"'
+}
