@@ -18,7 +18,7 @@
 
 readonly COMPOSE_CONTAINER="ltsuite-target"
 # The compose project of the target; the monitoring stack is another one.
-readonly COMPOSE_TARGET_PROJECT="ltsuite-target"
+readonly COMPOSE_TARGET_PROJECT="ltsuite-cell"
 # Set while a container of this run may exist; its log goes to COMPOSE_TARGET_LOG.
 COMPOSE_TARGET_CREATED=0
 COMPOSE_TARGET_LOG=""

@@ -104,7 +104,7 @@ compose_clients() {
   run cat "$BATS_FILE_TMPDIR/run.log"
   [ "$(cat "$BATS_FILE_TMPDIR/run.status")" -eq 0 ] || fail "run failed: $output"
   assert_output --partial "cell 4/4 04_accept_count-5_somaxconn-4096"
-  assert_output --partial "target: service target of compose project ltsuite-target"
+  assert_output --partial "target: service target of compose project ltsuite-cell"
   assert_output --partial "container ltsuite-target from ltsuite/target:local"
   run lt_csv_column "$CSV" status
   assert_output $'ok\nok\nok\nok'
@@ -115,7 +115,7 @@ compose_clients() {
   run jq -r '[.status, .backend, .cells_total, .cells_done, .compose.image, .compose.container] | @tsv' "$RUN_DIR/manifest.json"
   assert_output $'complete\tcompose\t4\t4\tltsuite/target:local\tltsuite-target'
   jq -e '.compose.engine | length > 0' "$RUN_DIR/manifest.json"
-  jq -e '.compose.project == "ltsuite-target" and (.compose.client | test("compose"))' "$RUN_DIR/manifest.json"
+  jq -e '.compose.project == "ltsuite-cell" and (.compose.client | test("compose"))' "$RUN_DIR/manifest.json"
   jq -e '.compose.image_id | startswith("sha256:")' "$RUN_DIR/manifest.json"
   jq -e '.versions.java | test("^openjdk version \"17")' "$RUN_DIR/manifest.json"
   jq -e '.overrides | index("BACKEND=compose")' "$RUN_DIR/manifest.json"
@@ -140,11 +140,11 @@ compose_clients() {
   local cell client
   for cell in $(lt_cells); do
     local container="$RUN_DIR/cells/$cell/container.json" file="$RUN_DIR/cells/$cell/compose.yml"
-    jq -e '.[0].Config.Labels | .["com.docker.compose.project"] == "ltsuite-target" and .["com.docker.compose.service"] == "target"' "$container"
+    jq -e '.[0].Config.Labels | .["com.docker.compose.project"] == "ltsuite-cell" and .["com.docker.compose.service"] == "target"' "$container"
     [[ "$(jq -r '.[0].Config.Labels["com.docker.compose.project.config_files"]' "$container")" == *"/cells/$cell/compose.yml" ]]
     # Every compose client here reads it as the cell's settings.
     while IFS= read -r client; do
-      run $client -p ltsuite-target -f "$file" config
+      run $client -p ltsuite-cell -f "$file" config
       assert_success
       grep -Eq "^ *net\.core\.somaxconn: ['\"]?$(lt_cell_value "$cell" SOMAXCONN)['\"]?\$" <<<"$output"
       grep -Eq "^ *TOMCAT_ACCEPT_COUNT: ['\"]?$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)['\"]?\$" <<<"$output"
