@@ -156,6 +156,8 @@ check_target_url() {
 # require_runtime: root and every tool a run needs, with what to do if missing.
 require_runtime() {
   if [[ "$LT_BACKEND" == compose ]]; then
+    # shellcheck source=scripts/lib/compose.sh
+    source "$LT_ROOT/scripts/lib/compose.sh"
     # shellcheck source=scripts/lib/backend_compose.sh
     source "$LT_ROOT/scripts/lib/backend_compose.sh"
     compose_require_runtime "${MATRIX_VALUE[TARGET_IMAGE]}"

@@ -193,7 +193,9 @@ compose_record_run() {
   java="$(docker exec "$COMPOSE_CONTAINER" java -version 2>&1 | awk '/ version / && !found { print; found = 1 }')" \
     || java="unknown"
   engine="$(docker version --format '{{.Server.Version}}' 2>/dev/null)" || engine="unknown"
-  client="$("${COMPOSE[@]}" version 2>/dev/null | head -n 1)" || client="unknown"
+  # Read whole: cutting the pipe after one line can fail the client (EPIPE).
+  client="$("${COMPOSE[@]}" version 2>/dev/null)" || client="unknown"
+  client="${client%%$'\n'*}"
   say "target: service target of compose project $COMPOSE_TARGET_PROJECT (${client:-${COMPOSE[*]}}), container $COMPOSE_CONTAINER from $image (Docker $engine), its network namespace attached as $(netns_name server)"
   manifest_update "$LT_RUN_DIR" '.versions.java = $java
       | .compose = {client: $client, project: $project, engine: $engine, storage_driver: $driver,

@@ -226,7 +226,7 @@ compose_clients() {
     "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/long.matrix" >"$log" 2>&1 3>&- &
   RUNNER_PID=$!
   deadline=$((SECONDS + LT_LOCK_WAIT + 120))
-  until grep -q "target: container" "$log"; do
+  until grep -q "target: service target" "$log"; do
     kill -0 "$RUNNER_PID" 2>/dev/null || fail "the run ended before its target was up: $(cat "$log")"
     ((SECONDS < deadline)) || fail "the target was not up in time: $(cat "$log")"
     sleep 0.2
