@@ -14,7 +14,10 @@ sampler_start() {
   local file="$1" port="$2" mgmt_port="$3" interval="$4" max_samples="$5"
   printf '%s\n' "$SAMPLES_HEADER" >"$file"
   (
-    trap 'exit 0' TERM
+    # The pause is a child waited for, so a stop ends it at once instead of
+    # after the rest of the interval.
+    local pause_pid=""
+    trap 'if [[ -n "$pause_pid" ]]; then kill "$pause_pid" 2>/dev/null || true; fi; exit 0' TERM
     local i k6_pid="" usage ticks rss now prev_ticks="" prev_now="" cpu row
     for ((i = 0; i < max_samples; i++)); do
       [[ -n "$k6_pid" && -d "/proc/$k6_pid" ]] || k6_pid="$(sampler_k6_pid)"
@@ -32,7 +35,10 @@ sampler_start() {
       row="$(sampler_row "$port" "$mgmt_port" "$cpu" "$rss")"
       printf '%s\n' "$row" >>"$file"
       if [[ -n "$SAMPLER_ROW_HOOK" ]]; then "$SAMPLER_ROW_HOOK" "$row" || true; fi
-      sleep "$interval"
+      sleep "$interval" &
+      pause_pid=$!
+      wait "$pause_pid" || true
+      pause_pid=""
     done
   ) &
   SAMPLER_PID=$!
