@@ -117,8 +117,12 @@ bench_capacity() {
   say "3/4 generator capacity: spikes of $CAPACITY_VUS VUs against a 5 s endpoint"
   local vus run_dir
   for vus in $CAPACITY_VUS; do
+    # Queues as large as the spike, so the target holds every connection at
+    # once and only the generator can fall short (with the default backlog
+    # of 100, 4000 simultaneous connects overflow it and start late).
     run_dir="$(run_matrix "capacity-$vus" "VUS=$vus" "DELAY_MS=5000" "DURATION=20s" \
-      "TOMCAT_MAX_THREADS=$vus" "SERVER_HEAP=2g" "REQUEST_TIMEOUT=30s" "GRACEFUL_STOP=6s")"
+      "TOMCAT_MAX_THREADS=$vus" "TOMCAT_ACCEPT_COUNT=$vus" "SOMAXCONN=$vus" \
+      "SERVER_HEAP=2g" "REQUEST_TIMEOUT=30s" "GRACEFUL_STOP=6s")"
     # In 20 s every VU starts exactly 4 requests of 5 s: sustained means all
     # 4 x VUs answered, with a median latency of 5 s.
     record capacity "$(jq -c --argjson vus "$vus" '{vus: $vus, http_reqs: .http_reqs, expected_reqs: ($vus * 4),
