@@ -124,7 +124,7 @@ monitoring_cell_start() {
     # proto, group and the rest, a saturated cell kept 0.97 of its
     # unmonitored TPS instead of 0.87 (3 cells each way, 100 VUs, no delay).
     K6_EXTRA_ARGS+=(--out "json=$cell_dir/k6-samples.json.gz")
-    K6_EXTRA_ENV+=(K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check)
+    K6_EXTRA_ENV+=("K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check")
   fi
 }
 
