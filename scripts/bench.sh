@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
-# Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000")
+# Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
+#        BENCH_SECTIONS="orchestration perturbation capacity wrk", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
@@ -24,12 +25,20 @@ done
 
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
+readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity wrk}"
 BENCH_DIR=""
 STARTED_MONITORING=0
 
 main() {
   [[ "${1:-}" == -h || "${1:-}" == --help ]] && { print_summary "${BASH_SOURCE[0]}"; return 0; }
   [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
+  local section
+  for section in $SECTIONS; do
+    case "$section" in
+      orchestration | perturbation | capacity | wrk) ;;
+      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity wrk)" ;;
+    esac
+  done
   [[ $EUID -eq 0 ]] || abort "the benchmarks run the suite, which needs root"
   command -v wrk >/dev/null || install_wrk
   BENCH_DIR="$LT_ROOT/results/bench-$(date +%Y%m%d-%H%M%S)"
@@ -37,10 +46,9 @@ main() {
   trap on_exit EXIT
   say "bench: $REPS repetition(s) per figure -> ${BENCH_DIR#"$LT_ROOT"/}"
 
-  bench_orchestration
-  bench_perturbation
-  bench_capacity
-  bench_wrk
+  for section in $SECTIONS; do
+    "bench_$section"
+  done
   render
   cat "$BENCH_DIR/bench.md"
 }
@@ -117,11 +125,13 @@ bench_capacity() {
   say "3/4 generator capacity: spikes of $CAPACITY_VUS VUs against a 5 s endpoint"
   local vus run_dir
   for vus in $CAPACITY_VUS; do
-    # Queues as large as the spike, so the target holds every connection at
-    # once and only the generator can fall short (with the default backlog
-    # of 100, 4000 simultaneous connects overflow it and start late).
+    # Queues as large as the spike and every thread started with the
+    # target, so it takes all the users at once and only the generator can
+    # fall short. (With the defaults, 4000 simultaneous connects overflow a
+    # backlog of 100, and a pool that starts with 10 threads took 5 s here
+    # to grow to 4000: both start requests late.)
     run_dir="$(run_matrix "capacity-$vus" "VUS=$vus" "DELAY_MS=5000" "DURATION=20s" \
-      "TOMCAT_MAX_THREADS=$vus" "TOMCAT_ACCEPT_COUNT=$vus" "SOMAXCONN=$vus" \
+      "TOMCAT_MAX_THREADS=$vus" "TOMCAT_MIN_SPARE_THREADS=$vus" "TOMCAT_ACCEPT_COUNT=$vus" "SOMAXCONN=$vus" \
       "SERVER_HEAP=2g" "REQUEST_TIMEOUT=30s" "GRACEFUL_STOP=6s")"
     # In 20 s every VU starts exactly 4 requests of 5 s: sustained means all
     # 4 x VUs answered, with a median latency of 5 s.
