@@ -96,13 +96,31 @@ JSON
   [ "${#K6_EXTRA_ENV[@]}" -eq 0 ]
 }
 
-@test "a monitored cell has k6 write its samples to compressed JSON in the cell" {
+@test "a monitored cell has k6 write its samples to compressed JSON in the cell, with the tags in use" {
   local -A cell=([K6_HTML_REPORT]=0 [SCENARIO]=spike)
   MONITORING_ACTIVE=1
   MONITORING_K6_MODE="file"
   monitoring_cell_start cell "$CELL_DIR"
   [ "${K6_EXTRA_ARGS[*]}" = "--out json=$CELL_DIR/k6-samples.json.gz" ]
-  [ "${#K6_EXTRA_ENV[@]}" -eq 0 ]
+  [ "${K6_EXTRA_ENV[*]}" = "K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check" ]
+  # Every tag the dashboards filter or group by is kept (traffic is the
+  # scenarios' own tag, not a system one).
+  local tag
+  for tag in $(grep -o '\\"[a-z_]*\\" [=!]~\? \|GROUP BY [^"]*\\"[a-z_]*\\"' "$LT_ROOT"/grafana/dashboards/*.json \
+    | grep -o '\\"[a-z_]*\\"' | tr -d '\\"' | sort -u); do
+    case "$tag" in run_id | cell | traffic) continue ;; esac
+    [[ ",${K6_EXTRA_ENV[0]#K6_SYSTEM_TAGS=}," == *",$tag,"* ]] || fail "dashboards use $tag, which k6 no longer writes"
+  done
+}
+
+@test "a monitored cell sends each samples row as it is taken" {
+  local -A cell=([K6_HTML_REPORT]=0 [SCENARIO]=spike [TOMCAT_MAX_THREADS]=200 [TOMCAT_MAX_CONNECTIONS]=8192)
+  MONITORING_ACTIVE=1
+  monitoring_cell_start cell "$CELL_DIR"
+  [ "$SAMPLER_ROW_HOOK" = monitoring_send_sample ]
+  MONITORING_ACTIVE=0
+  monitoring_cell_start cell "$CELL_DIR"
+  [ -z "$SAMPLER_ROW_HOOK" ]
 }
 
 @test "MONITORING=off: nothing is sent and the manifest says so" {
