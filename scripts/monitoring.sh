@@ -242,21 +242,13 @@ native_pid() {
 
 # native_down: SIGTERM to our influxd (SIGKILL after 15 s), then forget it.
 native_down() {
-  local pid i
+  local pid
   if ! pid="$(native_pid)"; then
     say "native InfluxDB is not running (stale ${INFLUX_PID_FILE#"$LT_ROOT"/} removed)"
     rm -f "$INFLUX_PID_FILE"
     return 0
   fi
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 150; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    warn "influxd (pid $pid) ignored SIGTERM for 15 s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  stop_pid "$pid" 15 || warn "influxd (pid $pid) ignored SIGTERM for 15 s; killed it"
   rm -f "$INFLUX_PID_FILE"
   say "stopped InfluxDB (pid $pid); its data stays in ${INFLUX_DIR#"$LT_ROOT"/}"
 }

@@ -53,3 +53,17 @@ go_proxy_without_direct() {
     || abort "GOPROXY is '$(go env GOPROXY)'; set it to a Go module proxy"
   printf '%s\n' "$proxy"
 }
+
+# stop_pid PID TIMEOUT_S: SIGTERM to PID, then SIGKILL if it is still there
+# after TIMEOUT_S seconds. Fails (after the SIGKILL) if it had to kill.
+stop_pid() {
+  local pid="$1" timeout_s="$2" i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < timeout_s * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -KILL "$pid" 2>/dev/null || true
+  return 1
+}

@@ -72,16 +72,8 @@ target_alive() {
 
 # target_stop: stop the target (SIGTERM, then SIGKILL after 10 s) and reap it.
 target_stop() {
-  local i
   [[ -n "$TARGET_PID" ]] || return 0
-  if kill -0 "$TARGET_PID" 2>/dev/null; then
-    kill -TERM "$TARGET_PID" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$TARGET_PID" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$TARGET_PID" 2>/dev/null || true
-  fi
+  stop_pid "$TARGET_PID" 10 || true
   wait "$TARGET_PID" 2>/dev/null || true
   TARGET_PID=""
 }

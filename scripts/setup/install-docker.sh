@@ -53,22 +53,14 @@ cmd_start() {
 # containerd and containers itself), SIGKILL if it is still there after
 # DOCKER_STOP_TIMEOUT seconds.
 cmd_stop() {
-  local pid i
+  local pid
   if ! pid="$(our_dockerd_pid)"; then
     say "nothing to stop: no dockerd started by this script is running"
     rm -f "$DOCKER_PID_FILE"
     return 0
   fi
   say "stopping dockerd (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < DOCKER_STOP_TIMEOUT * 10; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    warn "dockerd (pid $pid) did not exit within ${DOCKER_STOP_TIMEOUT}s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  stop_pid "$pid" "$DOCKER_STOP_TIMEOUT" || warn "dockerd (pid $pid) did not exit within ${DOCKER_STOP_TIMEOUT}s; killed it"
   rm -f "$DOCKER_PID_FILE"
 }
 
