@@ -136,7 +136,6 @@ compose_cell_file() {
   printf '      SERVER_ADDRESS: "0.0.0.0"\n      MANAGEMENT_ADDRESS: "127.0.0.1"\n'
   printf '      JDK_JAVA_OPTIONS: %s\n' "$(compose_quote "-Xmx${file_values[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID")"
   for key in $(printf '%s\n' "${!file_values[@]}" | sort); do
-    [[ "$key" == SERVER_ADDRESS || "$key" == MANAGEMENT_ADDRESS || "$key" == JDK_JAVA_OPTIONS ]] && continue
     printf '      %s: %s\n' "$key" "$(compose_quote "${file_values[$key]}")"
   done
 }

@@ -20,6 +20,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 source "$LT_ROOT/scripts/lib/envfile.sh"
 # shellcheck source=scripts/lib/matrix.sh
 source "$LT_ROOT/scripts/lib/matrix.sh"
+# shellcheck source=scripts/lib/compose.sh
+source "$LT_ROOT/scripts/lib/compose.sh"
 
 readonly BASE_SUITE=bookworm
 readonly BASE_PACKAGES=openjdk-17-jre-headless,curl,iproute2
@@ -44,8 +46,7 @@ main() {
   knobs_load "$LT_ROOT/env/defaults.env"
   target="${TARGET_IMAGE:-${KNOB_DEFAULT[TARGET_IMAGE]}}"
   [[ -f "$JAR" ]] || abort "no target jar at ${JAR#"$LT_ROOT"/}; build it first: make tools"
-  timeout 10 docker info >/dev/null 2>&1 \
-    || abort "no Docker engine answers; start one: scripts/setup/install-docker.sh start"
+  docker_engine_answers || abort "no Docker engine answers; start one: scripts/setup/install-docker.sh start"
 
   base="${TARGET_BASE_IMAGE:-}"
   if [[ -z "$base" ]]; then

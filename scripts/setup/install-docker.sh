@@ -14,6 +14,8 @@ set -euo pipefail
 LT_PROG=install-docker
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+# shellcheck source=scripts/lib/compose.sh
+source "$LT_ROOT/scripts/lib/compose.sh"
 
 readonly DOCKER_DIR="${LT_DOCKER_DIR:-$LT_ROOT/.data/docker}"
 readonly DOCKER_PID_FILE="$DOCKER_DIR/dockerd.pid"
@@ -37,7 +39,7 @@ main() {
 # cmd_start: install what is missing, then make sure an engine answers.
 cmd_start() {
   install_missing_packages
-  if engine_answers; then
+  if docker_engine_answers; then
     say "a Docker engine answers ($(engine_description))"
     return 0
   fi
@@ -70,7 +72,7 @@ cmd_status() {
   if pid="$(our_dockerd_pid)"; then
     say "dockerd started by this script: running, pid $pid, data in ${DOCKER_DIR#"$LT_ROOT"/}"
   fi
-  if engine_answers; then
+  if docker_engine_answers; then
     say "a Docker engine answers ($(engine_description))"
   else
     say "no Docker engine answers; 'make docker-up' starts one"
@@ -84,7 +86,7 @@ cmd_status() {
 install_missing_packages() {
   local -a wanted=()
   command -v docker >/dev/null || wanted+=(docker.io)
-  if ! command -v dockerd >/dev/null && ! engine_answers; then
+  if ! command -v dockerd >/dev/null && ! docker_engine_answers; then
     wanted+=(docker.io)
   fi
   if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null; then
@@ -149,7 +151,7 @@ start_dockerd() {
 wait_for_engine() {
   local deadline=$((SECONDS + DOCKER_START_TIMEOUT))
   while ((SECONDS < deadline)); do
-    engine_answers && return 0
+    docker_engine_answers && return 0
     if [[ -n "${DOCKERD_STARTED_PID:-}" ]] && ! kill -0 "$DOCKERD_STARTED_PID" 2>/dev/null; then
       abort "dockerd exited during start-up: $(tail -n 3 "$DOCKER_LOG" | tr '\n' ' ' | cut -c1-400)"
     fi
@@ -169,11 +171,6 @@ our_dockerd_pid() {
   cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
   [[ "$cmdline" == dockerd\ * && "$cmdline" == *"--data-root $DOCKER_DIR/root "* ]] || return 1
   printf '%s\n' "$pid"
-}
-
-# engine_answers: succeed if a Docker engine answers (not just a client).
-engine_answers() {
-  command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1
 }
 
 # engine_description: "Docker 20.10.24, storage vfs" of the answering engine.

@@ -62,9 +62,9 @@ teardown() {
   wait 2>/dev/null || true
 }
 
-# engine_answers: succeed if a Docker engine answers.
+# engine_answers: succeed if a Docker engine answers (the scripts' own check).
 engine_answers() {
-  command -v docker >/dev/null && timeout 10 docker info >/dev/null 2>&1
+  (lt_source_libs compose && docker_engine_answers)
 }
 
 # require_run: skip (saying why) without an engine; otherwise the run's files.
