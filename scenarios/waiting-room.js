@@ -4,6 +4,7 @@
 import http from 'k6/http';
 import { sleep } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
+import * as delivered from './lib/delivered.js';
 import * as env from './lib/env.js';
 import { recordFailure } from './lib/failures.js';
 import { LOAD_THRESHOLDS, TREND_STATS, writeSummary } from './lib/summary.js';
@@ -72,9 +73,10 @@ export function setup() {
 }
 
 export default function () {
+  delivered.iterationStarted();
   const started = Date.now();
   waitRequests.add(1);
-  let body = answer(http.post(`${config.targetUrl}/api/wait`, '{}', waitParams));
+  let body = answer(delivered.send(() => http.post(`${config.targetUrl}/api/wait`, '{}', waitParams)));
   if (body === null) return;
   visitors.add(1);
   count(body);
@@ -88,7 +90,7 @@ export default function () {
     sleep((body.pollingPeriod || 1000) / 1000);
     polls += 1;
     entryRequests.add(1);
-    const next = answer(http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), entryParams));
+    const next = answer(delivered.send(() => http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), entryParams)));
     if (next === null) continue;
     body = next;
     count(body);

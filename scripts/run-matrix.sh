@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report; do
+for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report design; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -63,6 +63,7 @@ main() {
   trap on_exit EXIT
 
   say "run $LT_RUN_ID: $total cell(s) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
+  check_design "$total"
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
     say "load goes to ${MATRIX_VALUE[TARGET_URL]} (an external target), from this host"
   else
@@ -76,23 +77,77 @@ main() {
       say "cell $((index + 1))/$total $cell_id: kept from the earlier attempt"
       continue
     fi
-    run_cell "$index" "$total" || true
+    # A failed cell is in its row; the run goes on to the next cell.
+    if ! run_cell "$index" "$total"; then
+      :
+    fi
     update_cell_counts
-    results_render "$LT_RUN_DIR"
+    results_render "$LT_RUN_DIR" || warn "cannot render the results tables"
   done
 
-  local failed
+  local failed missing status=complete
   failed="$(count_rows failed)"
-  manifest_finish "$LT_RUN_DIR" "$([[ $failed -eq 0 ]] && echo complete || echo failed)"
+  missing="$(cells_without_row "$total")"
+  [[ $failed -eq 0 && -z "$missing" ]] || status=failed
+  manifest_finish "$LT_RUN_DIR" "$status"
   LT_FINISHED=1
   results_render "$LT_RUN_DIR"
   report_render "$LT_RUN_DIR"
   printf '\n'
   cat "$LT_RUN_DIR/results.md"
+  printf '\n'
+  say_as_designed "$total"
   printf '\nresults: %s (open report.html in a browser)\n' "${LT_RUN_DIR#"$LT_ROOT"/}"
+  if [[ -n "$missing" ]]; then
+    abort "cell(s) without a valid row: $missing"
+  fi
   if [[ $failed -gt 0 ]]; then
     abort "$failed of $total cell(s) failed; see the error column of $LT_RUN_DIR/results.csv"
   fi
+}
+
+# check_design TOTAL: warn about every cell whose design makes its result
+# unlikely to mean what it seems to (design.jq); the warnings go to the
+# manifest too. They never stop the run: a user may mean it.
+check_design() {
+  local total="$1" index cell_id machine warning
+  machine="$(design_machine_json)"
+  local env_file
+  env_file="$(mktemp)"
+  for ((index = 0; index < total; index++)); do
+    cell_id="$(matrix_cell_id "$index")"
+    matrix_cell_values "$index" >"$env_file"
+    while IFS= read -r warning; do
+      [[ -n "$warning" ]] || continue
+      warn "cell $cell_id: $warning"
+      manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
+    done < <(design_cell_warnings "$env_file" "$machine")
+  done
+  rm -f "$env_file"
+}
+
+# cells_without_row TOTAL: the ids of cells that have no valid row.json (space-separated).
+cells_without_row() {
+  local total="$1" index cell_id row
+  local -a missing=()
+  for ((index = 0; index < total; index++)); do
+    cell_id="$(matrix_cell_id "$index")"
+    row="$LT_RUN_DIR/cells/$cell_id/row.json"
+    jq -e '.status == "ok" or .status == "failed"' "$row" >/dev/null 2>&1 || missing+=("$cell_id")
+  done
+  printf '%s' "${missing[*]}"
+}
+
+# say_as_designed TOTAL: "N of M cells ran as designed", and the others with why.
+say_as_designed() {
+  local total="$1"
+  jq -rs --argjson total "$total" '
+    [.[] | select(.as_designed == 1)] as $good
+    | [.[] | select(.as_designed == 0)] as $bad
+    | "\($good | length) of \($total) cell(s) ran as designed",
+      ($bad[] | "  \(.cell): \(.design_notes)"),
+      ([.[] | select(.prediction_check == "mismatch")][] | "  \(.cell): prediction mismatch: \(.prediction_notes)")
+  ' "$LT_RUN_DIR"/cells/*/row.json 2>/dev/null || true
 }
 
 # resume_matrix RUN_ID: the matrix file of an earlier run, refusing if it
@@ -251,32 +306,64 @@ update_cell_counts() {
 }
 
 # run_cell INDEX TOTAL: one cell, start to row. Fails (after writing a row
-# with status=failed and the reason) if any step fails.
+# with status=failed and the reason) if any step fails. Every step is
+# checked where it is called (cell_step): a caller's `if` turns errexit off
+# for everything below it.
 run_cell() {
   local index="$1" total="$2" cell_id cell_dir started started_ns error="" status=ok
   local -A cell=()
   cell_id="$(matrix_cell_id "$index")"
   cell_dir="$LT_RUN_DIR/cells/$cell_id"
   mkdir -p "$cell_dir"
-  matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env"
-  load_cell_env "$cell_dir/cell.env" cell
   started=$SECONDS
   started_ns="$(date +%s%N)"
   say "cell $((index + 1))/$total $cell_id"
+  phase_mark "$cell_dir" cell_start
 
   CELL_ERROR=""
   CELL_K6_EXIT=""
-  if ! run_cell_steps cell "$cell_dir"; then
+  if ! matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env" \
+    || ! load_cell_env "$cell_dir/cell.env" cell; then
+    CELL_ERROR="cannot write the cell's settings to cell.env"
+  elif ! run_cell_steps cell "$cell_dir"; then
+    :
+  fi
+  if [[ -n "$CELL_ERROR" ]]; then
     status=failed
-    error="${CELL_ERROR:-cell failed}"
+    error="$CELL_ERROR"
   fi
   stop_cell_processes
-  counters_cell_deltas "$cell_dir"
-  results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
-    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
-  monitoring_cell_done cell "$cell_dir"
-  say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"' "$cell_dir/row.json")${error:+ ($error)}"
+  phase_mark "$cell_dir" stopped
+  counters_cell_deltas "$cell_dir" || { status=failed; error="${error:+$error; }cannot compute the counter deltas"; }
+  phase_mark "$cell_dir" files
+  # results_row writes a failed row with the reason when it cannot build one.
+  if ! results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
+    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"; then
+    warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
+  fi
+  status="$(jq -r .status "$cell_dir/row.json")"
+  monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
+  say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
+    + (if .as_designed == 0 then "\n  not as designed: \(.design_notes)" else "" end)
+    + (if .prediction_check == "mismatch" then "\n  prediction mismatch: \(.prediction_notes)" else "" end)
+    + (if .error != null and .error != "" then " (\(.error))" else "" end)' "$cell_dir/row.json")"
   [[ "$status" == ok ]]
+}
+
+# phase_mark CELL_DIR NAME: note when a phase of the cell was reached
+# (phases.tsv, epoch ms), for the row's phase timings.
+phase_mark() {
+  printf '%s\t%s\n' "$2" "$(date +%s%3N)" >>"$1/phases.tsv"
+}
+
+# cell_step WHAT COMMAND...: run one step of a cell; when it fails, the
+# cell's error says what failed (unless the step said so itself).
+cell_step() {
+  local what="$1"
+  shift
+  "$@" && return 0
+  [[ -n "$CELL_ERROR" ]] || CELL_ERROR="$what failed"
+  return 1
 }
 
 # run_cell_steps CELL_ASSOC CELL_DIR: the steps of a cell; on failure sets
@@ -287,41 +374,48 @@ run_cell_steps() {
   local cell_dir="$2" k6_status=0 limit
   local base_url="http://${values[SERVER_ADDR]}:${values[SERVER_PORT]}"
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
-    run_cell_external_start values "$cell_dir" || return 1
+    phase_mark "$cell_dir" target_start
+    cell_step "checking the external target" run_cell_external_start values "$cell_dir" || return 1
     base_url="${values[TARGET_URL]%/}"
   elif [[ "$LT_BACKEND" == compose ]]; then
-    compose_cell_start values "$cell_dir" "$base_url/health" || return 1
+    phase_mark "$cell_dir" target_start
+    cell_step "starting the target container" compose_cell_start values "$cell_dir" "$base_url/health" || return 1
   else
     netns_down
-    netns_up "${values[SERVER_ADDR]}" "${values[CLIENT_ADDR]}" \
-      || { CELL_ERROR="cannot create the network namespaces"; return 1; }
-    netns_apply_sysctls values || return 1
-    netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
-
+    cell_step "creating the network namespaces" netns_up "${values[SERVER_ADDR]}" "${values[CLIENT_ADDR]}" || return 1
+    cell_step "setting the sysctls" netns_apply_sysctls values || return 1
+    cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
+    phase_mark "$cell_dir" target_start
     target_start values "$cell_dir/target.log"
     if ! target_wait_healthy "$base_url/health" "${values[TARGET_START_TIMEOUT]}"; then
       CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
       return 1
     fi
-    counters_snapshot server "$cell_dir/nstat-server-before.txt"
+    cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt" || return 1
   fi
-  counters_snapshot client "$cell_dir/nstat-client-before.txt"
+  phase_mark "$cell_dir" target_ready
+  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
 
   limit=$(($(k6_planned_seconds values) + 60))
-  monitoring_cell_start values "$cell_dir"
+  monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
   sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "${values[MANAGEMENT_PORT]}" \
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
+  phase_mark "$cell_dir" k6_start
   k6_start values "$cell_dir" "$base_url" "$limit"
   k6_wait || k6_status=$?
+  phase_mark "$cell_dir" k6_end
   CELL_K6_EXIT="$k6_status"
   sampler_stop
 
-  [[ "$NETNS_HOST_MODE" == 1 ]] || counters_snapshot server "$cell_dir/nstat-server-after.txt"
-  counters_snapshot client "$cell_dir/nstat-client-after.txt"
+  if [[ "$NETNS_HOST_MODE" != 1 ]]; then
+    cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-after.txt" || return 1
+  fi
+  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-after.txt" || return 1
   if [[ "${values[SCENARIO]}" == waiting-room ]] && { [[ "$NETNS_HOST_MODE" == 1 ]] || target_alive; }; then
-    # The server's own account of admissions, to check its rule was kept.
+    # The server's own account of admissions, to check its rule was kept;
+    # the row says null when it is missing.
     netns_exec client curl -fsS --max-time 5 "$base_url/api/waiting-room/stats" \
-      >"$cell_dir/waiting-room-stats.json" 2>/dev/null || true
+      >"$cell_dir/waiting-room-stats.json" 2>/dev/null || rm -f "$cell_dir/waiting-room-stats.json"
   fi
   if [[ "$NETNS_HOST_MODE" != 1 ]] && ! target_alive; then
     CELL_ERROR="target died during the cell"
@@ -334,6 +428,11 @@ run_cell_steps() {
       return 1
       ;;
   esac
+}
+
+# record_sysctls CELL_DIR: the effective sysctls of both namespaces (sysctls.tsv).
+record_sysctls() {
+  netns_read_sysctls | write_atomic "$1/sysctls.tsv"
 }
 
 # run_cell_external_start CELL_ASSOC CELL_DIR: an external target is not

@@ -4,6 +4,7 @@
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import * as env from './env.js';
+import * as delivered from './delivered.js';
 import { recordFailure } from './failures.js';
 import { LOAD_THRESHOLDS, TREND_STATS } from './summary.js';
 
@@ -34,7 +35,8 @@ export function helloIteration(config) {
   const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
   const params = { timeout: config.requestTimeout, tags: { name: 'hello' } };
   return function () {
-    const res = http.get(url, params);
+    delivered.iterationStarted();
+    const res = delivered.send(() => http.get(url, params));
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
     if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);

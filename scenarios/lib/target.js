@@ -1,7 +1,10 @@
 import http from 'k6/http';
+import { declare } from './delivered.js';
 
 // checkTargetUp fails setup() with a message an operator can act on.
+// It also declares the delivered-load metrics (every scenario calls it from setup()).
 export function checkTargetUp(targetUrl) {
+  declare();
   // Connection: close, so this check does not keep one of Tomcat's
   // max-connections busy (idle keep-alive) while the test runs.
   const res = http.get(`${targetUrl}/health`, {

@@ -5,7 +5,11 @@
 # included, of one namespace. -s leaves nstat's history file alone.
 counters_snapshot() {
   local side="$1" file="$2"
-  netns_exec "$side" nstat -asz >"$file.tmp"
+  if ! netns_exec "$side" nstat -asz >"$file.tmp" || [[ ! -s "$file.tmp" ]]; then
+    rm -f "$file.tmp"
+    CELL_ERROR="cannot read the $side namespace's counters (nstat)"
+    return 1
+  fi
   mv "$file.tmp" "$file"
 }
 

@@ -6,70 +6,150 @@
 
 # The columns of results.csv after run_id, cell, scenario, status and the axes.
 readonly RESULTS_COLUMNS=(
-  vus_max duration_s http_reqs tps
+  as_designed design_notes
+  vus_max vus_started duration_s load_window_s first_request_after_s first_request_spread_ms
+  http_reqs tps
   lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms
   failed_reqs failed_rate
   fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx fail_other
-  iterations dropped_iterations
+  iterations iterations_started iterations_interrupted dropped_iterations
   client_connects server_accepts
-  listen_overflows listen_drops syn_retrans syn_recv_peak
+  listen_overflows listen_drops syn_retrans syn_cookies_sent syn_recv_peak
   server_conns_peak accept_queue_peak listen_backlog queue_capacity
   time_wait_peak server_time_wait_peak client_time_wait_peak
   tomcat_threads_busy_peak
-  k6_cpu_avg_pct k6_cpu_peak_pct k6_rss_peak_mb generator_bound
+  k6_cpu_avg_pct k6_cpu_peak_pct k6_cpu_saturated_s k6_rss_peak_mb generator_bound
+  predicted_server_conns_peak predicted_failed_users predicted_listen_overflows predicted_syn_retrans
+  predicted_tps predicted_lat_max_ms prediction_check prediction_notes
+  setup_s target_start_s k6_s teardown_s files_s
   cell_wall_s
   k6_exit
   error
 )
 
 # write_atomic FILE: copy stdin to FILE through a temporary file and a rename.
+# Empty input (a failed producer in the pipeline) leaves FILE as it was and
+# fails: no result file is ever replaced by nothing.
 write_atomic() {
   local file="$1"
-  cat >"$file.tmp.$$"
+  if ! cat >"$file.tmp.$$" || [[ ! -s "$file.tmp.$$" ]]; then
+    rm -f "$file.tmp.$$"
+    return 1
+  fi
   mv -f "$file.tmp.$$" "$file"
 }
 
-# results_samples_peaks SAMPLES_TSV: JSON object with the peak of every
-# sampled series (null for a series never read).
+# results_samples_peaks SAMPLES_TSV CPUS INTERVAL_S: JSON object with the
+# peak of every sampled series (null for a series never read), found by
+# header name; plus the TIME-WAIT peak of both sides together, k6's mean CPU
+# and the seconds in which k6 used at least 90 % of all CPUS cores.
 results_samples_peaks() {
-  awk -F'\t' '
-    NR == 1 { for (i = 1; i <= NF; i++) name[i] = $i; next }
+  awk -F'\t' -v cpus="${2:-1}" -v interval="${3:-1}" '
+    NR == 1 { for (i = 1; i <= NF; i++) { name[i] = $i; col[$i] = i }; next }
     {
       for (i = 2; i <= NF; i++) {
         if ($i == "") continue
         if (!(i in peak) || $i + 0 > peak[i] + 0) peak[i] = $i
       }
-      # Columns 6 and 8: TIME-WAIT on the server and on the client side.
-      if ($6 + $8 > tw_peak) tw_peak = $6 + $8
-      # Column 11: k6 CPU %, averaged over the samples that have it.
-      if ($11 != "") { cpu_sum += $11; cpu_n++ }
+      tw = $col["server_time_wait"] + $col["client_time_wait"]
+      if (tw > tw_peak) tw_peak = tw
+      cpu = $col["k6_cpu_pct"]
+      if (cpu != "") {
+        cpu_sum += cpu; cpu_n++
+        if (cpu + 0 >= 90 * cpus) saturated++
+      }
     }
     END {
       printf "{"
       for (i = 2; i in name; i++) printf "%s\"%s\":%s", (i > 2 ? "," : ""), name[i], ((i in peak) ? peak[i] + 0 : "null")
-      printf ",\"time_wait_total\":%d,\"k6_cpu_avg\":%s}\n", tw_peak, (cpu_n ? sprintf("%.1f", cpu_sum / cpu_n) : "null")
+      printf ",\"time_wait_total\":%d,\"k6_cpu_avg\":%s,\"k6_cpu_saturated_s\":%s}\n", tw_peak,
+        (cpu_n ? sprintf("%.1f", cpu_sum / cpu_n) : "null"), (cpu_n ? saturated * interval : "null")
     }
   ' "$1"
 }
 
+# results_summary_problem SUMMARY_JSON: why k6's summary cannot be used
+# (missing, empty, not JSON, no metrics), or nothing when it is fine.
+results_summary_problem() {
+  local file="$1"
+  if [[ ! -e "$file" ]]; then
+    printf 'k6 wrote no summary.json\n'
+  elif [[ ! -s "$file" ]]; then
+    printf 'summary.json is empty\n'
+  elif ! jq -e 'type == "object" and (.metrics | type == "object")' "$file" >/dev/null 2>&1; then
+    printf 'summary.json is not a k6 summary (truncated or not JSON)\n'
+  fi
+}
+
+# results_sysctls_json SYSCTLS_TSV: {"server": {name: value}, "client": {...}}.
+results_sysctls_json() {
+  if [[ ! -s "$1" ]]; then
+    printf '{}\n'
+    return
+  fi
+  jq -Rn '[inputs | split("\t") | select(length == 3)]
+          | reduce .[] as $r ({}; .[$r[0]][$r[1]] = $r[2])' <"$1"
+}
+
+# results_phases_json PHASES_TSV: {"phase": epoch_ms, ...} (the last mark of
+# each name).
+results_phases_json() {
+  if [[ ! -s "$1" ]]; then
+    printf '{}\n'
+    return
+  fi
+  jq -Rn '[inputs | split("\t") | select(length == 2) | {(.[0]): (.[1] | tonumber)}] | add // {}' <"$1"
+}
+
+# results_machine_json: the machine facts the design rules use.
+results_machine_json() {
+  jq -n --argjson cpus "$(nproc)" '{cpus: $cpus}'
+}
+
 # results_row CELL_DIR STATUS ERROR AXES_JSON [WALL_S]: write CELL_DIR/row.json.
+# A summary that is missing or unreadable makes the cell failed with that
+# reason; if the row itself cannot be built, a failed row says why, so a
+# cell never ends without one.
 results_row() {
   local cell_dir="$1" status="$2" error="$3" axes_json="$4" wall_s="${5:-}"
-  local summary="{}" peaks="{}" extra_in="{}" cell_json deltas_json
-  [[ -s "$cell_dir/summary.json" ]] && summary="$(cat "$cell_dir/summary.json")"
-  [[ -s "$cell_dir/samples.tsv" ]] && peaks="$(results_samples_peaks "$cell_dir/samples.tsv")"
+  local summary="{}" peaks="{}" extra_in="{}" cell_json deltas_json problem interval row
+  cell_json="$(results_env_json "$cell_dir/cell.env")" || cell_json='{}'
+  problem="$(results_summary_problem "$cell_dir/summary.json")"
+  if [[ -z "$problem" ]]; then
+    summary="$(cat "$cell_dir/summary.json")"
+  elif [[ "$status" == ok ]]; then
+    status=failed
+    error="$problem"
+  fi
+  interval="$(jq -r '.SAMPLE_INTERVAL // "1"' <<<"$cell_json")"
+  if [[ -s "$cell_dir/samples.tsv" ]]; then
+    peaks="$(results_samples_peaks "$cell_dir/samples.tsv" "$(nproc)" "$interval")" || peaks='{}'
+  fi
   if [[ -s "$cell_dir/waiting-room-stats.json" ]] && jq -e . "$cell_dir/waiting-room-stats.json" >/dev/null 2>&1; then
     extra_in="$(jq -c '{waiting_room: .}' "$cell_dir/waiting-room-stats.json")"
   fi
-  cell_json="$(results_env_json "$cell_dir/cell.env")"
-  deltas_json="$(results_deltas_json "$cell_dir/netstat-delta.tsv")"
-  jq -n \
+  deltas_json="$(results_deltas_json "$cell_dir/netstat-delta.tsv")" || deltas_json='{}'
+  if row="$(jq -n -L "$LT_ROOT/scripts/lib" \
     --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
     --arg status "$status" --arg error "$error" --arg k6_exit "${CELL_K6_EXIT:-}" --arg wall_s "$wall_s" \
     --argjson axes "$axes_json" --argjson env "$cell_json" \
     --argjson summary "$summary" --argjson peaks "$peaks" --argjson deltas "$deltas_json" \
     --argjson extra_in "$extra_in" \
-    -f "$LT_ROOT/scripts/lib/row.jq" | write_atomic "$cell_dir/row.json"
+    --argjson sysctls "$(results_sysctls_json "$cell_dir/sysctls.tsv")" \
+    --argjson machine "$(results_machine_json)" \
+    --argjson phases "$(results_phases_json "$cell_dir/phases.tsv")" \
+    --arg require_as_designed "$(jq -r '.REQUIRE_AS_DESIGNED // "0"' <<<"$cell_json")" \
+    -f "$LT_ROOT/scripts/lib/row.jq" 2>"$cell_dir/row.err")" && [[ -n "$row" ]]; then
+    printf '%s\n' "$row" | write_atomic "$cell_dir/row.json"
+    rm -f "$cell_dir/row.err"
+    return 0
+  fi
+  jq -n --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
+    --arg scenario "$(jq -r '.SCENARIO // ""' <<<"$cell_json")" --argjson axes "$axes_json" \
+    --arg error "the row could not be built: $(head -c 300 "$cell_dir/row.err")${error:+; $error}" \
+    '{run_id: $run_id, cell: $cell, scenario: $scenario, status: "failed", axes: $axes, error: $error}' \
+    | write_atomic "$cell_dir/row.json"
+  return 1
 }
 
 # results_env_json ENV_FILE: a cell.env as a JSON object of strings.

@@ -1,6 +1,12 @@
-# Builds one results row from a cell's k6 summary, sample peaks and counter
-# deltas extra_in (files some scenarios collect, e.g. waiting_room stats). Inputs (--arg/--argjson): run_id cell status error axes env summary
-# peaks deltas.
+# Builds one results row from a cell's k6 summary, sample peaks, counter
+# deltas, recorded sysctls and phase times, and judges it: did the load that
+# was designed happen (as_designed, design_notes), and do the kernel's
+# predictions match what was measured (predicted_*, prediction_check).
+# Inputs (--arg/--argjson): run_id cell status error axes env summary peaks
+# deltas extra_in (files some scenarios collect, e.g. waiting_room stats)
+# sysctls machine phases require_as_designed. Needs -L scripts/lib.
+include "rules";
+include "design";
 
 def metric($name):
   ($summary.metrics // {}) as $m
@@ -8,10 +14,10 @@ def metric($name):
 def num: if . == null then null else (. * 1000 | round) / 1000 end;
 def count_of($name): (metric($name).count // 0);
 def delta($side; $counter): ($deltas[$side][$counter] // 0);
-# k6 duration ("1m30s", "500ms") -> milliseconds.
-def duration_ms:
-  [scan("([0-9.]+)(ms|s|m|h)") | (.[0] | tonumber) * ({"ms": 1, "s": 1000, "m": 60000, "h": 3600000}[.[1]])]
-  | add;
+def gauge_max($name): (($summary.metrics // {})[$name].values.max // null);
+def phase_s($from; $to):
+  if $phases[$from] == null or $phases[$to] == null then null
+  else (($phases[$to] - $phases[$from]) / 1000 | num) end;
 # Figures only some scenarios have; results.csv adds their columns when a
 # row carries them.
 def extra:
@@ -45,6 +51,10 @@ def extra:
 | metric("http_reqs") as $reqs
 | metric("http_req_failed") as $failed
 | ($summary.state.testRunDurationMs // null) as $run_ms
+| metric("lt_vu_first_request") as $first
+| gauge_max("lt_request_end") as $last_end
+| metric("lt_iterations_started") as $started
+| (if $first == null or $last_end == null then null else (($last_end - $first.min) / 1000 | num) end) as $window_s
 | {
     run_id: $run_id,
     cell: $cell,
@@ -52,9 +62,18 @@ def extra:
     status: $status,
     axes: $axes,
     vus_max: (metric("vus_max").max // metric("vus_max").value // null),
+    vus_started: (if $started == null then null else ($first.count // 0) end),
     duration_s: (if $run_ms == null then null else ($run_ms / 1000 | num) end),
+    load_window_s: $window_s,
+    first_request_after_s: (if $first == null or $phases.k6_start == null then null
+                            else (($first.min - $phases.k6_start) / 1000 | num) end),
+    first_request_spread_ms: (if $first == null then null else ($first.max - $first.min | round) end),
     http_reqs: ($reqs.count // null),
-    tps: (if $reqs == null then null else ($reqs.rate | num) end),
+    # Requests per second of the load itself: from the first request's start
+    # to the last one's end, not over setup and the graceful stop.
+    tps: (if $reqs == null then null
+          elif $window_s != null and $window_s > 0 then ($reqs.count / $window_s | num)
+          else ($reqs.rate | num) end),
     lat_min_ms: ($d.min | num),
     lat_avg_ms: ($d.avg | num),
     lat_med_ms: ($d.med | num),
@@ -71,12 +90,16 @@ def extra:
     fail_http_5xx: count_of("fail_http_5xx"),
     fail_other: count_of("fail_other"),
     iterations: (metric("iterations").count // null),
+    iterations_started: (if $started == null then null else $started.count end),
+    iterations_interrupted: (if $started == null then null
+                             else ([$started.count - (metric("iterations").count // 0), 0] | max) end),
     dropped_iterations: count_of("dropped_iterations"),
     client_connects: delta("client"; "TcpActiveOpens"),
     server_accepts: delta("server"; "TcpPassiveOpens"),
     listen_overflows: delta("server"; "TcpExtListenOverflows"),
     listen_drops: delta("server"; "TcpExtListenDrops"),
     syn_retrans: delta("client"; "TcpExtTCPSynRetrans"),
+    syn_cookies_sent: delta("server"; "TcpExtSyncookiesSent"),
     syn_recv_peak: $peaks.server_syn_recv,
     server_conns_peak: $peaks.server_estab,
     accept_queue_peak: $peaks.listen_recvq,
@@ -90,13 +113,32 @@ def extra:
     tomcat_threads_busy_peak: $peaks.tomcat_threads_busy,
     k6_cpu_avg_pct: $peaks.k6_cpu_avg,
     k6_cpu_peak_pct: $peaks.k6_cpu_pct,
+    # Seconds in which k6 used at least 90 % of all the machine's cores.
+    k6_cpu_saturated_s: $peaks.k6_cpu_saturated_s,
     k6_rss_peak_mb: $peaks.k6_rss_mb,
-    # k6 near a full core of its own: the generator, not the server, may be
-    # the limit of this cell.
-    generator_bound: (if $peaks.k6_cpu_avg == null then null elif $peaks.k6_cpu_avg >= 90 then 1 else 0 end),
+    setup_s: phase_s("cell_start"; "target_start"),
+    target_start_s: phase_s("target_start"; "target_ready"),
+    k6_s: phase_s("k6_start"; "k6_end"),
+    teardown_s: phase_s("k6_end"; "stopped"),
+    files_s: phase_s("stopped"; "files"),
     cell_wall_s: (if $wall_s == "" then null else ($wall_s | tonumber) end),
     k6_exit: (if $k6_exit == "" then null else ($k6_exit | tonumber) end),
     error: $error,
     notes: null,
     extra: extra
   }
+| design_findings($env; .; $machine) as $findings
+# The generator set the pace: k6 saturated the machine's cores, or VUs
+# started later than the scenario asked.
+| .generator_bound = (if .k6_cpu_saturated_s == null and .vus_started == null then null
+                      elif ($findings | map(.flag) | (index("gen") != null or index("late") != null)) then 1
+                      else 0 end)
+| .as_designed = (if .vus_started == null and .k6_cpu_saturated_s == null then null
+                  elif ($findings | length) == 0 then 1 else 0 end)
+| .design_notes = (if ($findings | length) == 0 then null else $findings | map(.note) | join("; ") end)
+| predictions($env; $sysctls; $machine) as $predicted
+| . + $predicted
+| . + prediction_verdict($env; $predicted; .; $deltas; $machine; $findings)
+| if $require_as_designed == "1" and .as_designed == 0 and .status == "ok" then
+    .status = "failed" | .error = "not as designed (REQUIRE_AS_DESIGNED=1): " + .design_notes
+  else . end

@@ -1,0 +1,40 @@
+// Delivered load: what k6 really did, recorded beside what the scenario asked
+// for, so a cell can tell whether it ran as designed. Per VU this costs one
+// boolean; per request two clock reads.
+//   lt_iterations_started  Counter  iterations begun (k6's own `iterations`
+//                                   counts only completed ones)
+//   lt_vu_first_request    Trend    one value per VU: when (epoch ms) its first
+//                                   request started; count = VUs that sent one,
+//                                   max - min = how spread the "spike" was
+//   lt_request_end         Gauge    when (epoch ms) a request ended; its max is
+//                                   the end of the load window
+import { Counter, Gauge, Trend } from 'k6/metrics';
+
+const iterationsStarted = new Counter('lt_iterations_started');
+const firstRequest = new Trend('lt_vu_first_request');
+const requestEnd = new Gauge('lt_request_end');
+
+// Module state is per VU: each VU has its own copy of this flag.
+let sentFirst = false;
+
+// declare(): call in setup(), so the counter exists (as 0) even when no
+// iteration ever starts; a missing metric then means "not measured".
+export function declare() {
+  iterationsStarted.add(0);
+}
+
+export function iterationStarted() {
+  iterationsStarted.add(1);
+}
+
+// send(request): run request() (one HTTP call) and note its start and end.
+export function send(request) {
+  const start = Date.now();
+  if (!sentFirst) {
+    sentFirst = true;
+    firstRequest.add(start);
+  }
+  const res = request();
+  requestEnd.add(Date.now());
+  return res;
+}

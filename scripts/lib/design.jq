@@ -1,0 +1,223 @@
+# Did a cell run as designed, and what do the kernel's rules predict for it?
+# Included by row.jq (after the run) and by the runner's checks before a run
+# (design_warnings). Inputs are plain objects: $env (the cell's knobs, as
+# strings), $sysctls ({server: {name: value}, client: {...}}), $machine
+# ({cpus, nofile, mem_available_mb, vu_start_rate, port_range_default}), and
+# the row built so far. Unit-tested in tests/unit/design.bats.
+include "rules";
+
+def num_or_null: if . == null or . == "" then null else tonumber end;
+def r1: (. * 10 | round) / 10;
+def seconds_text: if . == null then "?" else "\(r1) s" end;
+
+# The scenario families: which rules apply to which k6 executor.
+# All VUs are meant to start together (constant-vus, per-vu-iterations).
+def at_once_scenario: . == "spike" or . == "burst" or . == "keepalive";
+# The suite's /hello scenarios (one request per iteration, plus think time).
+def hello_scenario: . == "spike" or . == "burst" or . == "keepalive" or . == "ramp" or . == "spike-open";
+
+# designed_vus(env): the VUs the scenario asks for at its peak (null when
+# the executor starts VUs only as needed).
+def designed_vus($env):
+  if ($env.SCENARIO | at_once_scenario) then ($env.VUS | tonumber)
+  elif $env.SCENARIO == "ramp" or $env.SCENARIO == "waiting-room" then
+    [$env.STAGES | split(",")[] | split(":") | .[-1] | tonumber] | max
+  else null end;
+
+# The effective server backlog and capacity of a cell, from its knobs and
+# the sysctls it recorded (null without a server side).
+def cell_somaxconn($sysctls): $sysctls.server["net.core.somaxconn"] | num_or_null;
+def cell_capacity($env; $sysctls):
+  cell_somaxconn($sysctls) as $somaxconn
+  | if $somaxconn == null or ($env.TOMCAT_MAX_CONNECTIONS // "") == "" then null
+    else server_capacity($env.TOMCAT_MAX_CONNECTIONS | tonumber; $env.TOMCAT_ACCEPT_COUNT | tonumber; $somaxconn) end;
+
+# request_time_ms(env): the longest a request of a /hello scenario is
+# expected to take: the waves in which the thread pool (or max-connections)
+# serves VUS requests of DELAY_MS each, plus a margin of 100 ms and 10 %,
+# never more than the request timeout.
+def request_time_ms($env):
+  ($env.DELAY_MS | tonumber) as $delay_ms
+  | ([($env.TOMCAT_MAX_THREADS // "" | num_or_null), ($env.TOMCAT_MAX_CONNECTIONS // "" | num_or_null)]
+     | map(select(. != null)) | min) as $workers
+  | (if $workers == null then $delay_ms
+     else waves_ms(designed_vus($env) // 1; $workers; $delay_ms) end) as $served_ms
+  | [($served_ms * 1.1 + 100 | round), ($env.REQUEST_TIMEOUT | duration_ms)] | min;
+
+# syn_window_s(env; sysctls): how long a client that cannot connect keeps
+# trying: until connect() gives up or the request times out.
+def syn_retries($sysctls): $sysctls.client["net.ipv4.tcp_syn_retries"] | num_or_null;
+def syn_linear($sysctls): ($sysctls.client["net.ipv4.tcp_syn_linear_timeouts"] // "0") | num_or_null;
+def syn_window_s($env; $sysctls):
+  if syn_retries($sysctls) == null then null
+  else [syn_give_up_s(syn_retries($sysctls); syn_linear($sysctls)), ($env.REQUEST_TIMEOUT | duration_ms) / 1000] | min end;
+
+# ---- Before the run -------------------------------------------------------
+
+# design_warnings(env; machine): sentences about a cell's design that make
+# its result unlikely to mean what it seems to. They warn; they never refuse.
+def design_warnings($env; $machine):
+  $env.SCENARIO as $scenario
+  | designed_vus($env) as $vus
+  | [
+      (if ($scenario | hello_scenario) then
+         request_time_ms($env) as $request_ms
+         | (($env.THINK_TIME_MS // "0") | tonumber) as $think_ms
+         | ($env.GRACEFUL_STOP | duration_ms) as $grace_ms
+         | if $grace_ms < $request_ms + $think_ms then
+             "GRACEFUL_STOP=\($env.GRACEFUL_STOP) is shorter than an iteration may take (\($request_ms + $think_ms) ms: DELAY_MS=\($env.DELAY_MS) in waves of TOMCAT_MAX_THREADS, at most REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)\(if $think_ms > 0 then ", plus THINK_TIME_MS=\($think_ms)" else "" end)): iterations still running when the load ends will be interrupted and their requests lost"
+           else empty end
+       else empty end),
+      (if ($scenario | hello_scenario) and ($env.DELAY_MS | tonumber) >= ($env.REQUEST_TIMEOUT | duration_ms) then
+         "DELAY_MS=\($env.DELAY_MS) is not shorter than REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT): every request times out before the server answers"
+       else empty end),
+      (if $vus != null and ($scenario == "spike" or $scenario == "keepalive") and ($machine.vu_start_rate // 0) > 0 then
+         ($vus / $machine.vu_start_rate) as $start_s
+         | ($env.DURATION | duration_ms) as $duration_ms
+         | if $start_s * 1000 > $duration_ms then
+             "k6 needs about \($start_s | r1) s to start \($vus) VUs here (K6_VU_START_RATE=\($machine.vu_start_rate)/s) but DURATION=\($env.DURATION): many VUs will start late or never send a request; the burst scenario releases them together"
+           else empty end
+       else empty end),
+      (if $vus != null and ($machine.nofile // 0) > 0 and $vus + 100 > $machine.nofile then
+         "\($vus) VUs need about one open file each, but k6 may open at most \($machine.nofile) (ulimit -Hn): connects will fail with 'too many open files'"
+       else empty end),
+      (($env.CLIENT_IP_LOCAL_PORT_RANGE // "") as $range
+       | (if $range == "" then $machine.port_range_default // "32768-60999" else $range end) as $r
+       | ($r | split("-") | map(tonumber) | .[1] - .[0] + 1) as $ports
+       | if $vus != null and ($env.CLIENT_ADDRESSES // "1" | tonumber) * $ports < $vus then
+           "\($vus) VUs need \($vus) connections at once, but one client address has \($ports) ephemeral ports (\($r)) towards one server port: connects will fail with 'cannot assign requested address'"
+         else empty end),
+      (if $vus != null and ($machine.mem_available_mb // 0) > 0 and $vus * 0.25 > $machine.mem_available_mb * 0.8 then
+         "\($vus) VUs need about \($vus * 0.25 | round) MB in k6 (about 250 KB each), close to the \($machine.mem_available_mb) MB available"
+       else empty end)
+    ];
+
+# ---- After the run: the load that happened ----------------------------------
+
+# design_findings(env; row; machine): [{flag, note}] for every way the load
+# that happened differs from the load designed. flag "late" marks a
+# generator that did not keep up; "cut" interrupted work; "gen" a saturated
+# generator; "none" no load at all.
+def design_findings($env; $row; $machine):
+  $env.SCENARIO as $scenario
+  | designed_vus($env) as $vus
+  | [
+      (if ($row.http_reqs // 0) == 0 and ($scenario | hello_scenario) then
+         {flag: "none", note: "no request completed (http_reqs is 0)"}
+       else empty end),
+      (if $vus != null and $row.vus_started != null and $row.vus_started < $vus then
+         {flag: "late", note: "only \($row.vus_started) of \($vus) VUs sent a request: k6 needed \($row.first_request_after_s | seconds_text) from its start to the first request and spread the first requests over \(($row.first_request_spread_ms // 0) / 1000 | seconds_text)\(if $env.DURATION then ", and DURATION is \($env.DURATION)" else "" end)"}
+       else empty end),
+      (if ($scenario | at_once_scenario) and $row.first_request_spread_ms != null
+          and $row.first_request_spread_ms > ($env.START_SPREAD_LIMIT_MS | tonumber) then
+         {flag: "late", note: "the first requests of \($row.vus_started) VUs were spread over \($row.first_request_spread_ms / 1000 | r1) s (START_SPREAD_LIMIT_MS=\($env.START_SPREAD_LIMIT_MS)): the users did not arrive at once"}
+       else empty end),
+      (if ($row.iterations_interrupted // 0) > 0 then
+         {flag: "cut", note: "\($row.iterations_interrupted) of \($row.iterations_started) iterations were interrupted by GRACEFUL_STOP=\($env.GRACEFUL_STOP)\(if ($scenario | hello_scenario) then " before REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)" else "" end)"}
+       else empty end),
+      (if ($row.k6_cpu_saturated_s // 0) >= 1 then
+         {flag: "gen", note: "k6 used \($row.k6_cpu_peak_pct | round) % CPU of \($machine.cpus) cores for \($row.k6_cpu_saturated_s | r1) s: the generator, not the target, set the pace"}
+       else empty end),
+      (if ($row.dropped_iterations // 0) > 0 then
+         {flag: "late", note: "k6 dropped \($row.dropped_iterations) iterations it was asked to start (no free VU: raise MAX_VUS, or the generator is short of CPU)"}
+       else empty end)
+    ];
+
+# ---- After the run: predicted beside measured ---------------------------------
+
+# one_attempt_burst(env; sysctls): every VU makes one attempt that the server
+# holds at least as long as the failing users keep trying, so the users past
+# capacity fail and each of their SYNs meets a full queue.
+def one_attempt_burst($env; $sysctls):
+  syn_window_s($env; $sysctls) as $window_s
+  | ($env.DELAY_MS | tonumber) as $delay_ms
+  | ($env.REQUEST_TIMEOUT | duration_ms) as $timeout_ms
+  | if $window_s == null then false
+    elif $env.SCENARIO == "burst" or $env.SCENARIO == "keepalive" then
+      ($env.REQUESTS_PER_VU | tonumber) == 1 and ([$delay_ms, $timeout_ms] | min) >= $window_s * 1000
+    elif $env.SCENARIO == "spike" then
+      ($env.DURATION | duration_ms) as $duration_ms
+      | $delay_ms >= $duration_ms and $window_s * 1000 >= $duration_ms
+        and ([$delay_ms, $timeout_ms] | min) >= $window_s * 1000
+    else false end;
+
+# predictions(env; sysctls; machine): the predicted_* columns (null where no
+# rule applies).
+def predictions($env; $sysctls; $machine):
+  cell_capacity($env; $sysctls) as $capacity
+  | designed_vus($env) as $vus
+  | (if $capacity == null or $vus == null or $env.SCENARIO == "waiting-room"
+       or ($env.SCENARIO == "keepalive" and $env.CONNECTION_REUSE != "1") then null
+     else [$vus, $capacity] | min end) as $conns
+  | (if $conns != null and one_attempt_burst($env; $sysctls) then [$vus - $capacity, 0] | max else null end) as $failed
+  | (if $failed == null then null
+     else syns_within(syn_retries($sysctls); syn_linear($sysctls); syn_window_s($env; $sysctls)) end) as $syns
+  | ([($env.TOMCAT_MAX_THREADS // "" | num_or_null), ($env.TOMCAT_MAX_CONNECTIONS // "" | num_or_null)] | min) as $workers
+  | ($env.DELAY_MS | tonumber) as $delay_ms
+  | {
+      predicted_server_conns_peak: $conns,
+      predicted_failed_users: $failed,
+      predicted_listen_overflows: (if $failed == null then null else $failed * $syns end),
+      predicted_syn_retrans: (if $failed == null then null else $failed * ($syns - 1) end),
+      predicted_tps: (if $conns == null or $workers == null or ($env.SCENARIO | hello_scenario | not) then null
+                      else closed_tps($conns; $workers; $delay_ms; (($env.THINK_TIME_MS // "0") | tonumber)) | if . == null then null else r1 end end),
+      predicted_lat_max_ms: (if $conns == null or $workers == null or $delay_ms == 0 then null
+                             else [waves_ms($conns; $workers; $delay_ms), ($env.REQUEST_TIMEOUT | duration_ms)] | min end)
+    };
+
+# prediction_verdict(env; predicted; row; deltas; machine; findings):
+# {prediction_check, prediction_notes}. The kernel figures must match
+# (capacity within the queue race's slack); latency and throughput are shown,
+# not judged. A mismatch is explained from the cell's counters when they can.
+def prediction_verdict($env; $p; $row; $deltas; $machine; $findings):
+  capacity_slack($machine.cpus) as $slack
+  | ($row.server_conns_peak) as $peak
+  | ($deltas.server // {}) as $srv
+  | (($env.DELAY_MS | tonumber) < ($env.REQUEST_TIMEOUT | duration_ms)) as $answered
+  | (if $p.predicted_failed_users == null or $p.predicted_listen_overflows == null then null
+     else ($p.predicted_listen_overflows / ([$p.predicted_failed_users, 1] | max)) end) as $syns
+  | [
+      (if $p.predicted_server_conns_peak == null or $peak == null then empty
+       else {what: "server_conns_peak", predicted: $p.predicted_server_conns_peak, measured: $peak,
+             ok: ($peak >= $p.predicted_server_conns_peak
+                  and $peak <= $p.predicted_server_conns_peak
+                     + (if $p.predicted_server_conns_peak < designed_vus($env) then $slack else 0 end))} end),
+      # Users beyond capacity: the queue race may let a few more in, and each
+      # of them sends no further SYN.
+      (if $p.predicted_failed_users == null or $peak == null then empty else
+         ([$peak - $p.predicted_server_conns_peak, 0] | max) as $extra_in
+         | (if $answered then {what: "failed users", predicted: $p.predicted_failed_users,
+                               measured: $row.failed_reqs,
+                               ok: ($row.failed_reqs == $p.predicted_failed_users - $extra_in)}
+            else empty end),
+           {what: "listen_overflows", predicted: $p.predicted_listen_overflows, measured: $row.listen_overflows,
+            ok: ($row.listen_overflows == ($p.predicted_failed_users - $extra_in) * $syns)},
+           {what: "syn_retrans", predicted: $p.predicted_syn_retrans, measured: $row.syn_retrans,
+            ok: ($row.syn_retrans == ($p.predicted_failed_users - $extra_in) * ($syns - 1))}
+       end)
+    ] as $checks
+  | [$checks[] | select(.ok | not)] as $off
+  | if ($checks | length) == 0 then {prediction_check: null, prediction_notes: null}
+    elif ($off | length) == 0 then {prediction_check: "match", prediction_notes: null}
+    else
+      ($off | map("\(.what) \(.measured) where \(.predicted) was predicted") | join("; ")) as $what
+      | ((($srv.TcpExtTCPReqQFullDoCookies // 0) + ($srv.TcpExtSyncookiesSent // 0))) as $cookies
+      | ((($row.listen_overflows // 0) - ($p.predicted_listen_overflows // 0))) as $more_overflows
+      | ((($row.syn_retrans // 0) - ($p.predicted_syn_retrans // 0))) as $more_retrans
+      | [
+          (if $cookies > 0 then
+             "the server sent SYN cookies (TCPReqQFullDoCookies \($srv.TcpExtTCPReqQFullDoCookies // 0), SyncookiesRecv \($srv.TcpExtSyncookiesRecv // 0)) because its SYN queue counted as full: those clients completed the handshake while the accept queue had no room, their final ACKs overflowed it (counted in ListenOverflows) and they retransmitted data instead of SYNs, failing as request timeouts"
+           else empty end),
+          (if ($findings | map(.flag) | index("late")) != null then
+             "k6 did not deliver the designed load (\($findings | map(select(.flag == "late") | .note) | first))"
+           else empty end),
+          (if $cookies == 0 and $more_overflows > 0 and $more_overflows == $more_retrans then
+             "\($more_overflows) more overflows and as many more SYN retransmits than predicted: users whose first SYNs met a full queue and who connected on a retry, while Tomcat was still taking connections off the queue"
+           else empty end),
+          (if $peak != null and $p.predicted_server_conns_peak != null and $peak > $p.predicted_server_conns_peak + $slack then
+             "the server held more connections than max-connections + backlog + 1 + \($slack) (the queue race allows CPUs - 1 more): check the effective accept-count in target.log"
+           else empty end)
+        ] as $why
+      | {prediction_check: "mismatch",
+         prediction_notes: ($what + ": " + (if ($why | length) > 0 then $why | join("; ") else "nothing in the cell's counters explains the difference" end))}
+    end;

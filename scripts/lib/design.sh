@@ -1,0 +1,28 @@
+# shellcheck shell=bash
+# Summary: design checks of a matrix's cells before the run (design.jq's
+# design_warnings), with the facts of this machine they depend on.
+
+# design_machine_json: {cpus, nofile, mem_available_mb} of this machine: k6
+# raises its open-file limit to the hard limit, so that is what counts.
+design_machine_json() {
+  jq -n --argjson cpus "$(nproc)" --argjson nofile "$(design_nofile_limit)" \
+    --argjson mem "$(awk '$1 == "MemAvailable:" { printf "%d", $2 / 1024 }' /proc/meminfo)" \
+    '{cpus: $cpus, nofile: $nofile, mem_available_mb: $mem}'
+}
+
+# design_nofile_limit: the hard open-file limit (a large number for "unlimited").
+design_nofile_limit() {
+  local limit
+  limit="$(ulimit -Hn)"
+  [[ "$limit" == unlimited ]] && limit=1048576
+  printf '%s\n' "$limit"
+}
+
+# design_cell_warnings CELL_ENV_FILE MACHINE_JSON: one warning per line.
+design_cell_warnings() {
+  local env_json
+  env_json="$(results_env_json "$1")" || return 1
+  jq -rn -L "$LT_ROOT/scripts/lib" --argjson env "$env_json" --argjson machine "$2" '
+    include "design";
+    design_warnings($env; $machine + {vu_start_rate: (($env.K6_VU_START_RATE // "0") | tonumber)})[]'
+}
