@@ -19,6 +19,7 @@ def duration_ms:
 #   retries 2, linear 0: SYNs 0 1 3, gives up at 7 s (2 retransmits)
 #   retries 2, linear 4: SYNs 0 1 2 3 4 5, gives up at 7 s (5)
 #   retries 3, linear 2: SYNs 0 1 2 3 5 9, gives up at 17 s (5)
+#   retries 3, linear 4: SYNs 0 1 2 3 4 5 7 11, gives up at 19 s (7)
 #   retries 4, linear 4: SYNs 0 1 2 3 4 5 7 11 19, gives up at 35 s (8)
 
 # syn_model_timeout_s(retries): the give-up threshold of tcp_model_timeout().
