@@ -38,6 +38,7 @@ k6_planned_seconds() {
         load=$((load + $(k6_duration_seconds "${stage%:*}")))
       done
       ;;
+    burst) load=$(($(k6_duration_seconds "${cell_values[DURATION]}") + (cell_values[BURST_LEAD_MS] + 999) / 1000)) ;;
     *) load="$(k6_duration_seconds "${cell_values[DURATION]}")" ;;
   esac
   printf '%d\n' $((load + $(k6_duration_seconds "${cell_values[GRACEFUL_STOP]}")))

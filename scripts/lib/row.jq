@@ -47,7 +47,9 @@ def extra:
   else {} end;
 
 # Latency is that of answered requests (2xx/3xx); failures are counted apart.
-($summary.metrics // {})["http_req_duration{traffic:load,expected_response:true}"].values as $d
+# No answered request: the percentiles are null, not k6's zeros.
+(($summary.metrics // {})["http_req_duration{traffic:load,expected_response:true}"].values
+ | if . == null or (.count // 1) == 0 then {} else . end) as $d
 | metric("http_reqs") as $reqs
 | metric("http_req_failed") as $failed
 | ($summary.state.testRunDurationMs // null) as $run_ms
