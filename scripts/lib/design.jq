@@ -8,6 +8,7 @@ include "rules";
 
 def num_or_null: if . == null or . == "" then null else tonumber end;
 def r1: (. * 10 | round) / 10;
+def r2: (. * 100 | round) / 100;
 def seconds_text: if . == null then "?" else "\(r1) s" end;
 
 # The scenario families: which rules apply to which k6 executor.
@@ -106,11 +107,11 @@ def design_findings($env; $row; $machine):
          {flag: "none", note: "no request completed (http_reqs is 0)"}
        else empty end),
       (if $vus != null and $row.vus_started != null and $row.vus_started < $vus then
-         {flag: "late", note: "only \($row.vus_started) of \($vus) VUs sent a request: k6 needed \($row.first_request_after_s | seconds_text) from its start to the first request and spread the first requests over \(($row.first_request_spread_ms // 0) / 1000 | seconds_text)\(if $env.DURATION then ", and DURATION is \($env.DURATION)" else "" end)"}
+         {flag: "late", note: "only \($row.vus_started) of \($vus) VUs sent a request: k6 needed \($row.first_request_after_s | seconds_text) from its start to the first request and spread the first requests over \(($row.first_request_spread_ms // 0) / 1000 | r2) s\(if $env.DURATION then ", and DURATION is \($env.DURATION)" else "" end)"}
        else empty end),
       (if ($scenario | at_once_scenario) and $row.first_request_spread_ms != null
           and $row.first_request_spread_ms > ($env.START_SPREAD_LIMIT_MS | tonumber) then
-         {flag: "late", note: "the first requests of \($row.vus_started) VUs were spread over \($row.first_request_spread_ms / 1000 | r1) s (START_SPREAD_LIMIT_MS=\($env.START_SPREAD_LIMIT_MS)): the users did not arrive at once"}
+         {flag: "late", note: "the first requests of \($row.vus_started) VUs were spread over \($row.first_request_spread_ms / 1000 | r2) s (START_SPREAD_LIMIT_MS=\($env.START_SPREAD_LIMIT_MS)): the users did not arrive at once"}
        else empty end),
       (if ($row.iterations_interrupted // 0) > 0 then
          {flag: "cut", note: "\($row.iterations_interrupted) of \($row.iterations_started) iterations were interrupted by GRACEFUL_STOP=\($env.GRACEFUL_STOP)\(if ($scenario | hello_scenario) then " before REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)" else "" end)"}
@@ -211,7 +212,7 @@ def prediction_verdict($env; $p; $row; $deltas; $machine; $findings):
           (if ($findings | map(.flag) | index("late")) != null then
              "k6 did not deliver the designed load (\($findings | map(select(.flag == "late") | .note) | first))"
            else empty end),
-          (if $cookies == 0 and $more_overflows > 0 and $more_overflows == $more_retrans then
+          (if $p.predicted_listen_overflows != null and $cookies == 0 and $more_overflows > 0 and $more_overflows == $more_retrans then
              "\($more_overflows) more overflows and as many more SYN retransmits than predicted: users whose first SYNs met a full queue and who connected on a retry, while Tomcat was still taking connections off the queue"
            else empty end),
           (if $peak != null and $p.predicted_server_conns_peak != null and $peak > $p.predicted_server_conns_peak + $slack then

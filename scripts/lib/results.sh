@@ -145,9 +145,10 @@ results_row() {
     return 0
   fi
   jq -n --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
-    --arg scenario "$(jq -r '.SCENARIO // ""' <<<"$cell_json")" --argjson axes "$axes_json" \
+    --arg scenario "$(jq -r '.SCENARIO // ""' <<<"$cell_json")" --arg axes "$axes_json" \
     --arg error "the row could not be built: $(head -c 300 "$cell_dir/row.err")${error:+; $error}" \
-    '{run_id: $run_id, cell: $cell, scenario: $scenario, status: "failed", axes: $axes, error: $error}' \
+    '{run_id: $run_id, cell: $cell, scenario: $scenario, status: "failed",
+      axes: ($axes | fromjson? // {}), error: $error}' \
     | write_atomic "$cell_dir/row.json"
   return 1
 }

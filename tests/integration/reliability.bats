@@ -165,6 +165,27 @@ host_sysctls() {
   assert_nothing_left
 }
 
+@test "a step that fails midway fails its cell with what failed; the run is never complete" {
+  # nstat that cannot read the counters: the first snapshot, after the
+  # target started, fails.
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  printf '#!/bin/sh\necho "nstat: cannot open /proc/net/snmp" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/nstat"
+  chmod +x "$BATS_TEST_TMPDIR/bin/nstat"
+  printf 'TOMCAT_ACCEPT_COUNT=10\n' >"$MATRIX.2"
+  grep -v TOMCAT_ACCEPT_COUNT "$MATRIX" >>"$MATRIX.2"
+  mv "$MATRIX.2" "$MATRIX"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH" run "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX"
+  assert_failure 1
+  local run_dir
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  run jq -r '[.status, .error] | @tsv' "$run_dir"/cells/01*/row.json
+  assert_output $'failed\tcannot read the server namespace\'s counters (nstat)'
+  [ "$(jq -r .status "$run_dir/manifest.json")" = failed ]
+  # No k6 ran: nothing after the failed step.
+  [ ! -e "$run_dir/cells/01/k6.log" ]
+  assert_nothing_left
+}
+
 @test "a crossed k6 threshold is a result: the cell is ok and records exit 99" {
   printf 'THRESHOLD_P95_MS=1\nTOMCAT_ACCEPT_COUNT=10\n' >"$MATRIX.2"
   grep -v TOMCAT_ACCEPT_COUNT "$MATRIX" >>"$MATRIX.2"

@@ -1,0 +1,47 @@
+// Burst: VUS users at one instant, each sending REQUESTS_PER_VU requests to
+// /hello. k6 creates every VU first; setup() then fixes one start time,
+// BURST_LEAD_MS ahead, and every VU waits for it before its first request
+// (a start barrier), so the first requests leave together instead of over
+// the seconds k6 needs to start its VUs one by one. DURATION bounds the
+// whole burst (k6's maxDuration, counted from the start, lead included).
+import { sleep } from 'k6';
+import * as env from './lib/env.js';
+import { helloConfig, helloIteration, loadOptions } from './lib/hello.js';
+import { writeSummary } from './lib/summary.js';
+import { checkTargetUp } from './lib/target.js';
+
+const config = Object.assign(helloConfig(), {
+  vus: env.int('VUS', undefined, 1),
+  requestsPerVu: env.int('REQUESTS_PER_VU', undefined, 1),
+  duration: env.duration('DURATION'),
+  leadMs: env.int('BURST_LEAD_MS', undefined, 0),
+});
+
+export const options = loadOptions('burst', {
+  executor: 'per-vu-iterations',
+  vus: config.vus,
+  iterations: config.requestsPerVu,
+  maxDuration: config.duration,
+  gracefulStop: config.gracefulStop,
+});
+
+export function setup() {
+  checkTargetUp(config.targetUrl);
+  return { startAt: Date.now() + config.leadMs };
+}
+
+const iteration = helloIteration(config);
+
+export default function (data) {
+  // Only the first iteration of a VU waits: the barrier releases the burst,
+  // later requests of the VU follow its own answers.
+  if (__ITER === 0) {
+    const wait = data.startAt - Date.now();
+    if (wait > 0) sleep(wait / 1000);
+  }
+  iteration();
+}
+
+export function handleSummary(data) {
+  return writeSummary(data);
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+# results_row and write_atomic: a cell never ends without a valid row, and a
+# result file is never replaced by nothing.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs results
+  export LT_RUN_ID=test-run
+  CELL_DIR="$BATS_TEST_TMPDIR/cells/01_x-1"
+  mkdir -p "$CELL_DIR"
+  printf 'SCENARIO=spike\nVUS=2\nDURATION=1s\nDELAY_MS=0\nREQUEST_TIMEOUT=1s\nGRACEFUL_STOP=1s\nSTART_SPREAD_LIMIT_MS=1000\nSAMPLE_INTERVAL=1\n' >"$CELL_DIR/cell.env"
+}
+
+@test "a truncated summary.json makes the cell failed with that reason" {
+  printf '{"metrics": {"http_reqs": {"values": {"count"' >"$CELL_DIR/summary.json"
+  run results_row "$CELL_DIR" ok "" '{"X": "1"}'
+  assert_success
+  run jq -r '[.status, .error, .axes.X] | @tsv' "$CELL_DIR/row.json"
+  assert_output $'failed\tsummary.json is not a k6 summary (truncated or not JSON)\t1'
+}
+
+@test "a missing or empty summary.json makes the cell failed" {
+  run results_row "$CELL_DIR" ok "" '{}'
+  [ "$(jq -r .error "$CELL_DIR/row.json")" = "k6 wrote no summary.json" ]
+  : >"$CELL_DIR/summary.json"
+  run results_row "$CELL_DIR" ok "" '{}'
+  [ "$(jq -r .error "$CELL_DIR/row.json")" = "summary.json is empty" ]
+  [ "$(jq -r .status "$CELL_DIR/row.json")" = failed ]
+}
+
+@test "an earlier failure keeps its own reason" {
+  run results_row "$CELL_DIR" failed "target died during the cell" '{}'
+  [ "$(jq -r .error "$CELL_DIR/row.json")" = "target died during the cell" ]
+}
+
+@test "a valid summary gives an ok row with the delivered-load figures" {
+  cat >"$CELL_DIR/summary.json" <<'JSON'
+{"state": {"testRunDurationMs": 2500}, "metrics": {
+ "http_reqs{traffic:load}": {"values": {"count": 20, "rate": 8}},
+ "iterations": {"values": {"count": 19}},
+ "lt_iterations_started": {"values": {"count": 20}},
+ "lt_vu_first_request": {"values": {"count": 2, "min": 1700000000000, "max": 1700000000040}},
+ "lt_request_end": {"values": {"value": 1700000002000, "min": 1700000000100, "max": 1700000002000}}}}
+JSON
+  printf 'k6_start\t1699999999000\n' >"$CELL_DIR/phases.tsv"
+  run results_row "$CELL_DIR" ok "" '{}'
+  assert_success
+  run jq -c '[.status, .vus_started, .iterations_started, .iterations_interrupted, .first_request_spread_ms, .load_window_s, .tps, .first_request_after_s]' "$CELL_DIR/row.json"
+  assert_output '["ok",2,20,1,40,2,10,1]'
+}
+
+@test "a row that cannot be built is still written, failed, with jq's reason" {
+  printf '{"metrics": {}}' >"$CELL_DIR/summary.json"
+  printf 'not a samples file\n1\t2\n' >"$CELL_DIR/samples.tsv"
+  # A broken axes argument stands for any input row.jq cannot take.
+  run results_row "$CELL_DIR" ok "" '{"broken"'
+  assert_failure
+  run jq -r '[.status, (.error | startswith("the row could not be built"))] | @tsv' "$CELL_DIR/row.json"
+  assert_output $'failed\ttrue'
+}
+
+@test "write_atomic keeps the old file when its producer wrote nothing" {
+  printf 'old\n' >"$BATS_TEST_TMPDIR/file"
+  run bash -c 'source "$LT_ROOT/scripts/lib/results.sh"; false | write_atomic "$1"' _ "$BATS_TEST_TMPDIR/file"
+  assert_failure
+  [ "$(cat "$BATS_TEST_TMPDIR/file")" = old ]
+  ls "$BATS_TEST_TMPDIR" | { ! grep -q 'file.tmp'; }
+}
