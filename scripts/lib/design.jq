@@ -174,6 +174,7 @@ def prediction_verdict($env; $p; $row; $deltas; $machine; $findings):
   capacity_slack($machine.cpus) as $slack
   | ($row.server_conns_peak) as $peak
   | ($deltas.server // {}) as $srv
+  | ($env.TCP_SYNCOOKIES // "") as $sysctls_cookies
   | (($env.DELAY_MS | tonumber) < ($env.REQUEST_TIMEOUT | duration_ms)) as $answered
   | (if $p.predicted_failed_users == null or $p.predicted_listen_overflows == null then null
      else ($p.predicted_listen_overflows / ([$p.predicted_failed_users, 1] | max)) end) as $syns
@@ -207,7 +208,7 @@ def prediction_verdict($env; $p; $row; $deltas; $machine; $findings):
       | ((($row.syn_retrans // 0) - ($p.predicted_syn_retrans // 0))) as $more_retrans
       | [
           (if $cookies > 0 then
-             "the server sent SYN cookies (TCPReqQFullDoCookies \($srv.TcpExtTCPReqQFullDoCookies // 0), SyncookiesRecv \($srv.TcpExtSyncookiesRecv // 0)) because its SYN queue counted as full: those clients completed the handshake while the accept queue had no room, their final ACKs overflowed it (counted in ListenOverflows) and they retransmitted data instead of SYNs, failing as request timeouts"
+             "the server sent SYN cookies (TCPReqQFullDoCookies \($srv.TcpExtTCPReqQFullDoCookies // 0), SyncookiesRecv \($srv.TcpExtSyncookiesRecv // 0)) \(if ($sysctls_cookies // "") == "2" then "for every SYN (tcp_syncookies=2)" else "because its SYN queue counted as full" end): those clients completed the handshake while the accept queue had no room, their final ACKs overflowed it (counted in ListenOverflows) and they retransmitted data instead of SYNs, failing as request timeouts"
            else empty end),
           (if ($findings | map(.flag) | index("late")) != null then
              "k6 did not deliver the designed load (\($findings | map(select(.flag == "late") | .note) | first))"
