@@ -50,6 +50,7 @@ main() {
   total="$(matrix_cell_count)"
   LT_BACKEND="${MATRIX_VALUE[BACKEND]}"
   check_target_url
+  check_client_addresses
 
   require_runtime
   take_lock
@@ -208,6 +209,36 @@ check_target_url() {
   NETNS_HOST_MODE=1
 }
 
+# check_client_addresses: CLIENT_ADDRESSES addresses from CLIENT_ADDR stay
+# in its /24 and never take the server's address.
+check_client_addresses() {
+  local first count addresses server
+  read -r -a first <<<"${MATRIX_VALUE[CLIENT_ADDR]}"
+  read -r -a count <<<"${MATRIX_VALUE[CLIENT_ADDRESSES]}"
+  read -r -a server <<<"${MATRIX_VALUE[SERVER_ADDR]}"
+  local f c s
+  for f in "${first[@]}"; do
+    for c in "${count[@]}"; do
+      addresses="$(netns_client_addresses "$f" "$c")" \
+        || usage_error "CLIENT_ADDRESSES: $c addresses from $f leave its /24 (at most $((255 - ${f##*.})))"
+      for s in "${server[@]}"; do
+        [[ " $addresses " != *" $s "* ]] \
+          || usage_error "CLIENT_ADDRESSES: $c addresses from $f include SERVER_ADDR $s"
+      done
+    done
+  done
+}
+
+# raise_file_limits: every socket is a file: k6 holds one per VU and the
+# target one per connection. As root the runner raises its own limits (its
+# children inherit them) to the kernel's fs.nr_open, at most 1048576.
+raise_file_limits() {
+  local limit
+  limit="$(cat /proc/sys/fs/nr_open 2>/dev/null || printf '1048576')"
+  ((limit <= 1048576)) || limit=1048576
+  ulimit -Hn "$limit" 2>/dev/null && ulimit -Sn "$limit" 2>/dev/null || true
+}
+
 # require_runtime: root and every tool a run needs, with what to do if missing.
 require_runtime() {
   if [[ "$LT_BACKEND" == compose ]]; then
@@ -219,6 +250,7 @@ require_runtime() {
     return
   fi
   [[ $EUID -eq 0 ]] || abort "the netns backend needs root (it creates network namespaces); run as root"
+  raise_file_limits
   local tool
   for tool in ip nstat ss curl jq java sha256sum flock timeout; do
     command -v "$tool" >/dev/null || abort "$tool not found; run 'make tools' (or install it: apt-get install iproute2 curl jq openjdk-17-jre-headless)"
@@ -382,7 +414,8 @@ run_cell_steps() {
     cell_step "starting the target container" compose_cell_start values "$cell_dir" "$base_url/health" || return 1
   else
     netns_down
-    cell_step "creating the network namespaces" netns_up "${values[SERVER_ADDR]}" "${values[CLIENT_ADDR]}" || return 1
+    cell_step "creating the network namespaces" netns_up "${values[SERVER_ADDR]}" \
+      "$(netns_client_addresses "${values[CLIENT_ADDR]}" "${values[CLIENT_ADDRESSES]}")" || return 1
     cell_step "setting the sysctls" netns_apply_sysctls values || return 1
     cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
     phase_mark "$cell_dir" target_start

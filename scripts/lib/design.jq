@@ -79,8 +79,9 @@ def design_warnings($env; $machine):
              "k6 needs about \($start_s | r1) s to start \($vus) VUs here (K6_VU_START_RATE=\($machine.vu_start_rate)/s) but DURATION=\($env.DURATION): many VUs will start late or never send a request; the burst scenario releases them together"
            else empty end
        else empty end),
-      (if $vus != null and ($machine.nofile // 0) > 0 and $vus + 100 > $machine.nofile then
-         "\($vus) VUs need about one open file each, but k6 may open at most \($machine.nofile) (ulimit -Hn): connects will fail with 'too many open files'"
+      (($env.K6_INSTANCES // "1" | tonumber) as $instances
+       | if $vus != null and ($machine.nofile // 0) > 0 and ($vus / $instances) + 100 > $machine.nofile then
+         "\($vus) VUs in \($instances) k6 process(es) need about \($vus / $instances | ceil) open files each, but a process may open at most \($machine.nofile) (ulimit -Hn, which this machine does not let the suite raise): connects will fail with 'too many open files'; set K6_INSTANCES to spread the VUs over more k6 processes"
        else empty end),
       (($env.CLIENT_IP_LOCAL_PORT_RANGE // "") as $range
        | (if $range == "" then $machine.port_range_default // "32768-60999" else $range end) as $r

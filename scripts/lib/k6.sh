@@ -2,7 +2,10 @@
 # Summary: run a k6 scenario for one cell from the client namespace.
 
 LT_K6="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
-K6_PID=""
+# The k6 processes of the running cell (one per K6_INSTANCES), their cell
+# directory and count: state of this file only, read by k6_wait and k6_stop.
+K6_PIDS=()
+K6_CELL_DIR=""
 # Filled by hooks (monitoring, reports) before k6_start.
 K6_EXTRA_ARGS=()
 K6_EXTRA_ENV=()
@@ -45,55 +48,103 @@ k6_planned_seconds() {
 }
 
 # k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [k6 args...]: start
-# `k6 run` in the client namespace in the background (pid in K6_PID). k6 sees
-# only the cell's knobs and the run's identity, not the caller's environment.
+# `k6 run` in the client namespace in the background. k6 sees only the
+# cell's knobs and the run's identity, not the caller's environment.
 # "-e LT_RUN_ID=" marks the process as this suite's (a --tag would replace
-# the script's own tags). After LIMIT_S it gets SIGINT (it then still writes its summary), and SIGKILL
-# 30 s later.
+# the script's own tags). After LIMIT_S it gets SIGINT (it then still writes
+# its summary), and SIGKILL 30 s later.
+# K6_INSTANCES=N runs N k6 processes, each its execution segment of the
+# scenario (as on N machines): one process holds at most its open-file limit
+# of sockets. Each writes k6-summaries/<i>.json, merged by k6_wait; only the
+# first writes the side outputs (K6_EXTRA_ARGS, K6_EXTRA_ENV).
 k6_start() {
   local -n cell_values="$1"
   local cell_dir="$2" target_url="$3" limit_s="$4" key
   shift 4
+  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log
   local -a env_args=("PATH=$PATH" "HOME=${HOME:-/root}")
   for key in "${!cell_values[@]}"; do
     env_args+=("$key=${cell_values[$key]}")
   done
-  # After the knobs: env keeps the last of duplicate names, and these are the
-  # runner's, e.g. TARGET_URL is the resolved target even when the knob is empty.
-  env_args+=(
-    "TARGET_URL=$target_url"
-    "SUMMARY_FILE=$cell_dir/summary.json"
-    "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")"
-    "${K6_EXTRA_ENV[@]}"
-  )
-  local -a in_namespace
+  local -a in_namespace local_ips=() segment=() extra_args extra_env
   mapfile -t in_namespace < <(netns_prefix client)
-  (
-    # k6 keeps one socket per VU: give it every file descriptor allowed.
-    ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-    exec timeout --signal=INT --kill-after=30 "$limit_s" \
-      "${in_namespace[@]}" env -i "${env_args[@]}" \
-      "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
-      "${K6_EXTRA_ARGS[@]}" "$@" \
-      "$LT_ROOT/scenarios/${cell_values[SCENARIO]}.js"
-  ) >"$cell_dir/k6.log" 2>&1 &
-  K6_PID=$!
+  if [[ "${cell_values[CLIENT_ADDRESSES]:-1}" -gt 1 && "$NETNS_HOST_MODE" != 1 ]]; then
+    local addresses
+    addresses="$(netns_client_addresses "${cell_values[CLIENT_ADDR]}" "${cell_values[CLIENT_ADDRESSES]}")"
+    local_ips=("--local-ips=${addresses// /,}")
+  fi
+  K6_CELL_DIR="$cell_dir"
+  K6_PIDS=()
+  [[ "$instances" -eq 1 ]] || mkdir -p "$cell_dir/k6-summaries"
+  for ((i = 0; i < instances; i++)); do
+    summary="$cell_dir/summary.json"
+    log="$cell_dir/k6.log"
+    extra_args=("${K6_EXTRA_ARGS[@]}")
+    extra_env=("${K6_EXTRA_ENV[@]}")
+    if [[ "$instances" -gt 1 ]]; then
+      summary="$cell_dir/k6-summaries/$i.json"
+      [[ $i -eq 0 ]] || { log="$cell_dir/k6-$((i + 1)).log"; extra_args=(); extra_env=(); }
+      segment=(--execution-segment "$i/$instances:$((i + 1))/$instances"
+        --execution-segment-sequence "$(k6_segment_sequence "$instances")")
+    fi
+    # After the knobs: env keeps the last of duplicate names, and these are
+    # the runner's, e.g. TARGET_URL is the resolved target even when the knob is empty.
+    (
+      # k6 keeps one socket per VU: give it every file descriptor allowed.
+      ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+      exec timeout --signal=INT --kill-after=30 "$limit_s" \
+        "${in_namespace[@]}" env -i "${env_args[@]}" \
+        "TARGET_URL=$target_url" "SUMMARY_FILE=$summary" \
+        "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}" \
+        "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
+        "${segment[@]}" "${local_ips[@]}" "${extra_args[@]}" "$@" \
+        "$LT_ROOT/scenarios/${cell_values[SCENARIO]}.js"
+    ) >"$log" 2>&1 &
+    K6_PIDS+=("$!")
+  done
 }
 
-# k6_wait: wait for k6 and return its exit status.
+# k6_segment_sequence N: "0,1/N,2/N,...,1".
+k6_segment_sequence() {
+  local n="$1" i sequence="0"
+  for ((i = 1; i < n; i++)); do
+    sequence+=",$i/$n"
+  done
+  printf '%s,1\n' "$sequence"
+}
+
+# k6_wait: wait for every k6 of the cell; return the first non-zero exit
+# status (0 if all succeeded). With several instances their summaries are
+# merged into summary.json.
 k6_wait() {
-  local status=0
-  wait "$K6_PID" || status=$?
-  K6_PID=""
+  local status=0 pid pid_status
+  for pid in "${K6_PIDS[@]}"; do
+    pid_status=0
+    wait "$pid" || pid_status=$?
+    [[ $status -ne 0 ]] || status=$pid_status
+  done
+  if [[ ${#K6_PIDS[@]} -gt 1 ]]; then
+    k6_merge_summaries "$K6_CELL_DIR/k6-summaries" | write_atomic "$K6_CELL_DIR/summary.json" || true
+  fi
+  K6_PIDS=()
   return "$status"
 }
 
-# k6_stop: interrupt a running k6 (it writes its summary) and reap it.
+# k6_merge_summaries DIR: one k6 summary from the instances' (merge-summaries.jq).
+k6_merge_summaries() {
+  jq -s -f "$LT_ROOT/scripts/lib/merge-summaries.jq" "$1"/*.json
+}
+
+# k6_stop: interrupt running k6 processes (they write their summaries) and reap them.
 k6_stop() {
-  [[ -n "$K6_PID" ]] || return 0
-  kill -INT "$K6_PID" 2>/dev/null || true
-  wait "$K6_PID" 2>/dev/null || true
-  K6_PID=""
+  local pid
+  for pid in "${K6_PIDS[@]}"; do
+    kill -INT "$pid" 2>/dev/null || true
+  done
+  for pid in "${K6_PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  K6_PIDS=()
 }
 
 # k6_version: the k6 version line.

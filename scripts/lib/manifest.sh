@@ -21,11 +21,14 @@ manifest_create() {
     --argjson axes "$axes_json" \
     --argjson cells "$cells" \
     --arg overrides "$LT_OVERRIDES" \
+    --argjson nofile "$(ulimit -n | sed 's/unlimited/null/')" \
+    --argjson cpus "$(nproc)" \
     '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
       versions: {k6: $k6, java: $java, kernel: $kernel}, backend: $backend,
       started_at: $started, ended_at: null, resumed_at: [], status: "running",
       axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,
       overrides: ($overrides | split("\n") | map(select(length > 0))),
+      limits: {nofile: $nofile, cpus: $cpus},
       warnings: []}' \
     | write_atomic "$run_dir/manifest.json"
 }

@@ -12,8 +12,8 @@ readonly NETNS_VETH_CLIENT="ltsuite-c0"
 # host itself and there is no server side.
 NETNS_HOST_MODE=0
 
-# netns_up SERVER_ADDR CLIENT_ADDR [SERVER_PID]: create both namespaces and
-# link them. With SERVER_PID (the compose backend's container), the server
+# netns_up SERVER_ADDR CLIENT_ADDRS [SERVER_PID]: create both namespaces and
+# link them; CLIENT_ADDRS is one address or several, separated by spaces. With SERVER_PID (the compose backend's container), the server
 # side is that process's own network namespace, given the server name with
 # `ip netns attach` instead of being created: everything that runs "in the
 # server namespace" then runs in the container's.
@@ -28,11 +28,29 @@ netns_up() {
   ip link add "$NETNS_VETH_SERVER" netns "$NETNS_SERVER" type veth \
     peer name "$NETNS_VETH_CLIENT" netns "$NETNS_CLIENT"
   ip -n "$NETNS_SERVER" addr add "$server_addr/24" dev "$NETNS_VETH_SERVER"
-  ip -n "$NETNS_CLIENT" addr add "$client_addr/24" dev "$NETNS_VETH_CLIENT"
+  local addr
+  # Several client addresses (CLIENT_ADDRESSES): each has its own ephemeral
+  # ports towards the server's address and port.
+  for addr in $client_addr; do
+    ip -n "$NETNS_CLIENT" addr add "$addr/24" dev "$NETNS_VETH_CLIENT"
+  done
   ip -n "$NETNS_SERVER" link set lo up
   ip -n "$NETNS_CLIENT" link set lo up
   ip -n "$NETNS_SERVER" link set "$NETNS_VETH_SERVER" up
   ip -n "$NETNS_CLIENT" link set "$NETNS_VETH_CLIENT" up
+}
+
+# netns_client_addresses FIRST COUNT: COUNT consecutive IPv4 addresses from
+# FIRST, space-separated; fails if they would leave FIRST's /24.
+netns_client_addresses() {
+  local first="$1" count="$2" prefix last i
+  prefix="${first%.*}"
+  last="${first##*.}"
+  ((last + count - 1 <= 254)) || return 1
+  for ((i = 0; i < count; i++)); do
+    printf '%s%s.%s' "$([[ $i -gt 0 ]] && printf ' ')" "$prefix" "$((last + i))"
+  done
+  printf '\n'
 }
 
 # netns_down: remove both namespaces if they exist (the veth pair goes with them).

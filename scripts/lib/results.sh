@@ -11,7 +11,7 @@ readonly RESULTS_COLUMNS=(
   http_reqs tps
   lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms
   failed_reqs failed_rate
-  fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx fail_other
+  fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx fail_other fail_no_local_port
   iterations iterations_started iterations_interrupted dropped_iterations
   client_connects server_accepts
   listen_overflows listen_drops syn_retrans syn_cookies_sent syn_recv_peak
@@ -101,6 +101,12 @@ results_phases_json() {
   jq -Rn '[inputs | split("\t") | select(length == 2) | {(.[0]): (.[1] | tonumber)}] | add // {}' <"$1"
 }
 
+# results_log_count CELL_DIR TEXT: lines of the cell's k6 logs (one per k6
+# instance) that contain TEXT.
+results_log_count() {
+  cat "$1"/k6*.log 2>/dev/null | grep -c -F -- "$2" || true
+}
+
 # results_machine_json: the machine facts the design rules use.
 results_machine_json() {
   jq -n --argjson cpus "$(nproc)" '{cpus: $cpus}'
@@ -138,6 +144,7 @@ results_row() {
     --argjson sysctls "$(results_sysctls_json "$cell_dir/sysctls.tsv")" \
     --argjson machine "$(results_machine_json)" \
     --argjson phases "$(results_phases_json "$cell_dir/phases.tsv")" \
+    --argjson no_port "$(results_log_count "$cell_dir" 'cannot assign requested address')" \
     --arg require_as_designed "$(jq -r '.REQUIRE_AS_DESIGNED // "0"' <<<"$cell_json")" \
     -f "$LT_ROOT/scripts/lib/row.jq" 2>"$cell_dir/row.err")" && [[ -n "$row" ]]; then
     printf '%s\n' "$row" | write_atomic "$cell_dir/row.json"

@@ -4,7 +4,7 @@
 # predictions match what was measured (predicted_*, prediction_check).
 # Inputs (--arg/--argjson): run_id cell status error axes env summary peaks
 # deltas extra_in (files some scenarios collect, e.g. waiting_room stats)
-# sysctls machine phases require_as_designed. Needs -L scripts/lib.
+# sysctls machine phases require_as_designed no_port. Needs -L scripts/lib.
 include "rules";
 include "design";
 
@@ -91,6 +91,9 @@ def extra:
     fail_http_4xx: count_of("fail_http_4xx"),
     fail_http_5xx: count_of("fail_http_5xx"),
     fail_other: count_of("fail_other"),
+    # Dial errors that were "cannot assign requested address" (k6.log): the
+    # client ran out of ephemeral ports towards the server's address and port.
+    fail_no_local_port: $no_port,
     iterations: (metric("iterations").count // null),
     iterations_started: (if $started == null then null else $started.count end),
     iterations_interrupted: (if $started == null then null

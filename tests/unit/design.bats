@@ -44,7 +44,7 @@ design() {
 @test "more VUs than ports or open files" {
   run design 'design_warnings($env; $machine)' '{"VUS":"30000"}'
   assert_output --partial "one client address has 28232 ephemeral ports (32768-60999)"
-  assert_output --partial "k6 may open at most 20000 (ulimit -Hn)"
+  assert_output --partial "a process may open at most 20000 (ulimit -Hn"
   run design 'design_warnings($env; $machine)' '{"VUS":"30000","CLIENT_IP_LOCAL_PORT_RANGE":"1024-65535"}'
   refute_output --partial "ephemeral ports"
 }

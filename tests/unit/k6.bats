@@ -1,0 +1,52 @@
+#!/usr/bin/env bats
+# k6.sh: planned time, execution segments, and the merge of several k6
+# instances' summaries into one.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs results netns k6
+}
+
+@test "the segment sequence of N instances" {
+  run k6_segment_sequence 2
+  assert_output "0,1/2,1"
+  run k6_segment_sequence 4
+  assert_output "0,1/4,2/4,3/4,1"
+}
+
+@test "a burst is bounded by its lead time, its duration and the graceful stop" {
+  local -A cell=([SCENARIO]=burst [DURATION]=20s [GRACEFUL_STOP]=5s [BURST_LEAD_MS]=2500)
+  run k6_planned_seconds cell
+  assert_output 28
+}
+
+@test "merged summaries: counts add up, min and max are exact, percentiles are left out" {
+  mkdir -p "$BATS_TEST_TMPDIR/s"
+  cat >"$BATS_TEST_TMPDIR/s/0.json" <<'JSON'
+{"state": {"testRunDurationMs": 2000}, "metrics": {
+ "http_reqs{traffic:load}": {"type": "counter", "contains": "default", "values": {"count": 10, "rate": 5}},
+ "http_req_failed{traffic:load}": {"type": "rate", "contains": "default", "values": {"passes": 2, "fails": 8, "rate": 0.2}},
+ "http_req_duration{traffic:load,expected_response:true}": {"type": "trend", "contains": "time", "values": {"min": 5, "max": 50, "avg": 10, "count": 8, "p(95)": 40}},
+ "lt_vu_first_request": {"type": "trend", "contains": "default", "values": {"min": 1000, "max": 1200, "avg": 1100, "count": 5}},
+ "lt_request_end": {"type": "gauge", "contains": "default", "values": {"min": 1010, "max": 3000, "value": 3000}},
+ "vus_max": {"type": "gauge", "contains": "default", "values": {"min": 5, "max": 5, "value": 5}}}}
+JSON
+  cat >"$BATS_TEST_TMPDIR/s/1.json" <<'JSON'
+{"state": {"testRunDurationMs": 2100}, "metrics": {
+ "http_reqs{traffic:load}": {"type": "counter", "contains": "default", "values": {"count": 30, "rate": 15}},
+ "http_req_failed{traffic:load}": {"type": "rate", "contains": "default", "values": {"passes": 0, "fails": 30, "rate": 0}},
+ "http_req_duration{traffic:load,expected_response:true}": {"type": "trend", "contains": "time", "values": {"min": 2, "max": 30, "avg": 20, "count": 32, "p(95)": 25}},
+ "lt_vu_first_request": {"type": "trend", "contains": "default", "values": {"min": 990, "max": 1100, "avg": 1050, "count": 5}},
+ "lt_request_end": {"type": "gauge", "contains": "default", "values": {"min": 1000, "max": 3500, "value": 2000}},
+ "vus_max": {"type": "gauge", "contains": "default", "values": {"min": 5, "max": 5, "value": 5}}}}
+JSON
+  run k6_merge_summaries "$BATS_TEST_TMPDIR/s"
+  assert_success
+  local merged="$output"
+  run jq -c '.metrics | [."http_reqs{traffic:load}".values.count, ."http_req_failed{traffic:load}".values.passes,
+     ."http_req_failed{traffic:load}".values.rate, (."http_req_duration{traffic:load,expected_response:true}".values | [.min, .max, .avg, .count, ."p(95)"]),
+     (.lt_vu_first_request.values | [.min, .max, .count]), .lt_request_end.values.max, .vus_max.values.max]' <<<"$merged"
+  assert_output '[40,2,0.05,[2,50,18,40,null],[990,1200,10],3500,10]'
+  run jq -r '[.state.testRunDurationMs, .merge_notes] | @tsv' <<<"$merged"
+  assert_output --partial $'2100\tmerged from 2 k6 instances'
+}
