@@ -2,7 +2,9 @@
 // /hello. k6 creates every VU first; setup() then fixes one start time,
 // BURST_LEAD_MS ahead, and every VU waits for it before its first request
 // (a start barrier), so the first requests leave together instead of over
-// the seconds k6 needs to start its VUs one by one. DURATION bounds the
+// the seconds k6 needs to start its VUs one by one (with K6_INSTANCES > 1
+// the instant is BURST_LEAD_MS after the processes start, so the lead must
+// also cover creating the VUs). DURATION bounds the
 // whole burst (k6's maxDuration, counted from the start, lead included).
 import { sleep } from 'k6';
 import * as env from './lib/env.js';
@@ -16,6 +18,8 @@ const config = Object.assign(helloConfig(), {
   duration: env.duration('DURATION'),
   leadMs: env.int('BURST_LEAD_MS', undefined, 0),
 });
+// A user of the burst leaves after its last request.
+config.lastIteration = config.requestsPerVu - 1;
 
 export const options = loadOptions('burst', {
   executor: 'per-vu-iterations',
@@ -25,9 +29,13 @@ export const options = loadOptions('burst', {
   gracefulStop: config.gracefulStop,
 });
 
+// Several k6 processes sharing one burst (K6_INSTANCES) get one absolute
+// start instant from the runner instead: BURST_START_AT, epoch ms.
+const sharedStart = env.int('BURST_START_AT', 0);
+
 export function setup() {
   checkTargetUp(config.targetUrl);
-  return { startAt: Date.now() + config.leadMs };
+  return { startAt: sharedStart > 0 ? sharedStart : Date.now() + config.leadMs };
 }
 
 const iteration = helloIteration(config);

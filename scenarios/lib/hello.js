@@ -30,13 +30,18 @@ export function loadOptions(name, executor, extra = {}) {
   }, extra);
 }
 
-// helloIteration(config): the default function of a /hello scenario.
+// helloIteration(config): the default function of a /hello scenario. With
+// config.lastIteration set, that iteration (k6's __ITER) asks the server to
+// close the connection after its answer: the user leaves, and its idle
+// keep-alive connection does not hold one of max-connections.
 export function helloIteration(config) {
   const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
   const params = { timeout: config.requestTimeout, tags: { name: 'hello' } };
+  const lastParams = Object.assign({}, params, { headers: { Connection: 'close' } });
+  const last = config.lastIteration === undefined ? -1 : config.lastIteration;
   return function () {
     delivered.iterationStarted();
-    const res = delivered.send(() => http.get(url, params));
+    const res = delivered.send(() => http.get(url, __ITER === last ? lastParams : params));
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
     if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);

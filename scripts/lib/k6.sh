@@ -75,6 +75,8 @@ k6_start() {
   fi
   K6_CELL_DIR="$cell_dir"
   K6_PIDS=()
+  # One start instant for every instance of a burst.
+  [[ "$instances" -eq 1 ]] || env_args+=("BURST_START_AT=$(($(date +%s%3N) + ${cell_values[BURST_LEAD_MS]:-0}))")
   [[ "$instances" -eq 1 ]] || mkdir -p "$cell_dir/k6-summaries"
   for ((i = 0; i < instances; i++)); do
     summary="$cell_dir/summary.json"

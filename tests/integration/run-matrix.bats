@@ -124,6 +124,24 @@ setup() {
   done
 }
 
+@test "every saturated cell ran as designed and its predicted capacity matches, or the notes explain why" {
+  for cell in $(lt_cells); do
+    [ "$(lt_row_value "$cell" as_designed)" = 1 ] || fail "$cell: $(lt_row_value "$cell" design_notes)"
+    [ "$(lt_row_value "$cell" vus_started)" = 16 ]
+    [ "$(lt_row_value "$cell" predicted_server_conns_peak)" = "$(lt_row_value "$cell" queue_capacity)" ]
+    case "$(lt_row_value "$cell" prediction_check)" in
+      match) ;;
+      mismatch)
+        run lt_row_value "$cell" prediction_notes
+        refute_output --partial "nothing in the cell's counters explains"
+        ;;
+      *) fail "$cell: no prediction_check" ;;
+    esac
+  done
+  run grep -c "4 of 4 cell(s) ran as designed" "$BATS_FILE_TMPDIR/run.log"
+  assert_output 1
+}
+
 @test "(b) somaxconn caps accept-count: the listener's backlog is the smaller of the two" {
   [ "$(lt_row_value 03_accept_count-5_somaxconn-2 listen_backlog)" -eq 2 ]
   [ "$(lt_row_value 04_accept_count-5_somaxconn-4096 listen_backlog)" -eq 5 ]
