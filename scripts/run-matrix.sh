@@ -236,7 +236,10 @@ raise_file_limits() {
   local limit
   limit="$(cat /proc/sys/fs/nr_open 2>/dev/null || printf '1048576')"
   ((limit <= 1048576)) || limit=1048576
-  ulimit -Hn "$limit" 2>/dev/null && ulimit -Sn "$limit" 2>/dev/null || true
+  # Where the hard limit cannot be raised (no CAP_SYS_RESOURCE), the soft
+  # one still goes up to it; the manifest records what the run had.
+  ulimit -Hn "$limit" 2>/dev/null || true
+  ulimit -Sn "$(ulimit -Hn)" 2>/dev/null || true
 }
 
 # require_runtime: root and every tool a run needs, with what to do if missing.
