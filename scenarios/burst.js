@@ -38,17 +38,15 @@ export function setup() {
   return { startAt: sharedStart > 0 ? sharedStart : Date.now() + config.leadMs };
 }
 
-const iteration = helloIteration(config);
+// Only the first iteration of a VU waits: the barrier releases the burst,
+// later requests of the VU follow its own answers.
+config.barrier = (data) => {
+  if (__ITER !== 0) return;
+  const wait = data.startAt - Date.now();
+  if (wait > 0) sleep(wait / 1000);
+};
 
-export default function (data) {
-  // Only the first iteration of a VU waits: the barrier releases the burst,
-  // later requests of the VU follow its own answers.
-  if (__ITER === 0) {
-    const wait = data.startAt - Date.now();
-    if (wait > 0) sleep(wait / 1000);
-  }
-  iteration();
-}
+export default helloIteration(config);
 
 export function handleSummary(data) {
   return writeSummary(data);

@@ -28,13 +28,16 @@ export function iterationStarted() {
 }
 
 // send(request): run request() (one HTTP call) and note its start and end.
+// Samples are added after the request: nothing but a clock read stands
+// between a released VU and its request.
 export function send(request) {
   const start = Date.now();
+  const res = request();
+  const end = Date.now();
   if (!sentFirst) {
     sentFirst = true;
     firstRequest.add(start);
   }
-  const res = request();
-  requestEnd.add(Date.now());
+  requestEnd.add(end);
   return res;
 }

@@ -30,7 +30,8 @@ export function loadOptions(name, executor, extra = {}) {
   }, extra);
 }
 
-// helloIteration(config): the default function of a /hello scenario. With
+// helloIteration(config): the default function of a /hello scenario (it
+// takes setup()'s data and hands it to config.barrier, if any). With
 // config.lastIteration set, that iteration (k6's __ITER) asks the server to
 // close the connection after its answer: the user leaves, and its idle
 // keep-alive connection does not hold one of max-connections.
@@ -39,8 +40,12 @@ export function helloIteration(config) {
   const params = { timeout: config.requestTimeout, tags: { name: 'hello' } };
   const lastParams = Object.assign({}, params, { headers: { Connection: 'close' } });
   const last = config.lastIteration === undefined ? -1 : config.lastIteration;
-  return function () {
+  const barrier = config.barrier || null;
+  return function (data) {
     delivered.iterationStarted();
+    // A start barrier (burst) waits after the iteration counts as started,
+    // so nothing but the request follows the release.
+    if (barrier !== null) barrier(data);
     const res = delivered.send(() => http.get(url, __ITER === last ? lastParams : params));
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
