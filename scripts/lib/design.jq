@@ -211,6 +211,9 @@ def prediction_verdict($env; $p; $row; $deltas; $machine; $findings):
           (if $cookies > 0 then
              "the server sent SYN cookies (TCPReqQFullDoCookies \($srv.TcpExtTCPReqQFullDoCookies // 0), SyncookiesRecv \($srv.TcpExtSyncookiesRecv // 0)) \(if ($sysctls_cookies // "") == "2" then "for every SYN (tcp_syncookies=2)" else "because its SYN queue counted as full" end): those clients completed the handshake while the accept queue had no room, their final ACKs overflowed it (counted in ListenOverflows) and they retransmitted data instead of SYNs, failing as request timeouts"
            else empty end),
+          (if ($srv.TcpExtTCPSynRetrans // 0) > 0 then
+             "the server retransmitted SYN-ACKs \($srv.TcpExtTCPSynRetrans) times (server TCPSynRetrans): handshakes whose SYN found room but whose final ACK met a full accept queue were dropped there (counted in ListenOverflows); those clients believed they were connected, sent no more SYNs and failed as request timeouts"
+           else empty end),
           (if ($findings | map(.flag) | index("late")) != null then
              "k6 did not deliver the designed load (\($findings | map(select(.flag == "late") | .note) | first))"
            else empty end),

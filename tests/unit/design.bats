@@ -119,3 +119,9 @@ design() {
   run design 'predictions($env; {}; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3}; {}; $machine; [])'
   assert_output '{"prediction_check":null,"prediction_notes":null}'
 }
+
+@test "verdict: final ACKs that met a full queue explain a mismatch" {
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3, listen_overflows: 94, syn_retrans: 9}; {server: {TcpExtTCPSynRetrans: 21}}; $machine; []) | .prediction_notes'
+  assert_output --partial 'the server retransmitted SYN-ACKs 21 times (server TCPSynRetrans)'
+  refute_output --partial "nothing in the cell's counters"
+}
