@@ -65,7 +65,7 @@ run_matrix() {
   matrix="$BENCH_DIR/runs/$name.matrix"
   printf '%s\n' "$@" >"$matrix"
   LT_RESULTS_DIR="$BENCH_DIR/runs" LT_LOCK_WAIT=1800 MONITORING="${MONITORING:-off}" \
-    K6_HTML_REPORT="${K6_HTML_REPORT:-0}" \
+    K6_HTML_REPORT="${K6_HTML_REPORT:-0}" K6_SAMPLES="${K6_SAMPLES:-0}" \
     "$LT_ROOT/scripts/run-matrix.sh" "$matrix" >"$BENCH_DIR/runs/$name.log" 2>&1 \
     || warn "run $name failed; see $BENCH_DIR/runs/$name.log"
   readlink -f "$BENCH_DIR/runs/latest"
@@ -109,7 +109,7 @@ bench_perturbation() {
         local -a lines
         IFS='|' read -r -a lines <<<"${regime_lines[$regime]}"
         if [[ "$variant" == none ]]; then
-          run_dir="$(MONITORING=off K6_HTML_REPORT=0 run_matrix "perturbation-$regime-$variant-$rep" "${lines[@]}")"
+          run_dir="$(MONITORING=off K6_HTML_REPORT=0 K6_SAMPLES=0 run_matrix "perturbation-$regime-$variant-$rep" "${lines[@]}")"
         else
           run_dir="$(MONITORING=on K6_HTML_REPORT=1 run_matrix "perturbation-$regime-$variant-$rep" "${lines[@]}")"
         fi

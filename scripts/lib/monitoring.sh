@@ -87,8 +87,8 @@ monitoring_run_start() {
 
 # monitoring_cell_start CELL_ASSOC CELL_DIR: before the sampler and k6 start:
 # the k6 outputs of the cell (the web dashboard's HTML export with
-# K6_HTML_REPORT=1 and, when the run is monitored, the samples file or the
-# live InfluxDB output) and the sampler's live sending.
+# K6_HTML_REPORT=1, the samples file with K6_SAMPLES=1 or when the run is
+# monitored, or the live InfluxDB output) and the sampler's live sending.
 monitoring_cell_start() {
   local -n cell_knobs="$1"
   local cell_dir="$2"
@@ -111,13 +111,13 @@ monitoring_cell_start() {
       K6_WEB_DASHBOARD_PORT=-1
     )
   fi
-  ((MONITORING_ACTIVE)) || return 0
-  if [[ "$MONITORING_K6_MODE" == live ]] && monitoring_live_reachable; then
+  if ((MONITORING_ACTIVE)) && [[ "$MONITORING_K6_MODE" == live ]] && monitoring_live_reachable; then
     K6_EXTRA_ARGS+=(--out "influxdb=$MONITORING_URL/$MONITORING_DB")
     # Fewer, larger writes: a saturated k6 keeps 0.74 of its throughput
     # with these instead of 0.5 with the defaults (1 s, 4 writers).
     K6_EXTRA_ENV+=(K6_INFLUXDB_PUSH_INTERVAL=5s K6_INFLUXDB_CONCURRENT_WRITES=8)
-  else
+  elif ((MONITORING_ACTIVE)) || [[ "${cell_knobs[K6_SAMPLES]:-1}" == 1 ]]; then
+    # The file serves both the report's per-request charts and InfluxDB.
     # JSON, not CSV: k6 spends 1.2x its own CPU writing compressed JSON
     # lines, 1.8x writing compressed CSV (k6 1.8.1, 40,000 requests). Only
     # the system tags the dashboards and the tables use: without url, method,

@@ -1,27 +1,43 @@
 # shellcheck shell=bash
 # Summary: RUN_DIR/report.html, one self-contained page per run for readers without Grafana.
 #
-# The page holds the manifest's facts, the results table (results.csv) and,
-# per cell, links to k6's own HTML report (k6-report.html, the web dashboard
-# export) and to every file of the cell. Links are relative, so the run
-# directory can be copied or served as it is. Needs results.sh (write_atomic).
+# The page holds the manifest's facts, charts of the figures across cells,
+# the results table (from every cells/*/row.json) and, per cell, charts over
+# time (samples.tsv and k6's per-request samples), k6's own HTML report and
+# links to every file of the cell. The charting library (uPlot, pinned in
+# scripts/report/package-lock.json) and the data are inlined, so the page
+# opens from disk with no network. Needs results.sh (write_atomic,
+# results_env_json, results_head_json).
 
 REPORT_LIB_DIR="$(dirname "${BASH_SOURCE[0]}")"
+REPORT_SOURCE_DIR="$REPORT_LIB_DIR/../report"
+REPORT_UPLOT_DIR="${REPORT_UPLOT_DIR:-$LT_ROOT/.tools/report/node_modules/uplot/dist}"
+# Answered requests drawn per cell at most; a larger cell draws every Nth.
+REPORT_LATENCY_POINTS="${REPORT_LATENCY_POINTS:-4000}"
 
 # report_render RUN_DIR: write RUN_DIR/report.html from what the run has so far.
 report_render() {
-  local run_dir="$1"
+  local run_dir="$1" charts=1
   [[ -f "$run_dir/manifest.json" ]] || return 0
+  if [[ ! -s "$REPORT_UPLOT_DIR/uPlot.iife.min.js" ]]; then
+    warn "report: no charting library in $REPORT_UPLOT_DIR (scripts/setup/install-report-tools.sh installs it); report.html has tables only"
+    charts=0
+  fi
   {
-    report_head "$run_dir/manifest.json"
+    report_head "$run_dir/manifest.json" "$charts"
     report_facts "$run_dir/manifest.json"
-    report_results "$run_dir/results.csv"
+    report_across "$charts"
+    report_results "$run_dir"
     report_cells "$run_dir"
+    if ((charts)); then
+      report_scripts "$run_dir"
+    fi
     printf '</body>\n</html>\n'
   } | write_atomic "$run_dir/report.html"
 }
 
-# report_head MANIFEST: the document's head (title, style) and its heading.
+# report_head MANIFEST CHARTS: the document's head (title, style, and
+# uPlot's style when CHARTS is 1) and its heading.
 report_head() {
   jq -r '"<!DOCTYPE html>
 <html lang=\"en\">
@@ -38,8 +54,16 @@ report_head() {
   .results { overflow-x: auto; }
   .warning { color: #a40; }
   code { font-size: 90%; }
-</style>
-</head>
+  .charts { display: flex; flex-wrap: wrap; gap: 0.5em 1.5em; }
+  figure.chart { margin: 0.5em 0; }
+  figure.chart figcaption { font-weight: 600; margin-bottom: 0.2em; }
+</style>"' "$1"
+  if [[ "$2" == 1 ]]; then
+    printf '<style>\n'
+    cat "$REPORT_UPLOT_DIR/uPlot.min.css"
+    printf '\n</style>\n'
+  fi
+  jq -r '"</head>
 <body>
 <h1>Run <code>\(.run_id | @html)</code>: \(.status | @html)</h1>"' "$1"
 }
@@ -69,43 +93,55 @@ report_facts() {
   ' "$1"
 }
 
-# report_results RESULTS_CSV: results.csv as an HTML table; each cell name
-# links to its section below.
+# report_across CHARTS: the section the figures across cells are drawn in.
+report_across() {
+  [[ "$1" == 1 ]] || return 0
+  printf '<h2>Across cells</h2>\n'
+  printf '<p>One bar per cell (labelled by its axis values); dots mark a limit (queue_capacity) and, where the rows carry one, the prediction.</p>\n'
+  printf '<div class="charts" id="across-cells"></div>\n'
+}
+
+# report_row_files RUN_DIR: the cells' row.json files, in cell order.
+report_row_files() {
+  local row
+  for row in "$1"/cells/*/row.json; do
+    [[ -s "$row" ]] && printf '%s\n' "$row"
+  done
+  return 0
+}
+
+# report_results RUN_DIR: the rows (every cells/*/row.json) as an HTML table,
+# with the columns of results.csv; each cell name links to its section below.
 report_results() {
+  local run_dir="$1" axes_json head_json
+  local -a rows
   printf '<h2>Results</h2>\n'
-  if [[ ! -s "$1" ]]; then
+  mapfile -t rows < <(report_row_files "$run_dir")
+  if [[ ${#rows[@]} -eq 0 ]]; then
     printf '<p>No cell finished.</p>\n'
     return
   fi
   printf '<p><a href="results.csv">results.csv</a> · <a href="results.md">results.md</a> · <a href="manifest.json">manifest.json</a></p>\n'
-  awk -f "$REPORT_LIB_DIR/csv.awk" -f /dev/stdin "$1" <<'AWK'
-function html(s) {
-  gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); gsub(/"/, "\\&quot;", s)
-  return s
-}
-NR == 1 {
-  columns = csv_split($0, head)
-  for (i = 1; i <= columns; i++) if (head[i] == "status") status_at = i; else if (head[i] == "cell") cell_at = i
-  printf "<div class=\"results\"><table>\n<tr>"
-  for (i = 1; i <= columns; i++) printf "<th>%s</th>", html(head[i])
-  printf "</tr>\n"
-  next
-}
-{
-  n = csv_split($0, f)
-  printf "<tr%s>", (status_at && f[status_at] != "ok") ? " class=\"failed\"" : ""
-  for (i = 1; i <= n; i++) {
-    if (i == cell_at) printf "<td><a href=\"#cell-%s\">%s</a></td>", html(f[i]), html(f[i])
-    else if (f[i] ~ /^-?[0-9]+(\.[0-9]+)?$/) printf "<td class=\"n\">%s</td>", f[i]
-    else printf "<td>%s</td>", html(f[i])
-  }
-  printf "</tr>\n"
-}
-END { if (NR > 0) printf "</table></div>\n" }
-AWK
+  axes_json="$(jq -c '.axes // []' "$run_dir/manifest.json")"
+  head_json="$(results_head_json "$axes_json" "$(results_extra_json "${rows[@]}")")"
+  jq -rs --argjson head "$head_json" '
+    def cell_html: if . == null then "<td></td>"
+      elif type == "number" then "<td class=\"n\">\(.)</td>"
+      else "<td>\(tostring | @html)</td>" end;
+    "<div class=\"results\"><table>",
+    "<tr>" + ([$head[] | "<th>\(@html)</th>"] | join("")) + "</tr>",
+    (.[] | . as $r
+      | "<tr\(if $r.status != "ok" then " class=\"failed\"" else "" end)>"
+        + ([$head[] | . as $k
+            | (if $r | has($k) then $r[$k] elif ($r.extra // {}) | has($k) then $r.extra[$k] else ($r.axes // {})[$k] end) as $v
+            | if $k == "cell" then "<td><a href=\"#cell-\($v | @html)\">\($v | @html)</a></td>" else $v | cell_html end]
+           | join(""))
+        + "</tr>"),
+    "</table></div>"
+  ' "${rows[@]}"
 }
 
-# report_cells RUN_DIR: per cell, k6's report and every file, with its size.
+# report_cells RUN_DIR: per cell, its charts, k6's report and every file.
 report_cells() {
   local run_dir="$1" cell_dir cell file name
   printf '<h2>Cells</h2>\n'
@@ -113,6 +149,7 @@ report_cells() {
     [[ -d "$cell_dir" ]] || continue
     cell="$(basename "$cell_dir")"
     printf '<h3 id="cell-%s"><code>%s</code></h3>\n' "$(report_escape "$cell")" "$(report_escape "$cell")"
+    printf '<div class="charts" id="charts-%s"></div>\n' "$(report_escape "$cell")"
     if [[ -s "$cell_dir/k6-report.html" ]]; then
       printf '<p><a href="cells/%s/k6-report.html">k6 report</a> (k6 web dashboard export: request rate, latency and VUs over time)</p>\n' \
         "$(report_escape "$cell")"
@@ -128,6 +165,74 @@ report_cells() {
     done
     printf '</ul>\n'
   done
+}
+
+# report_scripts RUN_DIR: the charting library, the run's data and the code
+# that draws the charts, inlined. "</" in the data is written "<\/" so no
+# value can end its script element.
+report_scripts() {
+  printf '<script>\n'
+  sed 's#</script#<\\/script#g' "$REPORT_UPLOT_DIR/uPlot.iife.min.js"
+  printf '\n</script>\n<script type="application/json" id="report-data">\n'
+  report_data "$1" | sed 's#</#<\\/#g'
+  printf '\n</script>\n<script>\n'
+  cat "$REPORT_SOURCE_DIR/report.js"
+  printf '</script>\n'
+}
+
+# report_data RUN_DIR: what the charts draw, as one JSON object: the run's
+# axes and, per cell, its row, the knobs the charts use, the columns of
+# samples.tsv and the series made from k6's samples (null without them).
+report_data() {
+  local run_dir="$1" cell_dir
+  {
+    for cell_dir in "$run_dir"/cells/*/; do
+      [[ -d "$cell_dir" ]] || continue
+      report_cell_data "${cell_dir%/}"
+    done
+  } | jq -cs --slurpfile manifest "$run_dir/manifest.json" \
+    '{run_id: $manifest[0].run_id, axes: ($manifest[0].axes // []), cells: .}'
+}
+
+# report_cell_data CELL_DIR: one cell's entry of report_data.
+report_cell_data() {
+  local cell_dir="$1" row='{}' env='{}' samples='{}' k6=null
+  [[ -s "$cell_dir/row.json" ]] && row="$(cat "$cell_dir/row.json")"
+  [[ -s "$cell_dir/cell.env" ]] && env="$(results_env_json "$cell_dir/cell.env")"
+  [[ -s "$cell_dir/samples.tsv" ]] && samples="$(report_samples_json "$cell_dir/samples.tsv")"
+  if [[ -s "$cell_dir/k6-samples.json.gz" ]]; then
+    k6="$(report_k6_series "$cell_dir/k6-samples.json.gz" "$(report_latency_stride "$row")")"
+  fi
+  jq -cn --arg cell "$(basename "$cell_dir")" --argjson row "$row" --argjson env "$env" \
+    --argjson samples "$samples" --argjson k6 "${k6:-null}" \
+    '{cell: $cell, row: $row, env: ($env | {TOMCAT_MAX_THREADS, TOMCAT_MAX_CONNECTIONS, DELAY_MS}),
+      samples: $samples, k6: $k6}'
+}
+
+# report_samples_json SAMPLES_TSV: the file's columns by header name, e.g.
+# {"ts": [...], "listen_recvq": [...]}; an empty field is null.
+report_samples_json() {
+  jq -cRn '[inputs | split("\t")] as $lines
+    | ($lines[0] // []) as $head
+    | reduce range(0; $head | length) as $i ({};
+        .[$head[$i]] = [$lines[1:][] | .[$i] | if . == null or . == "" then null else (tonumber? // null) end])' <"$1"
+}
+
+# report_latency_stride ROW_JSON: draw every Nth answered request, so a cell
+# gives at most REPORT_LATENCY_POINTS points.
+report_latency_stride() {
+  jq -rn --argjson row "$1" --argjson most "$REPORT_LATENCY_POINTS" \
+    '((($row.http_reqs // 0) - ($row.failed_reqs // 0)) / $most | ceil) as $n | if $n < 1 then 1 else $n end'
+}
+
+# report_k6_series SAMPLES_GZ STRIDE: requests per second by cause and the
+# answered requests' latency against their start (scripts/report/k6-series.jq).
+# grep narrows the lines to the three metrics it reads before jq parses them;
+# a file cut short by a killed k6 gives what it has.
+report_k6_series() {
+  { gzip -dc "$1" 2>/dev/null || true; } \
+    | { grep -E '"metric":"http_req_(duration|blocked|connecting)"' || true; } \
+    | jq -cn --argjson stride "$2" -f "$REPORT_SOURCE_DIR/k6-series.jq"
 }
 
 # report_escape TEXT: TEXT with HTML's special characters escaped.

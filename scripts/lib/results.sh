@@ -179,9 +179,8 @@ results_deltas_json() {
 # results_render RUN_DIR: results.csv and results.md from every cells/*/row.json,
 # in cell order, with the axis columns the manifest names.
 results_render() {
-  local run_dir="$1" axes_json columns_json
+  local run_dir="$1" axes_json
   axes_json="$(jq -c '.axes' "$run_dir/manifest.json")"
-  columns_json="$(printf '%s\n' "${RESULTS_COLUMNS[@]}" | jq -Rn '[inputs]')"
   local -a rows=()
   local row
   for row in "$run_dir"/cells/*/row.json; do
@@ -192,22 +191,33 @@ results_render() {
     printf 'No cell finished.\n' | write_atomic "$run_dir/results.md"
     return
   fi
-  # The columns some scenarios add, in the order the rows first name them;
-  # both tables use the same list.
-  local extra_json
-  extra_json="$(jq -cs '[.[] | .extra // {} | keys_unsorted[]]
-    | reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)' "${rows[@]}")"
-  jq -rs --argjson axes "$axes_json" --argjson cols "$columns_json" --argjson extra "$extra_json" '
+  local extra_json head_json
+  extra_json="$(results_extra_json "${rows[@]}")"
+  head_json="$(results_head_json "$axes_json" "$extra_json")"
+  jq -rs --argjson head "$head_json" '
     # Quote a field only when it needs it (RFC 4180), so numbers stay bare.
     def field: if . == null then ""
       elif type == "string" and test("[\",\r\n]") then "\"" + gsub("\""; "\"\"") + "\""
       else tostring end;
-    (["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error", "notes"]) as $head
-    | ($head | join(",")),
+    ($head | join(",")),
       (.[] | . as $r | [$head[] | . as $k
         | (if $r | has($k) then $r[$k] elif ($r.extra // {}) | has($k) then $r.extra[$k] else $r.axes[$k] end)
         | field] | join(","))
   ' "${rows[@]}" | write_atomic "$run_dir/results.csv"
   jq -rs --argjson axes "$axes_json" --argjson extra "$extra_json" -f "$LT_ROOT/scripts/lib/table.jq" "${rows[@]}" \
     | write_atomic "$run_dir/results.md"
+}
+
+# results_extra_json ROW_JSON...: the columns some scenarios add, in the
+# order the rows first name them, as a JSON array.
+results_extra_json() {
+  jq -cs '[.[] | .extra // {} | keys_unsorted[]]
+    | reduce .[] as $k ([]; if index([$k]) then . else . + [$k] end)' "$@"
+}
+
+# results_head_json AXES_JSON EXTRA_JSON: every column of results.csv, in
+# order, as a JSON array (the report's table uses the same).
+results_head_json() {
+  printf '%s\n' "${RESULTS_COLUMNS[@]}" | jq -cRn --argjson axes "$1" --argjson extra "$2" \
+    '[inputs] as $cols | ["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error", "notes"]'
 }

@@ -78,8 +78,8 @@ JSON
   assert_output 'ltsuite_cells,run_id=run-1,cell=01_vus-4,scenario=spike,status=failed,VUS=4 tps=8.5,http_reqs=28,error="k6 exited with status 107: \"x\"" 1795317490000000000'
 }
 
-@test "a cell gets k6's HTML report settings; without InfluxDB no k6 output is added" {
-  local -A cell=([K6_HTML_REPORT]=1 [SCENARIO]=spike)
+@test "a cell gets k6's HTML report settings; without InfluxDB and with K6_SAMPLES=0 no k6 output is added" {
+  local -A cell=([K6_HTML_REPORT]=1 [K6_SAMPLES]=0 [SCENARIO]=spike)
   MONITORING_ACTIVE=0
   monitoring_cell_start cell "$CELL_DIR"
   [ "${#K6_EXTRA_ARGS[@]}" -eq 0 ]
@@ -90,14 +90,22 @@ JSON
 }
 
 @test "K6_HTML_REPORT=0 leaves the web dashboard off" {
-  local -A cell=([K6_HTML_REPORT]=0 [SCENARIO]=spike)
+  local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=0 [SCENARIO]=spike)
   MONITORING_ACTIVE=0
   monitoring_cell_start cell "$CELL_DIR"
   [ "${#K6_EXTRA_ENV[@]}" -eq 0 ]
 }
 
+@test "K6_SAMPLES=1 has k6 write its samples file without InfluxDB, for the report" {
+  local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=1 [SCENARIO]=spike)
+  MONITORING_ACTIVE=0
+  monitoring_cell_start cell "$CELL_DIR"
+  [ "${K6_EXTRA_ARGS[*]}" = "--out json=$CELL_DIR/k6-samples.json.gz" ]
+  [ "${K6_EXTRA_ENV[*]}" = "K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check" ]
+}
+
 @test "a monitored cell has k6 write its samples to compressed JSON in the cell, with the tags in use" {
-  local -A cell=([K6_HTML_REPORT]=0 [SCENARIO]=spike)
+  local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=0 [SCENARIO]=spike)
   MONITORING_ACTIVE=1
   MONITORING_K6_MODE="file"
   monitoring_cell_start cell "$CELL_DIR"

@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+// Summary: open a report.html in headless Chromium (Debian's chromium, driven by playwright-core) and print what it drew, as JSON.
+// Usage: node scripts/report/open-report.js REPORT_HTML [--screenshot PNG]
+//
+// Output: {"errors": [console errors and page errors], "requests": [URLs other
+// than the file itself], "charts": [{id, cell, title, series: [{label,
+// points, color, pixels}], data: [[x...], [y...]...]}]}. "pixels" counts the
+// canvas pixels of the series' colour: a chart that drew its data has some.
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const toolsDir = process.env.LT_REPORT_TOOLS || path.join(__dirname, '..', '..', '.tools', 'report');
+const { chromium } = require(path.join(toolsDir, 'node_modules', 'playwright-core'));
+
+const CHROMIUM = process.env.LT_CHROMIUM || '/usr/bin/chromium';
+const FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+function usage(message) {
+  process.stderr.write(`open-report: ${message}\nUsage: node scripts/report/open-report.js REPORT_HTML [--screenshot PNG]\n`);
+  process.exit(2);
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const file = args[0];
+  if (!file || !fs.existsSync(file)) usage(`no such report: ${file || '(none given)'}`);
+  let screenshot = null;
+  if (args[1] === '--screenshot') {
+    if (!args[2]) usage('--screenshot needs a file name');
+    screenshot = args[2];
+  } else if (args.length > 1) {
+    usage(`unknown argument ${args[1]}`);
+  }
+  const url = `file://${path.resolve(file)}`;
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'ltsuite-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1300, height: 900 },
+  });
+  const errors = [];
+  const requests = [];
+  try {
+    const page = context.pages()[0] || await context.newPage();
+    page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
+    page.on('pageerror', (err) => errors.push(String(err)));
+    page.on('request', (req) => { if (req.url() !== url) requests.push(req.url()); });
+    await page.goto(url, { waitUntil: 'load' });
+    await page.waitForFunction(() => Array.isArray(window.ltReportCharts), null, { timeout: 10000 });
+    const charts = await page.evaluate(() => window.ltReportCharts.map(({ id, cell, title, chart }) => {
+      const canvas = chart.ctx.canvas;
+      const pixels = chart.ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+      const rgb = (color) => {
+        const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color || '');
+        return m ? [1, 2, 3].map((i) => parseInt(m[i], 16)) : null;
+      };
+      const series = chart.series.slice(1).map((s, i) => {
+        const color = typeof s.stroke === 'function' ? s._stroke : s.stroke;
+        const want = rgb(s._stroke || color);
+        let count = 0;
+        if (want) {
+          for (let p = 0; p < pixels.length; p += 4) {
+            if (pixels[p + 3] > 200 && Math.abs(pixels[p] - want[0]) < 8
+              && Math.abs(pixels[p + 1] - want[1]) < 8 && Math.abs(pixels[p + 2] - want[2]) < 8) count += 1;
+          }
+        }
+        const points = chart.data[i + 1].filter((v) => typeof v === 'number' && Number.isFinite(v)).length;
+        return { label: s.label, points, color: s._stroke || color, pixels: count };
+      });
+      return { id, cell, title, series, data: chart.data };
+    }));
+    if (screenshot) await page.screenshot({ path: screenshot, fullPage: false });
+    process.stdout.write(`${JSON.stringify({ errors, requests, charts })}\n`);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`open-report: ${err.stack || err}\n`);
+  process.exit(1);
+});
