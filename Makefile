@@ -11,17 +11,25 @@ BATS := $(TOOLS)/bats/node_modules/bats/bin/bats
 JAR := server/target/loadtest-target.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 
-.PHONY: help tools packages run-matrix test test-unit test-integration lint clean-tools
+.PHONY: help tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
 CDS := server/target/cds/app.jsa
 
-tools: packages $(K6) $(JAR) $(CDS) $(BATS) $(TOOLS)/bin/influxd ## Install or build everything a run and the tests need
+tools: packages $(K6) $(JAR) $(CDS) $(BATS) $(TOOLS)/bin/influxd report-tools ## Install or build everything a run and the tests need
 
 packages:
 	@scripts/setup/install-packages.sh
+
+# uPlot (inlined into report.html) and playwright-core, pinned by scripts/report/package-lock.json.
+report-tools:
+	@scripts/setup/install-report-tools.sh
+
+# The browser the report's test opens report.html in (Debian's chromium).
+chromium:
+	@scripts/setup/install-chromium.sh
 
 $(K6):
 	@scripts/setup/install-k6.sh
@@ -44,16 +52,24 @@ run-matrix: tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix; RESUME=<run-
 	@scripts/setup/require.sh root
 	scripts/run-matrix.sh $(MATRIX)
 
+# RUN=<run-id> (default: the latest run); the runner writes it at the end of every run.
+report: report-tools ## Write results/<run-id>/report.html again (RUN=<run-id>, default the latest run)
+	scripts/report.sh $(or $(RUN),latest)
+
+compare: report-tools ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5); writes results/compare-<A>-vs-<B>/
+	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
+	THRESHOLD_PCT=$(or $(THRESHOLD_PCT),5) scripts/compare.sh $(A) $(B)
+
 lint: packages ## shellcheck every script
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 
-test: tools aws-tools lint ## Unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium lint ## Unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
 
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit
 
-test-integration: tools aws-tools ## Only the integration tests
+test-integration: tools aws-tools chromium ## Only the integration tests
 	$(BATS) --timing tests/integration
 
 clean-tools: ## Remove .tools/ (installed tools)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Summary: write a run's report.html again from its files (the runner writes it at the end of every run).
+# Usage: scripts/report.sh RUN   (a run id under results/, "latest", or a run directory); prints the page's path
+set -euo pipefail
+
+LT_PROG=report
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+for lib in results report; do
+  # shellcheck source=/dev/null
+  source "$LT_ROOT/scripts/lib/$lib.sh"
+done
+
+readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
+
+main() {
+  case "${1:-}" in
+    -h | --help | "")
+      print_summary "${BASH_SOURCE[0]}"
+      [[ $# -eq 1 ]] && return 0
+      usage_error "which run? scripts/report.sh RUN"
+      ;;
+  esac
+  [[ $# -eq 1 ]] || usage_error "one run at a time (got $#)"
+  local dir="$1"
+  [[ -d "$dir" ]] || dir="$LT_RESULTS_DIR/$1"
+  [[ -f "$dir/manifest.json" ]] || usage_error "$1: no such run (no manifest.json in $dir)"
+  report_render "$dir"
+  printf '%s\n' "$(cd "$dir" && pwd -P)/report.html"
+}
+
+main "$@"
