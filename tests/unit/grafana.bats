@@ -29,13 +29,15 @@ panel_queries() {
   [ -f "$GRAFANA/dashboards/connection-path.json" ]
 }
 
-@test "the datasource is InfluxDB 1.x with InfluxQL, its URL and database from the environment" {
+@test "the datasource is InfluxDB 1.x with InfluxQL, its URL and database from the environment, the database for Grafana 9 and for 10-12" {
   run yaml_json "$GRAFANA/provisioning/datasources/influxdb.yaml"
   assert_success
   local json="$output"
   jq -e '.apiVersion == "1" and (.datasources | length) == 1' <<<"$json"
   jq -e '.datasources[0] | .type == "influxdb" and .uid == "ltsuite-influxdb" and .access == "proxy"' <<<"$json"
   jq -e '.datasources[0] | .url == "${INFLUXDB_URL}" and .jsonData.dbName == "${INFLUXDB_DB}"' <<<"$json"
+  # Grafana 9 reads the top-level field, 10 and later jsonData.dbName.
+  jq -e '.datasources[0].database == "${INFLUXDB_DB}"' <<<"$json"
   jq -e '.datasources[0].jsonData.version == "InfluxQL"' <<<"$json"
 }
 
