@@ -53,7 +53,10 @@ reduce requests as $r ({seconds: {}, answered: 0, start: [], ms: []};
           | .ms += [$r.http_req_duration * 10 | round / 10]
         else . end
     else . end)
-| (.seconds | to_entries | map({t: (.key | epoch), counts: .value}) | sort_by(.t)) as $seconds
+# Times with different offsets can name the same second: merged after parsing.
+| (.seconds | to_entries | map({t: (.key | epoch), counts: .value}) | group_by(.t)
+   | map({t: .[0].t, counts: (reduce .[].counts as $c ({}; reduce ($c | to_entries[]) as $e (.; .[$e.key] += $e.value)))})
+  ) as $seconds
 | {
     per_second: ({t: [$seconds[].t]} + (reduce causes[] as $c ({}; .[$c] = [$seconds[] | .counts[$c] // 0]))),
     latency: {start: .start, ms: .ms, stride: $stride, answered: .answered}

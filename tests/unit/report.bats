@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# report.html: the run's facts, its results table and links to each cell.
+# report.html: the run's facts, its rows (from row.json), the data its charts
+# draw, and links to each cell. The browser side: tests/integration/report.bats.
 
 setup() {
   load '../test_helper'
@@ -15,14 +16,38 @@ setup() {
  "monitoring": {"mode": "on", "influxdb_url": "http://127.0.0.1:8086", "database": "k6",
                 "k6_samples": "file", "active": true, "points_written": 986}}
 JSON
-  lt_write "$RUN_DIR/results.csv" <<'CSV'
-run_id,cell,scenario,status,VUS,tps,error
-20261122-0000-t,01_vus-4,spike,ok,4,8.5,
-20261122-0000-t,02_vus-8,spike,failed,8,,"k6 exited with status 107: a, b"
-CSV
+  lt_write "$RUN_DIR/cells/01_vus-4/row.json" <<'JSON'
+{"run_id": "20261122-0000-t", "cell": "01_vus-4", "scenario": "spike", "status": "ok", "axes": {"VUS": "4"},
+ "tps": 8.5, "http_reqs": 3, "failed_reqs": 2, "queue_capacity": 4, "predicted_server_conns_peak": 4, "error": ""}
+JSON
+  lt_write "$RUN_DIR/cells/02_vus-8/row.json" <<'JSON'
+{"run_id": "20261122-0000-t", "cell": "02_vus-8", "scenario": "spike", "status": "failed", "axes": {"VUS": "8"},
+ "tps": null, "error": "k6 exited with status 107: a, <b>"}
+JSON
   printf '<html></html>\n' >"$RUN_DIR/cells/01_vus-4/k6-report.html"
-  printf '{}\n' >"$RUN_DIR/cells/01_vus-4/row.json"
+  printf 'TOMCAT_MAX_THREADS=10\nTOMCAT_MAX_CONNECTIONS=2\nVUS=4\n' >"$RUN_DIR/cells/01_vus-4/cell.env"
   printf 'x\n' >"$RUN_DIR/cells/02_vus-8/k6.log"
+  # samples.tsv with a column appended after the known ones: read by name.
+  printf 'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tnew_column\n1795400000.5\t0\t1\t0\t7\n1795400001.5\t2\t1\t4\t\n' \
+    >"$RUN_DIR/cells/01_vus-4/samples.tsv"
+  # k6's JSON output for a setup request (left out) and three load requests:
+  # answered, a dial timeout and a request timeout.
+  k6_point() { # METRIC TIME VALUE STATUS ERROR_CODE TRAFFIC
+    printf '{"metric":"%s","type":"Point","data":{"time":"%s","value":%s,"tags":{"status":"%s"%s,"traffic":"%s"}}}\n' \
+      "$1" "$2" "$3" "$4" "$([[ -n "$5" ]] && printf ',"error_code":"%s"' "$5")" "$6"
+  }
+  {
+    printf '{"type":"Metric","data":{"name":"http_req_duration","type":"trend"},"metric":"http_req_duration"}\n'
+    k6_point http_req_duration 2026-11-22T00:00:00.100000000Z 50 200 "" setup
+    k6_point http_reqs 2026-11-22T00:00:01.500000000Z 1 200 "" load
+    k6_point http_req_duration 2026-11-22T00:00:01.500000000Z 1000 200 "" load
+    k6_point http_req_blocked 2026-11-22T00:00:01.500000000Z 100 200 "" load
+    k6_point http_req_connecting 2026-11-22T00:00:01.500000000Z 50 200 "" load
+    k6_point http_req_duration 2026-11-22T01:00:02.250000000+01:00 0 0 1211 load
+    k6_point http_req_blocked 2026-11-22T01:00:02.250000000+01:00 0 0 1211 load
+    k6_point http_req_connecting 2026-11-22T01:00:02.250000000+01:00 2000 0 1211 load
+    k6_point http_req_duration 2026-11-22T00:00:02.900000000Z 3000 0 1050 load
+  } | gzip >"$RUN_DIR/cells/01_vus-4/k6-samples.json.gz"
 }
 
 @test "the report shows the run, its facts and its warnings, escaped" {
@@ -37,31 +62,100 @@ CSV
   refute_output --partial "<InfluxDB>"
 }
 
-@test "the results table has one row per cell; a failed cell is marked" {
+@test "the results table is read from row.json, in results.csv's columns; a failed cell is marked" {
   report_render "$RUN_DIR"
   run grep -c '^<tr><td>20261122-0000-t</td>' "$RUN_DIR/report.html"
   assert_output 1
   run grep -c '^<tr class="failed"><td>20261122-0000-t</td>' "$RUN_DIR/report.html"
   assert_output 1
   grep -q '<td class="n">8.5</td>' "$RUN_DIR/report.html"
-  # A quoted CSV field with a comma stays one column.
-  grep -q '<td>k6 exited with status 107: a, b</td></tr>' "$RUN_DIR/report.html"
+  grep -q '<td>k6 exited with status 107: a, &lt;b&gt;</td>' "$RUN_DIR/report.html"
+  # The same columns, in the same order, as results.csv.
+  results_render "$RUN_DIR"
+  local html_head
+  html_head="$(grep -A1 '^<div class="results"><table>' "$RUN_DIR/report.html" | sed -n '2{s#</th><th>#,#g; s#^<tr><th>##; s#</th></tr>$##; p}')"
+  assert_equal "$html_head" "$(head -n 1 "$RUN_DIR/results.csv")"
 }
 
-@test "each cell links its k6 report and every file" {
+@test "each cell links its k6 report and every file, and has a place for its charts" {
   report_render "$RUN_DIR"
   run cat "$RUN_DIR/report.html"
   assert_output --partial '<a href="#cell-01_vus-4">01_vus-4</a>'
   assert_output --partial '<h3 id="cell-01_vus-4">'
+  assert_output --partial '<div class="charts" id="charts-01_vus-4"></div>'
   assert_output --partial '<a href="cells/01_vus-4/k6-report.html">k6 report</a>'
-  assert_output --partial '<a href="cells/01_vus-4/row.json">row.json</a> (3 B)'
+  assert_output --partial '<a href="cells/01_vus-4/cell.env">cell.env</a> (53 B)'
   assert_output --partial '<a href="cells/02_vus-8/k6.log">k6.log</a>'
   assert_output --partial 'No k6 report for this cell'
 }
 
-@test "a run without results yet still gets a page" {
-  rm "$RUN_DIR/results.csv"
+@test "a run without rows yet still gets a page" {
+  rm "$RUN_DIR"/cells/*/row.json
   report_render "$RUN_DIR"
   grep -q '<p>No cell finished.</p>' "$RUN_DIR/report.html"
   grep -q '</html>' "$RUN_DIR/report.html"
+}
+
+@test "the chart data holds samples.tsv's columns by name, the row and the knobs the charts use" {
+  run report_cell_data "$RUN_DIR/cells/01_vus-4"
+  assert_success
+  jq -e '.samples.ts == [1795400000.5, 1795400001.5] and .samples.listen_recvq == [0, 2]
+         and .samples.new_column == [7, null]' <<<"$output"
+  jq -e '.row.predicted_server_conns_peak == 4 and .env.TOMCAT_MAX_THREADS == "10"' <<<"$output"
+  run report_cell_data "$RUN_DIR/cells/02_vus-8"
+  jq -e '.samples == {} and .k6 == null' <<<"$output"
+}
+
+@test "k6's samples become requests per second by cause and each answered request's latency at its start" {
+  run report_cell_data "$RUN_DIR/cells/01_vus-4"
+  assert_success
+  # 2026-11-22T00:00:01Z = 1795305601; the +01:00 time is the same second as 00:00:02Z.
+  jq -e '.k6.per_second == {t: [1795305601, 1795305602], answered: [1, 0], connect: [0, 1],
+          reset: [0, 0], timeout: [0, 1], http_error: [0, 0], other: [0, 0]}' <<<"$output"
+  # Started 1.5 - (1000 + 100 + 50) ms before its last sample: at 0.35 s.
+  jq -e '.k6.latency == {start: [1795305600.35], ms: [1000], stride: 1, answered: 1}' <<<"$output"
+}
+
+@test "a large cell draws every Nth answered request, at most REPORT_LATENCY_POINTS" {
+  local cell="$RUN_DIR/cells/01_vus-4"
+  # 20,000 answered requests, one every millisecond.
+  awk 'BEGIN { for (i = 0; i < 20000; i++) {
+      t = sprintf("2026-11-22T00:00:%02d.%03d000000Z", int(i / 1000), i % 1000)
+      printf "{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"%s\",\"value\":%d,\"tags\":{\"status\":\"200\"}}}\n", t, i % 97
+    } }' | gzip >"$cell/k6-samples.json.gz"
+  jq '.http_reqs = 20000 | .failed_reqs = 0' "$cell/row.json" >"$cell/row.json.new" && mv "$cell/row.json.new" "$cell/row.json"
+  run report_cell_data "$cell"
+  jq -e '.k6.latency | .stride == 5 and (.ms | length) == 4000 and .answered == 20000' <<<"$output"
+  jq -e '.k6.per_second.answered | length == 20 and add == 20000' <<<"$output"
+  report_render "$RUN_DIR"
+  [ "$(stat -c %s "$RUN_DIR/report.html")" -lt 400000 ]
+}
+
+@test "the page is self-contained: uPlot, the data and the drawing code inline, nothing fetched" {
+  report_render "$RUN_DIR"
+  grep -q 'id="report-data"' "$RUN_DIR/report.html"
+  grep -q 'window.ltReportCharts' "$RUN_DIR/report.html"
+  grep -q 'uPlot' "$RUN_DIR/report.html"
+  run grep -Ec '<(script|link|img)[^>]* (src|href)=' "$RUN_DIR/report.html"
+  assert_output 0
+}
+
+@test "a value cannot end the data's script element" {
+  jq '.error = "</script><script>alert(1)</script>"' "$RUN_DIR/cells/02_vus-8/row.json" >"$BATS_TEST_TMPDIR/row" \
+    && mv "$BATS_TEST_TMPDIR/row" "$RUN_DIR/cells/02_vus-8/row.json"
+  report_render "$RUN_DIR"
+  run grep -c '</script><script>alert' "$RUN_DIR/report.html"
+  assert_output 0
+  # Only the page's own three script elements end: uPlot, the data, the drawing code.
+  run grep -o '</script>' "$RUN_DIR/report.html"
+  assert_equal "${#lines[@]}" 3
+}
+
+@test "without the charting library the page keeps its tables and says how to get the charts" {
+  REPORT_UPLOT_DIR="$BATS_TEST_TMPDIR/none"
+  run report_render "$RUN_DIR"
+  assert_output --partial "install-report-tools.sh"
+  run grep -c '<script' "$RUN_DIR/report.html"
+  assert_output 0
+  grep -q '<td class="n">8.5</td>' "$RUN_DIR/report.html"
 }
