@@ -56,7 +56,7 @@ run-matrix: tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix; RESUME=<run-
 report: report-tools ## Write results/<run-id>/report.html again (RUN=<run-id>, default the latest run)
 	scripts/report.sh $(or $(RUN),latest)
 
-compare: report-tools ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5); writes results/compare-<A>-vs-<B>/
+compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5); writes results/compare-<A>-vs-<B>/
 	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
 	THRESHOLD_PCT=$(or $(THRESHOLD_PCT),5) scripts/compare.sh $(A) $(B)
 

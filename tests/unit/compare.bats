@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# make compare / scripts/compare.sh: two runs, cell by cell.
+
+setup() {
+  load '../test_helper'
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  row() { # RUN CELL JSON
+    lt_write "$LT_RESULTS_DIR/$1/cells/$2/row.json" <<<"{\"run_id\": \"$1\", \"cell\": \"$2\", \"status\": \"ok\", $3}"
+  }
+  row run-a 01_x '"tps": 100, "lat_p95_ms": 50, "failed_reqs": 0, "listen_overflows": 10, "extra": {"wr_admitted": 20}'
+  row run-a 02_y '"tps": 10'
+  row run-a 03_only_a '"tps": 1'
+  row run-b 01_x '"tps": 104, "lat_p95_ms": 60, "failed_reqs": 3, "listen_overflows": 10, "extra": {"wr_admitted": 10}'
+  row run-b 02_y '"tps": 10'
+  row run-b 04_only_b '"tps": 1'
+  OUT="$LT_RESULTS_DIR/compare-run-a-vs-run-b"
+}
+
+@test "a change beyond the threshold is marked, one within it is not" {
+  run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  assert_success
+  assert_output --partial "$OUT"
+  run cat "$OUT/compare.md"
+  assert_line '| lat_p95_ms | 50 | 60 | +20 % | **!** |'
+  assert_line '| tps | 100 | 104 | +4 % |  |'
+  assert_line '| listen_overflows | 10 | 10 | 0 % |  |'
+  # From zero: no percentage, always marked.
+  assert_line '| failed_reqs | 0 | 3 | new | **!** |'
+  # The scenarios' own figures are compared too.
+  assert_line '| wr_admitted | 20 | 10 | -50 % | **!** |'
+  assert_line '| 01_x | ok | ok | lat_p95_ms, failed_reqs, wr_admitted |'
+  assert_line '| 02_y | ok | ok | none |'
+}
+
+@test "THRESHOLD_PCT moves the mark" {
+  THRESHOLD_PCT=3 run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  assert_success
+  grep -qxF '| tps | 100 | 104 | +4 % | **!** |' "$OUT/compare.md"
+  THRESHOLD_PCT=25 run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  grep -qxF '| lat_p95_ms | 50 | 60 | +20 % |  |' "$OUT/compare.md"
+}
+
+@test "cells in only one run are listed, not compared" {
+  run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  run cat "$OUT/compare.md"
+  assert_line 'Cells only in A: `03_only_a`'
+  assert_line 'Cells only in B: `04_only_b`'
+  refute_output --partial '## 03_only_a'
+}
+
+@test "compare.html shows the same, with the marked rows highlighted" {
+  run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  run cat "$OUT/compare.html"
+  assert_output --partial '<tr class="marked"><td>lat_p95_ms</td><td class="n">50</td><td class="n">60</td><td class="n">+20 %</td></tr>'
+  assert_output --partial '<tr><td>tps</td><td class="n">100</td><td class="n">104</td><td class="n">+4 %</td></tr>'
+  assert_output --partial 'Cells only in B: <code>04_only_b</code>'
+}
+
+@test "bad input stops with a usage error naming it" {
+  run "$LT_ROOT/scripts/compare.sh" run-a
+  assert_failure 2
+  run "$LT_ROOT/scripts/compare.sh" run-a no-such-run
+  assert_failure 2
+  assert_output --partial 'no-such-run: no such run'
+  THRESHOLD_PCT=five run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  assert_failure 2
+  assert_output --partial "THRESHOLD_PCT: 'five'"
+}
+
+@test "make compare needs A and B" {
+  run make -s -C "$LT_ROOT" compare A=run-a
+  assert_failure
+  assert_output --partial 'make compare A=<run-id> B=<run-id>'
+}
