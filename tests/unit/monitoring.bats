@@ -165,9 +165,9 @@ JSON
   jq -e '[.warnings[] | select(test("cell 01_vus-4 not .fully. stored"))] | length == 1' "$RUN_DIR/manifest.json"
 }
 
-@test "MONITORING=off makes the cell hooks do nothing" {
+@test "MONITORING=off makes the cell hooks do nothing (with K6_SAMPLES=0)" {
   local -A run=([MONITORING]=off)
-  local -A cell=([K6_HTML_REPORT]=0 [SCENARIO]=spike)
+  local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=0 [SCENARIO]=spike)
   monitoring_run_start "$RUN_DIR" run
   monitoring_cell_start cell "$CELL_DIR"
   [ "${#K6_EXTRA_ARGS[@]}" -eq 0 ]
