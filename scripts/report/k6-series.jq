@@ -1,7 +1,8 @@
 # k6's per-request samples (the JSON lines of --out json, already narrowed
 # to http_req_duration, http_req_blocked and http_req_connecting Points) as
 # the report's per-cell series:
-#   per_second: requests per second of completion, split by cause (the
+#   per_second: requests per second of completion (every second from the
+#               first request's to the last's), split by cause (the
 #               rule of scenarios/lib/failures.js: answered is status
 #               200-399, then dial errors, reset, request timeout, HTTP
 #               4xx/5xx, other);
@@ -57,7 +58,10 @@ reduce requests as $r ({seconds: {}, answered: 0, start: [], ms: []};
 | (.seconds | to_entries | map({t: (.key | epoch), counts: .value}) | group_by(.t)
    | map({t: .[0].t, counts: (reduce .[].counts as $c ({}; reduce ($c | to_entries[]) as $e (.; .[$e.key] += $e.value)))})
   ) as $seconds
+# Every second from the first to the last, so a second without a request is a 0.
+| (if ($seconds | length) == 0 then [] else [range($seconds[0].t; $seconds[-1].t + 1)] end) as $all
+| ($seconds | map({(.t | tostring): .counts}) | add // {}) as $by_second
 | {
-    per_second: ({t: [$seconds[].t]} + (reduce causes[] as $c ({}; .[$c] = [$seconds[] | .counts[$c] // 0]))),
+    per_second: ({t: $all} + (reduce causes[] as $c ({}; .[$c] = [$all[] | $by_second[tostring][$c] // 0]))),
     latency: {start: .start, ms: .ms, stride: $stride, answered: .answered}
   }

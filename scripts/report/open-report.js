@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Summary: open a report.html in headless Chromium (Debian's chromium, driven by playwright-core) and print what it drew, as JSON.
-// Usage: node scripts/report/open-report.js REPORT_HTML [--screenshot PNG]
+// Usage: node scripts/report/open-report.js REPORT_HTML [--screenshot PNG [--at CSS_SELECTOR]]
 //
 // Output: {"errors": [console errors and page errors], "requests": [URLs other
 // than the file itself], "charts": [{id, cell, title, series: [{label,
@@ -22,7 +22,7 @@ const FLAGS = [
 ];
 
 function usage(message) {
-  process.stderr.write(`open-report: ${message}\nUsage: node scripts/report/open-report.js REPORT_HTML [--screenshot PNG]\n`);
+  process.stderr.write(`open-report: ${message}\nUsage: node scripts/report/open-report.js REPORT_HTML [--screenshot PNG [--at CSS_SELECTOR]]\n`);
   process.exit(2);
 }
 
@@ -31,11 +31,12 @@ async function main() {
   const file = args[0];
   if (!file || !fs.existsSync(file)) usage(`no such report: ${file || '(none given)'}`);
   let screenshot = null;
-  if (args[1] === '--screenshot') {
-    if (!args[2]) usage('--screenshot needs a file name');
-    screenshot = args[2];
-  } else if (args.length > 1) {
-    usage(`unknown argument ${args[1]}`);
+  let at = null;
+  for (let i = 1; i < args.length; i += 2) {
+    if (!args[i + 1]) usage(`${args[i]} needs a value`);
+    if (args[i] === '--screenshot') screenshot = args[i + 1];
+    else if (args[i] === '--at') at = args[i + 1];
+    else usage(`unknown argument ${args[i]}`);
   }
   const url = `file://${path.resolve(file)}`;
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'ltsuite-chromium-'));
@@ -73,7 +74,11 @@ async function main() {
       });
       return { id, cell, title, series, data: chart.data };
     }));
-    if (screenshot) await page.screenshot({ path: screenshot, fullPage: false });
+    if (screenshot) {
+      // The viewport from the element on (the page's top without --at).
+      if (at) await page.evaluate((sel) => document.querySelector(sel).scrollIntoView(), at);
+      await page.screenshot({ path: screenshot, fullPage: false });
+    }
     process.stdout.write(`${JSON.stringify({ errors, requests, charts })}\n`);
   } finally {
     await context.close();

@@ -45,10 +45,10 @@
     return line(label, color, { dash: [2, 4], width: 2 });
   }
 
-  function dots(label, color) {
+  function dots(label, color, size) {
     return {
       label, stroke: color, fill: color, width: 0,
-      paths: () => null, points: { show: true, size: 4, width: 0, fill: color, stroke: color },
+      paths: () => null, points: { show: true, size: size || 4, width: 0, fill: color, stroke: color },
     };
   }
 
@@ -200,8 +200,8 @@
     for (const figure of FIGURES) {
       const series = [[{ label: figure.key, stroke: COLORS.blue, fill: COLORS.blue, width: 1, paths: bars, points: { show: false } },
         rows.map((r) => value(r, figure.key))]];
-      if (figure.reference) series.push([dots(figure.reference, COLORS.red), rows.map((r) => value(r, figure.reference))]);
-      if (figure.predicted) series.push([dots(figure.predicted, COLORS.purple), rows.map((r) => value(r, figure.predicted))]);
+      if (figure.reference) series.push([dots(figure.reference, COLORS.red, 10), rows.map((r) => value(r, figure.reference))]);
+      if (figure.predicted) series.push([dots(figure.predicted, COLORS.purple, 10), rows.map((r) => value(r, figure.predicted))]);
       draw(parent, `chart-across-${figure.key}`, null, figure.title, xs, series, {
         xLabel: 'cell',
         uplot: {

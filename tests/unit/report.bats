@@ -18,7 +18,7 @@ setup() {
 JSON
   lt_write "$RUN_DIR/cells/01_vus-4/row.json" <<'JSON'
 {"run_id": "20261122-0000-t", "cell": "01_vus-4", "scenario": "spike", "status": "ok", "axes": {"VUS": "4"},
- "tps": 8.5, "http_reqs": 3, "failed_reqs": 2, "queue_capacity": 4, "predicted_server_conns_peak": 4, "error": ""}
+ "tps": 8.5, "http_reqs": 4, "failed_reqs": 3, "queue_capacity": 4, "predicted_server_conns_peak": 4, "error": ""}
 JSON
   lt_write "$RUN_DIR/cells/02_vus-8/row.json" <<'JSON'
 {"run_id": "20261122-0000-t", "cell": "02_vus-8", "scenario": "spike", "status": "failed", "axes": {"VUS": "8"},
@@ -47,6 +47,7 @@ JSON
     k6_point http_req_blocked 2026-11-22T01:00:02.250000000+01:00 0 0 1211 load
     k6_point http_req_connecting 2026-11-22T01:00:02.250000000+01:00 2000 0 1211 load
     k6_point http_req_duration 2026-11-22T00:00:02.900000000Z 3000 0 1050 load
+    k6_point http_req_duration 2026-11-22T00:00:04.100000000Z 3000 0 1050 load
   } | gzip >"$RUN_DIR/cells/01_vus-4/k6-samples.json.gz"
 }
 
@@ -109,9 +110,11 @@ JSON
 @test "k6's samples become requests per second by cause and each answered request's latency at its start" {
   run report_cell_data "$RUN_DIR/cells/01_vus-4"
   assert_success
-  # 2026-11-22T00:00:01Z = 1795305601; the +01:00 time is the same second as 00:00:02Z.
-  jq -e '.k6.per_second == {t: [1795305601, 1795305602], answered: [1, 0], connect: [0, 1],
-          reset: [0, 0], timeout: [0, 1], http_error: [0, 0], other: [0, 0]}' <<<"$output"
+  # 2026-11-22T00:00:01Z = 1795305601; the +01:00 time is the same second as
+  # 00:00:02Z; the second without a request (00:00:03) counts 0.
+  jq -e '.k6.per_second == {t: [1795305601, 1795305602, 1795305603, 1795305604], answered: [1, 0, 0, 0],
+          connect: [0, 1, 0, 0], reset: [0, 0, 0, 0], timeout: [0, 1, 0, 1], http_error: [0, 0, 0, 0],
+          other: [0, 0, 0, 0]}' <<<"$output"
   # Started 1.5 - (1000 + 100 + 50) ms before its last sample: at 0.35 s.
   jq -e '.k6.latency == {start: [1795305600.35], ms: [1000], stride: 1, answered: 1}' <<<"$output"
 }
