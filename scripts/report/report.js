@@ -176,10 +176,11 @@
     { key: 'failed_reqs', title: 'failed requests', predicted: 'predicted_failed_users' },
     { key: 'failed_rate', title: 'failed rate' },
     { key: 'lat_p95_ms', title: 'p95 latency of answered requests (ms)' },
+    { key: 'lat_max_ms', title: 'slowest answered request (ms)', predicted: 'predicted_lat_max_ms' },
     { key: 'server_conns_peak', title: 'server_conns_peak against queue_capacity',
       reference: 'queue_capacity', predicted: 'predicted_server_conns_peak' },
     { key: 'listen_overflows', title: 'ListenOverflows', predicted: 'predicted_listen_overflows' },
-    { key: 'tps', title: 'requests per second' },
+    { key: 'tps', title: 'requests per second', predicted: 'predicted_tps' },
   ];
 
   function cellLabel(row) {

@@ -48,7 +48,7 @@ setup() {
         || fail "no chart $name for $cell"
     done
   done
-  for name in failed_reqs failed_rate lat_p95_ms server_conns_peak listen_overflows tps; do
+  for name in failed_reqs failed_rate lat_p95_ms lat_max_ms server_conns_peak listen_overflows tps; do
     jq -e --arg id "chart-across-$name" 'any(.charts[]; .id == $id)' "$PAGE" >/dev/null \
       || fail "no chart of $name across cells"
   done
