@@ -100,3 +100,21 @@ setup() {
     assert_output true
   done
 }
+
+@test "the predictions the rows carry are drawn beside the measured figures" {
+  local figure predicted want
+  for figure in server_conns_peak:predicted_server_conns_peak listen_overflows:predicted_listen_overflows \
+    failed_reqs:predicted_failed_users tps:predicted_tps lat_max_ms:predicted_lat_max_ms; do
+    predicted="${figure#*:}"
+    want="$(jq -s --arg k "$predicted" '[.[] | .[$k] | numbers] | length' "$RUN_DIR"/cells/*/row.json)"
+    run jq -r --arg id "chart-across-${figure%%:*}" --arg k "$predicted" \
+      '.charts[] | select(.id == $id) | .series[] | select(.label == $k) | "\(.points) \(.pixels > 0)"' "$PAGE"
+    if [ "$want" -eq 0 ]; then
+      assert_output ''
+    else
+      assert_output "$want true"
+    fi
+  done
+  # This run's cells saturate, so the kernel's prediction of the peak exists.
+  jq -e -s 'all(.[]; .predicted_server_conns_peak | type == "number")' "$RUN_DIR"/cells/*/row.json
+}
