@@ -201,11 +201,11 @@ report_cell_data() {
   [[ -s "$cell_dir/cell.env" ]] && env="$(results_env_json "$cell_dir/cell.env")"
   [[ -s "$cell_dir/samples.tsv" ]] && samples="$(report_samples_json "$cell_dir/samples.tsv")"
   if [[ -s "$cell_dir/k6-samples.json.gz" ]]; then
-    k6="$(report_k6_series "$cell_dir/k6-samples.json.gz" "$(report_latency_stride "$row")")"
+    k6="$(report_k6_series "$cell_dir/k6-samples.json.gz" "$(report_latency_stride "$row" "$env")")"
   fi
   jq -cn --arg cell "$(basename "$cell_dir")" --argjson row "$row" --argjson env "$env" \
     --argjson samples "$samples" --argjson k6 "${k6:-null}" \
-    '{cell: $cell, row: $row, env: ($env | {TOMCAT_MAX_THREADS, TOMCAT_MAX_CONNECTIONS, DELAY_MS}),
+    '{cell: $cell, row: $row, env: ($env | {TOMCAT_MAX_THREADS, TOMCAT_MAX_CONNECTIONS, DELAY_MS, K6_INSTANCES}),
       samples: $samples, k6: $k6}'
 }
 
@@ -218,11 +218,13 @@ report_samples_json() {
         .[$head[$i]] = [$lines[1:][] | .[$i] | if . == null or . == "" then null else (tonumber? // null) end])' <"$1"
 }
 
-# report_latency_stride ROW_JSON: draw every Nth answered request, so a cell
-# gives at most REPORT_LATENCY_POINTS points.
+# report_latency_stride ROW_JSON ENV_JSON: draw every Nth answered request,
+# so a cell gives at most REPORT_LATENCY_POINTS points. With K6_INSTANCES=N
+# only the first k6 process writes samples: its share of the requests.
 report_latency_stride() {
-  jq -rn --argjson row "$1" --argjson most "$REPORT_LATENCY_POINTS" \
-    '((($row.http_reqs // 0) - ($row.failed_reqs // 0)) / $most | ceil) as $n | if $n < 1 then 1 else $n end'
+  jq -rn --argjson row "$1" --argjson env "$2" --argjson most "$REPORT_LATENCY_POINTS" \
+    '((($row.http_reqs // 0) - ($row.failed_reqs // 0)) / (($env.K6_INSTANCES // "1") | tonumber? // 1) / $most | ceil) as $n
+     | if $n < 1 then 1 else $n end'
 }
 
 # report_k6_series SAMPLES_GZ STRIDE: requests per second by cause and the

@@ -132,9 +132,12 @@
     const id = (name) => `chart-${cell.cell}-${name}`;
     const common = { scales: { x: { time: false, range: xRange } }, cursor: { sync: { key: sync } } };
     const perSecond = cell.k6.per_second;
+    // With K6_INSTANCES=N only the first k6 process writes its samples.
+    const instances = Number((cell.env || {}).K6_INSTANCES || 1);
+    const share = instances > 1 ? ` (k6 instance 1 of ${instances}: its share of the load)` : '';
     const xs = perSecond.t.map((t) => t - t0);
     const causes = ['answered', 'connect', 'reset', 'timeout', 'http_error', 'other'];
-    draw(parent, id('requests'), cell.cell, 'Requests per second by cause (at completion)', xs,
+    draw(parent, id('requests'), cell.cell, `Requests per second by cause (at completion)${share}`, xs,
       causes.map((c) => [line(c, CAUSE_COLORS[c], { points: { show: true, size: 4 } }), perSecond[c]]),
       { yLabel: 'requests/s', uplot: common });
 
@@ -144,7 +147,7 @@
     const starts = order.map((i) => +(latency.start[i] - t0).toFixed(3));
     const ms = order.map((i) => latency.ms[i]);
     const note = latency.stride > 1 ? ` (every ${latency.stride}th of ${latency.answered})` : '';
-    draw(parent, id('latency'), cell.cell, `Latency of each answered request against its start${note}`,
+    draw(parent, id('latency'), cell.cell, `Latency of each answered request against its start${note}${share}`,
       starts, [[dots('latency (ms)', COLORS.blue), ms]],
       { yLabel: 'ms', uplot: Object.assign({}, common, { cursor: { sync: { key: sync }, points: { show: false } } }) });
   }

@@ -132,6 +132,11 @@ JSON
   jq -e '.k6.per_second.answered | length == 20 and add == 20000' <<<"$output"
   report_render "$RUN_DIR"
   [ "$(stat -c %s "$RUN_DIR/report.html")" -lt 400000 ]
+  # Two k6 instances: the file holds the first one's share, so half the stride.
+  printf 'K6_INSTANCES=2\n' >>"$cell/cell.env"
+  jq '.http_reqs = 40000' "$cell/row.json" >"$cell/row.json.new" && mv "$cell/row.json.new" "$cell/row.json"
+  run report_cell_data "$cell"
+  jq -e '.k6.latency.stride == 5 and .env.K6_INSTANCES == "2"' <<<"$output"
 }
 
 @test "the page is self-contained: uPlot, the data and the drawing code inline, nothing fetched" {
