@@ -28,16 +28,15 @@ export function iterationStarted() {
 }
 
 // send(request): run request() (one HTTP call) and note its start and end.
-// Samples are added after the request: nothing but a clock read stands
-// between a released VU and its request.
+// The first request is noted before it is sent: a request that never ends
+// (cut off by the graceful stop) still counts its VU as started.
 export function send(request) {
   const start = Date.now();
-  const res = request();
-  const end = Date.now();
   if (!sentFirst) {
     sentFirst = true;
     firstRequest.add(start);
   }
-  requestEnd.add(end);
+  const res = request();
+  requestEnd.add(Date.now());
   return res;
 }
