@@ -42,6 +42,18 @@ JSON
   assert_output 'checks,run_id=run-1,cell=01_vus-4,scenario=spike,check=say\ "hi"\,\ 2\=2\ &\ c\\d value=1 1795320088000000000'
 }
 
+@test "keys in any order, awkward tag keys and values: a JSON parser reads them, tags come out sorted" {
+  run monitoring_k6_lines 'run 1' 'c,1' 'a=b' <<'JSON'
+{"data":{"tags":{"status":"200","b key":"x,y=z","name":"a \"q\" b\\","z":"","url":"http://x/y"},"value":2.5,"time":"2026-11-22T04:01:28.5Z"},"type":"Point","metric":"http_req_duration"}
+{"data":{"time":"2026-11-22T04:01:29Z","value":true,"tags":{}},"type":"Point","metric":"not_a_number"}
+{"type":"Point","metric":"tabs","data":{"value":-3,"tags":{"t":"a\tb\u00e9"},"time":"2026-11-22T04:01:29Z"}}
+JSON
+  assert_success
+  assert_line --index 0 'http_req_duration,run_id=run\ 1,cell=c\,1,scenario=a\=b,b\ key=x\,y\=z,name=a\ "q"\ b\\,status=200 value=2.5 1795320088500000000'
+  assert_line --index 1 'tabs,run_id=run\ 1,cell=c\,1,scenario=a\=b,t=a\ bé value=-3 1795320089000000000'
+  [ "${#lines[@]}" -eq 2 ]
+}
+
 @test "the error text is left out; error_code stays a tag" {
   run monitoring_k6_lines run-1 01_vus-4 spike <<'JSON'
 {"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28Z","value":1,"tags":{"error":"dial: i/o timeout","error_code":"1211","expected_response":"false","status":"0"}}}
