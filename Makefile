@@ -11,14 +11,16 @@ BATS := $(TOOLS)/bats/node_modules/bats/bin/bats
 JAR := server/target/loadtest-target.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 
-.PHONY: help tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools
+.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
 CDS := server/target/cds/app.jsa
 
-tools: packages $(K6) $(JAR) $(CDS) $(BATS) $(TOOLS)/bin/influxd report-tools ## Install or build everything a run and the tests need
+tools: run-tools $(BATS) $(TOOLS)/bin/influxd ## Install or build everything a run and the tests need
+
+run-tools: packages $(K6) $(JAR) $(CDS) report-tools ## Install or build only what a matrix run needs (report.html inlines uPlot)
 
 packages:
 	@scripts/setup/install-packages.sh
@@ -48,7 +50,7 @@ $(CDS): $(JAR)
 
 # Knobs given as KNOB=value on this command line reach the runner through
 # the environment; it layers them over the matrix.
-run-matrix: tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix; RESUME=<run-id> to finish one), write results/<run-id>/
+run-matrix: run-tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix; RESUME=<run-id> to finish one), write results/<run-id>/
 	@scripts/setup/require.sh root
 	scripts/run-matrix.sh $(MATRIX)
 
