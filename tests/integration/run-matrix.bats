@@ -158,7 +158,13 @@ setup() {
 }
 
 @test "results/latest points at the run" {
-  [ "$(basename "$RUN_DIR")" = "$(jq -r .run_id "$RUN_DIR/manifest.json")" ]
+  # The run is the one directory the runner created; latest names it, relative
+  # to results/ so the tree can move.
+  local -a runs
+  mapfile -t runs < <(find "$LT_RESULTS_DIR" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+  [ "${#runs[@]}" -eq 1 ]
+  [ "$(readlink "$LT_RESULTS_DIR/latest")" = "${runs[0]}" ]
+  [ "$(jq -r .run_id "$LT_RESULTS_DIR/${runs[0]}/manifest.json")" = "${runs[0]}" ]
 }
 
 @test "nothing is left behind: namespaces, target, k6" {

@@ -183,7 +183,11 @@ two_rows() {
 }
 
 @test "the row of a fan-out leaves out what only a local run measures" {
-  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
+  # The instances' rows carry them; the fan-out's row must not add them up.
+  local rows
+  rows="$(jq -c 'map(. + {listen_overflows: 7, server_conns_peak: 12, syn_retrans: 3})' <<<"$(two_rows)")"
+  run ssm_aggregate_row "$rows" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
+  assert_success
   run jq -r 'has("listen_overflows"), has("server_conns_peak"), has("syn_retrans")' <<<"$output"
   assert_output $'false\nfalse\nfalse'
 }
