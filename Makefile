@@ -62,8 +62,9 @@ compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5
 	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
 	THRESHOLD_PCT=$(or $(THRESHOLD_PCT),5) scripts/compare.sh $(A) $(B)
 
-lint: packages ## shellcheck every script
+lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
+	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats
 
 test: tools aws-tools chromium lint ## Unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration

@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # The fan-out against moto's AWS stand-in on 127.0.0.1, with the real AWS CLI,
 # the real target on loopback and real k6.
+# Each @test runs in its own subshell on purpose: what one sources or sets never leaks.
+# shellcheck disable=SC2030,SC2031
 #
 # What was sent is read from moto's request recording (MOTO_ENABLE_RECORDING):
 # its ListCommands lists every instance of the region for a command sent to

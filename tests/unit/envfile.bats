@@ -7,7 +7,7 @@ setup() {
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
-  LT_PROG=test
+  LT_PROG="test"
 }
 
 @test "every knob in defaults.env has a type and a valid default" {

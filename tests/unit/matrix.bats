@@ -7,7 +7,7 @@ setup() {
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
-  LT_PROG=test
+  LT_PROG="test"
   printf 'TOMCAT_ACCEPT_COUNT=1 5\nVUS=12\nSOMAXCONN=2 64 4096\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
 }
 

@@ -30,6 +30,7 @@ setup() {
 
 @test "the Go installers ask the proxy only, without the direct fallback" {
   source "$LT_ROOT/scripts/lib/common.sh"
+  # shellcheck disable=SC2317 # called by go_proxy_without_direct, in place of Go
   go() { printf 'https://proxy.example,direct\n'; }
   run go_proxy_without_direct
   assert_output "https://proxy.example"

@@ -2,6 +2,8 @@
 # The fan-out's pieces without AWS: segments, quoting, settings, the
 # per-instance command, summary extraction, the aggregated row, and the
 # k6-operator manifest.
+# Each @test runs in its own subshell on purpose: settings made in one never leak.
+# shellcheck disable=SC2030,SC2031
 
 setup_file() {
   load '../test_helper'
@@ -12,7 +14,7 @@ setup_file() {
 setup() {
   load '../test_helper'
   lt_source_libs envfile matrix k6 results ssm
-  LT_PROG=test
+  LT_PROG="test"
   PYTHON="$LT_ROOT/.tools/venv/bin/python"
   MATRIX="$BATS_TEST_TMPDIR/small.matrix"
   printf 'VUS=4\nDURATION=2s\nDELAY_MS=10 20\n' | lt_write "$MATRIX"
@@ -192,7 +194,9 @@ two_rows() {
   assert_output $'false\nfalse\nfalse'
 }
 
-# build_command INDEX COUNT: the command of one instance for the small matrix.
+# build_command [WITH_INFLUXDB]: the command of one instance (i-0abc, the
+# second of 3) for the small matrix; with an argument, it writes to InfluxDB.
+# shellcheck disable=SC2120 # the argument comes through bats' run, which shellcheck does not follow
 build_command() {
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
