@@ -8,6 +8,9 @@ import org.springframework.web.bind.annotation.RestController;
 @RestController
 class HelloController {
 
+    /** The longest delay a request may ask for: a minute, well past any cell's request timeout. */
+    static final long MAX_DELAY_MS = 60_000;
+
     private final long defaultDelayMs;
 
     HelloController(TargetProperties properties) {
@@ -30,14 +33,18 @@ class HelloController {
     }
 
     private static long parseDelay(String value) {
+        long delay;
         try {
-            long delay = Long.parseLong(value.trim());
-            if (delay >= 0) {
-                return delay;
-            }
-        } catch (NumberFormatException ignored) {
-            // same answer as a negative number
+            delay = Long.parseLong(value.trim());
+        } catch (NumberFormatException ex) {
+            delay = -1; // same answer as a negative number
         }
-        throw new ApiException(HttpStatus.BAD_REQUEST, "delayMs must be a non-negative integer, got '" + value + "'");
+        if (delay < 0) {
+            throw new ApiException(HttpStatus.BAD_REQUEST, "delayMs must be a non-negative integer, got '" + value + "'");
+        }
+        if (delay > MAX_DELAY_MS) {
+            throw new ApiException(HttpStatus.BAD_REQUEST, "delayMs must be at most " + MAX_DELAY_MS + ", got " + delay);
+        }
+        return delay;
     }
 }

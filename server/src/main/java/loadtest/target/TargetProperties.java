@@ -7,8 +7,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public record TargetProperties(long delayMs) {
 
     public TargetProperties {
-        if (delayMs < 0) {
-            throw new IllegalArgumentException("target.delay-ms (DELAY_MS) must be >= 0, got " + delayMs);
+        if (delayMs < 0 || delayMs > HelloController.MAX_DELAY_MS) {
+            throw new IllegalArgumentException("target.delay-ms (DELAY_MS) must be between 0 and "
+                    + HelloController.MAX_DELAY_MS + ", got " + delayMs);
         }
     }
 }

@@ -48,12 +48,6 @@ class WaitingRoomController {
         return room.stats();
     }
 
-    @PostMapping("/waiting-room/reset")
-    WaitingRoom.Stats reset() {
-        room.reset();
-        return room.stats();
-    }
-
     private String tokenOf(byte[] body) {
         if (body.length > MAX_BODY_BYTES) {
             throw new ApiException(HttpStatus.BAD_REQUEST, "body larger than " + MAX_BODY_BYTES + " bytes");

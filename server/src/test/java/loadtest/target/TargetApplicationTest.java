@@ -68,17 +68,37 @@ class TargetApplicationTest {
         assertThat(slow.body()).isEqualTo("hello");
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
 
-        for (String bad : List.of("-1", "abc", "1.5")) {
+        for (String bad : List.of("-1", "abc", "1.5", String.valueOf(HelloController.MAX_DELAY_MS + 1))) {
             HttpResponse<String> response = send(port, "GET", "/hello?delayMs=" + bad, null);
             assertThat(response.statusCode()).isEqualTo(400);
             assertThat(jsonOf(response).path("error").asText()).contains("delayMs");
         }
+        HttpResponse<String> tooLong = send(port, "GET", "/hello?delayMs=86400000", null);
+        assertThat(jsonOf(tooLong).path("error").asText()).isEqualTo("delayMs must be at most 60000, got 86400000");
         assertThat(send(port, "GET", "/health", null).body()).isEqualTo("ok");
+    }
+
+    /** Emptying the room is an operator's act: only on the management connector, never on the port under load. */
+    @Test
+    void waitingRoomResetsOnlyFromTheManagementPort() throws Exception {
+        send(port, "POST", "/api/wait", null);
+        long before = jsonOf(send(port, "GET", "/api/waiting-room/stats", null)).path("registered").asLong();
+        assertThat(before).isPositive();
+
+        assertThat(send(port, "POST", "/api/waiting-room/reset", null).statusCode()).isEqualTo(404);
+        assertThat(send(port, "POST", "/actuator/waitingroom", null).statusCode()).isEqualTo(404);
+        assertThat(jsonOf(send(port, "GET", "/api/waiting-room/stats", null)).path("registered").asLong())
+                .isGreaterThanOrEqualTo(before);
+
+        HttpResponse<String> reset = send(managementPort, "POST", "/actuator/waitingroom", null);
+        assertThat(reset.statusCode()).isEqualTo(200);
+        assertThat(jsonOf(reset).path("registered").asLong()).isZero();
+        assertThat(jsonOf(send(port, "GET", "/api/waiting-room/stats", null)).path("registered").asLong()).isZero();
     }
 
     @Test
     void waitingRoomOverHttp() throws Exception {
-        send(port, "POST", "/api/waiting-room/reset", null);
+        assertThat(send(managementPort, "POST", "/actuator/waitingroom", null).statusCode()).isEqualTo(200);
         JsonNode first = jsonOf(send(port, "POST", "/api/wait", null));
         JsonNode second = jsonOf(send(port, "POST", "/api/wait", null));
         assertThat(first.path("canEnter").asBoolean()).isTrue();

@@ -29,6 +29,10 @@ class WaitingRoomTest {
         return new WaitingRoom(new WaitingRoomProperties(admitPerSecond, maxInside, stayMs, 500), now::get);
     }
 
+    private WaitingRoom patientRoom(int admitPerSecond) {
+        return new WaitingRoom(new WaitingRoomProperties(admitPerSecond, 0, 1000, 500), now::get, Long.MAX_VALUE / 4);
+    }
+
     private static WaitingRoom.Ticket check(WaitingRoom room, WaitingRoom.Ticket ticket) {
         return room.check(ticket.token()).orElseThrow();
     }
@@ -103,6 +107,78 @@ class WaitingRoomTest {
     }
 
     @Test
+    void budgetHoldsInEverySlidingSecondNotJustPerCalendarSecond() {
+        WaitingRoom room = room(3, 0, 0);
+        now.set(T0 + 900);
+        for (int i = 0; i < 3; i++) {
+            assertThat(room.register().canEnter()).isTrue();
+        }
+        now.set(T0 + 1000); // a new calendar second, but the window still holds the three of T0 + 900
+        List<WaitingRoom.Ticket> late = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            late.add(room.register());
+        }
+        assertThat(late).extracting(WaitingRoom.Ticket::canEnter).containsOnly(false);
+        now.set(T0 + 1899);
+        assertThat(check(room, late.get(0)).canEnter()).isFalse();
+        now.set(T0 + 1900);
+        assertThat(late).extracting(t -> check(room, t).canEnter()).containsOnly(true);
+        assertThat(room.stats().maxAdmittedInOneSecond()).isEqualTo(3);
+    }
+
+    @Test
+    void forgetsSilentVisitorsAndNeverAdmitsOneThatGaveUp() {
+        WaitingRoom room = room(1, 1, 10_000); // the first visitor stays inside 10 s: the others must wait
+        assertThat(room.giveUpAfterMs()).isEqualTo(WaitingRoom.MIN_GIVE_UP_AFTER_MS);
+        WaitingRoom.Ticket first = room.register();
+        WaitingRoom.Ticket quitter = room.register();
+        WaitingRoom.Ticket stayer = room.register();
+        assertThat(first.canEnter()).isTrue();
+        assertThat(stayer.position()).isEqualTo(2);
+
+        now.set(T0 + 900);
+        assertThat(check(room, quitter).position()).isEqualTo(1); // its last poll
+        // The stayer polls every second until the first visitor leaves; the quitter is silent.
+        for (long t = 1_000; t < 10_000; t += 1_000) {
+            now.set(T0 + t);
+            assertThat(check(room, stayer).canEnter()).isFalse();
+        }
+        assertThat(room.check(quitter.token())).as("silent since T0 + 900: forgotten").isEmpty();
+        now.set(T0 + 10_000);
+        WaitingRoom.Ticket stayerNow = check(room, stayer);
+        assertThat(stayerNow.canEnter()).as("the quitter's place goes to the next in line").isTrue();
+
+        WaitingRoom.Stats stats = room.stats();
+        assertThat(stats.admitted()).as("the quitter was never admitted").isEqualTo(2);
+        assertThat(stats.gaveUp()).isEqualTo(1);
+        assertThat(stats.waiting()).isZero();
+
+        // Admitted visitors are forgotten too once silent: nothing stays known for the whole run.
+        now.addAndGet(room.giveUpAfterMs());
+        assertThat(room.check(stayer.token())).isEmpty();
+        assertThat(room.check(first.token())).isEmpty();
+        assertThat(room.stats().known()).isZero();
+    }
+
+    @Test
+    void knowsAtMostMaxVisitorsAtOnce() {
+        WaitingRoom room = room(1, 0, 1000);
+        for (int i = 0; i < WaitingRoom.MAX_VISITORS; i++) {
+            room.register();
+        }
+        assertThatThrownBy(room::register)
+                .isInstanceOfSatisfying(ApiException.class,
+                        ex -> assertThat(ex.status()).isEqualTo(org.springframework.http.HttpStatus.SERVICE_UNAVAILABLE))
+                .hasMessageContaining("waiting room full");
+        assertThat(room.stats().known()).isEqualTo(WaitingRoom.MAX_VISITORS);
+
+        now.addAndGet(room.giveUpAfterMs()); // all silent since: forgotten, and the line drains
+        assertThat(room.register().canEnter()).as("those ahead gave up: they leave the line without spending the budget").isTrue();
+        assertThat(room.stats().known()).isEqualTo(1);
+        assertThat(room.stats().gaveUp()).isEqualTo(WaitingRoom.MAX_VISITORS - 1L);
+    }
+
+    @Test
     void rejectsRulesThatWouldNeverAdmitAnyone() {
         assertThatThrownBy(() -> new WaitingRoomProperties(0, 0, 1000, 1000))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -119,7 +195,7 @@ class WaitingRoomTest {
         int perSecond = 25;
         int threads = 8;
         long endAt = T0 + 5_000;
-        WaitingRoom room = room(perSecond, 0, 1000);
+        WaitingRoom room = patientRoom(perSecond); // nobody gives up: every ticket is checked at the end
         ConcurrentLinkedQueue<Long> firstSeenIn = new ConcurrentLinkedQueue<>();
         ConcurrentLinkedQueue<WaitingRoom.Ticket> all = new ConcurrentLinkedQueue<>();
 
