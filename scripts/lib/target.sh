@@ -77,20 +77,3 @@ target_stop() {
   wait "$TARGET_PID" 2>/dev/null || true
   TARGET_PID=""
 }
-
-# target_metrics PORT NAME...: actuator metrics of the main connector, one
-# value per line in the order asked (empty line if unreadable). One curl for
-# all of them: the sampler runs every second on a machine that may be saturated.
-target_metrics() {
-  local port="$1" name
-  shift
-  local -a urls=()
-  for name in "$@"; do
-    urls+=("http://127.0.0.1:$port/actuator/metrics/$name")
-  done
-  netns_exec server curl -sS --max-time 1 "${urls[@]}" 2>/dev/null \
-    | jq -rs --argjson names "$(printf '%s\n' "$@" | jq -Rn '[inputs]')" '
-        (map({(.name): .measurements[0].value}) | add // {}) as $by_name
-        | $names[] | ($by_name[.] // "" | tostring)' 2>/dev/null \
-    || printf '\n%.0s' "$@"
-}

@@ -47,23 +47,6 @@ NSTAT
   [ "$(counters_value "$BATS_TEST_TMPDIR/delta" client TcpExtListenDrops)" -eq 0 ]
 }
 
-@test "a samples row counts connection states on the target port per side" {
-  run sampler_format_row 8080 1700000000.5 3 4 55.5 120 <<'SS'
-server LISTEN 2 1 198.18.0.1:8080 0.0.0.0:*
-server LISTEN 0 64 127.0.0.1:8081 0.0.0.0:*
-server ESTAB 0 0 198.18.0.1:8080 198.18.0.2:40000
-server ESTAB 0 0 198.18.0.1:8080 198.18.0.2:40001
-server ESTAB 0 0 127.0.0.1:8081 127.0.0.1:50000
-server SYN-RECV 0 0 198.18.0.1:8080 198.18.0.2:40002
-server TIME-WAIT 0 0 198.18.0.1:8080 198.18.0.2:40003
-client ESTAB 0 0 198.18.0.2:40000 198.18.0.1:8080
-client SYN-SENT 0 0 198.18.0.2:40005 198.18.0.1:8080
-client TIME-WAIT 0 0 198.18.0.2:40006 198.18.0.1:8080
-client TIME-WAIT 0 0 198.18.0.2:40007 198.18.0.1:8080
-SS
-  assert_output $'1700000000.500\t2\t1\t2\t1\t1\t1\t2\t3\t4\t55.5\t120'
-}
-
 @test "peaks take the largest value of each series" {
   {
     printf '%s\n' "$SAMPLES_HEADER"

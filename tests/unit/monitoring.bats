@@ -134,10 +134,44 @@ JSON
 }
 
 @test "a monitored cell sends each samples row as it is taken" {
+  # A stand-in for InfluxDB's /write that records when each body came (30 s at most).
+  python3 -c '
+import http.server, sys, time
+class Write(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        with open(sys.argv[1], "a") as log:
+            log.write("%.3f %s %s" % (time.time(), self.path, body))
+        self.send_response(204); self.end_headers()
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Write)
+print(server.server_address[1], flush=True)
+server.timeout = 0.2
+end = time.time() + 30
+while time.time() < end: server.handle_request()
+' "$BATS_TEST_TMPDIR/writes" >"$BATS_TEST_TMPDIR/port" &
+  local server=$! i
+  for ((i = 0; i < 50; i++)); do [[ -s "$BATS_TEST_TMPDIR/port" ]] && break; sleep 0.1; done
   local -A cell=([K6_HTML_REPORT]=0 [SCENARIO]=spike [TOMCAT_MAX_THREADS]=200 [TOMCAT_MAX_CONNECTIONS]=8192)
   MONITORING_ACTIVE=1
+  MONITORING_URL="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")"
+  MONITORING_DB=k6
+  NETNS_HOST_MODE=1
   monitoring_cell_start cell "$CELL_DIR"
-  [ "$SAMPLER_ROW_HOOK" = monitoring_send_sample ]
+  sampler_start "$CELL_DIR/samples.tsv" 9 "" 0.5 3
+  wait "$SAMPLER_PID"
+  SAMPLER_PID=""
+  sleep 0.5
+  kill "$server"
+  wait "$server" || true
+  # One write per row, each sent before the next row was taken.
+  [ "$(grep -c '^[0-9.]* /write?db=k6&precision=ns ltsuite_samples,run_id=run-1,cell=01_vus-4,scenario=spike ' "$BATS_TEST_TMPDIR/writes")" -eq 3 ]
+  grep -q 'tomcat_threads_max=200,tomcat_connections_max=8192 ' "$BATS_TEST_TMPDIR/writes"
+  local sent_first second_row
+  sent_first="$(head -n 1 "$BATS_TEST_TMPDIR/writes" | cut -d' ' -f1)"
+  second_row="$(sed -n 3p "$CELL_DIR/samples.tsv" | cut -f1)"
+  awk -v a="$sent_first" -v b="$second_row" 'BEGIN { exit !(a < b) }'
+  # Without monitoring the cell has no hook and nothing is sent.
   MONITORING_ACTIVE=0
   monitoring_cell_start cell "$CELL_DIR"
   [ -z "$SAMPLER_ROW_HOOK" ]

@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""Samples of queues, connection states and Tomcat threads, at fixed times.
+
+Usage:
+  sampler.py run --out FILE --port P --mgmt-port M --interval S --max N
+                 [--server-ns NS] [--client-ns NS | --client-host] [--k6-mark ARG] [--cost FILE]
+  sampler.py probe --port P [--mgmt-port M]
+
+run: append one row to FILE (and print it on stdout) at start + k x interval,
+k = 0, 1, ..., N - 1, until N rows or SIGTERM. The times never drift: a tick
+that comes late is taken late, the next one is due on the grid again, and a
+tick missed entirely is skipped (counted in the cost file). Each namespace
+gets one long-lived probe (`ip netns exec NS sampler.py probe`, started once)
+that answers every tick; the k6 process (the one whose arguments include
+--k6-mark) is read from /proc. On exit, the cost file gets the sampler's own
+CPU time (its probes included) as JSON.
+
+probe: read a line from stdin, answer one tab-separated line, until EOF:
+  listen_recvq listen_sendq estab syn_recv time_wait threads_busy connections
+for sockets whose local or peer port is P (the listener's queues: accept
+queue length and effective backlog; empty without a listener), with the
+Tomcat metrics from the actuator on 127.0.0.1:M (empty without M or answer).
+Sockets are read with sock_diag netlink, as ss does, without a process per tick.
+"""
+import argparse
+import http.client
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+COLUMNS = ("ts", "listen_recvq", "listen_sendq", "server_estab", "server_syn_recv", "server_time_wait",
+           "client_estab", "client_time_wait", "tomcat_threads_busy", "tomcat_connections",
+           "k6_cpu_pct", "k6_rss_mb")
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+TCP_ESTABLISHED, TCP_SYN_RECV, TCP_TIME_WAIT, TCP_LISTEN, TCP_NEW_SYN_RECV = 1, 3, 6, 10, 12
+
+
+class Stop(Exception):
+    """SIGTERM: end at once, mid-pause or mid-tick."""
+
+
+def on_term(_signum, _frame):
+    raise Stop()
+
+
+# --- probe: inside one namespace ---------------------------------------------------------------
+
+def tcp_sockets(family):
+    """(state, local port, peer port, recv-q, send-q) of every TCP socket of a family."""
+    request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + bytes(48)
+    header = struct.pack("=LHHLL", 16 + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as sock:
+        sock.sendall(header + request)
+        while True:
+            data = sock.recv(1 << 17)
+            offset = 0
+            while offset + 16 <= len(data):
+                length, kind = struct.unpack_from("=LH", data, offset)
+                if kind == NLMSG_DONE:
+                    return
+                if kind == NLMSG_ERROR or length < 16:
+                    raise OSError("sock_diag answered with an error")
+                body = offset + 16
+                state = data[body + 1]
+                local_port, peer_port = struct.unpack_from("!HH", data, body + 4)
+                recv_q, send_q = struct.unpack_from("=LL", data, body + 56)
+                yield state, local_port, peer_port, recv_q, send_q
+                offset += (length + 3) & ~3
+
+
+def socket_counts(port):
+    """[recv-q, send-q, estab, syn-recv, time-wait] on PORT ("" queues without a listener)."""
+    recv_q = send_q = ""
+    estab = syn_recv = time_wait = 0
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for state, local_port, peer_port, rq, wq in tcp_sockets(family):
+            if state == TCP_LISTEN:
+                if local_port == port:
+                    recv_q, send_q = rq, wq
+                continue
+            if local_port != port and peer_port != port:
+                continue
+            if state == TCP_ESTABLISHED:
+                estab += 1
+            elif state in (TCP_SYN_RECV, TCP_NEW_SYN_RECV):
+                syn_recv += 1
+            elif state == TCP_TIME_WAIT:
+                time_wait += 1
+    return [recv_q, send_q, estab, syn_recv, time_wait]
+
+
+class Actuator:
+    """Tomcat metrics over one kept-alive connection to the management port."""
+
+    NAMES = ("tomcat.threads.busy", "tomcat.connections.current")
+
+    def __init__(self, port):
+        self.port = port
+        self.conn = None
+
+    def values(self):
+        if not self.port:
+            return ["", ""]
+        out = []
+        for name in self.NAMES:
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
+                self.conn.request("GET", "/actuator/metrics/" + name)
+                answer = self.conn.getresponse()
+                body = answer.read()
+                value = json.loads(body)["measurements"][0]["value"] if answer.status == 200 else ""
+            except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError, TypeError):
+                if self.conn is not None:
+                    self.conn.close()
+                self.conn = None
+                value = ""
+            out.append(number(value))
+        return out
+
+
+def number(value):
+    """A metric as the table writes it: 3.0 as 3, no value as empty."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return ""
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def probe(args):
+    actuator = Actuator(args.mgmt_port)
+    for _ in sys.stdin:
+        try:
+            fields = socket_counts(args.port)
+        except OSError:
+            fields = ["", "", "", "", ""]
+        fields += actuator.values()
+        sys.stdout.write("\t".join(str(field) for field in fields) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+# --- run: on the host ------------------------------------------------------------------------------
+
+class Probe:
+    """One probe process in a namespace (or on the host), asked once per tick."""
+
+    def __init__(self, namespace, port, mgmt_port):
+        command = [sys.executable, os.path.abspath(__file__), "probe", "--port", str(port)]
+        if mgmt_port:
+            command += ["--mgmt-port", str(mgmt_port)]
+        if namespace:
+            command = ["ip", "netns", "exec", namespace] + command
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def ask(self):
+        try:
+            self.process.stdin.write("\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except (OSError, ValueError):
+            line = ""
+        fields = line.rstrip("\n").split("\t")
+        return fields if len(fields) == 7 else None
+
+    def stop(self):
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class K6Usage:
+    """CPU percent (over the last tick) and resident MB of the k6 marked by an argument."""
+
+    def __init__(self, mark):
+        self.mark = mark
+        self.pid = None
+        self.previous = None
+        self.ticks_per_s = os.sysconf("SC_CLK_TCK")
+
+    def find(self):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/comm" % entry) as comm:
+                    if comm.read().strip() != "k6":
+                        continue
+                with open("/proc/%s/cmdline" % entry, "rb") as cmdline:
+                    if self.mark.encode() in cmdline.read().split(b"\0"):
+                        return int(entry)
+            except OSError:
+                continue
+        return None
+
+    def read(self, now):
+        if not self.mark:
+            return ["", ""]
+        if self.pid is None or not os.path.exists("/proc/%d" % self.pid):
+            self.pid, self.previous = self.find(), None
+        if self.pid is None:
+            return ["", ""]
+        try:
+            with open("/proc/%d/stat" % self.pid) as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            ticks = int(fields[11]) + int(fields[12])
+            rss = ""
+            with open("/proc/%d/status" % self.pid) as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        rss = "%.0f" % (int(line.split()[1]) / 1024)
+        except (OSError, IndexError, ValueError):
+            self.pid, self.previous = None, None
+            return ["", ""]
+        cpu = ""
+        if self.previous and now > self.previous[1]:
+            cpu = "%.1f" % ((ticks - self.previous[0]) / self.ticks_per_s / (now - self.previous[1]) * 100)
+        self.previous = (ticks, now)
+        return [cpu, rss]
+
+
+def row(ts, server, client, k6):
+    """One samples line (see COLUMNS) from the probes' answers (None: that side is absent)."""
+    server = server or ["", "", 0, 0, 0, "", ""]
+    client = client or ["", "", 0, 0, 0, "", ""]
+    fields = ["%.3f" % ts, server[0], server[1], server[2], server[3], server[4],
+              client[2], client[4], server[5], server[6]] + k6
+    return "\t".join(str(field) for field in fields)
+
+
+def run(args):
+    start = time.monotonic()
+    cpu_start = os.times()
+    probes = {}
+    taken = missed = 0
+    try:
+        if args.server_ns:
+            probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port)
+        if args.client_ns or args.client_host:
+            probes["client"] = Probe(args.client_ns, args.port, None)
+        k6 = K6Usage(args.k6_mark)
+        with open(args.out, "a") as out:
+            for k in range(args.max):
+                due = start + k * args.interval
+                late = time.monotonic() - due
+                if late >= args.interval:
+                    missed += 1  # this tick's time has passed already: the next is on the grid
+                    continue
+                if late < 0:
+                    time.sleep(-late)
+                ts = time.time()
+                answers = {side: p.ask() for side, p in probes.items()}
+                line = row(ts, answers.get("server"), answers.get("client"), k6.read(time.monotonic()))
+                out.write(line + "\n")
+                out.flush()
+                taken += 1
+                sys.stdout.write(line + "\n")
+                sys.stdout.flush()
+    except (Stop, BrokenPipeError):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for p in probes.values():
+            p.stop()
+        if args.cost:
+            used = os.times()
+            cpu = sum(used[:4]) - sum(cpu_start[:4])
+            wall = time.monotonic() - start
+            with open(args.cost, "w") as cost:
+                json.dump({"samples": taken, "missed_ticks": missed, "interval_s": args.interval,
+                           "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
+                           "cpu_pct": round(cpu / wall * 100, 2) if wall > 0 else None,
+                           "probes": sorted(probes)}, cost)
+                cost.write("\n")
+    return 0
+
+
+def port_or_none(value):
+    """A port number; empty means none."""
+    return int(value) if value else None
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="sampler.py")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run")
+    p_run.add_argument("--out", required=True)
+    p_run.add_argument("--port", type=int, required=True)
+    p_run.add_argument("--mgmt-port", type=port_or_none)
+    p_run.add_argument("--interval", type=float, required=True)
+    p_run.add_argument("--max", type=int, required=True)
+    p_run.add_argument("--server-ns", default="")
+    p_run.add_argument("--client-ns", default="")
+    p_run.add_argument("--client-host", action="store_true")
+    p_run.add_argument("--k6-mark", default="")
+    p_run.add_argument("--cost")
+    p_probe = sub.add_parser("probe")
+    p_probe.add_argument("--port", type=int, required=True)
+    p_probe.add_argument("--mgmt-port", type=port_or_none)
+    args = parser.parse_args(argv[1:])
+    if args.command == "probe":
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        return probe(args)
+    if args.interval <= 0 or args.max < 0:
+        parser.error("--interval must be > 0 and --max >= 0")
+    signal.signal(signal.SIGTERM, on_term)
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

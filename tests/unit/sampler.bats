@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# The sampler (lib/sampler.py) against the kernel of this host: real sockets
+# on the loopback, no namespaces (those belong to the runner). The probe reads
+# what ss reads (sock_diag); the run mode keeps to its time grid.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs sampler
+  LT_PROG="test"
+  LT_RUN_ID="sampler-test-$$"
+  NETNS_HOST_MODE=1
+  LISTENER_PID=""
+}
+
+teardown() {
+  sampler_stop
+  if [[ -n "$LISTENER_PID" ]]; then
+    kill "$LISTENER_PID" 2>/dev/null || true
+    wait "$LISTENER_PID" 2>/dev/null || true
+  fi
+}
+
+# start_listener: a listener on 127.0.0.1 with a backlog of 5, three clients
+# connected and one of them accepted; its port goes to LISTEN_PORT. It lives
+# 30 s at most.
+start_listener() {
+  python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(5)
+clients = [socket.create_connection(s.getsockname()) for _ in range(3)]
+accepted, _ = s.accept()
+print(s.getsockname()[1], flush=True)
+time.sleep(30)
+' >"$BATS_TEST_TMPDIR/port" &
+  LISTENER_PID=$!
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [[ -s "$BATS_TEST_TMPDIR/port" ]] && break
+    sleep 0.1
+  done
+  LISTEN_PORT="$(cat "$BATS_TEST_TMPDIR/port")"
+  [[ -n "$LISTEN_PORT" ]] || fail "the listener did not start"
+}
+
+@test "a probe counts what ss counts on the port: accept queue, backlog, connections per state" {
+  start_listener
+  printf '\n\n' | python3 "$SAMPLER_PROGRAM" probe --port "$LISTEN_PORT" >"$BATS_TEST_TMPDIR/probe.out"
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/probe.out")" -eq 2 ]
+  # Two connections wait in the accept queue of 5; three client ends and three
+  # server ends are established; no metrics without a management port.
+  [ "$(head -n 1 "$BATS_TEST_TMPDIR/probe.out")" = "$(printf '2\t5\t6\t0\t0\t\t')" ]
+  # The same as ss says.
+  [ "$(ss -Htan "sport = :$LISTEN_PORT" | awk '$1 == "LISTEN" { print $2 "/" $3 }')" = 2/5 ]
+  [ "$(ss -Htan "( sport = :$LISTEN_PORT or dport = :$LISTEN_PORT )" | awk '$1 == "ESTAB"' | wc -l)" -eq 6 ]
+}
+
+@test "rows keep to start + k x interval: no drift, the header unchanged, the cost recorded" {
+  start_listener
+  sampler_start "$BATS_TEST_TMPDIR/samples.tsv" "$LISTEN_PORT" "" 0.25 8
+  wait "$SAMPLER_PID"
+  SAMPLER_PID=""
+  [ "$(head -n 1 "$BATS_TEST_TMPDIR/samples.tsv")" = "$SAMPLES_HEADER" ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/samples.tsv")" -eq 9 ]
+  # Every row has the header's columns; the client side (this host) sees its 3 connections.
+  awk -F'\t' 'NR > 1 && (NF != 12 || $7 != 6) { exit 1 }' "$BATS_TEST_TMPDIR/samples.tsv"
+  # Rows 2..8 lie on the grid of row 2 within 0.1 s each (the first waits for the probe to start):
+  # a pause added after each sample's work would fall further behind with every row.
+  awk -F'\t' 'NR == 3 { t0 = $1 } NR > 3 { off = $1 - t0 - (NR - 3) * 0.25; if (off < -0.1 || off > 0.1) { print "row " NR - 1 " off by " off; exit 1 } }' \
+    "$BATS_TEST_TMPDIR/samples.tsv"
+  jq -e '.samples == 8 and .missed_ticks == 0 and .cpu_s > 0 and .wall_s >= 1.75 and .probes == ["client"]' \
+    "$BATS_TEST_TMPDIR/sampler.json"
+}
+
+@test "a stop ends the sampler at once, mid-pause, and ends its probe" {
+  start_listener
+  sampler_start "$BATS_TEST_TMPDIR/samples.tsv" "$LISTEN_PORT" "" 30 5
+  local pid="$SAMPLER_PID" probe start
+  sleep 1
+  probe="$(pgrep -P "$pid")"
+  [ -n "$probe" ]
+  start="$(date +%s%N)"
+  sampler_stop
+  [ $(($(date +%s%N) - start)) -lt 2000000000 ]
+  ! kill -0 "$pid" 2>/dev/null
+  ! kill -0 "$probe" 2>/dev/null
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/samples.tsv")" -eq 2 ]
+}
+
+@test "the k6 of this run is read from /proc: its CPU and memory fill the last columns" {
+  start_listener
+  # A stand-in named k6 that burns CPU, marked like the runner's k6 (-e LT_RUN_ID=...).
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  cp "$(command -v bash)" "$BATS_TEST_TMPDIR/bin/k6"
+  "$BATS_TEST_TMPDIR/bin/k6" -c 'end=$((SECONDS + 3)); while ((SECONDS < end)); do :; done' k6 -e "LT_RUN_ID=$LT_RUN_ID" &
+  local burner=$!
+  sampler_start "$BATS_TEST_TMPDIR/samples.tsv" "$LISTEN_PORT" "" 0.5 4
+  wait "$SAMPLER_PID"
+  SAMPLER_PID=""
+  wait "$burner" || true
+  # Rows after the first have a CPU figure (a spinning process: well above 50 %) and a resident size.
+  awk -F'\t' 'NR > 2 && !($11 > 50 && $12 > 0) { print; exit 1 }' "$BATS_TEST_TMPDIR/samples.tsv"
+}
+
+@test "LT_SAMPLER=off writes the header only and starts nothing" {
+  LT_SAMPLER=off sampler_start "$BATS_TEST_TMPDIR/samples.tsv" 9 "" 1 5
+  [ -z "$SAMPLER_PID" ]
+  [ "$(cat "$BATS_TEST_TMPDIR/samples.tsv")" = "$SAMPLES_HEADER" ]
+}
+
+@test "the program's columns are samples.tsv's header" {
+  run python3 -c 'import importlib.util, sys
+spec = importlib.util.spec_from_file_location("sampler", sys.argv[1])
+module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)
+print("\t".join(module.COLUMNS))' "$SAMPLER_PROGRAM"
+  assert_output "$SAMPLES_HEADER"
+}
