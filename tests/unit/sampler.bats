@@ -2,6 +2,8 @@
 # The sampler (lib/sampler.py) against the kernel of this host: real sockets
 # on the loopback, no namespaces (those belong to the runner). The probe reads
 # what ss reads (sock_diag); the run mode keeps to its time grid.
+# Each @test runs in its own subshell on purpose: state set in one never leaks.
+# shellcheck disable=SC2030,SC2031
 
 setup() {
   load '../test_helper'
