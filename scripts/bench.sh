@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
-#        BENCH_SECTIONS="orchestration perturbation capacity wrk", a subset runs only those)
+#        BENCH_SECTIONS="orchestration perturbation capacity wrk sampler", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
@@ -13,6 +13,8 @@
 #   3. generator capacity: the largest spike against a 5 s endpoint that one
 #      k6 process sustains, with its memory per VU and CPU
 #   4. reference: requests per second of wrk versus the spike scenario
+#   5. sampler: the same cell with the sampler on and off (LT_SAMPLER), its
+#      own CPU time (sampler.json) and what it costs the cell
 set -euo pipefail
 
 LT_PROG=bench
@@ -25,7 +27,7 @@ done
 
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
-readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity wrk}"
+readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity wrk sampler}"
 BENCH_DIR=""
 STARTED_MONITORING=0
 
@@ -35,8 +37,8 @@ main() {
   local section
   for section in $SECTIONS; do
     case "$section" in
-      orchestration | perturbation | capacity | wrk) ;;
-      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity wrk)" ;;
+      orchestration | perturbation | capacity | wrk | sampler) ;;
+      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity wrk sampler)" ;;
     esac
   done
   [[ $EUID -eq 0 ]] || abort "the benchmarks run the suite, which needs root"
@@ -79,7 +81,7 @@ record() {
 }
 
 bench_orchestration() {
-  say "1/4 orchestration overhead: 4 short cells per start mode, alternating"
+  say "1/5 orchestration overhead: 4 short cells per start mode, alternating"
   local rep run_dir row
   for ((rep = 1; rep <= REPS; rep++)); do
     run_dir="$(run_matrix "orchestration-$rep" \
@@ -93,7 +95,7 @@ bench_orchestration() {
 }
 
 bench_perturbation() {
-  say "2/4 metrics perturbation: monitoring defaults versus none, two regimes"
+  say "2/5 metrics perturbation: monitoring defaults versus none, two regimes"
   if ! "$LT_ROOT/scripts/monitoring.sh" status >/dev/null 2>&1; then
     "$LT_ROOT/scripts/monitoring.sh" up --native >&2 || abort "cannot start InfluxDB"
     STARTED_MONITORING=1
@@ -122,7 +124,7 @@ bench_perturbation() {
 }
 
 bench_capacity() {
-  say "3/4 generator capacity: spikes of $CAPACITY_VUS VUs against a 5 s endpoint"
+  say "3/5 generator capacity: spikes of $CAPACITY_VUS VUs against a 5 s endpoint"
   local vus run_dir
   for vus in $CAPACITY_VUS; do
     # Queues as large as the spike and every thread started with the
@@ -146,7 +148,7 @@ bench_capacity() {
 # bench_wrk: wrk and k6 against one running target, alternating, in the
 # suite's namespaces (the same path the scenarios take).
 bench_wrk() {
-  say "4/4 reference: wrk versus the spike scenario, 50 connections, fast endpoint"
+  say "4/5 reference: wrk versus the spike scenario, 50 connections, fast endpoint"
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   local -A cell=()
@@ -176,6 +178,26 @@ bench_wrk() {
   done
   target_stop
   netns_down
+}
+
+# bench_sampler: the seeds' regime (1000 users, 1 s endpoint: 2000 sockets
+# per sample) with the sampler off and on, alternating; the sampler's own
+# CPU (its probes included) from sampler.json.
+bench_sampler() {
+  say "5/5 sampler: the same cell with the sampler off and on"
+  local rep variant run_dir
+  for ((rep = 1; rep <= REPS; rep++)); do
+    for variant in off on; do
+      run_dir="$(LT_SAMPLER="$variant" run_matrix "sampler-$variant-$rep" \
+        "VUS=1000" "DELAY_MS=1000" "DURATION=15s" "TOMCAT_MAX_THREADS=1000" "SERVER_HEAP=1g" "GRACEFUL_STOP=3s")"
+      record sampler "$(jq -c --argjson rep "$rep" --arg v "$variant" \
+        --argjson cost "$(cat "$run_dir/cells/01/sampler.json" 2>/dev/null || printf null)" '{rep: $rep, variant: $v,
+          tps: .tps, p95_ms: .lat_p95_ms, wall_s: .cell_wall_s, k6_cpu_avg_pct: .k6_cpu_avg_pct,
+          sampler_cpu_s: $cost.cpu_s, sampler_cpu_pct: $cost.cpu_pct, samples: $cost.samples,
+          sampler_cpu_ms_per_sample: (if ($cost.samples // 0) > 0 then $cost.cpu_s * 1000 / $cost.samples else null end),
+          missed_ticks: $cost.missed_ticks}' "$run_dir/cells/01/row.json")"
+    done
+  done
 }
 
 # render: bench.json (every measurement and the medians) and bench.md.

@@ -26,4 +26,16 @@ def s: "\(.median | f) (\(.min | f)..\(.max | f), n=\(.n))";
 "## 4. Reference: wrk versus the spike scenario (50 connections, fast endpoint)",
 "",
 "- k6 / wrk requests per second: \(.reference.ratio_k6_over_wrk | s)",
-"- wrk: \(.reference.wrk_rps | s) req/s; k6: \(.reference.k6_rps | s) req/s"
+"- wrk: \(.reference.wrk_rps | s) req/s; k6: \(.reference.k6_rps | s) req/s",
+"",
+"## 5. Sampler (1000 users, 1 s endpoint; sampler on / off)",
+"",
+"| | sampler off | sampler on | on / off |",
+"|---|---|---|---|",
+(.sampler as $s |
+  "| TPS | \($s.tps.off | s) | \($s.tps.on | s) | \($s.tps_ratio | s) |",
+  "| p95 ms | \($s.p95_ms.off | s) | \($s.p95_ms.on | s) | \($s.p95_ratio | s) |",
+  "| cell wall s | \($s.wall_s.off | s) | \($s.wall_s.on | s) | |",
+  "",
+  "- the sampler's own CPU, probes included: \($s.cpu_pct | s) % of one core; \($s.cpu_ms_per_sample | s) ms per sample",
+  "- ticks missed: \($s.missed_ticks | s)")

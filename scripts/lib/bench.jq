@@ -25,6 +25,18 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
             k6_cpu_avg_pct: ($p | by_variant("k6_cpu_avg_pct"))
           }}) | from_entries),
     capacity: [$all[] | select(.figure == "capacity") | del(.figure)],
+    sampler: (
+      [$all[] | select(.figure == "sampler")] as $s
+      | {
+          tps_ratio: ([$s | group_by(.rep)[] | (map(select(.variant == "on"))[0].tps) / (map(select(.variant == "off"))[0].tps)] | spread),
+          p95_ratio: ([$s | group_by(.rep)[] | (map(select(.variant == "on"))[0].p95_ms) / (map(select(.variant == "off"))[0].p95_ms)] | spread),
+          tps: ($s | by_variant("tps")),
+          p95_ms: ($s | by_variant("p95_ms")),
+          wall_s: ($s | by_variant("wall_s")),
+          cpu_pct: ([$s[] | select(.variant == "on") | .sampler_cpu_pct] | spread),
+          cpu_ms_per_sample: ([$s[] | select(.variant == "on") | .sampler_cpu_ms_per_sample] | spread),
+          missed_ticks: ([$s[] | select(.variant == "on") | .missed_ticks] | spread)
+        }),
     reference: ([$all[] | select(.figure == "reference")] | {ratio_k6_over_wrk: (map(.ratio) | spread),
       wrk_rps: (map(.wrk_rps) | spread), k6_rps: (map(.k6_rps) | spread)})
   }

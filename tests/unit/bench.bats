@@ -47,3 +47,19 @@ JSON
   assert_output --partial "## 4. Reference"
   assert_output --partial "k6 / wrk requests per second: 0.5 (0.5..0.5, n=1)"
 }
+
+@test "the sampler's figures put on and off side by side, with its own CPU" {
+  run summarise <<'JSON'
+{"figure":"sampler","rep":1,"variant":"off","tps":1000,"p95_ms":1010,"wall_s":20,"sampler_cpu_pct":null,"sampler_cpu_ms_per_sample":null,"missed_ticks":null}
+{"figure":"sampler","rep":1,"variant":"on","tps":980,"p95_ms":1020,"wall_s":21,"sampler_cpu_pct":1.5,"sampler_cpu_ms_per_sample":15,"missed_ticks":0}
+{"figure":"sampler","rep":2,"variant":"off","tps":1000,"p95_ms":1010,"wall_s":20,"sampler_cpu_pct":null,"sampler_cpu_ms_per_sample":null,"missed_ticks":null}
+{"figure":"sampler","rep":2,"variant":"on","tps":1000,"p95_ms":1010,"wall_s":20,"sampler_cpu_pct":2.5,"sampler_cpu_ms_per_sample":25,"missed_ticks":1}
+JSON
+  assert_success
+  jq -e '.sampler.tps_ratio == {median: 0.99, min: 0.98, max: 1, n: 2}' <<<"$output"
+  jq -e '.sampler.cpu_pct.median == 2 and .sampler.cpu_ms_per_sample.max == 25 and .sampler.missed_ticks.max == 1' <<<"$output"
+  jq -e '.sampler.wall_s.on.median == 20.5 and .sampler.tps.off.n == 2' <<<"$output"
+  run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
+  assert_output --partial "| TPS | 1000 (1000..1000, n=2) | 990 (980..1000, n=2) | 0.99 (0.98..1, n=2) |"
+  assert_output --partial "the sampler's own CPU, probes included: 2 (1.5..2.5, n=2) % of one core"
+}
