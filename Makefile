@@ -80,7 +80,7 @@ clean-tools: ## Remove .tools/ (installed tools)
 
 # --- Monitoring: InfluxDB (+ Grafana with Docker) -------------------------------
 .PHONY: up down monitoring-status compose-client
-up: ## Start InfluxDB (+ Grafana): docker compose when a Docker engine answers, native otherwise
+up: ## Start InfluxDB (+ Grafana): docker compose when a Docker engine has the images, native otherwise (MONITORING_STACK=native|compose chooses)
 	scripts/monitoring.sh up
 
 down: ## Stop what make up started

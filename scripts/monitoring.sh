@@ -2,12 +2,14 @@
 # Summary: start, stop or check the InfluxDB (+ Grafana) that stores the runs' metrics; send a finished run to it.
 # Usage: scripts/monitoring.sh up [--native|--compose] | down | status | ship RUN_DIR
 #        INFLUXDB_URL and INFLUXDB_DB default to env/defaults.env; state lives in LT_DATA_DIR (.data/)
+#        MONITORING_STACK=native|compose chooses as --native|--compose do
 #
 # up: docker compose (InfluxDB + Grafana, compose/) when a Docker engine
-# answers, otherwise a native influxd (.tools/bin, built by
+# answers and has the stack's images (in its store, or pulled from a
+# registry), otherwise a native influxd (.tools/bin, built by
 # scripts/setup/install-influxd.sh) bound to 127.0.0.1 with its data in
-# .data/influxdb. down stops what up started. ship sends a run's files
-# (written while no InfluxDB was up) after the fact.
+# .data/influxdb, saying why. down stops what up started. ship sends a run's
+# files (written while no InfluxDB was up) after the fact.
 set -euo pipefail
 
 LT_PROG=monitoring
@@ -69,25 +71,37 @@ read_settings() {
 }
 
 # cmd_up [--native|--compose]: start InfluxDB (and Grafana with compose).
+# Without an option, MONITORING_STACK (native, compose; empty: choose) decides.
 cmd_up() {
-  local how="${1:-auto}"
+  local how="${1:-}" why
   [[ $# -le 1 ]] || usage_error "up takes one option at most: --native or --compose"
+  if [[ -z "$how" ]]; then
+    case "${MONITORING_STACK:-}" in
+      "") how=auto ;;
+      native | compose) how="--$MONITORING_STACK" ;;
+      *) usage_error "MONITORING_STACK='$MONITORING_STACK': use native, compose, or leave it empty to choose" ;;
+    esac
+  fi
   case "$how" in
     --native) native_up ;;
     --compose)
       docker_engine_answers || abort "no Docker engine answers ('docker info' fails); start one or use: $0 up --native"
       compose_find || abort "no compose client; scripts/setup/install-compose.sh installs one"
+      why="$(compose_images_get)" || abort "$why; MONITORING_STACK=native (or up --native) runs InfluxDB without Docker"
       compose_up
       ;;
     auto)
-      if docker_engine_answers; then
-        if compose_find; then
-          compose_up
-          return
-        fi
-        warn "a Docker engine answers but there is no compose client (scripts/setup/install-compose.sh installs one); starting InfluxDB natively"
+      if ! docker_engine_answers; then
+        native_up
+      elif ! compose_find; then
+        warn "a Docker engine answers but there is no compose client (scripts/setup/install-compose.sh installs one); starting InfluxDB natively, without Grafana"
+        native_up
+      elif ! why="$(compose_images_get)"; then
+        warn "a Docker engine answers but $why; starting InfluxDB natively, without Grafana (MONITORING_STACK=compose makes this an error)"
+        native_up
+      else
+        compose_up
       fi
-      native_up
       ;;
     *) usage_error "unknown option '$how' (--native or --compose)" ;;
   esac
@@ -275,6 +289,22 @@ compose_run() {
   else
     GRAFANA_ADMIN_PASSWORD=unused "${COMPOSE[@]}" -p "$COMPOSE_PROJECT" -f "$COMPOSE_FILE" "$@"
   fi
+}
+
+# compose_images_get: make sure the engine has the stack's images (those
+# of compose/docker-compose.yml): from its store, else pulled (5 minutes at
+# most each). Fails with the reason on stdout, e.g. when no registry answers.
+compose_images_get() {
+  local image error
+  while IFS= read -r image; do
+    docker image inspect "$image" </dev/null >/dev/null 2>&1 && continue
+    say "pulling $image"
+    if ! error="$(timeout 300 docker pull -q "$image" </dev/null 2>&1 >/dev/null)"; then
+      printf 'image %s is not in its store and cannot be pulled (%s)' "$image" \
+        "$(printf '%s' "${error:-timed out}" | tr '\n' ' ' | cut -c1-200)"
+      return 1
+    fi
+  done < <(sed -n 's/^ *image: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$COMPOSE_FILE")
 }
 
 # compose_up: InfluxDB and Grafana (not the target and k6 profiles).

@@ -327,6 +327,59 @@ PY
   grep -q "bind-address = \"${URL_A#http://}\"" "$DATA_A/influxdb/influxdb.conf"
 }
 
+# fake_docker_without_registry: a docker command on PATH that plays an engine
+# which answers, has a compose client, has no image in its store and reaches
+# no registry (as on a machine without internet).
+fake_docker_without_registry() {
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  cat >"$BATS_TEST_TMPDIR/bin/docker" <<'SH'
+#!/usr/bin/env bash
+printf '%s\n' "$*" >>"${BASH_SOURCE[0]}.calls"
+case "$1 ${2:-}" in
+  "info "*) exit 0 ;;
+  "compose version") echo "Docker Compose version v2.20.2"; exit 0 ;;
+  "image inspect") echo "Error: No such image: $3" >&2; exit 1 ;;
+  "pull "*) echo "Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host" >&2; exit 1 ;;
+esac
+exit 64
+SH
+  chmod +x "$BATS_TEST_TMPDIR/bin/docker"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH"
+}
+
+@test "make up with a Docker engine but no registry falls back to the native InfluxDB and says why" {
+  fake_docker_without_registry
+  LT_DATA_DIR="$DATA_A" INFLUXDB_URL="$URL_A" run "$LT_ROOT/scripts/monitoring.sh" up
+  assert_success
+  assert_output --partial "a Docker engine answers but image influxdb:1.8.10 is not in its store and cannot be pulled"
+  assert_output --partial "no such host"
+  assert_output --partial "starting InfluxDB natively, without Grafana"
+  assert_output --partial "InfluxDB already runs (pid $(cat "$DATA_A/influxdb/influxd.pid"))"
+  # Compose was never asked to start anything.
+  run grep -c '^compose ' "$BATS_TEST_TMPDIR/bin/docker.calls"
+  assert_output 1
+  [ ! -e "$DATA_A/compose.started" ]
+}
+
+@test "MONITORING_STACK chooses: compose fails clearly without its images, native skips Docker, others are refused" {
+  fake_docker_without_registry
+  LT_DATA_DIR="$DATA_A" INFLUXDB_URL="$URL_A" MONITORING_STACK=compose run "$LT_ROOT/scripts/monitoring.sh" up
+  assert_failure
+  assert_output --partial "image influxdb:1.8.10 is not in its store and cannot be pulled"
+  assert_output --partial "MONITORING_STACK=native"
+  [ ! -e "$DATA_A/compose.started" ]
+
+  rm -f "$BATS_TEST_TMPDIR/bin/docker.calls"
+  LT_DATA_DIR="$DATA_A" INFLUXDB_URL="$URL_A" MONITORING_STACK=native run "$LT_ROOT/scripts/monitoring.sh" up
+  assert_success
+  assert_output --partial "InfluxDB already runs"
+  [ ! -e "$BATS_TEST_TMPDIR/bin/docker.calls" ]
+
+  LT_DATA_DIR="$DATA_A" INFLUXDB_URL="$URL_A" MONITORING_STACK=podman run "$LT_ROOT/scripts/monitoring.sh" up
+  assert_failure
+  assert_output --partial "MONITORING_STACK='podman': use native, compose, or leave it empty"
+}
+
 @test "monitoring.sh status fails for the stopped InfluxDB" {
   LT_DATA_DIR="$DATA_B" INFLUXDB_URL="$URL_B" run "$LT_ROOT/scripts/monitoring.sh" status
   assert_failure
