@@ -246,18 +246,18 @@ ssm_scenario_tags() {
   jq -r '.tags // {} | to_entries[] | "\(.key)=\(.value)"' <<<"$inspected"
 }
 
-# ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the shell script that
-# instance INDEX (0-based) of COUNT runs. Reads SSM_RUN_ID, SSM_CELL_ID,
-# SSM_START_AT (epoch seconds), SSM_BUNDLE_FILE, SSM_BUNDLE_S3_URI (empty:
-# the bundle goes inline) and SSM_TAGS (name=value...). POSIX sh, since the
-# instance's /bin/sh may not be bash.
+# ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the command instance
+# INDEX (0-based) of COUNT runs: its settings as shell assignments and k6's
+# arguments as `set --`, then scripts/ssm-instance.sh as it is in the repo
+# (all the logic; POSIX sh). Reads SSM_RUN_ID, SSM_CELL_ID, SSM_START_AT
+# (epoch seconds), SSM_BUNDLE_FILE, SSM_BUNDLE_S3_URI (empty: the bundle goes
+# inline) and SSM_TAGS (name=value...).
 ssm_instance_command() {
   local cell_env="$1" instance="$2" index="$3" count="$4"
   local workdir="${FANOUT[FANOUT_WORKDIR]%/}/$SSM_RUN_ID/$SSM_CELL_ID/$instance"
-  local scenario segment sha line tag
+  local scenario segment line tag bundle_b64="" aws_args=""
   scenario="$(sed -n 's/^SCENARIO=//p' "$cell_env")"
   segment="$(ssm_segment "$index" "$count")"
-  sha="$(sha256sum "$SSM_BUNDLE_FILE" | cut -d' ' -f1)"
   # One element per line of the k6 call: an option with its value.
   local -a k6_lines=(
     "$(sh_quote_line run --no-usage-report --address "" --include-system-env-vars=false)"
@@ -279,52 +279,41 @@ ssm_instance_command() {
     "$(sh_quote_line -e "CELL_ID=$SSM_CELL_ID")"
     "$(sh_quote_line "$scenario.js")"
   )
-
-  printf '# k6 fan-out: run %s, cell %s, instance %d of %d (%s), segment %s\n' \
-    "$SSM_RUN_ID" "$SSM_CELL_ID" $((index + 1)) "$count" "$instance" "$segment"
-  printf 'set -eu\n'
-  printf 'workdir=%s\n' "$(sh_quote "$workdir")"
-  printf 'k6=%s\n' "$(sh_quote "${FANOUT[FANOUT_K6_PATH]}")"
-  cat <<'EOF'
-if [ ! -x "$k6" ]; then echo "k6-fanout: no k6 at $k6 on this instance" >&2; exit 127; fi
-export HOME="${HOME:-/root}"
-rm -rf "$workdir"
-mkdir -p "$workdir"
-cd "$workdir"
-EOF
   if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
     local -a global
     ssm_aws_global_args global
-    sh_quote_line aws "${global[@]}" s3 cp --only-show-errors "$SSM_BUNDLE_S3_URI" scenarios.tar.gz
+    [[ ${#global[@]} -eq 0 ]] || aws_args="$(printf '%s\n' "${global[@]}")"
   else
-    printf "printf '%%s' %s | base64 -d >scenarios.tar.gz\n" "$(base64 -w0 "$SSM_BUNDLE_FILE")"
+    bundle_b64="$(base64 -w0 "$SSM_BUNDLE_FILE")"
   fi
-  printf "echo '%s  scenarios.tar.gz' | sha256sum -c --quiet -\n" "$sha"
-  printf 'tar -xzf scenarios.tar.gz\n'
-  printf "cat >cell.env <<'LT_CELL_ENV'\n"
-  cat "$cell_env"
-  printf 'LT_CELL_ENV\n'
-  printf '# Every instance starts at the same second, however long the sends took.\n'
-  printf 'start_at=%s\n' "$SSM_START_AT"
-  cat <<'EOF'
-now=$(date +%s)
-if [ "$now" -lt "$start_at" ]; then sleep $((start_at - now)); fi
-status=0
-EOF
-  printf '"$k6"'
+
+  printf '# k6 fan-out: run %s, cell %s, instance %d of %d (%s), segment %s\n' \
+    "$SSM_RUN_ID" "$SSM_CELL_ID" $((index + 1)) "$count" "$instance" "$segment"
+  ssm_assign LT_WORKDIR "$workdir"
+  ssm_assign LT_K6 "${FANOUT[FANOUT_K6_PATH]}"
+  ssm_assign LT_BUNDLE_B64 "$bundle_b64"
+  ssm_assign LT_BUNDLE_S3 "$SSM_BUNDLE_S3_URI"
+  ssm_assign LT_AWS_ARGS "$aws_args"
+  ssm_assign LT_BUNDLE_SHA256 "$(sha256sum "$SSM_BUNDLE_FILE" | cut -d' ' -f1)"
+  ssm_assign LT_CELL_ENV "$(cat "$cell_env")"
+  ssm_assign LT_START_AT "$SSM_START_AT"
+  ssm_assign LT_SUMMARY_BEGIN "$SSM_SUMMARY_BEGIN"
+  ssm_assign LT_SUMMARY_END "$SSM_SUMMARY_END"
+  printf 'set --'
   for line in "${k6_lines[@]}"; do
     printf ' \\\n  %s' "$line"
   done
-  printf ' >k6.log 2>&1 || status=$?\n'
-  cat <<EOF
-tail -n 40 k6.log
-echo '$SSM_SUMMARY_BEGIN'
-if [ -s summary.json ]; then cat summary.json; echo; fi
-echo '$SSM_SUMMARY_END'
-echo "k6-fanout exit status: \$status"
-# 99: a threshold was crossed; that is a result, not a failure.
-case "\$status" in 0 | 99) exit 0 ;; *) exit "\$status" ;; esac
-EOF
+  printf '\n'
+  cat "$LT_ROOT/scripts/ssm-instance.sh"
+}
+
+# ssm_assign NAME VALUE: a shell assignment of VALUE, quoted for any sh.
+ssm_assign() {
+  if [[ -z "$2" ]]; then
+    printf "%s=''\n" "$1"
+  else
+    printf '%s=%s\n' "$1" "$(sh_quote "$2")"
+  fi
 }
 
 # ssm_params_json COMMAND_FILE TIMEOUT_S: the --parameters of the send: the

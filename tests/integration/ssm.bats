@@ -473,9 +473,9 @@ copy_outputs() {
   [ "$(jq -r .fanout.scenario_files "$run_dir/manifest.json")" = s3 ]
   uri="s3://lt-fanout-test/k6-fanout/$(jq -r .run_id "$run_dir/manifest.json")/$cell/scenarios.tar.gz"
   run cat "$run_dir/cells/$cell/instances/$(head -n 1 "$BATS_FILE_TMPDIR/k6-instances")/command.sh"
-  assert_line "aws s3 cp --only-show-errors $uri scenarios.tar.gz"
-  refute_output --partial "base64 -d"
-  sha="$(sed -n "s/^echo '\([0-9a-f]*\)  scenarios.tar.gz'.*/\1/p" <<<"$output")"
+  assert_line "LT_BUNDLE_S3=$uri"
+  assert_line "LT_BUNDLE_B64=''"
+  sha="$(sed -n "s/^LT_BUNDLE_SHA256=\([0-9a-f]*\)$/\1/p" <<<"$output")"
   "$AWS" s3 cp --only-show-errors "$uri" "$BATS_TEST_TMPDIR/bundle.tar.gz"
   [ "$(sha256sum "$BATS_TEST_TMPDIR/bundle.tar.gz" | cut -d' ' -f1)" = "$sha" ]
 }

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Summary: what each k6 instance of a fan-out runs: fetch the scenario files, wait for the common start, run k6, print its summary.
+# Usage: sent by scripts/ssm-fanout.sh through SSM (AWS-RunShellScript) after
+# the settings of its cell and instance (lib/ssm.sh, ssm_instance_command):
+#   LT_WORKDIR        a directory of its own (emptied first)
+#   LT_K6             the k6 binary on the instance
+#   LT_BUNDLE_B64     the scenario files (tar.gz) in base64; empty: they are
+#   LT_BUNDLE_S3      at this S3 URI, copied with aws LT_AWS_ARGS (one word a line)
+#   LT_BUNDLE_SHA256  their checksum
+#   LT_CELL_ENV       the cell's knobs, KEY=VALUE lines (kept as cell.env)
+#   LT_START_AT       the epoch second at which every instance starts k6
+#   LT_SUMMARY_BEGIN, LT_SUMMARY_END  the lines around k6's summary in the output
+#   "$@"              k6's arguments (set --)
+# POSIX sh: an instance's /bin/sh may not be bash. Exit status: 0 when k6
+# ended with 0 or 99 (a threshold crossed is a result), else k6's.
+set -eu
+
+if [ ! -x "$LT_K6" ]; then
+  echo "k6-fanout: no k6 at $LT_K6 on this instance" >&2
+  exit 127
+fi
+export HOME="${HOME:-/root}"
+rm -rf "$LT_WORKDIR"
+mkdir -p "$LT_WORKDIR"
+cd "$LT_WORKDIR"
+
+if [ -n "$LT_BUNDLE_B64" ]; then
+  printf '%s' "$LT_BUNDLE_B64" | base64 -d >scenarios.tar.gz
+else
+  (
+    IFS='
+'
+    set -f
+    # shellcheck disable=SC2086 # one word a line: split on newlines only, no globbing
+    aws $LT_AWS_ARGS s3 cp --only-show-errors "$LT_BUNDLE_S3" scenarios.tar.gz
+  )
+fi
+echo "$LT_BUNDLE_SHA256  scenarios.tar.gz" | sha256sum -c --quiet -
+tar -xzf scenarios.tar.gz
+printf '%s\n' "$LT_CELL_ENV" >cell.env
+
+# Every instance starts at the same second, however long the sends took.
+now=$(date +%s)
+if [ "$now" -lt "$LT_START_AT" ]; then sleep $((LT_START_AT - now)); fi
+status=0
+"$LT_K6" "$@" >k6.log 2>&1 || status=$?
+
+tail -n 40 k6.log
+echo "$LT_SUMMARY_BEGIN"
+if [ -s summary.json ]; then
+  cat summary.json
+  echo
+fi
+echo "$LT_SUMMARY_END"
+echo "k6-fanout exit status: $status"
+case "$status" in
+  0 | 99) exit 0 ;;
+  *) exit "$status" ;;
+esac
