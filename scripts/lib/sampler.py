@@ -185,15 +185,20 @@ class Probe:
 
 
 class K6Usage:
-    """CPU percent (over the last tick) and resident MB of the k6 marked by an argument."""
+    """CPU percent (over the last tick) and resident MB of the k6 processes marked by an argument,
+    added up (K6_INSTANCES runs several)."""
+
+    RESCAN_TICKS = 5
 
     def __init__(self, mark):
-        self.mark = mark
-        self.pid = None
+        self.mark = mark.encode()
+        self.pids = ()
         self.previous = None
+        self.ticks = 0
         self.ticks_per_s = os.sysconf("SC_CLK_TCK")
 
     def find(self):
+        found = []
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -202,31 +207,42 @@ class K6Usage:
                     if comm.read().strip() != "k6":
                         continue
                 with open("/proc/%s/cmdline" % entry, "rb") as cmdline:
-                    if self.mark.encode() in cmdline.read().split(b"\0"):
-                        return int(entry)
+                    if self.mark in cmdline.read().split(b"\0"):
+                        found.append(int(entry))
             except OSError:
                 continue
-        return None
+        return tuple(sorted(found))
+
+    @staticmethod
+    def usage(pid):
+        """(cpu ticks, resident kB) of one process; OSError once it is gone."""
+        with open("/proc/%d/stat" % pid) as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        rss_kb = 0
+        with open("/proc/%d/status" % pid) as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    rss_kb = int(line.split()[1])
+        return int(fields[11]) + int(fields[12]), rss_kb
 
     def read(self, now):
         if not self.mark:
             return ["", ""]
-        if self.pid is None or not os.path.exists("/proc/%d" % self.pid):
-            self.pid, self.previous = self.find(), None
-        if self.pid is None:
+        # Look again when nothing is known, and every few ticks for instances that started late.
+        if not self.pids or self.ticks % self.RESCAN_TICKS == 0:
+            pids = self.find()
+            if pids != self.pids:
+                self.pids, self.previous = pids, None
+        self.ticks += 1
+        if not self.pids:
             return ["", ""]
         try:
-            with open("/proc/%d/stat" % self.pid) as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            ticks = int(fields[11]) + int(fields[12])
-            rss = ""
-            with open("/proc/%d/status" % self.pid) as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        rss = "%.0f" % (int(line.split()[1]) / 1024)
+            totals = [self.usage(pid) for pid in self.pids]
         except (OSError, IndexError, ValueError):
-            self.pid, self.previous = None, None
+            self.pids, self.previous = (), None  # one ended: the next tick looks again
             return ["", ""]
+        ticks = sum(t for t, _ in totals)
+        rss = "%.0f" % (sum(kb for _, kb in totals) / 1024)
         cpu = ""
         if self.previous and now > self.previous[1]:
             cpu = "%.1f" % ((ticks - self.previous[0]) / self.ticks_per_s / (now - self.previous[1]) * 100)

@@ -12,6 +12,7 @@ setup() {
   LT_RUN_ID="sampler-test-$$"
   NETNS_HOST_MODE=1
   LISTENER_PID=""
+  BURNERS=()
 }
 
 teardown() {
@@ -20,6 +21,10 @@ teardown() {
     kill "$LISTENER_PID" 2>/dev/null || true
     wait "$LISTENER_PID" 2>/dev/null || true
   fi
+  local pid
+  for pid in "${BURNERS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
 }
 
 # start_listener: a listener on 127.0.0.1 with a backlog of 5, three clients
@@ -88,19 +93,46 @@ time.sleep(30)
   [ "$(wc -l <"$BATS_TEST_TMPDIR/samples.tsv")" -eq 2 ]
 }
 
-@test "the k6 of this run is read from /proc: its CPU and memory fill the last columns" {
+@test "the k6 processes of this run are read from /proc: their CPU and memory, added up, fill the last columns" {
   start_listener
-  # A stand-in named k6 that burns CPU, marked like the runner's k6 (-e LT_RUN_ID=...).
+  # Stand-ins named k6 that hold 40 MB each and spin (20 s at most), marked like the
+  # runner's (-e LT_RUN_ID=...): two of this run (as K6_INSTANCES=2 runs two)
+  # and one of another run.
   mkdir -p "$BATS_TEST_TMPDIR/bin"
   cp "$(command -v bash)" "$BATS_TEST_TMPDIR/bin/k6"
-  "$BATS_TEST_TMPDIR/bin/k6" -c 'end=$((SECONDS + 3)); while ((SECONDS < end)); do :; done' k6 -e "LT_RUN_ID=$LT_RUN_ID" &
-  local burner=$!
-  sampler_start "$BATS_TEST_TMPDIR/samples.tsv" "$LISTEN_PORT" "" 0.5 4
+  local hold='x="$(head -c 40000000 /dev/zero | tr "\\0" a)"; end=$((SECONDS + 20)); while ((SECONDS < end)); do :; done'
+  local mark
+  for mark in "$LT_RUN_ID" "$LT_RUN_ID" another-run; do
+    "$BATS_TEST_TMPDIR/bin/k6" -c "$hold" k6 -e "LT_RUN_ID=$mark" &
+    BURNERS+=($!)
+  done
+  local i pid now="" before
+  for ((i = 0; i < 100; i++)); do # until each holds its 40 MB and grows no more
+    before="$now"
+    now=""
+    for pid in "${BURNERS[@]}"; do now+=" $(rss_kb "$pid")"; done
+    [[ "$now" == "$before" && " $now " != *" "[0-9]" "* && $(echo "$now" | awk '{ print ($1 > 40000 && $2 > 40000 && $3 > 40000) }') == 1 ]] && break
+    sleep 0.3
+  done
+  sampler_start "$BATS_TEST_TMPDIR/samples.tsv" "$LISTEN_PORT" "" 0.5 5
   wait "$SAMPLER_PID"
   SAMPLER_PID=""
-  wait "$burner" || true
-  # Rows after the first have a CPU figure (a spinning process: well above 50 %) and a resident size.
-  awk -F'\t' 'NR > 2 && !($11 > 50 && $12 > 0) { print; exit 1 }' "$BATS_TEST_TMPDIR/samples.tsv"
+  local mine=$(($(rss_kb "${BURNERS[0]}") + $(rss_kb "${BURNERS[1]}"))) theirs
+  theirs="$(rss_kb "${BURNERS[2]}")"
+  kill "${BURNERS[@]}"
+  wait "${BURNERS[@]}" || true
+  BURNERS=()
+  # The last row's resident size is the two of this run's (within 5 %), not
+  # the third's too; the rows after the first have a CPU figure.
+  awk -F'\t' -v mine="$mine" -v theirs="$theirs" 'END { mb = $12 * 1024
+      if (mb < mine * 0.95 || mb > mine * 1.05 || theirs < mine * 0.1) { print "rss: " $0 " vs " mine " kB"; exit 1 } }' \
+    "$BATS_TEST_TMPDIR/samples.tsv"
+  awk -F'\t' 'NR > 2 && $11 !~ /^[0-9]+\.[0-9]$/ { print "cpu: " $0; exit 1 }' "$BATS_TEST_TMPDIR/samples.tsv"
+}
+
+# rss_kb PID: the resident size of a process in kB (0 if unreadable).
+rss_kb() {
+  awk '$1 == "VmRSS:" { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/status" 2>/dev/null || echo 0
 }
 
 @test "LT_SAMPLER=off writes the header only and starts nothing" {
