@@ -81,8 +81,11 @@ time.sleep(30)
 @test "a stop ends the sampler at once, mid-pause, and ends its probe" {
   start_listener
   sampler_start "$BATS_TEST_TMPDIR/samples.tsv" "$LISTEN_PORT" "" 30 5
-  local pid="$SAMPLER_PID" probe start
-  sleep 1
+  local pid="$SAMPLER_PID" probe="" start i
+  for ((i = 0; i < 100; i++)); do # until the first row is in: the sampler then pauses 30 s
+    [[ "$(wc -l <"$BATS_TEST_TMPDIR/samples.tsv")" -eq 2 ]] && break
+    sleep 0.1
+  done
   probe="$(pgrep -P "$pid")"
   [ -n "$probe" ]
   start="$(date +%s%N)"
