@@ -15,7 +15,7 @@ that answers every tick; the k6 process (the one whose arguments include
 --k6-mark) is read from /proc. On exit, the cost file gets the sampler's own
 CPU time (its probes included) as JSON.
 
-probe: read a line from stdin, answer one tab-separated line, until EOF:
+probe: print "ready", then for each line read from stdin answer one tab-separated line, until EOF:
   listen_recvq listen_sendq estab syn_recv time_wait threads_busy connections
 for sockets whose local or peer port is P (the listener's queues: accept
 queue length and effective backlog; empty without a listener), with the
@@ -137,6 +137,8 @@ def number(value):
 
 def probe(args):
     actuator = Actuator(args.mgmt_port)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
     for _ in sys.stdin:
         try:
             fields = socket_counts(args.port)
@@ -161,6 +163,10 @@ class Probe:
             command = ["ip", "netns", "exec", namespace] + command
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def ready(self):
+        """Wait for the probe's first line (it has started)."""
+        self.process.stdout.readline()
 
     def ask(self):
         try:
@@ -269,6 +275,10 @@ def run(args):
             probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port)
         if args.client_ns or args.client_host:
             probes["client"] = Probe(args.client_ns, args.port, None)
+        for p in probes.values():
+            p.ready()
+        # The grid starts once the probes answer, so the first rows are not late by their start.
+        start = time.monotonic()
         k6 = K6Usage(args.k6_mark)
         with open(args.out, "a") as out:
             for k in range(args.max):
@@ -299,6 +309,7 @@ def run(args):
             wall = time.monotonic() - start
             with open(args.cost, "w") as cost:
                 json.dump({"samples": taken, "missed_ticks": missed, "interval_s": args.interval,
+                           "ticks": taken + missed,
                            "cpu_s": round(cpu, 3), "wall_s": round(wall, 3),
                            "cpu_pct": round(cpu / wall * 100, 2) if wall > 0 else None,
                            "probes": sorted(probes)}, cost)
