@@ -158,19 +158,20 @@ while time.time() < end: server.handle_request()
   MONITORING_DB=k6
   NETNS_HOST_MODE=1
   monitoring_cell_start cell "$CELL_DIR"
-  sampler_start "$CELL_DIR/samples.tsv" 9 "" 0.5 3
+  sampler_start "$CELL_DIR/samples.tsv" 9 "" 1 3
   wait "$SAMPLER_PID"
   SAMPLER_PID=""
   sleep 0.5
   kill "$server"
   wait "$server" || true
-  # One write per row, each sent before the next row was taken.
+  # One write per row; the first arrived while the sampler still ran (before
+  # its last row), not after the cell.
   [ "$(grep -c '^[0-9.]* /write?db=k6&precision=ns ltsuite_samples,run_id=run-1,cell=01_vus-4,scenario=spike ' "$BATS_TEST_TMPDIR/writes")" -eq 3 ]
   grep -q 'tomcat_threads_max=200,tomcat_connections_max=8192 ' "$BATS_TEST_TMPDIR/writes"
-  local sent_first second_row
+  local sent_first last_row
   sent_first="$(head -n 1 "$BATS_TEST_TMPDIR/writes" | cut -d' ' -f1)"
-  second_row="$(sed -n 3p "$CELL_DIR/samples.tsv" | cut -f1)"
-  awk -v a="$sent_first" -v b="$second_row" 'BEGIN { exit !(a < b) }'
+  last_row="$(tail -n 1 "$CELL_DIR/samples.tsv" | cut -f1)"
+  awk -v a="$sent_first" -v b="$last_row" 'BEGIN { exit !(a < b) }'
   # Without monitoring the cell has no hook and nothing is sent.
   MONITORING_ACTIVE=0
   monitoring_cell_start cell "$CELL_DIR"
