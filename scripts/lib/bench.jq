@@ -2,6 +2,8 @@
 def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
   else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 def spread: map(select(. != null)) | {median: median, min: min, max: max, n: length};
+# ratio(a; b): a / b, or null when either is missing (a run that failed).
+def ratio($a; $b): if $a == null or $b == null or $b == 0 then null else $a / $b end;
 def r3: if . == null then null else (. * 1000 | round) / 1000 end;
 def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map(.[$field]) | spread)}) | from_entries;
 
@@ -19,8 +21,8 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
       ["seeds", "saturated"] | map(. as $regime
         | [$all[] | select(.figure == "perturbation-" + $regime)] as $p
         | {key: $regime, value: {
-            tps_ratio: ([$p | group_by(.rep)[] | (map(select(.variant == "defaults"))[0].tps) / (map(select(.variant == "none"))[0].tps)] | spread),
-            p95_ratio: ([$p | group_by(.rep)[] | (map(select(.variant == "defaults"))[0].p95_ms) / (map(select(.variant == "none"))[0].p95_ms)] | spread),
+            tps_ratio: ([$p | group_by(.rep)[] | ratio(map(select(.variant == "defaults"))[0].tps; map(select(.variant == "none"))[0].tps)] | spread),
+            p95_ratio: ([$p | group_by(.rep)[] | ratio(map(select(.variant == "defaults"))[0].p95_ms; map(select(.variant == "none"))[0].p95_ms)] | spread),
             tps: ($p | by_variant("tps")),
             k6_cpu_avg_pct: ($p | by_variant("k6_cpu_avg_pct"))
           }}) | from_entries),
@@ -28,8 +30,8 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
     sampler: (
       [$all[] | select(.figure == "sampler")] as $s
       | {
-          tps_ratio: ([$s | group_by(.rep)[] | (map(select(.variant == "on"))[0].tps) / (map(select(.variant == "off"))[0].tps)] | spread),
-          p95_ratio: ([$s | group_by(.rep)[] | (map(select(.variant == "on"))[0].p95_ms) / (map(select(.variant == "off"))[0].p95_ms)] | spread),
+          tps_ratio: ([$s | group_by(.rep)[] | ratio(map(select(.variant == "on"))[0].tps; map(select(.variant == "off"))[0].tps)] | spread),
+          p95_ratio: ([$s | group_by(.rep)[] | ratio(map(select(.variant == "on"))[0].p95_ms; map(select(.variant == "off"))[0].p95_ms)] | spread),
           tps: ($s | by_variant("tps")),
           p95_ms: ($s | by_variant("p95_ms")),
           wall_s: ($s | by_variant("wall_s")),

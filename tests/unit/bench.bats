@@ -63,3 +63,13 @@ JSON
   assert_output --partial "| TPS | 1000 (1000..1000, n=2) | 990 (980..1000, n=2) | 0.99 (0.98..1, n=2) |"
   assert_output --partial "the sampler's own CPU, probes included: 2 (1.5..2.5, n=2) % of one core"
 }
+
+@test "a repetition with a failed run gives no ratio instead of stopping the summary" {
+  run summarise <<'JSON'
+{"figure":"sampler","rep":1,"variant":"off","tps":1000,"p95_ms":10}
+{"figure":"sampler","rep":2,"variant":"off","tps":1000,"p95_ms":10}
+{"figure":"sampler","rep":2,"variant":"on","tps":900,"p95_ms":20}
+JSON
+  assert_success
+  jq -e '.sampler.tps_ratio == {median: 0.9, min: 0.9, max: 0.9, n: 1} and .sampler.p95_ratio.median == 2' <<<"$output"
+}
