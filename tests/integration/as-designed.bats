@@ -2,6 +2,8 @@
 # Every cell checks itself: three small runs whose load did not happen as
 # designed, or whose counters differ from the kernel's rules, and what their
 # rows say about it.
+# Each @test runs in its own subshell on purpose: what one sets never leaks.
+# shellcheck disable=SC2030,SC2031
 
 setup_file() {
   load '../test_helper'

@@ -64,5 +64,5 @@ JSON
   run bash -c 'source "$LT_ROOT/scripts/lib/results.sh"; false | write_atomic "$1"' _ "$BATS_TEST_TMPDIR/file"
   assert_failure
   [ "$(cat "$BATS_TEST_TMPDIR/file")" = old ]
-  ls "$BATS_TEST_TMPDIR" | { ! grep -q 'file.tmp'; }
+  [ -z "$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name '*file.tmp*')" ]
 }
