@@ -61,8 +61,8 @@ setup() {
 }
 
 @test "the accept-queue chart draws samples.tsv's numbers" {
-  local cell
-  cell="$(basename "$(ls -d "$RUN_DIR"/cells/*/ | head -n 1)")"
+  local cell cells=("$RUN_DIR"/cells/*/)
+  cell="$(basename "${cells[0]}")"
   local tsv="$RUN_DIR/cells/$cell/samples.tsv"
   # samples.tsv, by header name: the queue length and the backlog.
   local want_queue want_backlog
