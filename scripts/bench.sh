@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
-#        BENCH_SECTIONS="orchestration perturbation capacity wrk sampler", a subset runs only those)
+#        BENCH_START_VUS="1000 5000 10000 20000";
+#        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
@@ -12,6 +13,9 @@
 #      defaults versus none, in the seeds' regime and with k6 saturated
 #   3. generator capacity: the largest spike against a 5 s endpoint that one
 #      k6 process sustains, with its memory per VU and CPU
+#   3b. start: VUs started per second, memory per VU and the spread of the
+#      first requests for 1k..20k users, burst against spike, and the most
+#      concurrent connections the target held
 #   4. reference: requests per second of wrk versus the spike scenario
 #   5. sampler: the same cell with the sampler on and off (LT_SAMPLER), its
 #      own CPU time (sampler.json) and what it costs the cell
@@ -27,7 +31,8 @@ done
 
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
-readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity wrk sampler}"
+readonly START_VUS="${BENCH_START_VUS:-1000 5000 10000 20000}"
+readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler}"
 BENCH_DIR=""
 STARTED_MONITORING=0
 
@@ -37,8 +42,8 @@ main() {
   local section
   for section in $SECTIONS; do
     case "$section" in
-      orchestration | perturbation | capacity | wrk | sampler) ;;
-      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity wrk sampler)" ;;
+      orchestration | perturbation | capacity | start | wrk | sampler) ;;
+      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity start wrk sampler)" ;;
     esac
   done
   [[ $EUID -eq 0 ]] || abort "the benchmarks run the suite, which needs root"
@@ -89,7 +94,8 @@ bench_orchestration() {
       "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
     for row in "$run_dir"/cells/*/row.json; do
       record orchestration "$(jq -c --argjson rep "$rep" '{rep: $rep, variant: .axes.TARGET_START_MODE,
-        wall_s: .cell_wall_s, k6_s: .duration_s, overhead_s: (.cell_wall_s - .duration_s)}' "$row")"
+        wall_s: .cell_wall_s, k6_s: .duration_s, overhead_s: (.cell_wall_s - .duration_s),
+        setup_s, target_start_s, k6_process_s: .k6_s, teardown_s, files_s}' "$row")"
     done
   done
 }
@@ -142,6 +148,36 @@ bench_capacity() {
       failed_reqs: .failed_reqs, k6_cpu_avg_pct: .k6_cpu_avg_pct,
       k6_rss_peak_mb: .k6_rss_peak_mb, kb_per_vu: (.k6_rss_peak_mb * 1024 / $vus),
       generator_bound: .generator_bound}' "$run_dir/cells/01/row.json")"
+  done
+}
+
+# bench_start: burst against spike for each of BENCH_START_VUS users, one
+# request each, held 20 s so every connection is open at once. One k6
+# process holds fewer than 20,000 sockets here, so 18,000 VUs per process
+# (K6_INSTANCES); the target's JVM has the same limit, so Tomcat takes at
+# most 15,000 and the kernel's accept queue holds the rest.
+bench_start() {
+  say "3b/5 VU start: burst versus spike for $START_VUS users"
+  local vus scenario run_dir instances lead_ms mc
+  for vus in $START_VUS; do
+    instances=$(((vus + 17999) / 18000))
+    lead_ms=$((4000 + vus))
+    mc=$((vus + 100 < 15000 ? vus + 100 : 15000))
+    for scenario in burst spike; do
+      run_dir="$(run_matrix "start-$scenario-$vus" "SCENARIO=$scenario" "VUS=$vus" \
+        "K6_INSTANCES=$instances" "REQUESTS_PER_VU=1" "BURST_LEAD_MS=$lead_ms" \
+        "DELAY_MS=20000" "REQUEST_TIMEOUT=40s" "DURATION=$((lead_ms / 1000 + 25))s" "GRACEFUL_STOP=5s" \
+        "TOMCAT_MAX_THREADS=200" "TOMCAT_MAX_CONNECTIONS=$mc" "TOMCAT_ACCEPT_COUNT=$vus" "SOMAXCONN=65535" \
+        "SERVER_HEAP=3g")"
+      record start "$(jq -c --argjson vus "$vus" --argjson instances "$instances" '{vus: $vus,
+        scenario: .scenario, k6_instances: $instances, vus_started: .vus_started,
+        first_request_after_s: .first_request_after_s, first_request_spread_ms: .first_request_spread_ms,
+        vus_per_s: (if (.first_request_after_s // 0) > 0 and .scenario == "spike"
+                    then (.vus_started / .first_request_after_s * 10 | round / 10) else null end),
+        k6_rss_peak_mb: .k6_rss_peak_mb,
+        kb_per_vu: (if .k6_rss_peak_mb == null then null else (.k6_rss_peak_mb * 1024 / $vus | round) end),
+        server_conns_peak: .server_conns_peak, as_designed: .as_designed}' "$run_dir/cells/01/row.json")"
+    done
   done
 }
 

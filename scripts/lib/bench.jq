@@ -14,6 +14,8 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
       [$all[] | select(.figure == "orchestration")] as $o
       | {
           overhead_s: ($o | by_variant("overhead_s")),
+          phases_s: (["setup_s", "target_start_s", "k6_process_s", "teardown_s", "files_s"]
+            | map(. as $phase | {key: $phase, value: ($o | by_variant($phase))}) | from_entries),
           wall_over_k6: ($o | group_by(.variant) | map({key: .[0].variant,
             value: ((map(.wall_s) | add) / (map(.k6_s) | add) | r3)}) | from_entries)
         }),
@@ -27,6 +29,8 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
             k6_cpu_avg_pct: ($p | by_variant("k6_cpu_avg_pct"))
           }}) | from_entries),
     capacity: [$all[] | select(.figure == "capacity") | del(.figure)],
+    start: [$all[] | select(.figure == "start") | del(.figure)],
+    connections_peak: ([$all[] | .server_conns_peak // empty] | max),
     sampler: (
       [$all[] | select(.figure == "sampler")] as $s
       | {
