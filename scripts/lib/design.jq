@@ -167,16 +167,28 @@ def predictions($env; $sysctls; $machine):
                              else [waves_ms($conns; $workers; $delay_ms), ($env.REQUEST_TIMEOUT | duration_ms)] | min end)
     };
 
-# prediction_verdict(env; predicted; row; deltas; machine; findings):
+# prediction_verdict(env; sysctls; predicted; row; deltas; machine; findings):
 # {prediction_check, prediction_notes}. The kernel figures must match
 # (capacity within the queue race's slack); latency and throughput are shown,
 # not judged. A mismatch is explained from the cell's counters when they can.
-def prediction_verdict($env; $p; $row; $deltas; $machine; $findings):
+def prediction_verdict($env; $sysctls_of_cell; $p; $row; $deltas; $machine; $findings):
   capacity_slack($machine.cpus) as $slack
   | ($row.server_conns_peak) as $peak
   | ($deltas.server // {}) as $srv
   | ($env.TCP_SYNCOOKIES // "") as $sysctls_cookies
-  | (($env.DELAY_MS | tonumber) < ($env.REQUEST_TIMEOUT | duration_ms)) as $answered
+  # Which measured count stands for the users that could not connect: dial
+  # failures when connect() gives up before the request times out; failed
+  # requests when every connected user is answered in time; else none.
+  | ($env.REQUEST_TIMEOUT | duration_ms) as $timeout_ms
+  | ([($env.TOMCAT_MAX_THREADS // "" | num_or_null), ($env.TOMCAT_MAX_CONNECTIONS // "" | num_or_null)]
+     | map(select(. != null)) | min) as $workers
+  | (if $p.predicted_failed_users == null then null
+     elif syn_retries($sysctls_of_cell) != null
+          and syn_give_up_s(syn_retries($sysctls_of_cell); syn_linear($sysctls_of_cell)) * 1000 < $timeout_ms then
+       {what: "fail_connect", measured: $row.fail_connect}
+     elif $workers != null and waves_ms($p.predicted_server_conns_peak; $workers; $env.DELAY_MS | tonumber) < $timeout_ms then
+       {what: "failed_reqs", measured: $row.failed_reqs}
+     else null end) as $failed_measure
   | (if $p.predicted_failed_users == null or $p.predicted_listen_overflows == null then null
      else ($p.predicted_listen_overflows / ([$p.predicted_failed_users, 1] | max)) end) as $syns
   | [
@@ -189,10 +201,10 @@ def prediction_verdict($env; $p; $row; $deltas; $machine; $findings):
       # of them sends no further SYN.
       (if $p.predicted_failed_users == null or $peak == null then empty else
          ([$peak - $p.predicted_server_conns_peak, 0] | max) as $extra_in
-         | (if $answered then {what: "failed users", predicted: $p.predicted_failed_users,
-                               measured: $row.failed_reqs,
-                               ok: ($row.failed_reqs == $p.predicted_failed_users - $extra_in)}
-            else empty end),
+         | (if $failed_measure == null then empty
+            else {what: "failed users (\($failed_measure.what))", predicted: $p.predicted_failed_users,
+                  measured: $failed_measure.measured,
+                  ok: ($failed_measure.measured == $p.predicted_failed_users - $extra_in)} end),
            {what: "listen_overflows", predicted: $p.predicted_listen_overflows, measured: $row.listen_overflows,
             ok: ($row.listen_overflows == ($p.predicted_failed_users - $extra_in) * $syns)},
            {what: "syn_retrans", predicted: $p.predicted_syn_retrans, measured: $row.syn_retrans,

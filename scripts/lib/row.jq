@@ -143,7 +143,7 @@ def extra:
 | .design_notes = (if ($findings | length) == 0 then null else $findings | map(.note) | join("; ") end)
 | predictions($env; $sysctls; $machine) as $predicted
 | . + $predicted
-| . + prediction_verdict($env; $predicted; .; $deltas; $machine; $findings)
+| . + prediction_verdict($env; $sysctls; $predicted; .; $deltas; $machine; $findings)
 | if $require_as_designed == "1" and .as_designed == 0 and .status == "ok" then
     .status = "failed" | .error = "not as designed (REQUIRE_AS_DESIGNED=1): " + .design_notes
   else . end

@@ -95,33 +95,42 @@ design() {
 }
 
 @test "verdict: exact counts match, the queue race may add one user per extra CPU" {
-  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3, listen_overflows: 32, syn_retrans: 24}; {}; $machine; [])'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3, listen_overflows: 32, syn_retrans: 24}; {}; $machine; [])'
   assert_output '{"prediction_check":"match","prediction_notes":null}'
-  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 4, listen_overflows: 28, syn_retrans: 21}; {}; $machine; []) | .prediction_check'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 4, listen_overflows: 28, syn_retrans: 21}; {}; $machine; []) | .prediction_check'
   assert_output '"match"'
-  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 5, listen_overflows: 24, syn_retrans: 18}; {}; $machine; []) | .prediction_check'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 5, listen_overflows: 24, syn_retrans: 18}; {}; $machine; []) | .prediction_check'
   assert_output '"mismatch"'
 }
 
 @test "verdict: SYN cookies explain a mismatch" {
-  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3, listen_overflows: 40, syn_retrans: 5}; {server: {TcpExtTCPReqQFullDoCookies: 3, TcpExtSyncookiesRecv: 24}}; $machine; []) | .prediction_notes'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3, listen_overflows: 40, syn_retrans: 5}; {server: {TcpExtTCPReqQFullDoCookies: 3, TcpExtSyncookiesRecv: 24}}; $machine; []) | .prediction_notes'
   assert_output --partial 'listen_overflows 40 where 32 was predicted; syn_retrans 5 where 24 was predicted: the server sent SYN cookies (TCPReqQFullDoCookies 3, SyncookiesRecv 24)'
 }
 
 @test "verdict: late connects explain extra overflows; otherwise nothing does" {
-  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3, listen_overflows: 35, syn_retrans: 27}; {}; $machine; []) | .prediction_notes'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3, listen_overflows: 35, syn_retrans: 27}; {}; $machine; []) | .prediction_notes'
   assert_output --partial '3 more overflows and as many more SYN retransmits than predicted'
-  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3, listen_overflows: 30, syn_retrans: 24}; {}; $machine; []) | .prediction_notes'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3, listen_overflows: 30, syn_retrans: 24}; {}; $machine; []) | .prediction_notes'
   assert_output --partial "nothing in the cell's counters explains the difference"
 }
 
 @test "verdict: empty where no rule applies" {
-  run design 'predictions($env; {}; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3}; {}; $machine; [])'
+  run design 'predictions($env; {}; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3}; {}; $machine; [])'
   assert_output '{"prediction_check":null,"prediction_notes":null}'
 }
 
 @test "verdict: final ACKs that met a full queue explain a mismatch" {
-  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $p; {server_conns_peak: 3, listen_overflows: 94, syn_retrans: 9}; {server: {TcpExtTCPSynRetrans: 21}}; $machine; []) | .prediction_notes'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3, listen_overflows: 94, syn_retrans: 9}; {server: {TcpExtTCPSynRetrans: 21}}; $machine; []) | .prediction_notes'
   assert_output --partial 'the server retransmitted SYN-ACKs 21 times (server TCPSynRetrans)'
   refute_output --partial "nothing in the cell's counters"
+}
+
+@test "verdict: users that could not connect are the dial failures when connect() gives up before the timeout" {
+  local env='{"VUS":"10000","DELAY_MS":"45000","REQUEST_TIMEOUT":"60s","TOMCAT_MAX_THREADS":"1000","TOMCAT_MAX_CONNECTIONS":"8192","TOMCAT_ACCEPT_COUNT":"100","SCENARIO":"burst","DURATION":"75s"}'
+  # connect() gives up at 31 s (4 retries, linear 0), before the 60 s timeout.
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 8293, fail_connect: 1707, failed_reqs: 9000, listen_overflows: 8535, syn_retrans: 6828}; {}; $machine; [])' "$env"
+  assert_output '{"prediction_check":"match","prediction_notes":null}'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 8293, fail_connect: 1234, failed_reqs: 9000, listen_overflows: 8535, syn_retrans: 6828}; {}; $machine; []) | .prediction_notes' "$env"
+  assert_output --partial 'failed users (fail_connect) 1234 where 1707 was predicted'
 }
