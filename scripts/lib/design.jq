@@ -148,8 +148,11 @@ def one_attempt_burst($env; $sysctls):
 def predictions($env; $sysctls; $machine):
   cell_capacity($env; $sysctls) as $capacity
   | designed_vus($env) as $vus
+  # A burst's users leave after their answer: their connections are all
+  # open at once only if each is held longer than the burst takes to arrive.
   | (if $capacity == null or $vus == null or $env.SCENARIO == "waiting-room"
-       or ($env.SCENARIO == "keepalive" and $env.CONNECTION_REUSE != "1") then null
+       or ($env.SCENARIO == "keepalive" and $env.CONNECTION_REUSE != "1")
+       or ($env.SCENARIO == "burst" and ($env.DELAY_MS | tonumber) < 2 * (($env.START_SPREAD_LIMIT_MS // "1000") | tonumber)) then null
      else [$vus, $capacity] | min end) as $conns
   | (if $conns != null and one_attempt_burst($env; $sysctls) then [$vus - $capacity, 0] | max else null end) as $failed
   | (if $failed == null then null

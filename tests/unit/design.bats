@@ -134,3 +134,10 @@ design() {
   run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 8293, fail_connect: 1234, failed_reqs: 9000, listen_overflows: 8535, syn_retrans: 6828}; {}; $machine; []) | .prediction_notes' "$env"
   assert_output --partial 'failed users (fail_connect) 1234 where 1707 was predicted'
 }
+
+@test "a burst against a fast endpoint predicts no connection peak: its users leave before the others arrive" {
+  run design 'predictions($env; $sysctls; $machine) | .predicted_server_conns_peak' '{"SCENARIO":"burst","DELAY_MS":"0"}'
+  assert_output 'null'
+  run design 'predictions($env; $sysctls; $machine) | .predicted_server_conns_peak' '{"SCENARIO":"burst","DELAY_MS":"5000"}'
+  assert_output '3'
+}
