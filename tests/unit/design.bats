@@ -141,3 +141,17 @@ design() {
   run design 'predictions($env; $sysctls; $machine) | .predicted_server_conns_peak' '{"SCENARIO":"burst","DELAY_MS":"5000"}'
   assert_output '3'
 }
+
+@test "the port wall: ephemeral ports times client addresses cap the connections" {
+  SYSCTLS='{"server":{"net.core.somaxconn":"4096"},"client":{"net.ipv4.tcp_syn_retries":"6","net.ipv4.tcp_syn_linear_timeouts":"4","net.ipv4.ip_local_port_range":"60000\t60999"}}'
+  local env='{"SCENARIO":"burst","VUS":"1500","DELAY_MS":"15000","REQUEST_TIMEOUT":"30s","TOMCAT_MAX_THREADS":"2000","TOMCAT_MAX_CONNECTIONS":"8192","TOMCAT_ACCEPT_COUNT":"2000","DURATION":"40s"}'
+  run design 'predictions($env; $sysctls; $machine) | [.predicted_server_conns_peak, .predicted_failed_users, .predicted_listen_overflows]' "$env"
+  assert_output '[1000,500,0]'
+  run design 'predictions($env; $sysctls; $machine) | .predicted_server_conns_peak' "$(jq -c '. + {CLIENT_ADDRESSES: "2"}' <<<"$env")"
+  assert_output '1500'
+  # Three ports still in TIME-WAIT from the health checks: a match.
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 997, fail_connect: 503, failed_reqs: 503, listen_overflows: 0, syn_retrans: 0}; {}; $machine; []) | .prediction_check' "$env"
+  assert_output '"match"'
+  run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 700, fail_connect: 800, failed_reqs: 800, listen_overflows: 0, syn_retrans: 0, fail_no_local_port: 800}; {}; $machine; []) | .prediction_notes' "$env"
+  assert_output --partial "800 requests failed with 'cannot assign requested address': the client ran out of ephemeral ports (1000"
+}
