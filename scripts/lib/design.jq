@@ -264,6 +264,10 @@ def prediction_verdict($env; $sysctls_of_cell; $p; $row; $deltas; $machine; $fin
           (if $cookies > 0 then
              "the server sent SYN cookies (TCPReqQFullDoCookies \($srv.TcpExtTCPReqQFullDoCookies // 0), SyncookiesRecv \($srv.TcpExtSyncookiesRecv // 0)) \(if ($sysctls_cookies // "") == "2" then "for every SYN (tcp_syncookies=2)" else "because its SYN queue counted as full" end): those clients completed the handshake while the accept queue had no room, their final ACKs overflowed it (counted in ListenOverflows) and they retransmitted data instead of SYNs, failing as request timeouts"
            else empty end),
+          (if $peak != null and $p.predicted_server_conns_peak != null and $peak < $p.predicted_server_conns_peak
+              and ($row.listen_overflows // 0) == 0 and ($row.failed_reqs // 0) == 0 and ($row.http_reqs // 0) >= designed_vus($env) then
+             "every user got in (no overflow, no failed request) but not all at once: the first answers (DELAY_MS=\($env.DELAY_MS)) closed connections while others were still connecting, and the peak is sampled every SAMPLE_INTERVAL"
+           else empty end),
           (if ($row.fail_no_local_port // 0) > 0 then
              "\($row.fail_no_local_port) requests failed with 'cannot assign requested address': the client ran out of ephemeral ports (\($ports // "?") towards the server's address and port)"
            else empty end),
