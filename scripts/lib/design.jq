@@ -144,7 +144,7 @@ def design_findings($env; $row; $machine):
          {flag: "late", note: "the first requests of \($row.vus_started) VUs were spread over \($row.first_request_spread_ms / 1000 | r2) s (START_SPREAD_LIMIT_MS=\($env.START_SPREAD_LIMIT_MS)): the users did not arrive at once"}
        else empty end),
       (if ($row.iterations_interrupted // 0) > 0 then
-         {flag: "cut", note: "\($row.iterations_interrupted) of \($row.iterations_started) iterations were interrupted by GRACEFUL_STOP=\($env.GRACEFUL_STOP)\(if ($scenario | hello_scenario) then " before REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)" else "" end)"}
+         {flag: "cut", note: "\($row.iterations_interrupted) of \($row.iterations_started) iterations were interrupted by \(if $env.script != null then "the script's gracefulStop" else "GRACEFUL_STOP=\($env.GRACEFUL_STOP)" end)\(if ($scenario | hello_scenario) then " before REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)" else "" end)"}
        else empty end),
       (if ($row.k6_cpu_saturated_s // 0) >= 1 then
          {flag: "gen", note: "k6 used \($row.k6_cpu_peak_pct | round) % CPU of \($machine.cpus) cores for \($row.k6_cpu_saturated_s | r1) s: the generator, not the target, set the pace"}

@@ -47,12 +47,16 @@ target_env_name() {
 # target_spring_env CELL_ASSOC ADDRESS: "NAME=value" lines that give a Spring
 # Boot application the cell's connector: address, port, the Tomcat knobs,
 # and the actuator on its own connector at 127.0.0.1:MANAGEMENT_PORT (so
-# sampling it never queues behind the saturated main port).
+# sampling it never queues behind the saturated main port), with the
+# readiness probe at /readyz on the main port.
 target_spring_env() {
   local -n spring_values="$1"
   local address="$2" pair
   printf 'SERVER_ADDRESS=%s\nSERVER_PORT=%s\n' "$address" "${spring_values[SERVER_PORT]}"
   printf 'MANAGEMENT_SERVER_ADDRESS=127.0.0.1\nMANAGEMENT_SERVER_PORT=%s\n' "${spring_values[MANAGEMENT_PORT]}"
+  # With the actuator on its own port, the readiness probe also answers on
+  # the main port (/readyz), the one under test: TARGET_HEALTH_PATH=/readyz.
+  printf 'MANAGEMENT_ENDPOINT_HEALTH_PROBES_ENABLED=true\nMANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true\n'
   for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
   done
@@ -93,7 +97,8 @@ target_java_args() {
   local -a opts args
   read -r -a opts <<<"${java_values[TARGET_JAVA_OPTS]:-}"
   read -r -a args <<<"${java_values[TARGET_ARGS]:-}"
-  printf '%s\n' "${opts[@]}"
+  # An empty list prints nothing (printf would print one empty word).
+  [[ ${#opts[@]} -eq 0 ]] || printf '%s\n' "${opts[@]}"
   if [[ "$(target_kind java_values)" == jar ]]; then
     printf '%s\n' -jar "${java_values[TARGET_JAR]}"
   elif [[ "${java_values[TARGET_START_MODE]:-jar}" == cds && -s "$TARGET_CDS_DIR/app.jsa" \
@@ -104,7 +109,7 @@ target_java_args() {
   else
     printf '%s\n' -jar "$TARGET_OWN_JAR"
   fi
-  printf '%s\n' "${args[@]}"
+  [[ ${#args[@]} -eq 0 ]] || printf '%s\n' "${args[@]}"
 }
 
 # target_start CELL_ASSOC LOG: start the target with the cell's settings, in
@@ -130,7 +135,8 @@ target_start() {
     env_args+=("SERVER_ADDR=${cell_values[SERVER_ADDR]}" "SERVER_PORT=${cell_values[SERVER_PORT]}" "${app_env[@]}")
     mapfile -t command < <(target_cmd_words cell_values)
   else
-    mapfile -t -O "${#env_args[@]}" env_args < <(printf '%s\n' "${app_env[@]}"; target_spring_env cell_values "${cell_values[SERVER_ADDR]}")
+    env_args+=("${app_env[@]}")
+    mapfile -t -O "${#env_args[@]}" env_args < <(target_spring_env cell_values "${cell_values[SERVER_ADDR]}")
     command=(java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID")
     mapfile -t -O "${#command[@]}" command < <(target_java_args cell_values)
   fi
