@@ -212,7 +212,7 @@ envfile_scenario_names() {
   for file in "$LT_ROOT"/scenarios/*.js; do
     file="${file##*/}"
     printf '%s\n' "${file%.js}"
-  done
+  done | LC_ALL=C sort
 }
 
 # envfile_check_scenario VALUE: the name of a shipped scenario, or a k6
