@@ -12,7 +12,7 @@ setup_file() {
   SCRIPT="$LT_ROOT/tests/fixtures/own-script/spike-test.js"
   sha256sum "$SCRIPT" >"$BATS_FILE_TMPDIR/script.sha256"
   # The matrix's paths are relative to the directory the run starts from.
-  cd "$LT_ROOT"
+  cd "$LT_ROOT" || return 1
   run scripts/run-matrix.sh tests/fixtures/own-app.matrix
   printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/run.log"
   [ "$status" -eq 0 ] || { printf '%s\n' "$output" >&3; return 1; }
@@ -20,6 +20,7 @@ setup_file() {
 
 setup() {
   load '../test_helper'
+  bats_require_minimum_version 1.5.0
   lt_require_root
   RUN_DIR="$(readlink -f "$BATS_FILE_TMPDIR/results/latest")"
 }
@@ -88,7 +89,7 @@ $(cat "$RUN_DIR/cells/$cell/samples.tsv")"
 
 @test "failures are split by k6's error_code and add up, without the suite's helpers in the script" {
   local cell sum
-  ! grep -q 'fail_' "$LT_ROOT/tests/fixtures/own-script/spike-test.js"
+  run ! grep -q 'fail_' "$LT_ROOT/tests/fixtures/own-script/spike-test.js"
   for cell in $(lt_cells); do
     sum=$(jq '.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other' \
       "$RUN_DIR/cells/$cell/row.json")
@@ -102,7 +103,7 @@ $(cat "$RUN_DIR/cells/$cell/samples.tsv")"
 @test "the load is tagged from the command line: the script sets no tag, yet traffic=load counts every request" {
   local cell
   cell="$(lt_cells | head -n 1)"
-  ! grep -q 'tags' "$LT_ROOT/tests/fixtures/own-script/spike-test.js"
+  run ! grep -q 'tags' "$LT_ROOT/tests/fixtures/own-script/spike-test.js"
   run jq -r '.metrics["http_reqs{traffic:load}"].values.count' "$RUN_DIR/cells/$cell/summary.json"
   [ "$output" -eq "$(lt_row_value "$cell" http_reqs)" ]
   [ "$(jq -r .scenario "$RUN_DIR/cells/$cell/row.json")" = "$LT_ROOT/tests/fixtures/own-script/spike-test.js" ]

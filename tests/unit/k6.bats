@@ -4,6 +4,7 @@
 
 setup() {
   load '../test_helper'
+  bats_require_minimum_version 1.5.0
   lt_source_libs results netns k6
 }
 
@@ -57,7 +58,7 @@ JSON
   run k6_script_path /srv/tests/spike-test.js
   assert_output /srv/tests/spike-test.js
   k6_own_script ./mine.js
-  ! k6_own_script burst
+  run ! k6_own_script burst
 }
 
 @test "the entry module re-exports the script and wraps every function a scenario executes" {

@@ -5,7 +5,7 @@
 setup() {
   load '../test_helper'
   lt_source_libs envfile matrix netns results target
-  LT_PROG=test
+  LT_PROG='test'
 }
 
 @test "Spring Boot's relaxed environment names of the connector's properties" {
