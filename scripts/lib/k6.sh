@@ -129,14 +129,14 @@ k6_entry_module() {
   ' "$inspected"
 }
 
-# k6_script_tags SCENARIO [INSPECTED_JSON]: --tag arguments: the run's, the
-# cell's and the scenario's name, and traffic=load; for a script of one's
-# own also its own options.tags (a --tag replaces them all).
+# k6_script_tags [INSPECTED_JSON]: --tag arguments for a script of one's
+# own: its own options.tags (a --tag replaces them all), the run's and the
+# cell's, and traffic=load. The scenario tag stays k6's own: k6 sets it to
+# the name of the script's k6 scenario over any --tag.
 k6_script_tags() {
-  local scenario="$1" inspected="${2:-}" name="${1##*/}"
+  local inspected="${1:-}"
   [[ -z "$inspected" ]] || jq -r '.tags // {} | to_entries[] | "--tag", "\(.key)=\(.value)"' "$inspected"
-  printf '%s\n' --tag "run_id=$LT_RUN_ID" --tag "cell=$(basename "$K6_CELL_DIR")" \
-    --tag "scenario=${name%.js}" --tag traffic=load
+  printf '%s\n' --tag "run_id=$LT_RUN_ID" --tag "cell=$(basename "$K6_CELL_DIR")" --tag traffic=load
 }
 
 # k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [k6 args...]: start
@@ -170,7 +170,7 @@ k6_start() {
     # The script runs unchanged from the cell's entry module; the suite's
     # tags and p99 come from the command line.
     script="$cell_dir/k6-entry.js"
-    mapfile -t script_args < <(k6_script_tags "${cell_values[SCENARIO]}" "$cell_dir/k6-script.json")
+    mapfile -t script_args < <(k6_script_tags "$cell_dir/k6-script.json")
     script_args+=("--summary-trend-stats=min,avg,med,p(90),p(95),p(99),max,count")
   fi
   # One start instant for every instance of a burst.

@@ -74,8 +74,8 @@ JSON
 
 @test "a script's own tags are given again on the command line, with the suite's" {
   printf '{"tags": {"team": "payments"}}' >"$BATS_TEST_TMPDIR/inspected.json"
-  LT_RUN_ID=r1 K6_CELL_DIR=/x/cells/01_a-1 run k6_script_tags /srv/my-test.js "$BATS_TEST_TMPDIR/inspected.json"
-  assert_output "$(printf '%s\n' --tag team=payments --tag run_id=r1 --tag cell=01_a-1 --tag scenario=my-test --tag traffic=load)"
+  LT_RUN_ID=r1 K6_CELL_DIR=/x/cells/01_a-1 run k6_script_tags "$BATS_TEST_TMPDIR/inspected.json"
+  assert_output "$(printf '%s\n' --tag team=payments --tag run_id=r1 --tag cell=01_a-1 --tag traffic=load)"
 }
 
 @test "a script of one's own is bounded by its own total duration" {
