@@ -9,9 +9,11 @@ TOOLS := .tools
 K6 := $(TOOLS)/bin/k6
 BATS := $(TOOLS)/bats/node_modules/bats/bin/bats
 JAR := server/target/loadtest-target.jar
+# A Spring Boot service the suite did not write, for the tests and the README's example.
+OWNAPP_JAR := tests/fixtures/ownapp/target/greeting-service.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 
-.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools
+.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools ownapp
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
@@ -45,6 +47,14 @@ $(JAR): $(SERVER_SOURCES)
 	mvn -q -B -Dstyle.color=never -f server/pom.xml package -DskipTests
 	@touch $@
 
+$(OWNAPP_JAR): tests/fixtures/ownapp/pom.xml $(shell find tests/fixtures/ownapp/src -type f 2>/dev/null)
+	@scripts/setup/require.sh java mvn
+	@echo "building the example service (tests/fixtures/ownapp/)" >&2
+	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp/pom.xml package
+	@touch $@
+
+ownapp: $(OWNAPP_JAR) ## Build the example Spring Boot service of tests/fixtures/ownapp (a target the suite did not write)
+
 $(CDS): $(JAR)
 	@scripts/setup/build-target-cds.sh
 
@@ -66,13 +76,13 @@ lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats
 
-test: tools aws-tools chromium lint ## Unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium $(OWNAPP_JAR) lint ## Unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
 
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit
 
-test-integration: tools aws-tools chromium ## Only the integration tests
+test-integration: tools aws-tools chromium $(OWNAPP_JAR) ## Only the integration tests
 	$(BATS) --timing tests/integration
 
 clean-tools: ## Remove .tools/ (installed tools)

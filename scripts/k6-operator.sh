@@ -111,6 +111,8 @@ make_archive() {
     [[ -n "$line" ]] && env_args+=(-e "$line")
   done <"$run_env"
   scenario="$(sed -n 's/^SCENARIO=//p' "$run_env")"
+  [[ "$scenario" != */* && "$scenario" != *.js ]] \
+    || usage_error "SCENARIO: the k6-operator manifest holds the suite's own scenarios only, not a script of your own ($scenario)"
   if ! log="$("$LT_K6" archive --include-system-env-vars=false "${env_args[@]}" -O "$out" \
     "$LT_ROOT/scenarios/$scenario.js" 2>&1)"; then
     abort "k6 archive of scenarios/$scenario.js failed: $(tail -n 1 <<<"$log" | cut -c1-300)"

@@ -51,6 +51,7 @@ main() {
   LT_BACKEND="${MATRIX_VALUE[BACKEND]}"
   check_target_url
   check_client_addresses
+  check_target_knobs
 
   require_runtime
   take_lock
@@ -115,16 +116,30 @@ check_design() {
   machine="$(design_machine_json)"
   local env_file
   env_file="$(mktemp)"
+  local inspected
   for ((index = 0; index < total; index++)); do
     cell_id="$(matrix_cell_id "$index")"
     matrix_cell_values "$index" >"$env_file"
+    inspected="$(check_design_inspect "$env_file")"
     while IFS= read -r warning; do
       [[ -n "$warning" ]] || continue
       warn "cell $cell_id: $warning"
       manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
-    done < <(design_cell_warnings "$env_file" "$machine")
+    done < <(design_cell_warnings "$env_file" "$machine" "$inspected")
   done
   rm -f "$env_file"
+}
+
+# check_design_inspect CELL_ENV_FILE: k6's inspection of the cell's script
+# when it is one of one's own (its load shape is in its options), else null.
+check_design_inspect() {
+  local -A probe=()
+  load_cell_env "$1" probe
+  if k6_own_script "${probe[SCENARIO]}"; then
+    k6_inspect probe "http://${probe[SERVER_ADDR]}:${probe[SERVER_PORT]}" | jq -c . 2>/dev/null || printf 'null\n'
+  else
+    printf 'null\n'
+  fi
 }
 
 # cells_without_row TOTAL: the ids of cells that have no valid row.json (space-separated).
@@ -209,6 +224,40 @@ check_target_url() {
   NETNS_HOST_MODE=1
 }
 
+# check_target_knobs: the target and script knobs can work together
+# (target_knob_problems), and every script of one's own is one k6 can load;
+# stops at the first problem, naming where it was set. A TARGET_CMD server
+# has no Tomcat: the TOMCAT_* knobs are emptied, so no column claims them.
+check_target_knobs() {
+  local problem scenario key
+  problem="$(target_knob_problems MATRIX_ORIGIN MATRIX_VALUE | head -n 1)"
+  [[ -z "$problem" ]] || usage_error "$problem"
+  local -a scenarios
+  read -r -a scenarios <<<"${MATRIX_VALUE[SCENARIO]}"
+  for scenario in "${scenarios[@]}"; do
+    k6_own_script "$scenario" || continue
+    check_own_script "$scenario"
+  done
+  if [[ -n "${MATRIX_VALUE[TARGET_CMD]}" ]]; then
+    for key in "${!MATRIX_VALUE[@]}"; do
+      # shellcheck disable=SC2004 # MATRIX_VALUE is associative (matrix.sh): $key is a string key
+      [[ "$key" != TOMCAT_* ]] || MATRIX_VALUE[$key]=""
+    done
+  fi
+}
+
+# check_own_script SCRIPT: k6 can load SCRIPT (k6 inspect with the defaults'
+# environment).
+check_own_script() {
+  local script="$1" output
+  local -A probe=([SCENARIO]="$script")
+  [[ -x "$LT_K6" ]] || return 0 # require_runtime says what to do
+  if ! output="$(k6_inspect probe "http://${MATRIX_VALUE[SERVER_ADDR]%% *}:${MATRIX_VALUE[SERVER_PORT]%% *}")" \
+    || ! jq -e . <<<"$output" >/dev/null 2>&1; then
+    usage_error "${MATRIX_ORIGIN[SCENARIO]}: SCENARIO: k6 cannot load $script: $(grep -m1 -iE 'error' <<<"$output" | cut -c1-300)"
+  fi
+}
+
 # check_client_addresses: CLIENT_ADDRESSES addresses from CLIENT_ADDR stay
 # in its /24 and never take the server's address.
 check_client_addresses() {
@@ -259,7 +308,9 @@ require_runtime() {
     command -v "$tool" >/dev/null || abort "$tool not found; run 'make tools' (or install it: apt-get install iproute2 curl jq openjdk-17-jre-headless)"
   done
   [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools'"
-  [[ -f "$TARGET_JAR" ]] || abort "target jar not found at $TARGET_JAR; run 'make tools'"
+  if [[ -z "${MATRIX_VALUE[TARGET_JAR]}${MATRIX_VALUE[TARGET_CMD]}" && ! -f "$TARGET_OWN_JAR" ]]; then
+    abort "target jar not found at $TARGET_OWN_JAR; run 'make tools'"
+  fi
 }
 
 # take_lock: one run at a time on this host (namespaces and ports are shared).
@@ -407,14 +458,14 @@ cell_step() {
 run_cell_steps() {
   local -n values="$1"
   local cell_dir="$2" k6_status=0 limit
-  local base_url="http://${values[SERVER_ADDR]}:${values[SERVER_PORT]}"
+  local base_url="http://${values[SERVER_ADDR]}:${values[SERVER_PORT]}" health_path="${values[TARGET_HEALTH_PATH]}"
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
     phase_mark "$cell_dir" target_start
     cell_step "checking the external target" run_cell_external_start values "$cell_dir" || return 1
     base_url="${values[TARGET_URL]%/}"
   elif [[ "$LT_BACKEND" == compose ]]; then
     phase_mark "$cell_dir" target_start
-    cell_step "starting the target container" compose_cell_start values "$cell_dir" "$base_url/health" || return 1
+    cell_step "starting the target container" compose_cell_start values "$cell_dir" "$base_url$health_path" || return 1
   else
     netns_down
     cell_step "creating the network namespaces" netns_up "${values[SERVER_ADDR]}" \
@@ -423,18 +474,20 @@ run_cell_steps() {
     cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
     phase_mark "$cell_dir" target_start
     target_start values "$cell_dir/target.log"
-    if ! target_wait_healthy "$base_url/health" "${values[TARGET_START_TIMEOUT]}"; then
+    if ! target_wait_healthy "$base_url$health_path" "${values[TARGET_START_TIMEOUT]}"; then
       CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
       return 1
     fi
+    target_check_connector values | write_atomic "$cell_dir/connector.json" || true
     cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt" || return 1
   fi
   phase_mark "$cell_dir" target_ready
   cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
 
-  limit=$(($(k6_planned_seconds values) + 60))
+  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" || return 1
+  limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
   monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
-  sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "${values[MANAGEMENT_PORT]}" \
+  sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "$(target_metrics_port values)" \
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
   phase_mark "$cell_dir" k6_start
   k6_start values "$cell_dir" "$base_url" "$limit"
@@ -472,11 +525,11 @@ record_sysctls() {
 }
 
 # run_cell_external_start CELL_ASSOC CELL_DIR: an external target is not
-# started, only checked: its /health must answer. The host's counters are
+# started, only checked: its TARGET_HEALTH_PATH must answer. The host's counters are
 # shared with everything else on it, so the deltas are noisier.
 run_cell_external_start() {
   local -n ext_values="$1"
-  local cell_dir="$2" url="${ext_values[TARGET_URL]%/}/health"
+  local cell_dir="$2" url="${ext_values[TARGET_URL]%/}${ext_values[TARGET_HEALTH_PATH]}"
   printf 'external target %s: not started by the suite\n' "${ext_values[TARGET_URL]}" >"$cell_dir/target.log"
   if ! curl -fsS -o /dev/null --max-time 5 "$url" 2>>"$cell_dir/target.log"; then
     CELL_ERROR="external target does not answer $url"

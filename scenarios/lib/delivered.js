@@ -27,16 +27,25 @@ export function iterationStarted() {
   iterationsStarted.add(1);
 }
 
+// started(at) / ended(at): a request (or, for a script of one's own, an
+// iteration) started or ended at epoch ms AT.
+export function started(at) {
+  if (!sentFirst) {
+    sentFirst = true;
+    firstRequest.add(at);
+  }
+}
+
+export function ended(at) {
+  requestEnd.add(at);
+}
+
 // send(request): run request() (one HTTP call) and note its start and end.
 // The first request is noted before it is sent: a request that never ends
 // (cut off by the graceful stop) still counts its VU as started.
 export function send(request) {
-  const start = Date.now();
-  if (!sentFirst) {
-    sentFirst = true;
-    firstRequest.add(start);
-  }
+  started(Date.now());
   const res = request();
-  requestEnd.add(Date.now());
+  ended(Date.now());
   return res;
 }

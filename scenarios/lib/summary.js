@@ -26,7 +26,7 @@ function fmt(value) {
   return value === undefined ? '-' : Number(value).toFixed(1);
 }
 
-function textLines(data) {
+export function textLines(data) {
   const m = data.metrics;
   const lines = [];
   const pick = (name) => m[`${name}{traffic:load}`] || m[name];

@@ -1,5 +1,8 @@
 import http from 'k6/http';
 import { declare } from './delivered.js';
+import * as env from './env.js';
+
+const healthPath = env.str('TARGET_HEALTH_PATH', '/health');
 
 // checkTargetUp fails setup() with a message an operator can act on.
 // It also declares the delivered-load metrics (every scenario calls it from setup()).
@@ -7,13 +10,13 @@ export function checkTargetUp(targetUrl) {
   declare();
   // Connection: close, so this check does not keep one of Tomcat's
   // max-connections busy (idle keep-alive) while the test runs.
-  const res = http.get(`${targetUrl}/health`, {
+  const res = http.get(`${targetUrl}${healthPath}`, {
     timeout: '5s',
     headers: { Connection: 'close' },
     tags: { name: 'health', traffic: 'setup' },
   });
   if (res.status !== 200) {
-    throw new Error(`target ${targetUrl} is not up: GET /health gave status ${res.status} ` +
+    throw new Error(`target ${targetUrl} is not up: GET ${healthPath} gave status ${res.status} ` +
       `${res.error || ''}; start it (make run-matrix does) or fix TARGET_URL`);
   }
 }

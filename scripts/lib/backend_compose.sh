@@ -138,6 +138,13 @@ compose_cell_file() {
   for key in $(printf '%s\n' "${!file_values[@]}" | sort); do
     printf '      %s: %s\n' "$key" "$(compose_quote "${file_values[$key]}")"
   done
+  # The connector as Spring Boot's own properties (target.sh); SERVER_ADDRESS
+  # and SERVER_PORT are above already (a key appears once).
+  local name_value
+  while IFS= read -r name_value; do
+    [[ "$name_value" == SERVER_ADDRESS=* || "$name_value" == SERVER_PORT=* ]] && continue
+    printf '      %s: %s\n' "${name_value%%=*}" "$(compose_quote "${name_value#*=}")"
+  done < <(target_spring_env file_values 0.0.0.0)
 }
 
 # compose_quote VALUE: VALUE as a YAML double-quoted string, "$" doubled

@@ -17,10 +17,38 @@ def at_once_scenario: . == "spike" or . == "burst" or . == "keepalive";
 # The suite's /hello scenarios (one request per iteration, plus think time).
 def hello_scenario: . == "spike" or . == "burst" or . == "keepalive" or . == "ramp" or . == "spike-open";
 
+# script_facts(inspected): what a k6 script of one's own asks for, from
+# `k6 inspect --execution-requirements`: {vus (at the peak, null when its
+# executors start VUs only as needed), at_once (every VU is meant to start
+# together: constant-vus, per-vu-iterations, shared-iterations, all at
+# time 0), load_ms (the load's duration when every executor has one)}.
+def script_facts($inspected):
+  [$inspected.scenarios // {} | .[]] as $scenarios
+  | ["constant-vus", "per-vu-iterations", "shared-iterations"] as $together
+  | ($scenarios | all(.executor as $e | $together | index([$e]) != null)) as $fixed
+  | {
+      vus: (if ($scenarios | length) == 0 then null
+            elif $fixed then [$scenarios[] | .vus // 1] | add
+            elif ($scenarios | all(.executor == "ramping-vus")) then
+              [$scenarios[] | [(.startVUs // 1), (.stages // [] | .[] | .target)] | max] | add
+            else null end),
+      at_once: ($fixed and ($scenarios | length) > 0
+                and ($scenarios | all((.startTime // "0s") | duration_ms == 0))),
+      load_ms: (if ($scenarios | length) > 0 and ($scenarios | all(.executor == "constant-vus")) then
+                  [$scenarios[] | .duration | duration_ms] | max
+                else null end)
+    };
+
+# with_script(env; inspected): the cell's knobs, plus .script (script_facts)
+# for a script of one's own (inspected is null for a shipped scenario).
+def with_script($env; $inspected):
+  if $inspected == null then $env else $env + {script: script_facts($inspected)} end;
+
 # designed_vus(env): the VUs the scenario asks for at its peak (null when
 # the executor starts VUs only as needed).
 def designed_vus($env):
-  if ($env.SCENARIO | at_once_scenario) then ($env.VUS | tonumber)
+  if $env.script != null then $env.script.vus
+  elif ($env.SCENARIO | at_once_scenario) then ($env.VUS | tonumber)
   elif $env.SCENARIO == "ramp" or $env.SCENARIO == "waiting-room" then
     [$env.STAGES | split(",")[] | split(":") | .[-1] | tonumber] | max
   else null end;
@@ -72,11 +100,12 @@ def design_warnings($env; $machine):
       (if ($scenario | hello_scenario) and ($env.DELAY_MS | tonumber) >= ($env.REQUEST_TIMEOUT | duration_ms) then
          "DELAY_MS=\($env.DELAY_MS) is not shorter than REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT): every request times out before the server answers"
        else empty end),
-      (if $vus != null and ($scenario == "spike" or $scenario == "keepalive") and ($machine.vu_start_rate // 0) > 0 then
+      (if $vus != null and ($scenario == "spike" or $scenario == "keepalive" or $env.script.load_ms != null)
+          and ($machine.vu_start_rate // 0) > 0 then
          ($vus / $machine.vu_start_rate) as $start_s
-         | ($env.DURATION | duration_ms) as $duration_ms
+         | ($env.script.load_ms // ($env.DURATION | duration_ms)) as $duration_ms
          | if $start_s * 1000 > $duration_ms then
-             "k6 needs about \($start_s | r1) s to start \($vus) VUs here (K6_VU_START_RATE=\($machine.vu_start_rate)/s) but DURATION=\($env.DURATION): many VUs will start late or never send a request; the burst scenario releases them together"
+             "k6 needs about \($start_s | r1) s to start \($vus) VUs here (K6_VU_START_RATE=\($machine.vu_start_rate)/s) but \(if $env.script != null then "the script's duration is \($duration_ms / 1000 | r1) s" else "DURATION=\($env.DURATION)" end): many VUs will start late or never send a request; the burst scenario releases them together"
            else empty end
        else empty end),
       (($env.K6_INSTANCES // "1" | tonumber) as $instances
@@ -104,18 +133,18 @@ def design_findings($env; $row; $machine):
   $env.SCENARIO as $scenario
   | designed_vus($env) as $vus
   | [
-      (if ($row.http_reqs // 0) == 0 and ($scenario | hello_scenario) then
+      (if ($row.http_reqs // 0) == 0 and (($scenario | hello_scenario) or $env.script != null) then
          {flag: "none", note: "no request completed (http_reqs is 0)"}
        else empty end),
       (if $vus != null and $row.vus_started != null and $row.vus_started < $vus then
          {flag: "late", note: "only \($row.vus_started) of \($vus) VUs sent a request: k6 needed \($row.first_request_after_s | seconds_text) from its start to the first request and spread the first requests over \(($row.first_request_spread_ms // 0) / 1000 | r2) s\(if $env.DURATION then ", and DURATION is \($env.DURATION)" else "" end)"}
        else empty end),
-      (if ($scenario | at_once_scenario) and $row.first_request_spread_ms != null
+      (if (($scenario | at_once_scenario) or ($env.script.at_once // false)) and $row.first_request_spread_ms != null
           and $row.first_request_spread_ms > ($env.START_SPREAD_LIMIT_MS | tonumber) then
          {flag: "late", note: "the first requests of \($row.vus_started) VUs were spread over \($row.first_request_spread_ms / 1000 | r2) s (START_SPREAD_LIMIT_MS=\($env.START_SPREAD_LIMIT_MS)): the users did not arrive at once"}
        else empty end),
       (if ($row.iterations_interrupted // 0) > 0 then
-         {flag: "cut", note: "\($row.iterations_interrupted) of \($row.iterations_started) iterations were interrupted by GRACEFUL_STOP=\($env.GRACEFUL_STOP)\(if ($scenario | hello_scenario) then " before REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)" else "" end)"}
+         {flag: "cut", note: "\($row.iterations_interrupted) of \($row.iterations_started) iterations were interrupted by \(if $env.script != null then "the script's gracefulStop" else "GRACEFUL_STOP=\($env.GRACEFUL_STOP)" end)\(if ($scenario | hello_scenario) then " before REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)" else "" end)"}
        else empty end),
       (if ($row.k6_cpu_saturated_s // 0) >= 1 then
          {flag: "gen", note: "k6 used \($row.k6_cpu_peak_pct | round) % CPU of \($machine.cpus) cores for \($row.k6_cpu_saturated_s | r1) s: the generator, not the target, set the pace"}
@@ -190,7 +219,7 @@ def predictions($env; $sysctls; $machine):
       predicted_syn_retrans: (if $failed == null then null else $overflowing * ($syns - 1) end),
       predicted_tps: (if $conns == null or $workers == null or ($env.SCENARIO | hello_scenario | not) then null
                       else closed_tps($conns; $workers; $delay_ms; (($env.THINK_TIME_MS // "0") | tonumber)) | if . == null then null else r1 end end),
-      predicted_lat_max_ms: (if $conns == null or $workers == null or $delay_ms == 0 then null
+      predicted_lat_max_ms: (if $conns == null or $workers == null or $delay_ms == 0 or ($env.SCENARIO | hello_scenario | not) then null
                              else [waves_ms($conns; $workers; $delay_ms), ($env.REQUEST_TIMEOUT | duration_ms)] | min end)
     };
 

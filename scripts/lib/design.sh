@@ -18,11 +18,14 @@ design_nofile_limit() {
   printf '%s\n' "$limit"
 }
 
-# design_cell_warnings CELL_ENV_FILE MACHINE_JSON: one warning per line.
+# design_cell_warnings CELL_ENV_FILE MACHINE_JSON [INSPECTED_JSON]: one
+# warning per line. INSPECTED_JSON: k6 inspect of a script of one's own.
 design_cell_warnings() {
   local env_json
   env_json="$(results_env_json "$1")" || return 1
-  jq -rn -L "$LT_ROOT/scripts/lib" --argjson env "$env_json" --argjson machine "$2" '
+  jq -rn -L "$LT_ROOT/scripts/lib" --argjson cell_env "$env_json" --argjson machine "$2" \
+    --argjson inspected "${3:-null}" '
     include "design";
-    design_warnings($env; $machine + {vu_start_rate: (($env.K6_VU_START_RATE // "0") | tonumber)})[]'
+    with_script($cell_env; $inspected) as $env
+    | design_warnings($env; $machine + {vu_start_rate: (($env.K6_VU_START_RATE // "0") | tonumber)})[]'
 }

@@ -151,8 +151,12 @@ envfile_check_type() {
     word)
       [[ "$value" =~ ^[A-Za-z0-9._:/@+-]+$ ]] \
         || { printf "'%s' has characters other than letters, digits and ._:/@+-" "$value"; return 1; } ;;
-    string)
+    string | words)
       [[ "$value" != *[[:cntrl:]]* ]] || { printf 'control characters are not allowed'; return 1; } ;;
+    path)
+      envfile_check_path "$value" || return 1 ;;
+    scenario)
+      envfile_check_scenario "$value" || return 1 ;;
     enum:*)
       local choices="${type#enum:}"
       [[ "|$choices|" == *"|$value|"* ]] \
@@ -189,4 +193,38 @@ envfile_check_stages() {
       return 1
     fi
   done
+}
+
+# envfile_check_path VALUE: a readable regular file (relative to the current
+# directory).
+envfile_check_path() {
+  local value="$1"
+  if [[ ! -e "$value" ]]; then
+    printf "'%s' does not exist (relative paths are taken from %s)" "$value" "$PWD"
+    return 1
+  fi
+  [[ -f "$value" && -r "$value" ]] || { printf "'%s' is not a readable file" "$value"; return 1; }
+}
+
+# envfile_scenario_names: the scenarios shipped under scenarios/, by name.
+envfile_scenario_names() {
+  local file
+  for file in "$LT_ROOT"/scenarios/*.js; do
+    file="${file##*/}"
+    printf '%s\n' "${file%.js}"
+  done | LC_ALL=C sort
+}
+
+# envfile_check_scenario VALUE: the name of a shipped scenario, or a k6
+# script of one's own (a path to an existing .js file).
+envfile_check_scenario() {
+  local value="$1" names
+  if [[ "$value" != */* && "$value" != *.js ]]; then
+    [[ "$value" =~ ^[a-z0-9-]+$ && -f "$LT_ROOT/scenarios/$value.js" ]] && return 0
+    names="$(envfile_scenario_names | paste -sd, | sed 's/,/, /g')"
+    printf "'%s' is not one of: %s (or a k6 script of your own: a path to a .js file)" "$value" "$names"
+    return 1
+  fi
+  [[ "$value" == *.js ]] || { printf "'%s' is not a k6 script (a .js file)" "$value"; return 1; }
+  envfile_check_path "$value"
 }

@@ -28,12 +28,17 @@ k6_duration_seconds() {
   printf '%d\n' $(((total_ms + 999) / 1000))
 }
 
-# k6_planned_seconds CELL_ASSOC: the longest the scenario can run (load time
-# plus graceful stop), used to bound k6 and the sampler.
+# k6_planned_seconds CELL_ASSOC [CELL_DIR]: the longest the scenario can run
+# (load time plus graceful stop), used to bound k6 and the sampler. A script
+# of one's own says it in CELL_DIR/k6-script.json (k6_prepare_script).
 k6_planned_seconds() {
   local -n cell_values="$1"
-  local load=0 stage
+  local cell_dir="${2:-}" load=0 stage
   local -a stage_list
+  if k6_own_script "${cell_values[SCENARIO]}"; then
+    k6_duration_seconds "$(jq -r '.totalDuration // "0s"' "$cell_dir/k6-script.json")"
+    return
+  fi
   case "${cell_values[SCENARIO]}" in
     ramp | waiting-room)
       IFS=',' read -r -a stage_list <<<"${cell_values[STAGES]}"
@@ -45,6 +50,93 @@ k6_planned_seconds() {
     *) load="$(k6_duration_seconds "${cell_values[DURATION]}")" ;;
   esac
   printf '%d\n' $((load + $(k6_duration_seconds "${cell_values[GRACEFUL_STOP]}")))
+}
+
+# k6_own_script SCENARIO: succeed when SCENARIO is a k6 script of one's own
+# (a path) rather than the name of a shipped one.
+k6_own_script() {
+  [[ "$1" == */* || "$1" == *.js ]]
+}
+
+# k6_script_path SCENARIO: the file k6 runs for SCENARIO.
+k6_script_path() {
+  if k6_own_script "$1"; then
+    printf '%s\n' "$1"
+  else
+    printf '%s\n' "$LT_ROOT/scenarios/$1.js"
+  fi
+}
+
+# k6_cell_env CELL_ASSOC TARGET_URL: the environment k6 gets, "NAME=value" a
+# line: every knob of the cell, then the runner's own (env keeps the last of
+# duplicate names: TARGET_URL is the resolved target even when the knob is
+# empty). BASE_URL is the same URL, the name many scripts read.
+k6_cell_env() {
+  local -n env_values="$1"
+  local target_url="$2" key
+  printf '%s\n' "PATH=$PATH" "HOME=${HOME:-/root}"
+  for key in "${!env_values[@]}"; do
+    printf '%s=%s\n' "$key" "${env_values[$key]}"
+  done
+  printf '%s\n' "TARGET_URL=$target_url" "BASE_URL=$target_url"
+}
+
+# k6_inspect CELL_ASSOC TARGET_URL: `k6 inspect --execution-requirements` of
+# the cell's script with the environment it will run with: its options as
+# k6 resolved them, maxVUs and totalDuration. Fails with k6's message.
+k6_inspect() {
+  local -n inspect_values="$1"
+  local target_url="$2"
+  local -a env_args
+  mapfile -t env_args < <(k6_cell_env inspect_values "$target_url")
+  env -i "${env_args[@]}" "$LT_K6" inspect --execution-requirements \
+    "$(k6_script_path "${inspect_values[SCENARIO]}")" 2>&1
+}
+
+# k6_prepare_script CELL_ASSOC CELL_DIR TARGET_URL: for a script of one's
+# own, its inspection (k6-script.json) and the entry module k6 runs
+# (k6-entry.js, see scenarios/lib/own-script.js). Nothing for a shipped one.
+# On failure the reason is in CELL_ERROR.
+k6_prepare_script() {
+  local -n prepare_values="$1"
+  local cell_dir="$2" target_url="$3" inspected
+  k6_own_script "${prepare_values[SCENARIO]}" || return 0
+  if ! inspected="$(k6_inspect prepare_values "$target_url")" || ! jq -e . <<<"$inspected" >/dev/null 2>&1; then
+    CELL_ERROR="k6 cannot read ${prepare_values[SCENARIO]}: $(grep -m1 -iE 'error' <<<"$inspected" | cut -c1-200)"
+    return 1
+  fi
+  jq . <<<"$inspected" | write_atomic "$cell_dir/k6-script.json" || return 1
+  k6_entry_module "${prepare_values[SCENARIO]}" "$cell_dir/k6-script.json" | write_atomic "$cell_dir/k6-entry.js"
+}
+
+# k6_entry_module SCRIPT INSPECTED_JSON: the entry module for a script of
+# one's own: it re-exports the script and wraps its options, setup,
+# handleSummary and every function a scenario executes.
+k6_entry_module() {
+  local script="$1" inspected="$2"
+  jq -r --arg script "$script" --arg own "$LT_ROOT/scenarios/lib/own-script.js" '
+    ([.scenarios // {} | .[] | .exec // "default"] + ["default"] | unique) as $execs
+    | "// Written by the runner: \($script | @json) runs unchanged;",
+      "// scenarios/lib/own-script.js says what is added.",
+      "import * as script from \($script | @json);",
+      "import * as own from \($own | @json);",
+      "export * from \($script | @json);",
+      "export const options = own.options(script.options);",
+      "export const setup = own.setup(script.setup);",
+      "export const handleSummary = own.summary(script.handleSummary);",
+      ($execs[] | if . == "default" then "export default own.iteration(script.default);"
+                  else "export const \(.) = own.iteration(script.\(.));" end)
+  ' "$inspected"
+}
+
+# k6_script_tags [INSPECTED_JSON]: --tag arguments for a script of one's
+# own: its own options.tags (a --tag replaces them all), the run's and the
+# cell's, and traffic=load. The scenario tag stays k6's own: k6 sets it to
+# the name of the script's k6 scenario over any --tag.
+k6_script_tags() {
+  local inspected="${1:-}"
+  [[ -z "$inspected" ]] || jq -r '.tags // {} | to_entries[] | "--tag", "\(.key)=\(.value)"' "$inspected"
+  printf '%s\n' --tag "run_id=$LT_RUN_ID" --tag "cell=$(basename "$K6_CELL_DIR")" --tag traffic=load
 }
 
 # k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [k6 args...]: start
@@ -59,13 +151,11 @@ k6_planned_seconds() {
 # first writes the side outputs (K6_EXTRA_ARGS, K6_EXTRA_ENV).
 k6_start() {
   local -n cell_values="$1"
-  local cell_dir="$2" target_url="$3" limit_s="$4" key
+  local cell_dir="$2" target_url="$3" limit_s="$4"
   shift 4
-  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log
-  local -a env_args=("PATH=$PATH" "HOME=${HOME:-/root}")
-  for key in "${!cell_values[@]}"; do
-    env_args+=("$key=${cell_values[$key]}")
-  done
+  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script
+  local -a env_args script_args=()
+  mapfile -t env_args < <(k6_cell_env cell_values "$target_url")
   local -a in_namespace local_ips=() segment=() extra_args extra_env
   mapfile -t in_namespace < <(netns_prefix client)
   if [[ "${cell_values[CLIENT_ADDRESSES]:-1}" -gt 1 && "$NETNS_HOST_MODE" != 1 ]]; then
@@ -75,6 +165,14 @@ k6_start() {
   fi
   K6_CELL_DIR="$cell_dir"
   K6_PIDS=()
+  script="$(k6_script_path "${cell_values[SCENARIO]}")"
+  if k6_own_script "${cell_values[SCENARIO]}"; then
+    # The script runs unchanged from the cell's entry module; the suite's
+    # tags and p99 come from the command line.
+    script="$cell_dir/k6-entry.js"
+    mapfile -t script_args < <(k6_script_tags "$cell_dir/k6-script.json")
+    script_args+=("--summary-trend-stats=min,avg,med,p(90),p(95),p(99),max,count")
+  fi
   # One start instant for every instance of a burst.
   [[ "$instances" -eq 1 ]] || env_args+=("BURST_START_AT=$(($(date +%s%3N) + ${cell_values[BURST_LEAD_MS]:-0}))")
   [[ "$instances" -eq 1 ]] || mkdir -p "$cell_dir/k6-summaries"
@@ -89,18 +187,14 @@ k6_start() {
       segment=(--execution-segment "$i/$instances:$((i + 1))/$instances"
         --execution-segment-sequence "$(k6_segment_sequence "$instances")")
     fi
-    # After the knobs: env keeps the last of duplicate names, and these are
-    # the runner's, e.g. TARGET_URL is the resolved target even when the knob is empty.
     (
       # k6 keeps one socket per VU: give it every file descriptor allowed.
       ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
-        "${in_namespace[@]}" env -i "${env_args[@]}" \
-        "TARGET_URL=$target_url" "SUMMARY_FILE=$summary" \
+        "${in_namespace[@]}" env -i "${env_args[@]}" "SUMMARY_FILE=$summary" \
         "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}" \
         "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
-        "${segment[@]}" "${local_ips[@]}" "${extra_args[@]}" "$@" \
-        "$LT_ROOT/scenarios/${cell_values[SCENARIO]}.js"
+        "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$@" "$script"
     ) >"$log" 2>&1 &
     K6_PIDS+=("$!")
   done

@@ -110,17 +110,26 @@ matrix_set() {
   if [[ -z "${KNOB_TYPE[$key]:-}" ]]; then
     usage_error "$where: $key: unknown key (every knob is listed in env/defaults.env)"
   fi
-  read -r -a words <<<"$value"
+  # A list of words (a command, its arguments) is one value, never an axis.
+  if [[ "${KNOB_TYPE[$key]}" == words* ]]; then
+    words=("$(envfile_trim "$value")")
+    [[ -n "${words[0]}" ]] || words=()
+  else
+    read -r -a words <<<"$value"
+  fi
   if [[ ${#words[@]} -eq 0 ]]; then
     if [[ "${KNOB_TYPE[$key]}" != *\? ]]; then
       usage_error "$where: $key: no value given"
     fi
     words=("")
   fi
-  for word in "${words[@]}"; do
+  local i
+  for i in "${!words[@]}"; do
+    word="${words[i]}"
     if ! why="$(envfile_check_type "${KNOB_TYPE[$key]}" "$word")"; then
       usage_error "$where: $key: $why"
     fi
+    words[i]="$(matrix_absolute_path "${KNOB_TYPE[$key]}" "$word")"
   done
   _matrix_remove_axis "$key"
   if [[ ${#words[@]} -gt 1 ]]; then
@@ -128,6 +137,17 @@ matrix_set() {
   fi
   MATRIX_VALUE[$key]="${words[*]}"
   MATRIX_ORIGIN[$key]="$where"
+}
+
+# matrix_absolute_path TYPE VALUE: VALUE, made absolute when it names a file
+# (a path, or a scenario given as a script of one's own), so every cell and
+# the processes it starts find it wherever they run.
+matrix_absolute_path() {
+  local type="${1%\?}" value="$2"
+  if [[ -n "$value" && ( "$type" == path || ( "$type" == scenario && "$value" == */* ) || ( "$type" == scenario && "$value" == *.js ) ) ]]; then
+    value="$(cd "$(dirname "$value")" && pwd)/$(basename "$value")"
+  fi
+  printf '%s' "$value"
 }
 
 _matrix_remove_axis() {

@@ -134,11 +134,15 @@ results_row() {
   if [[ -s "$cell_dir/waiting-room-stats.json" ]] && jq -e . "$cell_dir/waiting-room-stats.json" >/dev/null 2>&1; then
     extra_in="$(jq -c '{waiting_room: .}' "$cell_dir/waiting-room-stats.json")"
   fi
+  if [[ -s "$cell_dir/connector.json" ]] && jq -e . "$cell_dir/connector.json" >/dev/null 2>&1; then
+    extra_in="$(jq -c --slurpfile c "$cell_dir/connector.json" '. + {connector: $c[0]}' <<<"$extra_in")"
+  fi
   deltas_json="$(results_deltas_json "$cell_dir/netstat-delta.tsv")" || deltas_json='{}'
   if row="$(jq -n -L "$LT_ROOT/scripts/lib" \
     --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
     --arg status "$status" --arg error "$error" --arg k6_exit "${CELL_K6_EXIT:-}" --arg wall_s "$wall_s" \
-    --argjson axes "$axes_json" --argjson env "$cell_json" \
+    --argjson axes "$axes_json" --argjson cell_env "$cell_json" \
+    --argjson inspected "$(results_inspected_json "$cell_dir")" \
     --argjson summary "$summary" --argjson peaks "$peaks" --argjson deltas "$deltas_json" \
     --argjson extra_in "$extra_in" \
     --argjson sysctls "$(results_sysctls_json "$cell_dir/sysctls.tsv")" \
@@ -158,6 +162,16 @@ results_row() {
       axes: ($axes | fromjson? // {}), error: $error}' \
     | write_atomic "$cell_dir/row.json"
   return 1
+}
+
+# results_inspected_json CELL_DIR: k6's inspection of a script of one's own
+# (k6-script.json), or null.
+results_inspected_json() {
+  if [[ -s "$1/k6-script.json" ]] && jq -e . "$1/k6-script.json" >/dev/null 2>&1; then
+    jq -c . "$1/k6-script.json"
+  else
+    printf 'null\n'
+  fi
 }
 
 # results_env_json ENV_FILE: a cell.env as a JSON object of strings.

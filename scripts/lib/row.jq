@@ -3,10 +3,15 @@
 # was designed happen (as_designed, design_notes), and do the kernel's
 # predictions match what was measured (predicted_*, prediction_check).
 # Inputs (--arg/--argjson): run_id cell status error axes env summary peaks
-# deltas extra_in (files some scenarios collect, e.g. waiting_room stats)
-# sysctls machine phases require_as_designed no_port. Needs -L scripts/lib.
+# deltas extra_in (files some cells collect: waiting_room stats, the
+# connector check) sysctls machine phases require_as_designed no_port
+# cell_env inspected (k6 inspect of a script of one's own, or null). Needs
+# -L scripts/lib.
 include "rules";
 include "design";
+
+# The knobs, with what a script of one's own asks for (design.jq).
+def env_of: with_script($cell_env; $inspected);
 
 def metric($name):
   ($summary.metrics // {}) as $m
@@ -15,12 +20,32 @@ def num: if . == null then null else (. * 1000 | round) / 1000 end;
 def count_of($name): (metric($name).count // 0);
 def delta($side; $counter): ($deltas[$side][$counter] // 0);
 def gauge_max($name): (($summary.metrics // {})[$name].values.max // null);
+# The connector the application reports differs from the cell's knobs: the
+# cell did not run with the settings its row names.
+def connector_findings:
+  [($extra_in.connector.mismatches // [])[]
+   | {flag: "settings", note: "the target runs \(.property)=\(.effective // "unset") where the cell set \(.cell) (/actuator/configprops)"}];
+# Why some columns are empty or measured differently, for this cell.
+def row_notes($env):
+  [
+    (if $env.script != null then
+       "a k6 script of one's own: vus_started, first_request_* and load_window_s are taken at its iterations' start and end (its requests are not wrapped); failures split by k6's error_code"
+     else empty end),
+    (if ($env.TARGET_CMD // "") != "" then
+       "TARGET_CMD is not Tomcat: tomcat_threads_busy_peak, queue_capacity and the predictions stay empty"
+     elif ($env.TARGET_URL // "") == "" and .tomcat_threads_busy_peak == null then
+       "the target's actuator gave no tomcat.threads.busy on 127.0.0.1:\($env.MANAGEMENT_PORT) (it needs the metrics endpoint exposed and server.tomcat.mbeanregistry.enabled=true): tomcat_threads_busy_peak stays empty"
+     else empty end),
+    (if $extra_in.connector != null and $extra_in.connector.checked == false and ($env.TARGET_CMD // "") == "" then
+       "connector settings not checked: \($extra_in.connector.reason)"
+     else empty end)
+  ];
 def phase_s($from; $to):
   if $phases[$from] == null or $phases[$to] == null then null
   else (($phases[$to] - $phases[$from]) / 1000 | num) end;
 # Figures only some scenarios have; results.csv adds their columns when a
 # row carries them.
-def extra:
+def extra($env):
   if $env.SCENARIO == "waiting-room" then
     (($summary.metrics // {}).wr_time_to_admission.values // {}) as $t
     | {
@@ -48,7 +73,8 @@ def extra:
 
 # Latency is that of answered requests (2xx/3xx); failures are counted apart.
 # No answered request: the percentiles are null, not k6's zeros.
-(($summary.metrics // {})["http_req_duration{traffic:load,expected_response:true}"].values
+env_of as $env
+| (($summary.metrics // {})["http_req_duration{traffic:load,expected_response:true}"].values
  | if . == null or (.count // 1) == 0 then {} else . end) as $d
 | metric("http_reqs") as $reqs
 | metric("http_req_failed") as $failed
@@ -130,9 +156,9 @@ def extra:
     k6_exit: (if $k6_exit == "" then null else ($k6_exit | tonumber) end),
     error: $error,
     notes: null,
-    extra: extra
+    extra: extra($env)
   }
-| design_findings($env; .; $machine) as $findings
+| (design_findings($env; .; $machine) + connector_findings) as $findings
 # The generator set the pace: k6 saturated the machine's cores, or VUs
 # started later than the scenario asked.
 | .generator_bound = (if .k6_cpu_saturated_s == null and .vus_started == null then null
@@ -141,6 +167,7 @@ def extra:
 | .as_designed = (if .vus_started == null and .k6_cpu_saturated_s == null then null
                   elif ($findings | length) == 0 then 1 else 0 end)
 | .design_notes = (if ($findings | length) == 0 then null else $findings | map(.note) | join("; ") end)
+| .notes = (row_notes($env) | if length == 0 then null else join("; ") end)
 | predictions($env; $sysctls; $machine) as $predicted
 | . + $predicted
 | . + prediction_verdict($env; $sysctls; $predicted; .; $deltas; $machine; $findings)

@@ -1,48 +1,205 @@
 # shellcheck shell=bash
-# Summary: start, check and stop the Spring Boot target inside the server namespace.
+# Summary: start, check and stop the target inside the server namespace: the
+# suite's own Spring Boot jar, any other Spring Boot jar (TARGET_JAR) or any
+# server command (TARGET_CMD).
 
-TARGET_JAR="${TARGET_JAR:-$LT_ROOT/server/target/loadtest-target.jar}"
+TARGET_OWN_JAR="$LT_ROOT/server/target/loadtest-target.jar"
 TARGET_CDS_DIR="$LT_ROOT/server/target/cds"
 TARGET_PID=""
 
-# target_java_args MODE: how to start the JVM. "cds" uses the extracted jar
-# and its class-data-sharing archive (scripts/setup/build-target-cds.sh)
-# when they are newer than the jar; otherwise, or with "jar", the plain jar.
+# The cell's Tomcat knobs as Spring Boot's own properties, so any Spring Boot
+# application takes them without code (knob=property). They reach the JVM as
+# environment variables in Spring's relaxed form (SERVER_TOMCAT_ACCEPTCOUNT),
+# which rank above the application's own application.properties.
+readonly TARGET_TOMCAT_PROPERTIES=(
+  TOMCAT_MAX_THREADS=server.tomcat.threads.max
+  TOMCAT_MIN_SPARE_THREADS=server.tomcat.threads.min-spare
+  TOMCAT_MAX_CONNECTIONS=server.tomcat.max-connections
+  TOMCAT_ACCEPT_COUNT=server.tomcat.accept-count
+  TOMCAT_CONNECTION_TIMEOUT=server.tomcat.connection-timeout
+  TOMCAT_KEEP_ALIVE_TIMEOUT=server.tomcat.keep-alive-timeout
+  TOMCAT_MAX_KEEP_ALIVE_REQUESTS=server.tomcat.max-keep-alive-requests
+)
+# Properties the suite sets itself: the application must not set them too.
+readonly TARGET_RESERVED_PROPERTIES=(server.address server.port management.server.port management.server.address)
+
+# target_kind CELL_ASSOC: "own" (the suite's jar), "jar" (TARGET_JAR) or
+# "cmd" (TARGET_CMD).
+target_kind() {
+  local -n kind_values="$1"
+  if [[ -n "${kind_values[TARGET_CMD]:-}" ]]; then
+    printf 'cmd\n'
+  elif [[ -n "${kind_values[TARGET_JAR]:-}" ]]; then
+    printf 'jar\n'
+  else
+    printf 'own\n'
+  fi
+}
+
+# target_env_name PROPERTY: the environment variable Spring Boot binds to
+# PROPERTY (server.tomcat.accept-count -> SERVER_TOMCAT_ACCEPTCOUNT).
+target_env_name() {
+  local name="${1//-/}"
+  name="${name//./_}"
+  printf '%s\n' "${name^^}"
+}
+
+# target_spring_env CELL_ASSOC ADDRESS: "NAME=value" lines that give a Spring
+# Boot application the cell's connector: address, port, the Tomcat knobs,
+# and the actuator on its own connector at 127.0.0.1:MANAGEMENT_PORT (so
+# sampling it never queues behind the saturated main port), with the
+# readiness probe at /readyz on the main port.
+target_spring_env() {
+  local -n spring_values="$1"
+  local address="$2" pair
+  printf 'SERVER_ADDRESS=%s\nSERVER_PORT=%s\n' "$address" "${spring_values[SERVER_PORT]}"
+  printf 'MANAGEMENT_SERVER_ADDRESS=127.0.0.1\nMANAGEMENT_SERVER_PORT=%s\n' "${spring_values[MANAGEMENT_PORT]}"
+  # With the actuator on its own port, the readiness probe also answers on
+  # the main port (/readyz), the one under test: TARGET_HEALTH_PATH=/readyz.
+  printf 'MANAGEMENT_ENDPOINT_HEALTH_PROBES_ENABLED=true\nMANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true\n'
+  for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
+    printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
+  done
+}
+
+# target_app_env CELL_ASSOC: "NAME=value" lines of TARGET_ENV_FILE (the
+# application's own settings), nothing without one.
+target_app_env() {
+  local -n app_values="$1"
+  [[ -n "${app_values[TARGET_ENV_FILE]:-}" ]] || return 0
+  envfile_each "${app_values[TARGET_ENV_FILE]}" _target_print_pair
+}
+
+_target_print_pair() {
+  printf '%s=%s\n' "$3" "$4"
+}
+
+# target_cmd_words CELL_ASSOC: TARGET_CMD as words, one a line, with
+# {SERVER_ADDR} and {SERVER_PORT} replaced. Never run through a shell.
+target_cmd_words() {
+  local -n cmd_values="$1"
+  local word
+  local -a words
+  read -r -a words <<<"${cmd_values[TARGET_CMD]}"
+  for word in "${words[@]}"; do
+    word="${word//\{SERVER_ADDR\}/${cmd_values[SERVER_ADDR]}}"
+    printf '%s\n' "${word//\{SERVER_PORT\}/${cmd_values[SERVER_PORT]}}"
+  done
+}
+
+# target_java_args CELL_ASSOC: the JVM's arguments after the heap: the
+# TARGET_JAVA_OPTS words, then the jar and the TARGET_ARGS words. The
+# suite's own jar with TARGET_START_MODE=cds starts from its extracted copy
+# and class-data-sharing archive (scripts/setup/build-target-cds.sh) when
+# they are newer than the jar.
 target_java_args() {
-  local mode="$1"
-  if [[ "$mode" == cds && -s "$TARGET_CDS_DIR/app.jsa" && "$TARGET_CDS_DIR/app.jsa" -nt "$TARGET_JAR" ]]; then
+  local -n java_values="$1"
+  local -a opts args
+  read -r -a opts <<<"${java_values[TARGET_JAVA_OPTS]:-}"
+  read -r -a args <<<"${java_values[TARGET_ARGS]:-}"
+  # An empty list prints nothing (printf would print one empty word).
+  [[ ${#opts[@]} -eq 0 ]] || printf '%s\n' "${opts[@]}"
+  if [[ "$(target_kind java_values)" == jar ]]; then
+    printf '%s\n' -jar "${java_values[TARGET_JAR]}"
+  elif [[ "${java_values[TARGET_START_MODE]:-jar}" == cds && -s "$TARGET_CDS_DIR/app.jsa" \
+    && "$TARGET_CDS_DIR/app.jsa" -nt "$TARGET_OWN_JAR" ]]; then
     # -Xshare:auto: a mismatched archive is ignored, never fatal.
     printf '%s\n' "-XX:SharedArchiveFile=$TARGET_CDS_DIR/app.jsa" -Xshare:auto \
       -jar "$TARGET_CDS_DIR/app/loadtest-target.jar"
   else
-    printf '%s\n' -jar "$TARGET_JAR"
+    printf '%s\n' -jar "$TARGET_OWN_JAR"
   fi
+  [[ ${#args[@]} -eq 0 ]] || printf '%s\n' "${args[@]}"
 }
 
 # target_start CELL_ASSOC LOG: start the target with the cell's settings, in
-# the background; its pid goes to TARGET_PID. The target gets every knob of
-# the cell in its environment (it reads TOMCAT_*, DELAY_MS, ports and the
-# waiting-room settings) and nothing from the caller's environment. The
-# ltsuite.run_id property marks the JVM as this suite's, for whoever looks.
+# the background; its pid goes to TARGET_PID. It gets nothing from the
+# caller's environment: a Spring Boot jar gets the connector as Spring Boot
+# properties (target_spring_env) and TARGET_ENV_FILE; the suite's own jar
+# also every knob of the cell (it reads DELAY_MS and the waiting-room
+# settings); a TARGET_CMD server gets SERVER_ADDR, SERVER_PORT and
+# TARGET_ENV_FILE. The ltsuite.run_id property marks the JVM as this suite's.
 target_start() {
   local -n cell_values="$1"
-  local log="$2" key
-  local -a java_args
-  mapfile -t java_args < <(target_java_args "${cell_values[TARGET_START_MODE]:-jar}")
-  local -a env_args=(
-    "PATH=$PATH"
-    "SERVER_ADDRESS=${cell_values[SERVER_ADDR]}"
-    "MANAGEMENT_ADDRESS=127.0.0.1"
-  )
-  for key in "${!cell_values[@]}"; do
-    env_args+=("$key=${cell_values[$key]}")
-  done
+  local log="$2" key kind
+  kind="$(target_kind cell_values)"
+  local -a env_args=("PATH=$PATH" "HOME=${HOME:-/root}") app_env command
+  mapfile -t app_env < <(target_app_env cell_values)
+  if [[ "$kind" == own ]]; then
+    env_args+=("MANAGEMENT_ADDRESS=127.0.0.1")
+    for key in "${!cell_values[@]}"; do
+      env_args+=("$key=${cell_values[$key]}")
+    done
+  fi
+  if [[ "$kind" == cmd ]]; then
+    env_args+=("SERVER_ADDR=${cell_values[SERVER_ADDR]}" "SERVER_PORT=${cell_values[SERVER_PORT]}" "${app_env[@]}")
+    mapfile -t command < <(target_cmd_words cell_values)
+  else
+    env_args+=("${app_env[@]}")
+    mapfile -t -O "${#env_args[@]}" env_args < <(target_spring_env cell_values "${cell_values[SERVER_ADDR]}")
+    command=(java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID")
+    mapfile -t -O "${#command[@]}" command < <(target_java_args cell_values)
+  fi
   # A simple command (not a function) in the background, and ip netns exec
-  # and env both exec: $! is the JVM itself.
-  ip netns exec "$(netns_name server)" env -i "${env_args[@]}" \
-    java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID" \
-    "${java_args[@]}" >"$log" 2>&1 &
+  # and env both exec: $! is the server itself.
+  ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 &
   TARGET_PID=$!
+}
+
+# target_knob_problems ORIGINS_ASSOC VALUES_ASSOC: "WHERE: KEY: message" for
+# every target knob that cannot work as set (WHERE from ORIGINS, e.g.
+# "file:line"), one a line; nothing when all is well. Read before anything
+# starts.
+target_knob_problems() {
+  local -n origin_of="$1" knob_value="$2"
+  local pair key word property
+  if [[ -n "${knob_value[TARGET_CMD]}" ]]; then
+    for pair in "${TARGET_TOMCAT_PROPERTIES[@]}" TARGET_JAR= TARGET_JAVA_OPTS= TARGET_ARGS=; do
+      key="${pair%%=*}"
+      [[ "${origin_of[$key]}" == defaults ]] \
+        || printf '%s: %s: a setting of a Spring Boot target, but TARGET_CMD starts a server that is not one; remove %s or TARGET_CMD\n' "${origin_of[$key]}" "$key" "$key"
+    done
+  fi
+  if [[ -n "${knob_value[TARGET_URL]}" ]]; then
+    for key in TARGET_JAR TARGET_CMD TARGET_ENV_FILE; do
+      [[ -z "${knob_value[$key]}" ]] \
+        || printf '%s: %s: the suite starts no target when TARGET_URL names a running one\n' "${origin_of[$key]}" "$key"
+    done
+  fi
+  if [[ "${knob_value[BACKEND]}" == compose ]]; then
+    for key in TARGET_JAR TARGET_CMD TARGET_JAVA_OPTS TARGET_ARGS TARGET_ENV_FILE; do
+      [[ -z "${knob_value[$key]}" ]] \
+        || printf '%s: %s: not supported with BACKEND=compose (its image holds the suite'"'"'s own target); use BACKEND=netns\n' "${origin_of[$key]}" "$key"
+    done
+  fi
+  [[ "${knob_value[TARGET_HEALTH_PATH]}" == /* ]] \
+    || printf "%s: TARGET_HEALTH_PATH: '%s' is not a path (it starts with /)\n" "${origin_of[TARGET_HEALTH_PATH]}" "${knob_value[TARGET_HEALTH_PATH]}"
+  local -a words
+  read -r -a words <<<"${knob_value[TARGET_ARGS]}"
+  for word in "${words[@]}"; do
+    for property in "${TARGET_RESERVED_PROPERTIES[@]}" server.tomcat.; do
+      if [[ "$word" == --"$property"* ]]; then
+        printf "%s: TARGET_ARGS: '%s' is set by the suite from the cell's knobs (SERVER_ADDR, SERVER_PORT, MANAGEMENT_PORT, TOMCAT_*)\n" "${origin_of[TARGET_ARGS]}" "$word"
+      fi
+    done
+  done
+  if [[ -n "${knob_value[TARGET_ENV_FILE]}" ]]; then
+    envfile_each "${knob_value[TARGET_ENV_FILE]}" _target_reserved_env
+  fi
+}
+
+# _target_reserved_env FILE LINE KEY VALUE: a TARGET_ENV_FILE line that would
+# set what the cell sets.
+_target_reserved_env() {
+  local file="$1" line_no="$2" key="$3" property
+  for property in "${TARGET_RESERVED_PROPERTIES[@]}"; do
+    if [[ "$key" == "$(target_env_name "$property")" ]]; then
+      printf '%s:%s: %s: set by the suite from the cell'"'"'s knobs; remove it here\n' "$file" "$line_no" "$key"
+    fi
+  done
+  if [[ "$key" == SERVER_TOMCAT_* ]]; then
+    printf '%s:%s: %s: the Tomcat connector is set by the cell'"'"'s TOMCAT_* knobs; remove it here\n' "$file" "$line_no" "$key"
+  fi
 }
 
 # target_wait_healthy URL TIMEOUT_S: poll URL from the client namespace until
@@ -76,4 +233,31 @@ target_stop() {
   stop_pid "$TARGET_PID" 10 || true
   wait "$TARGET_PID" 2>/dev/null || true
   TARGET_PID=""
+}
+
+# target_metrics_port CELL_ASSOC: the port of the target's actuator, empty
+# for a TARGET_CMD server (it has none).
+target_metrics_port() {
+  local -n port_values="$1"
+  [[ "$(target_kind port_values)" == cmd ]] || printf '%s\n' "${port_values[MANAGEMENT_PORT]}"
+}
+
+# target_check_connector CELL_ASSOC: compare the connector settings the
+# running application reports (/actuator/configprops, its ServerProperties)
+# with the cell's knobs; print {checked, reason, mismatches: [{property,
+# cell, effective}]} (checked false with the reason when it cannot say).
+target_check_connector() {
+  local -n check_values="$1"
+  local expected pair
+  if [[ "$(target_kind check_values)" == cmd ]]; then
+    jq -n '{checked: false, reason: "TARGET_CMD is not a Spring Boot target", mismatches: []}'
+    return
+  fi
+  expected="$(for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
+    printf '%s\t%s\n' "${pair#*=}" "${check_values[${pair%%=*}]}"
+  done | jq -Rn '[inputs | split("\t") | {(.[0]): (.[1] | tonumber)}] | add')"
+  netns_exec server curl -sS --max-time 5 "http://127.0.0.1:${check_values[MANAGEMENT_PORT]}/actuator/configprops" 2>/dev/null \
+    | jq -c --argjson expected "$expected" -f "$LT_ROOT/scripts/lib/connector.jq" 2>/dev/null \
+    || jq -nc --arg port "${check_values[MANAGEMENT_PORT]}" \
+      '{checked: false, reason: "no /actuator/configprops on 127.0.0.1:\($port) (expose the configprops endpoint, with show-values=always)", mismatches: []}'
 }

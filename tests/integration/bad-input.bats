@@ -42,7 +42,40 @@ refused() {
 }
 
 @test "an unknown scenario" {
-  refused 'SCENARIO=soak' -- "bad.matrix:1: SCENARIO: 'soak' is not one of: spike, spike-open, ramp, waiting-room, keepalive"
+  refused 'SCENARIO=soak' -- "bad.matrix:1: SCENARIO: 'soak' is not one of: burst, keepalive, ramp, spike, spike-open, waiting-room"
+}
+
+@test "a k6 script of one's own that does not exist" {
+  refused 'VUS=2' 'SCENARIO=/nonexistent/my-test.js' -- "bad.matrix:2: SCENARIO: '/nonexistent/my-test.js' does not exist"
+}
+
+@test "a k6 script k6 cannot load" {
+  printf 'export default function ( {\n' >"$BATS_TEST_TMPDIR/broken.js"
+  refused "SCENARIO=$BATS_TEST_TMPDIR/broken.js" -- "bad.matrix:1: SCENARIO: k6 cannot load $BATS_TEST_TMPDIR/broken.js"
+}
+
+@test "a target jar that does not exist" {
+  refused 'TARGET_JAR=/nonexistent/app.jar' -- "bad.matrix:1: TARGET_JAR: '/nonexistent/app.jar' does not exist"
+}
+
+@test "TARGET_CMD with a Tomcat knob" {
+  refused 'TARGET_CMD=python3 -m http.server {SERVER_PORT}' 'TOMCAT_ACCEPT_COUNT=5' \
+    -- "bad.matrix:2: TOMCAT_ACCEPT_COUNT: a setting of a Spring Boot target, but TARGET_CMD starts a server that is not one"
+}
+
+@test "an application env file that sets the connector itself" {
+  printf '# mine\nGREETING_WORKMS=10\nSERVER_TOMCAT_ACCEPTCOUNT=3\n' >"$BATS_TEST_TMPDIR/app.env"
+  refused "TARGET_ENV_FILE=$BATS_TEST_TMPDIR/app.env" \
+    -- "$BATS_TEST_TMPDIR/app.env:3: SERVER_TOMCAT_ACCEPTCOUNT: the Tomcat connector is set by the cell's TOMCAT_* knobs"
+}
+
+@test "TARGET_ARGS that set what the cell sets" {
+  refused 'TARGET_ARGS=--spring.profiles.active=x --server.port=9000' \
+    -- "bad.matrix:1: TARGET_ARGS: '--server.port=9000' is set by the suite"
+}
+
+@test "a health path that is not a path" {
+  refused 'TARGET_HEALTH_PATH=health' -- "bad.matrix:1: TARGET_HEALTH_PATH: 'health' is not a path"
 }
 
 @test "a sysctl outside the whitelist" {

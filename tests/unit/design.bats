@@ -155,3 +155,20 @@ design() {
   run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 700, fail_connect: 800, failed_reqs: 800, listen_overflows: 0, syn_retrans: 0, fail_no_local_port: 800}; {}; $machine; []) | .prediction_notes' "$env"
   assert_output --partial "800 requests failed with 'cannot assign requested address': the client ran out of ephemeral ports (1000"
 }
+
+@test "a script of one's own: its VUs and executors from k6 inspect" {
+  run design 'script_facts({scenarios: {default: {executor: "constant-vus", vus: 16, duration: "5s", startTime: null}}})'
+  assert_output '{"vus":16,"at_once":true,"load_ms":5000}'
+  run design 'script_facts({scenarios: {r: {executor: "ramping-vus", startVUs: 0, stages: [{duration: "5s", target: 30}, {duration: "5s", target: 0}]}}})'
+  assert_output '{"vus":30,"at_once":false,"load_ms":null}'
+  run design 'script_facts({scenarios: {o: {executor: "constant-arrival-rate", rate: 10}}})'
+  assert_output '{"vus":null,"at_once":false,"load_ms":null}'
+}
+
+@test "the design checks apply to a script of one's own where its knobs are known" {
+  run design 'with_script($env; {scenarios: {default: {executor: "constant-vus", vus: 8000, duration: "2s"}}}) as $env | design_warnings($env; $machine)[]'
+  assert_output --partial "k6 needs about 5 s to start 8000 VUs here (K6_VU_START_RATE=1600/s) but the script's duration is 2 s"
+  run design 'with_script($env; {scenarios: {default: {executor: "constant-vus", vus: 16, duration: "5s"}}}) as $env
+    | design_findings($env; {http_reqs: 20, vus_started: 9, first_request_spread_ms: 2500, first_request_after_s: 0.1}; $machine) | map(.flag)'
+  assert_output '["late","late"]'
+}

@@ -121,7 +121,7 @@ setup() {
   printf 'SCENARIO=nosuch\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
   run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
   assert_failure 2
-  assert_output --partial "SCENARIO: 'nosuch' is not one of: spike"
+  assert_output --partial "SCENARIO: 'nosuch' is not one of: burst, keepalive"
 }
 
 @test "types: durations, port ranges and stage lists" {

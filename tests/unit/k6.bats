@@ -4,6 +4,7 @@
 
 setup() {
   load '../test_helper'
+  bats_require_minimum_version 1.5.0
   lt_source_libs results netns k6
 }
 
@@ -49,4 +50,38 @@ JSON
   assert_output '[40,2,0.05,[2,50,18,40,null],[990,1200,10],3500,10]'
   run jq -r '[.state.testRunDurationMs, .merge_notes] | @tsv' <<<"$merged"
   assert_output --partial $'2100\tmerged from 2 k6 instances'
+}
+
+@test "a script of one's own is a path; a shipped one a name" {
+  run k6_script_path spike
+  assert_output "$LT_ROOT/scenarios/spike.js"
+  run k6_script_path /srv/tests/spike-test.js
+  assert_output /srv/tests/spike-test.js
+  k6_own_script ./mine.js
+  run ! k6_own_script burst
+}
+
+@test "the entry module re-exports the script and wraps every function a scenario executes" {
+  printf '{"scenarios": {"a": {"executor": "constant-vus", "exec": "browse"}, "b": {"executor": "constant-vus", "exec": null}}}' \
+    >"$BATS_TEST_TMPDIR/inspected.json"
+  run k6_entry_module /srv/my-test.js "$BATS_TEST_TMPDIR/inspected.json"
+  assert_line 'import * as script from "/srv/my-test.js";'
+  assert_line 'export * from "/srv/my-test.js";'
+  assert_line 'export default own.iteration(script.default);'
+  assert_line 'export const browse = own.iteration(script.browse);'
+  assert_line 'export const handleSummary = own.summary(script.handleSummary);'
+}
+
+@test "a script's own tags are given again on the command line, with the suite's" {
+  printf '{"tags": {"team": "payments"}}' >"$BATS_TEST_TMPDIR/inspected.json"
+  LT_RUN_ID=r1 K6_CELL_DIR=/x/cells/01_a-1 run k6_script_tags "$BATS_TEST_TMPDIR/inspected.json"
+  assert_output "$(printf '%s\n' --tag team=payments --tag run_id=r1 --tag cell=01_a-1 --tag traffic=load)"
+}
+
+@test "a script of one's own is bounded by its own total duration" {
+  mkdir -p "$BATS_TEST_TMPDIR/cell"
+  printf '{"totalDuration": "1m5s"}' >"$BATS_TEST_TMPDIR/cell/k6-script.json"
+  local -A cell=([SCENARIO]=/srv/my-test.js)
+  run k6_planned_seconds cell "$BATS_TEST_TMPDIR/cell"
+  assert_output 65
 }

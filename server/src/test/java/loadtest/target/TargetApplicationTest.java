@@ -26,7 +26,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 /** Starts the real app with the main connector squeezed to one connection and one thread. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "SERVER_ADDRESS=127.0.0.1", "MANAGEMENT_PORT=0",
-        "TOMCAT_MAX_CONNECTIONS=1", "TOMCAT_ACCEPT_COUNT=1", "TOMCAT_MAX_THREADS=1",
+        "server.tomcat.max-connections=1", "server.tomcat.accept-count=1", "server.tomcat.threads.max=1",
         "WAITING_ROOM_ADMIT_PER_SECOND=1", "WAITING_ROOM_POLLING_PERIOD_MS=250"})
 class TargetApplicationTest {
 

@@ -1,0 +1,113 @@
+// A k6 script of one's own (SCENARIO=path/to/script.js) runs unchanged: the
+// runner loads it from a small generated entry module that re-exports it and
+// wraps only what the results table needs:
+//   - its iteration functions: lt_iterations_started, and the delivered-load
+//     marks of delivered.js at each iteration's start and end (the script's
+//     own requests are not wrapped, so these are iteration times);
+//   - setup(): its requests are tagged traffic=setup, so they stay out of the
+//     load's figures (the runner tags everything else traffic=load);
+//   - options: the thresholds that make k6 report the load-only sub-metrics,
+//     and one sub-metric per k6 error_code that splits failures by cause;
+//   - handleSummary(): the full summary goes to SUMMARY_FILE, with the
+//     fail_* counters the suite's own scenarios count themselves, whatever
+//     the script's own handleSummary returns (which is kept).
+import exec from 'k6/execution';
+import * as delivered from './delivered.js';
+import { LOAD_THRESHOLDS, textLines } from './summary.js';
+
+// k6's error codes by cause (k6 sets 1000 + status for an HTTP 4xx/5xx).
+const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+export const CAUSE_CODES = {
+  fail_connect: range(1210, 1219),
+  fail_reset: [1220],
+  fail_timeout: [1050],
+  fail_http_4xx: range(1400, 1499),
+  fail_http_5xx: range(1500, 1599),
+};
+
+const codeMetric = (code) => `http_reqs{traffic:load,error_code:${code}}`;
+
+// options(own): the script's options plus the suite's thresholds.
+export function options(own) {
+  const thresholds = Object.assign({}, LOAD_THRESHOLDS);
+  for (const codes of Object.values(CAUSE_CODES)) {
+    for (const code of codes) thresholds[codeMetric(code)] = ['count>=0'];
+  }
+  Object.assign(thresholds, (own && own.thresholds) || {});
+  return Object.assign({}, own || {}, { thresholds });
+}
+
+// iteration(fn): fn, with the iteration's start and end recorded.
+export function iteration(fn) {
+  if (typeof fn !== 'function') return fn;
+  return function (data) {
+    delivered.iterationStarted();
+    delivered.started(Date.now());
+    let result;
+    try {
+      result = fn(data);
+    } catch (e) {
+      delivered.ended(Date.now());
+      throw e;
+    }
+    if (result && typeof result.then === 'function') {
+      return result.finally(() => delivered.ended(Date.now()));
+    }
+    delivered.ended(Date.now());
+    return result;
+  };
+}
+
+// setup(fn): the script's setup (if any), its requests tagged traffic=setup.
+export function setup(fn) {
+  return function () {
+    delivered.declare();
+    exec.vu.metrics.tags.traffic = 'setup';
+    return typeof fn === 'function' ? fn() : undefined;
+  };
+}
+
+function counterOf(count) {
+  return { type: 'counter', contains: 'default', values: { count, rate: 0 } };
+}
+
+// withCauses(data): the summary data with fail_* counters from the
+// error_code sub-metrics; fail_other is whatever failed for another reason,
+// so the six add up to the failed requests.
+export function withCauses(data) {
+  const metrics = Object.assign({}, data.metrics);
+  const countOf = (name) => (metrics[name] ? metrics[name].values.count || 0 : 0);
+  let counted = 0;
+  for (const [cause, codes] of Object.entries(CAUSE_CODES)) {
+    const count = codes.reduce((sum, code) => sum + countOf(codeMetric(code)), 0);
+    metrics[cause] = counterOf(count);
+    counted += count;
+  }
+  const failed = metrics['http_req_failed{traffic:load}'];
+  const failedCount = failed ? failed.values.passes : 0;
+  metrics.fail_other = counterOf(Math.max(failedCount - counted, 0));
+  return Object.assign({}, data, { metrics });
+}
+
+// forScript(data): what the script's own handleSummary sees: its metrics,
+// without the per-code sub-metrics the suite added.
+function forScript(data) {
+  const metrics = {};
+  for (const [name, metric] of Object.entries(data.metrics)) {
+    if (!name.includes('error_code:')) metrics[name] = metric;
+  }
+  return Object.assign({}, data, { metrics });
+}
+
+// summary(own): handleSummary: the script's own outputs (or the suite's few
+// lines on stdout when it has no handleSummary) and SUMMARY_FILE.
+export function summary(own) {
+  return function (data) {
+    const full = withCauses(data);
+    const outputs = typeof own === 'function'
+      ? Object.assign({}, own(forScript(data)) || {})
+      : { stdout: textLines(full) };
+    if (__ENV.SUMMARY_FILE) outputs[__ENV.SUMMARY_FILE] = JSON.stringify(full, null, 1);
+    return outputs;
+  };
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# A service and a k6 script the suite did not write: the example Spring Boot
+# service of tests/fixtures/ownapp (only Spring Boot's own properties and
+# actuator) under a user-style spike script, in a small saturated matrix
+# (tests/fixtures/own-app.matrix). The table keeps its columns and its
+# exactness.
+
+setup_file() {
+  load '../test_helper'
+  lt_require_root
+  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
+  SCRIPT="$LT_ROOT/tests/fixtures/own-script/spike-test.js"
+  sha256sum "$SCRIPT" >"$BATS_FILE_TMPDIR/script.sha256"
+  # The matrix's paths are relative to the directory the run starts from.
+  cd "$LT_ROOT" || return 1
+  run scripts/run-matrix.sh tests/fixtures/own-app.matrix
+  printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/run.log"
+  [ "$status" -eq 0 ] || { printf '%s\n' "$output" >&3; return 1; }
+}
+
+setup() {
+  load '../test_helper'
+  bats_require_minimum_version 1.5.0
+  lt_require_root
+  RUN_DIR="$(readlink -f "$BATS_FILE_TMPDIR/results/latest")"
+}
+
+@test "the application is the given jar, started with the cell's connector as Spring Boot properties" {
+  local cell
+  for cell in $(lt_cells); do
+    grep -q 'Started GreetingApplication' "$RUN_DIR/cells/$cell/target.log"
+    # /actuator/configprops of the running application agrees with the cell.
+    run jq -c . "$RUN_DIR/cells/$cell/connector.json"
+    assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+  done
+}
+
+@test "at saturation the server holds max-connections + min(accept-count, somaxconn) + 1, exactly as predicted" {
+  local cell expected
+  for cell in $(lt_cells); do
+    expected=$((2 + $(lt_row_value "$cell" listen_backlog) + 1))
+    [ "$(lt_row_value "$cell" listen_backlog)" -eq "$(( $(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT) < 4 ? $(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT) : 4 ))" ]
+    [ "$(lt_row_value "$cell" queue_capacity)" -eq "$expected" ]
+    [ "$(lt_row_value "$cell" server_conns_peak)" -eq "$expected" ] \
+      || fail "$cell: server_conns_peak $(lt_row_value "$cell" server_conns_peak), expected $expected; samples:
+$(cat "$RUN_DIR/cells/$cell/samples.tsv")"
+    [ "$(lt_row_value "$cell" predicted_server_conns_peak)" -eq "$expected" ]
+    [ "$(lt_row_value "$cell" prediction_check)" = match ]
+  done
+}
+
+@test "the kernel's counters are there: overflows, drops and SYN retransmits" {
+  local cell
+  for cell in $(lt_cells); do
+    [ "$(lt_row_value "$cell" listen_overflows)" -gt 0 ]
+    [ "$(lt_row_value "$cell" listen_drops)" -ge "$(lt_row_value "$cell" listen_overflows)" ]
+    [ "$(lt_row_value "$cell" syn_retrans)" -gt 0 ]
+    grep -q $'^TcpExtListenOverflows\tserver\t' "$RUN_DIR/cells/$cell/netstat-delta.tsv"
+  done
+}
+
+@test "Tomcat's busy threads come from the application's own actuator" {
+  local cell
+  for cell in $(lt_cells); do
+    # Two connections, one thread each, all the time.
+    [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
+    run awk -F'\t' 'NR > 1 && $9 != "" { n++ } END { print n + 0 }' "$RUN_DIR/cells/$cell/samples.tsv"
+    [ "$output" -ge 3 ]
+  done
+}
+
+@test "the user's script ran unchanged, and its row is complete" {
+  local cell column
+  sha256sum -c "$BATS_FILE_TMPDIR/script.sha256"
+  for cell in $(lt_cells); do
+    grep -qF "import * as script from \"$LT_ROOT/tests/fixtures/own-script/spike-test.js\"" "$RUN_DIR/cells/$cell/k6-entry.js"
+    for column in vus_max vus_started http_reqs tps lat_p95_ms lat_p99_ms failed_reqs iterations \
+      iterations_started load_window_s first_request_spread_ms k6_cpu_avg_pct as_designed; do
+      [ -n "$(lt_row_value "$cell" "$column")" ] || fail "$cell: $column is empty"
+    done
+    [ "$(lt_row_value "$cell" vus_max)" -eq 16 ]
+    [ "$(lt_row_value "$cell" vus_started)" -eq 16 ]
+    [ "$(lt_row_value "$cell" as_designed)" -eq 1 ]
+    [ "$(lt_row_value "$cell" iterations_interrupted)" -eq 0 ]
+    run lt_row_value "$cell" notes
+    assert_output --partial "a k6 script of one's own"
+  done
+}
+
+@test "failures are split by k6's error_code and add up, without the suite's helpers in the script" {
+  local cell sum
+  run ! grep -q 'fail_' "$LT_ROOT/tests/fixtures/own-script/spike-test.js"
+  for cell in $(lt_cells); do
+    sum=$(jq '.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other' \
+      "$RUN_DIR/cells/$cell/row.json")
+    [ "$sum" -eq "$(lt_row_value "$cell" failed_reqs)" ]
+    # Users beyond the queue gave up connecting (CLIENT_TCP_SYN_RETRIES=2).
+    [ "$(lt_row_value "$cell" fail_connect)" -eq "$(lt_row_value "$cell" failed_reqs)" ]
+  done
+  [ "$(jq -s 'map(.failed_reqs) | add' "$RUN_DIR"/cells/*/row.json)" -gt 0 ]
+}
+
+@test "the load is tagged from the command line: the script sets no tag, yet traffic=load counts every request" {
+  local cell
+  cell="$(lt_cells | head -n 1)"
+  run ! grep -q 'tags' "$LT_ROOT/tests/fixtures/own-script/spike-test.js"
+  run jq -r '.metrics["http_reqs{traffic:load}"].values.count' "$RUN_DIR/cells/$cell/summary.json"
+  [ "$output" -eq "$(lt_row_value "$cell" http_reqs)" ]
+  [ "$(jq -r .scenario "$RUN_DIR/cells/$cell/row.json")" = "$LT_ROOT/tests/fixtures/own-script/spike-test.js" ]
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# target.sh and connector.jq: how a cell's knobs reach a target the suite did
+# not write, what is refused before anything starts, and the connector check.
+
+setup() {
+  load '../test_helper'
+  lt_source_libs envfile matrix netns results target
+  LT_PROG='test'
+}
+
+@test "Spring Boot's relaxed environment names of the connector's properties" {
+  run target_env_name server.tomcat.accept-count
+  assert_output SERVER_TOMCAT_ACCEPTCOUNT
+  run target_env_name server.tomcat.threads.min-spare
+  assert_output SERVER_TOMCAT_THREADS_MINSPARE
+}
+
+@test "a cell's knobs become Spring Boot properties, the actuator its own loopback port" {
+  local -A cell=([SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081 [TOMCAT_MAX_THREADS]=3 [TOMCAT_MIN_SPARE_THREADS]=1
+    [TOMCAT_MAX_CONNECTIONS]=2 [TOMCAT_ACCEPT_COUNT]=5 [TOMCAT_CONNECTION_TIMEOUT]=20000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=1000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=1)
+  run target_spring_env cell 198.18.0.1
+  assert_line SERVER_ADDRESS=198.18.0.1
+  assert_line SERVER_PORT=8080
+  assert_line MANAGEMENT_SERVER_ADDRESS=127.0.0.1
+  assert_line MANAGEMENT_SERVER_PORT=8081
+  assert_line SERVER_TOMCAT_THREADS_MAX=3
+  assert_line SERVER_TOMCAT_THREADS_MINSPARE=1
+  assert_line SERVER_TOMCAT_MAXCONNECTIONS=2
+  assert_line SERVER_TOMCAT_ACCEPTCOUNT=5
+  assert_line SERVER_TOMCAT_CONNECTIONTIMEOUT=20000
+  assert_line SERVER_TOMCAT_KEEPALIVETIMEOUT=1000
+  assert_line SERVER_TOMCAT_MAXKEEPALIVEREQUESTS=1
+  assert_line MANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true
+}
+
+@test "a jar of one's own starts with its options, -jar and its arguments, words never joined" {
+  : >"$BATS_TEST_TMPDIR/app.jar"
+  local -A cell=([TARGET_JAR]="$BATS_TEST_TMPDIR/app.jar" [TARGET_JAVA_OPTS]='-XX:+UseSerialGC -Dx=$(id)'
+    [TARGET_ARGS]='--spring.profiles.active=load' [TARGET_START_MODE]=cds)
+  run target_java_args cell
+  assert_output "$(printf '%s\n' -XX:+UseSerialGC '-Dx=$(id)' -jar "$BATS_TEST_TMPDIR/app.jar" --spring.profiles.active=load)"
+}
+
+@test "no options and no arguments add no empty word" {
+  : >"$BATS_TEST_TMPDIR/app.jar"
+  local -A cell=([TARGET_JAR]="$BATS_TEST_TMPDIR/app.jar" [TARGET_JAVA_OPTS]='' [TARGET_ARGS]='')
+  run target_java_args cell
+  assert_output "$(printf '%s\n' -jar "$BATS_TEST_TMPDIR/app.jar")"
+}
+
+@test "TARGET_CMD's placeholders are replaced, word by word" {
+  local -A cell=([TARGET_CMD]='python3 -m http.server --bind {SERVER_ADDR} {SERVER_PORT}'
+    [SERVER_ADDR]=198.18.0.1 [SERVER_PORT]=8080)
+  run target_cmd_words cell
+  assert_output "$(printf '%s\n' python3 -m http.server --bind 198.18.0.1 8080)"
+  run target_kind cell
+  assert_output cmd
+}
+
+@test "the knob problems name where each knob was set" {
+  local -A origin=([TARGET_CMD]="m.matrix:1" [TOMCAT_MAX_THREADS]="m.matrix:2" [TOMCAT_MIN_SPARE_THREADS]=defaults
+    [TOMCAT_MAX_CONNECTIONS]=defaults [TOMCAT_ACCEPT_COUNT]=defaults [TOMCAT_CONNECTION_TIMEOUT]=defaults
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=defaults [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=defaults [TARGET_JAR]=defaults
+    [TARGET_JAVA_OPTS]=defaults [TARGET_ARGS]="command line" [TARGET_HEALTH_PATH]=defaults)
+  local -A value=([TARGET_CMD]='nginx' [TARGET_URL]='' [BACKEND]=netns [TARGET_HEALTH_PATH]=/
+    [TARGET_ARGS]='--management.server.port=1' [TARGET_ENV_FILE]='')
+  run target_knob_problems origin value
+  assert_line --partial "m.matrix:2: TOMCAT_MAX_THREADS: a setting of a Spring Boot target, but TARGET_CMD"
+  assert_line --partial "command line: TARGET_ARGS: a setting of a Spring Boot target"
+  assert_line --partial "command line: TARGET_ARGS: '--management.server.port=1' is set by the suite"
+  refute_line --partial TOMCAT_ACCEPT_COUNT
+}
+
+@test "the connector check: durations compared in ms, a difference named" {
+  cat >"$BATS_TEST_TMPDIR/configprops.json" <<'JSON'
+{"contexts": {"app": {"beans": {"server-org.springframework.boot.autoconfigure.web.ServerProperties": {
+  "prefix": "server", "properties": {"port": 8080, "tomcat": {"threads": {"max": 200, "minSpare": 10},
+  "maxConnections": 2, "acceptCount": 50, "connectionTimeout": "PT1M", "keepAliveTimeout": "PT0.5S",
+  "maxKeepAliveRequests": 100}}}}}}}
+JSON
+  run jq -c --argjson expected '{"server.tomcat.threads.max":200,"server.tomcat.threads.min-spare":10,
+    "server.tomcat.max-connections":2,"server.tomcat.accept-count":100,"server.tomcat.connection-timeout":60000,
+    "server.tomcat.keep-alive-timeout":500,"server.tomcat.max-keep-alive-requests":100}' \
+    -f "$LT_ROOT/scripts/lib/connector.jq" "$BATS_TEST_TMPDIR/configprops.json"
+  assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":100,"effective":50}]}'
+}
+
+@test "configprops without values cannot be checked, and says how to fix it" {
+  run jq -c --argjson expected '{}' -f "$LT_ROOT/scripts/lib/connector.jq" <<<'{"contexts": {"app": {"beans": {}}}}'
+  assert_output --partial '"checked":false'
+  assert_output --partial 'show-values=always'
+}
