@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report design; do
+for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report design backend cell rundir; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -22,8 +22,6 @@ LT_BACKEND=""
 LT_OVERRIDES=""
 LT_FINISHED=0
 LT_INTERRUPTED=0
-CELL_ERROR=""
-CELL_K6_EXIT=""
 readonly LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}"
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
 
@@ -52,6 +50,7 @@ main() {
   check_target_url
   check_client_addresses
   check_target_knobs
+  if [[ "$NETNS_HOST_MODE" == 1 ]]; then backend_use external; else backend_use "$LT_BACKEND"; fi
 
   require_runtime
   take_lock
@@ -106,64 +105,6 @@ main() {
   if [[ $failed -gt 0 ]]; then
     abort "$failed of $total cell(s) failed; see the error column of $LT_RUN_DIR/results.csv"
   fi
-}
-
-# check_design TOTAL: warn about every cell whose design makes its result
-# unlikely to mean what it seems to (design.jq); the warnings go to the
-# manifest too. They never stop the run: a user may mean it.
-check_design() {
-  local total="$1" index cell_id machine warning
-  machine="$(design_machine_json)"
-  local env_file
-  env_file="$(mktemp)"
-  local inspected
-  for ((index = 0; index < total; index++)); do
-    cell_id="$(matrix_cell_id "$index")"
-    matrix_cell_values "$index" >"$env_file"
-    inspected="$(check_design_inspect "$env_file")"
-    while IFS= read -r warning; do
-      [[ -n "$warning" ]] || continue
-      warn "cell $cell_id: $warning"
-      manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
-    done < <(design_cell_warnings "$env_file" "$machine" "$inspected")
-  done
-  rm -f "$env_file"
-}
-
-# check_design_inspect CELL_ENV_FILE: k6's inspection of the cell's script
-# when it is one of one's own (its load shape is in its options), else null.
-check_design_inspect() {
-  local -A probe=()
-  load_cell_env "$1" probe
-  if k6_own_script "${probe[SCENARIO]}"; then
-    k6_inspect probe "http://${probe[SERVER_ADDR]}:${probe[SERVER_PORT]}" | jq -c . 2>/dev/null || printf 'null\n'
-  else
-    printf 'null\n'
-  fi
-}
-
-# cells_without_row TOTAL: the ids of cells that have no valid row.json (space-separated).
-cells_without_row() {
-  local total="$1" index cell_id row
-  local -a missing=()
-  for ((index = 0; index < total; index++)); do
-    cell_id="$(matrix_cell_id "$index")"
-    row="$LT_RUN_DIR/cells/$cell_id/row.json"
-    jq -e '.status == "ok" or .status == "failed"' "$row" >/dev/null 2>&1 || missing+=("$cell_id")
-  done
-  printf '%s' "${missing[*]}"
-}
-
-# say_as_designed TOTAL: "N of M cells ran as designed", and the others with why.
-say_as_designed() {
-  local total="$1"
-  jq -rs --argjson total "$total" '
-    [.[] | select(.as_designed == 1)] as $good
-    | [.[] | select(.as_designed == 0)] as $bad
-    | "\($good | length) of \($total) cell(s) ran as designed",
-      ($bad[] | "  \(.cell): \(.design_notes)"),
-      ([.[] | select(.prediction_check == "mismatch")][] | "  \(.cell): prediction mismatch: \(.prediction_notes)")
-  ' "$LT_RUN_DIR"/cells/*/row.json 2>/dev/null || true
 }
 
 # resume_matrix RUN_ID: the matrix file of an earlier run, refusing if it
@@ -339,245 +280,6 @@ remove_stale_namespaces() {
     warn "removing network namespaces left by an earlier run that did not finish"
     netns_down
   fi
-}
-
-# create_run_dir MATRIX: results/<run-id>/ (never an existing one) and its manifest.
-create_run_dir() {
-  local matrix="$1" base suffix=1 axes_json
-  base="$(date +%Y%m%d-%H%M%S)-$(basename "$matrix" .matrix)"
-  LT_RUN_ID="$base"
-  mkdir -p "$LT_RESULTS_DIR"
-  until mkdir "$LT_RESULTS_DIR/$LT_RUN_ID" 2>/dev/null; do
-    suffix=$((suffix + 1))
-    LT_RUN_ID="$base-$suffix"
-  done
-  LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
-  mkdir "$LT_RUN_DIR/cells"
-  axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"
-  manifest_create "$LT_RUN_DIR" "$matrix" "$axes_json" "$(matrix_cell_count)"
-  ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
-}
-
-# reopen_run_dir RUN_ID: continue an earlier run in its own directory.
-reopen_run_dir() {
-  LT_RUN_ID="$1"
-  LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
-  local cell_dir
-  # A cell without a row was cut off: its partial files are redone.
-  for cell_dir in "$LT_RUN_DIR"/cells/*/; do
-    [[ -d "$cell_dir" && ! -s "$cell_dir/row.json" ]] && rm -rf "$cell_dir"
-  done
-  manifest_update "$LT_RUN_DIR" '.status = "running" | .ended_at = null | .resumed_at += [$t]' \
-    --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
-}
-
-# count_rows STATUS: cells of this run whose row has STATUS.
-count_rows() {
-  local status="$1" row n=0
-  for row in "$LT_RUN_DIR"/cells/*/row.json; do
-    [[ -s "$row" ]] || continue
-    [[ "$(jq -r .status "$row")" == "$status" ]] && n=$((n + 1))
-  done
-  printf '%s\n' "$n"
-}
-
-# update_cell_counts: cells_done and cells_failed in the manifest, from the rows.
-update_cell_counts() {
-  local ok failed
-  ok="$(count_rows ok)"
-  failed="$(count_rows failed)"
-  manifest_update "$LT_RUN_DIR" '.cells_done = ($ok + $failed) | .cells_failed = $failed' \
-    --argjson ok "$ok" --argjson failed "$failed"
-}
-
-# run_cell INDEX TOTAL: one cell, start to row. Fails (after writing a row
-# with status=failed and the reason) if any step fails. Every step is
-# checked where it is called (cell_step): a caller's `if` turns errexit off
-# for everything below it.
-run_cell() {
-  local index="$1" total="$2" cell_id cell_dir started started_ns error="" status=ok
-  local -A cell=()
-  cell_id="$(matrix_cell_id "$index")"
-  cell_dir="$LT_RUN_DIR/cells/$cell_id"
-  mkdir -p "$cell_dir"
-  started=$SECONDS
-  started_ns="$(date +%s%N)"
-  say "cell $((index + 1))/$total $cell_id"
-  phase_mark "$cell_dir" cell_start
-
-  CELL_ERROR=""
-  CELL_K6_EXIT=""
-  if ! matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env" \
-    || ! load_cell_env "$cell_dir/cell.env" cell; then
-    CELL_ERROR="cannot write the cell's settings to cell.env"
-  elif ! run_cell_steps cell "$cell_dir"; then
-    :
-  fi
-  if [[ -n "$CELL_ERROR" ]]; then
-    status=failed
-    error="$CELL_ERROR"
-  fi
-  stop_cell_processes
-  phase_mark "$cell_dir" stopped
-  counters_cell_deltas "$cell_dir" || { status=failed; error="${error:+$error; }cannot compute the counter deltas"; }
-  phase_mark "$cell_dir" files
-  # results_row writes a failed row with the reason when it cannot build one.
-  if ! results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
-    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"; then
-    warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
-  fi
-  status="$(jq -r .status "$cell_dir/row.json")"
-  monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
-  say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
-    + (if .as_designed == 0 then "\n  not as designed: \(.design_notes)" else "" end)
-    + (if .prediction_check == "mismatch" then "\n  prediction mismatch: \(.prediction_notes)" else "" end)
-    + (if .error != null and .error != "" then " (\(.error))" else "" end)' "$cell_dir/row.json")"
-  [[ "$status" == ok ]]
-}
-
-# phase_mark CELL_DIR NAME: note when a phase of the cell was reached
-# (phases.tsv, epoch ms), for the row's phase timings.
-phase_mark() {
-  printf '%s\t%s\n' "$2" "$(date +%s%3N)" >>"$1/phases.tsv"
-}
-
-# cell_step WHAT COMMAND...: run one step of a cell; when it fails, the
-# cell's error says what failed (unless the step said so itself).
-cell_step() {
-  local what="$1"
-  shift
-  "$@" && return 0
-  [[ -n "$CELL_ERROR" ]] || CELL_ERROR="$what failed"
-  return 1
-}
-
-# run_cell_steps CELL_ASSOC CELL_DIR: the steps of a cell; on failure sets
-# CELL_ERROR to the reason and fails. It runs in the runner's own shell (not a
-# subshell), so the pids of what it starts stay known to the exit trap.
-run_cell_steps() {
-  local -n values="$1"
-  local cell_dir="$2" k6_status=0 limit
-  local base_url="http://${values[SERVER_ADDR]}:${values[SERVER_PORT]}" health_path="${values[TARGET_HEALTH_PATH]}"
-  if [[ "$NETNS_HOST_MODE" == 1 ]]; then
-    phase_mark "$cell_dir" target_start
-    cell_step "checking the external target" run_cell_external_start values "$cell_dir" || return 1
-    base_url="${values[TARGET_URL]%/}"
-  elif [[ "$LT_BACKEND" == compose ]]; then
-    phase_mark "$cell_dir" target_start
-    cell_step "starting the target container" compose_cell_start values "$cell_dir" "$base_url$health_path" || return 1
-  else
-    netns_down
-    cell_step "creating the network namespaces" netns_up "${values[SERVER_ADDR]}" \
-      "$(netns_client_addresses "${values[CLIENT_ADDR]}" "${values[CLIENT_ADDRESSES]}")" || return 1
-    cell_step "setting the sysctls" netns_apply_sysctls values || return 1
-    cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
-    phase_mark "$cell_dir" target_start
-    target_start values "$cell_dir/target.log"
-    if ! target_wait_healthy "$base_url$health_path" "${values[TARGET_START_TIMEOUT]}"; then
-      CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
-      return 1
-    fi
-    target_check_connector values | write_atomic "$cell_dir/connector.json" || true
-    cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt" || return 1
-  fi
-  phase_mark "$cell_dir" target_ready
-  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
-
-  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" || return 1
-  limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
-  monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
-  sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "$(target_metrics_port values)" \
-    "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
-  phase_mark "$cell_dir" k6_start
-  k6_start values "$cell_dir" "$base_url" "$limit"
-  k6_wait || k6_status=$?
-  phase_mark "$cell_dir" k6_end
-  CELL_K6_EXIT="$k6_status"
-  sampler_stop
-
-  if [[ "$NETNS_HOST_MODE" != 1 ]]; then
-    cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-after.txt" || return 1
-  fi
-  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-after.txt" || return 1
-  if [[ "${values[SCENARIO]}" == waiting-room ]] && { [[ "$NETNS_HOST_MODE" == 1 ]] || target_alive; }; then
-    # The server's own account of admissions, to check its rule was kept;
-    # the row says null when it is missing.
-    netns_exec client curl -fsS --max-time 5 "$base_url/api/waiting-room/stats" \
-      >"$cell_dir/waiting-room-stats.json" 2>/dev/null || rm -f "$cell_dir/waiting-room-stats.json"
-  fi
-  if [[ "$NETNS_HOST_MODE" != 1 ]] && ! target_alive; then
-    CELL_ERROR="target died during the cell"
-    return 1
-  fi
-  case "$k6_status" in
-    0 | 99) ;; # 99: a threshold was crossed; that is a result, not a failure
-    *)
-      CELL_ERROR="k6 exited with status $k6_status: $(grep -m1 -iE 'error|panic' "$cell_dir/k6.log" | cut -c1-200 || true)"
-      return 1
-      ;;
-  esac
-}
-
-# record_sysctls CELL_DIR: the effective sysctls of both namespaces (sysctls.tsv).
-record_sysctls() {
-  netns_read_sysctls | write_atomic "$1/sysctls.tsv"
-}
-
-# run_cell_external_start CELL_ASSOC CELL_DIR: an external target is not
-# started, only checked: its TARGET_HEALTH_PATH must answer. The host's counters are
-# shared with everything else on it, so the deltas are noisier.
-run_cell_external_start() {
-  local -n ext_values="$1"
-  local cell_dir="$2" url="${ext_values[TARGET_URL]%/}${ext_values[TARGET_HEALTH_PATH]}"
-  printf 'external target %s: not started by the suite\n' "${ext_values[TARGET_URL]}" >"$cell_dir/target.log"
-  if ! curl -fsS -o /dev/null --max-time 5 "$url" 2>>"$cell_dir/target.log"; then
-    CELL_ERROR="external target does not answer $url"
-    return 1
-  fi
-}
-
-# load_cell_env FILE ASSOC: read a cell.env (written by the runner) into ASSOC.
-load_cell_env() {
-  local file="$1" line
-  local -n into="$2"
-  while IFS= read -r line; do
-    into[${line%%=*}]="${line#*=}"
-  done <"$file"
-}
-
-# cell_axes_json CELL_ASSOC: {"AXIS_KEY": "value", ...} for the row.
-cell_axes_json() {
-  local -n values="$1"
-  local key
-  for key in "${AXIS_KEYS[@]}"; do
-    printf '%s\t%s\n' "$key" "${values[$key]}"
-  done | jq -Rn '[inputs | split("\t") | {(.[0]): .[1]}] | add // {}'
-}
-
-# counters_cell_deltas CELL_DIR: netstat-delta.tsv from the four snapshots.
-counters_cell_deltas() {
-  local cell_dir="$1" side
-  {
-    printf 'counter\tside\tdelta\n'
-    for side in server client; do
-      if [[ -s "$cell_dir/nstat-$side-before.txt" && -s "$cell_dir/nstat-$side-after.txt" ]]; then
-        counters_delta "$side" "$cell_dir/nstat-$side-before.txt" "$cell_dir/nstat-$side-after.txt"
-      fi
-    done
-  } | write_atomic "$cell_dir/netstat-delta.tsv"
-}
-
-# stop_cell_processes: k6, sampler and target of the current cell, then the namespaces.
-stop_cell_processes() {
-  k6_stop
-  sampler_stop
-  if [[ "$LT_BACKEND" == compose ]]; then
-    compose_target_stop
-  else
-    target_stop
-  fi
-  netns_down
 }
 
 on_signal() {

@@ -20,7 +20,7 @@ set -euo pipefail
 LT_PROG=ssm-fanout
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix k6 results manifest ssm; do
+for lib in envfile matrix k6 results manifest design rundir ssm; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -366,12 +366,7 @@ send_run() {
 
 # create_run_dir: results/<run-id>/ (never an existing one), its manifest and the cell's env.
 create_run_dir() {
-  local base="$RUN_ID" suffix=1
-  mkdir -p "$LT_RESULTS_DIR"
-  until mkdir "$LT_RESULTS_DIR/$RUN_ID" 2>/dev/null; do
-    suffix=$((suffix + 1))
-    RUN_ID="$base-$suffix"
-  done
+  RUN_ID="$(rundir_new "$RUN_ID")"
   RUN_DIR="$LT_RESULTS_DIR/$RUN_ID"
   mkdir -p "$RUN_DIR/cells/$CELL_ID"
   cp "$WORK_DIR/cell.env" "$RUN_DIR/cells/$CELL_ID/cell.env"

@@ -235,3 +235,12 @@ compose_target_stop() {
   COMPOSE_TARGET_LOG=""
   TARGET_PID=""
 }
+
+# The backend interface (backend.sh) for BACKEND=compose.
+compose_backend_url() { netns_backend_url "$@"; }
+compose_backend_start() {
+  local -n health_values="$1"
+  cell_step "starting the target container" compose_cell_start "$1" "$2" "$3${health_values[TARGET_HEALTH_PATH]}"
+}
+compose_backend_alive() { target_alive; }
+compose_backend_stop() { compose_target_stop; }

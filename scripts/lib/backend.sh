@@ -1,0 +1,87 @@
+# shellcheck shell=bash
+# Summary: where a cell's target runs, behind one interface chosen once per run.
+#
+#   backend_use NAME             netns | compose | external, before the first cell
+#   backend_url CELL             the base URL k6 loads
+#   backend_start CELL DIR URL   up to a healthy target, with the effective
+#                                sysctls and the server's counters recorded;
+#                                on failure the reason is in CELL_ERROR
+#   backend_alive                the target still runs (an external one is not ours to watch)
+#   backend_has_server_side      the suite sees the server's namespace (counters, sysctls)
+#   backend_stop                 stop what backend_start started
+#
+# netns: the target's JVM in the suite's server namespace (this file).
+# compose: the target in a container per cell (backend_compose.sh).
+# external: a running target at TARGET_URL, loaded from this host (this file).
+
+# The backend of this run (state of this file; set once by backend_use).
+LT_BACKEND_NAME=""
+
+# backend_use NAME: choose the backend for the rest of the run.
+backend_use() {
+  case "$1" in
+    netns | compose | external) LT_BACKEND_NAME="$1" ;;
+    *) abort "backend_use: unknown backend '$1'" ;;
+  esac
+}
+
+backend_url() { "${LT_BACKEND_NAME}_backend_url" "$@"; }
+backend_start() { "${LT_BACKEND_NAME}_backend_start" "$@"; }
+backend_alive() { "${LT_BACKEND_NAME}_backend_alive"; }
+backend_stop() { [[ -z "$LT_BACKEND_NAME" ]] || "${LT_BACKEND_NAME}_backend_stop"; }
+backend_has_server_side() { [[ "$LT_BACKEND_NAME" != external ]]; }
+
+# --- netns -----------------------------------------------------------------------
+
+netns_backend_url() {
+  local -n url_values="$1"
+  printf 'http://%s:%s\n' "${url_values[SERVER_ADDR]}" "${url_values[SERVER_PORT]}"
+}
+
+# netns_backend_start CELL_ASSOC CELL_DIR BASE_URL: fresh namespaces with the
+# cell's sysctls, then the target started in the server one and healthy.
+netns_backend_start() {
+  local -n start_values="$1"
+  local cell_dir="$2" base_url="$3"
+  netns_down
+  cell_step "creating the network namespaces" netns_up "${start_values[SERVER_ADDR]}" \
+    "$(netns_client_addresses "${start_values[CLIENT_ADDR]}" "${start_values[CLIENT_ADDRESSES]}")" || return 1
+  cell_step "setting the sysctls" netns_apply_sysctls start_values || return 1
+  cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
+  phase_mark "$cell_dir" target_start
+  target_start start_values "$cell_dir/target.log"
+  if ! target_wait_healthy "$base_url${start_values[TARGET_HEALTH_PATH]}" "${start_values[TARGET_START_TIMEOUT]}"; then
+    CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
+    return 1
+  fi
+  # The effective connector settings against the cell's, where the app shows them.
+  target_check_connector start_values | write_atomic "$cell_dir/connector.json" || true
+  cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt"
+}
+
+netns_backend_alive() { target_alive; }
+netns_backend_stop() { target_stop; }
+
+# --- external --------------------------------------------------------------------
+
+external_backend_url() {
+  local -n url_values="$1"
+  printf '%s\n' "${url_values[TARGET_URL]%/}"
+}
+
+# external_backend_start CELL_ASSOC CELL_DIR BASE_URL: an external target is not
+# started, only checked: its TARGET_HEALTH_PATH must answer. The host's counters are
+# shared with everything else on it, so the deltas are noisier.
+external_backend_start() {
+  local -n ext_values="$1"
+  local cell_dir="$2" url="${ext_values[TARGET_URL]%/}${ext_values[TARGET_HEALTH_PATH]}"
+  printf 'external target %s: not started by the suite\n' "${ext_values[TARGET_URL]}" >"$cell_dir/target.log"
+  if ! curl -fsS -o /dev/null --max-time 5 "$url" 2>>"$cell_dir/target.log"; then
+    CELL_ERROR="external target does not answer $url"
+    return 1
+  fi
+}
+
+
+external_backend_alive() { return 0; }
+external_backend_stop() { return 0; }

@@ -1,0 +1,172 @@
+# shellcheck shell=bash
+# Summary: the cell engine: one cell from its settings to its row.
+#
+# resolved settings -> backend started (namespaces, sysctls, target healthy,
+# server counters) -> client counters -> k6 from the client namespace while
+# the sampler runs -> counters after -> processes stopped -> counter deltas
+# -> row.json. run-matrix.sh calls run_cell for each cell; bench.sh runs its
+# cells through run-matrix.sh.
+#
+# Needs common.sh, matrix.sh, netns.sh, counters.sh, sampler.sh, k6.sh,
+# results.sh, monitoring.sh and backend.sh, and the run's LT_RUN_DIR.
+#
+# State shared with the runner (and only it): CELL_ERROR (why the current
+# cell failed, set by the step that failed) and CELL_K6_EXIT (k6's exit
+# status, for the row).
+CELL_ERROR=""
+CELL_K6_EXIT=""
+
+# run_cell INDEX TOTAL: one cell, start to row. Fails (after writing a row
+# with status=failed and the reason) if any step fails. Every step is
+# checked where it is called (cell_step): a caller's `if` turns errexit off
+# for everything below it.
+run_cell() {
+  local index="$1" total="$2" cell_id cell_dir started started_ns error="" status=ok
+  local -A cell=()
+  cell_id="$(matrix_cell_id "$index")"
+  cell_dir="$LT_RUN_DIR/cells/$cell_id"
+  mkdir -p "$cell_dir"
+  started=$SECONDS
+  started_ns="$(date +%s%N)"
+  say "cell $((index + 1))/$total $cell_id"
+  phase_mark "$cell_dir" cell_start
+
+  CELL_ERROR=""
+  CELL_K6_EXIT=""
+  if ! matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env" \
+    || ! load_cell_env "$cell_dir/cell.env" cell; then
+    CELL_ERROR="cannot write the cell's settings to cell.env"
+  elif ! run_cell_steps cell "$cell_dir"; then
+    :
+  fi
+  if [[ -n "$CELL_ERROR" ]]; then
+    status=failed
+    error="$CELL_ERROR"
+  fi
+  stop_cell_processes
+  phase_mark "$cell_dir" stopped
+  counters_cell_deltas "$cell_dir" || { status=failed; error="${error:+$error; }cannot compute the counter deltas"; }
+  phase_mark "$cell_dir" files
+  # results_row writes a failed row with the reason when it cannot build one.
+  if ! results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
+    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"; then
+    warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
+  fi
+  status="$(jq -r .status "$cell_dir/row.json")"
+  monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
+  say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
+    + (if .as_designed == 0 then "\n  not as designed: \(.design_notes)" else "" end)
+    + (if .prediction_check == "mismatch" then "\n  prediction mismatch: \(.prediction_notes)" else "" end)
+    + (if .error != null and .error != "" then " (\(.error))" else "" end)' "$cell_dir/row.json")"
+  [[ "$status" == ok ]]
+}
+
+# phase_mark CELL_DIR NAME: note when a phase of the cell was reached
+# (phases.tsv, epoch ms), for the row's phase timings.
+phase_mark() {
+  printf '%s\t%s\n' "$2" "$(date +%s%3N)" >>"$1/phases.tsv"
+}
+
+# cell_step WHAT COMMAND...: run one step of a cell; when it fails, the
+# cell's error says what failed (unless the step said so itself).
+cell_step() {
+  local what="$1"
+  shift
+  "$@" && return 0
+  [[ -n "$CELL_ERROR" ]] || CELL_ERROR="$what failed"
+  return 1
+}
+
+# run_cell_steps CELL_ASSOC CELL_DIR: the steps of a cell; on failure sets
+# CELL_ERROR to the reason and fails. It runs in the runner's own shell (not a
+# subshell), so the pids of what it starts stay known to the exit trap.
+run_cell_steps() {
+  local -n values="$1"
+  local cell_dir="$2" k6_status=0 limit base_url
+  base_url="$(backend_url values)"
+  # The netns backend marks target_start again once its namespaces are set
+  # up (the last mark counts), so setup_s is the namespaces' share.
+  phase_mark "$cell_dir" target_start
+  backend_start values "$cell_dir" "$base_url" || return 1
+  phase_mark "$cell_dir" target_ready
+  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
+
+  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" || return 1
+  limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
+  monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
+  sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "$(target_metrics_port values)" \
+    "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
+  phase_mark "$cell_dir" k6_start
+  k6_start values "$cell_dir" "$base_url" "$limit"
+  k6_wait || k6_status=$?
+  phase_mark "$cell_dir" k6_end
+  CELL_K6_EXIT="$k6_status"
+  sampler_stop
+
+  if backend_has_server_side; then
+    cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-after.txt" || return 1
+  fi
+  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-after.txt" || return 1
+  if [[ "${values[SCENARIO]}" == waiting-room ]] && backend_alive; then
+    # The server's own account of admissions, to check its rule was kept;
+    # the row says null when it is missing.
+    netns_exec client curl -fsS --max-time 5 "$base_url/api/waiting-room/stats" \
+      >"$cell_dir/waiting-room-stats.json" 2>/dev/null || rm -f "$cell_dir/waiting-room-stats.json"
+  fi
+  if ! backend_alive; then
+    CELL_ERROR="target died during the cell"
+    return 1
+  fi
+  case "$k6_status" in
+    0 | 99) ;; # 99: a threshold was crossed; that is a result, not a failure
+    *)
+      CELL_ERROR="k6 exited with status $k6_status: $(grep -m1 -iE 'error|panic' "$cell_dir/k6.log" | cut -c1-200 || true)"
+      return 1
+      ;;
+  esac
+}
+
+# record_sysctls CELL_DIR: the effective sysctls of both namespaces (sysctls.tsv).
+record_sysctls() {
+  netns_read_sysctls | write_atomic "$1/sysctls.tsv"
+}
+
+# load_cell_env FILE ASSOC: read a cell.env (written by the runner) into ASSOC.
+load_cell_env() {
+  local file="$1" line
+  local -n into="$2"
+  while IFS= read -r line; do
+    into[${line%%=*}]="${line#*=}"
+  done <"$file"
+}
+
+# cell_axes_json CELL_ASSOC: {"AXIS_KEY": "value", ...} for the row.
+cell_axes_json() {
+  local -n values="$1"
+  local key
+  for key in "${AXIS_KEYS[@]}"; do
+    printf '%s\t%s\n' "$key" "${values[$key]}"
+  done | jq -Rn '[inputs | split("\t") | {(.[0]): .[1]}] | add // {}'
+}
+
+# counters_cell_deltas CELL_DIR: netstat-delta.tsv from the four snapshots.
+counters_cell_deltas() {
+  local cell_dir="$1" side
+  {
+    printf 'counter\tside\tdelta\n'
+    for side in server client; do
+      if [[ -s "$cell_dir/nstat-$side-before.txt" && -s "$cell_dir/nstat-$side-after.txt" ]]; then
+        counters_delta "$side" "$cell_dir/nstat-$side-before.txt" "$cell_dir/nstat-$side-after.txt"
+      fi
+    done
+  } | write_atomic "$cell_dir/netstat-delta.tsv"
+}
+
+# stop_cell_processes: k6, sampler and target of the current cell, then the namespaces.
+stop_cell_processes() {
+  k6_stop
+  sampler_stop
+  backend_stop
+  netns_down
+}
+

@@ -1,0 +1,122 @@
+# shellcheck shell=bash
+# Summary: a run's directory: results/<run-id>/, its manifest, the cells'
+# rows counted, and what the run says at its start (design checks) and end.
+#
+# Needs common.sh, matrix.sh, manifest.sh, results.sh and design.sh; the
+# runner sets LT_RUN_ID, LT_RUN_DIR and LT_RESULTS_DIR.
+
+# rundir_new BASE: make LT_RESULTS_DIR/BASE, or BASE-2, BASE-3, ... (never
+# an existing directory, even with another run starting at the same second);
+# print the id it made.
+rundir_new() {
+  local base="$1" id="$1" suffix=1
+  mkdir -p "$LT_RESULTS_DIR"
+  until mkdir "$LT_RESULTS_DIR/$id" 2>/dev/null; do
+    suffix=$((suffix + 1))
+    id="$base-$suffix"
+  done
+  printf '%s\n' "$id"
+}
+
+# create_run_dir MATRIX: results/<run-id>/ (never an existing one) and its manifest.
+create_run_dir() {
+  local matrix="$1" axes_json
+  LT_RUN_ID="$(rundir_new "$(date +%Y%m%d-%H%M%S)-$(basename "$matrix" .matrix)")"
+  LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
+  mkdir "$LT_RUN_DIR/cells"
+  axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"
+  manifest_create "$LT_RUN_DIR" "$matrix" "$axes_json" "$(matrix_cell_count)"
+  ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
+}
+
+# reopen_run_dir RUN_ID: continue an earlier run in its own directory.
+reopen_run_dir() {
+  LT_RUN_ID="$1"
+  LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
+  local cell_dir
+  # A cell without a row was cut off: its partial files are redone.
+  for cell_dir in "$LT_RUN_DIR"/cells/*/; do
+    [[ -d "$cell_dir" && ! -s "$cell_dir/row.json" ]] && rm -rf "$cell_dir"
+  done
+  manifest_update "$LT_RUN_DIR" '.status = "running" | .ended_at = null | .resumed_at += [$t]' \
+    --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
+}
+
+# count_rows STATUS: cells of this run whose row has STATUS.
+count_rows() {
+  local status="$1" row n=0
+  for row in "$LT_RUN_DIR"/cells/*/row.json; do
+    [[ -s "$row" ]] || continue
+    [[ "$(jq -r .status "$row")" == "$status" ]] && n=$((n + 1))
+  done
+  printf '%s\n' "$n"
+}
+
+# update_cell_counts: cells_done and cells_failed in the manifest, from the rows.
+update_cell_counts() {
+  local ok failed
+  ok="$(count_rows ok)"
+  failed="$(count_rows failed)"
+  manifest_update "$LT_RUN_DIR" '.cells_done = ($ok + $failed) | .cells_failed = $failed' \
+    --argjson ok "$ok" --argjson failed "$failed"
+}
+
+# check_design TOTAL: warn about every cell whose design makes its result
+# unlikely to mean what it seems to (design.jq); the warnings go to the
+# manifest too. They never stop the run: a user may mean it.
+check_design() {
+  local total="$1" index cell_id machine warning
+  machine="$(design_machine_json)"
+  local env_file
+  env_file="$(mktemp)"
+  local inspected
+  for ((index = 0; index < total; index++)); do
+    cell_id="$(matrix_cell_id "$index")"
+    matrix_cell_values "$index" >"$env_file"
+    inspected="$(check_design_inspect "$env_file")"
+    while IFS= read -r warning; do
+      [[ -n "$warning" ]] || continue
+      warn "cell $cell_id: $warning"
+      manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
+    done < <(design_cell_warnings "$env_file" "$machine" "$inspected")
+  done
+  rm -f "$env_file"
+}
+
+# check_design_inspect CELL_ENV_FILE: k6's inspection of the cell's script
+# when it is one of one's own (its load shape is in its options), else null.
+check_design_inspect() {
+  local -A probe=()
+  load_cell_env "$1" probe
+  if k6_own_script "${probe[SCENARIO]}"; then
+    k6_inspect probe "http://${probe[SERVER_ADDR]}:${probe[SERVER_PORT]}" | jq -c . 2>/dev/null || printf 'null\n'
+  else
+    printf 'null\n'
+  fi
+}
+
+# cells_without_row TOTAL: the ids of cells that have no valid row.json (space-separated).
+cells_without_row() {
+  local total="$1" index cell_id row
+  local -a missing=()
+  for ((index = 0; index < total; index++)); do
+    cell_id="$(matrix_cell_id "$index")"
+    row="$LT_RUN_DIR/cells/$cell_id/row.json"
+    jq -e '.status == "ok" or .status == "failed"' "$row" >/dev/null 2>&1 || missing+=("$cell_id")
+  done
+  printf '%s' "${missing[*]}"
+}
+
+# say_as_designed TOTAL: "N of M cells ran as designed", and the others with why.
+say_as_designed() {
+  local total="$1"
+  jq -rs --argjson total "$total" '
+    [.[] | select(.as_designed == 1)] as $good
+    | [.[] | select(.as_designed == 0)] as $bad
+    | "\($good | length) of \($total) cell(s) ran as designed",
+      ($bad[] | "  \(.cell): \(.design_notes)"),
+      ([.[] | select(.prediction_check == "mismatch")][] | "  \(.cell): prediction mismatch: \(.prediction_notes)")
+  ' "$LT_RUN_DIR"/cells/*/row.json 2>/dev/null || true
+}
+
