@@ -73,7 +73,7 @@ main() {
     || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"
   RUN_ID="$(new_run_id "$OPT_MATRIX")"
   find_targets
-  [[ $OPT_DRY_RUN -eq 1 ]] || create_run_dir
+  [[ $OPT_DRY_RUN -eq 1 ]] || fanout_create_run_dir
   SSM_RUN_ID="$RUN_ID"
   SSM_CELL_ID="$CELL_ID"
   mapfile -t SSM_TAGS < <(ssm_scenario_tags "$WORK_DIR/cell.env" "${FANOUT[TARGET_URL]}" "$RUN_ID" "$CELL_ID")
@@ -364,8 +364,8 @@ send_run() {
   manifest_update "$RUN_DIR" '.fanout.deadline_epoch = $d' --argjson d $(($(date +%s) + $(run_timeout)))
 }
 
-# create_run_dir: results/<run-id>/ (never an existing one), its manifest and the cell's env.
-create_run_dir() {
+# fanout_create_run_dir: results/<run-id>/ (never an existing one), its manifest and the cell's env.
+fanout_create_run_dir() {
   RUN_ID="$(rundir_new "$RUN_ID")"
   RUN_DIR="$LT_RESULTS_DIR/$RUN_ID"
   mkdir -p "$RUN_DIR/cells/$CELL_ID"
@@ -563,7 +563,7 @@ write_row() {
   local cell_dir="$RUN_DIR/cells/$CELL_ID" id env_json axes_json pct="null" notes why status=ok
   local -a errors=()
   env_json="$(results_env_json "$cell_dir/cell.env")"
-  axes_json="$(cell_axes_json "$cell_dir/cell.env")"
+  axes_json="$(fanout_axes_json "$cell_dir/cell.env")"
   for id in "${INSTANCES[@]}"; do
     if [[ -n "${INV_ERROR[$id]:-}" ]]; then
       errors+=("${INV_ERROR[$id]}")
@@ -613,9 +613,9 @@ instance_rows_json() {
   fi
 }
 
-# cell_axes_json CELL_ENV: {"AXIS_KEY": "value", ...} for the row, from the
+# fanout_axes_json CELL_ENV: {"AXIS_KEY": "value", ...} for the row, from the
 # manifest's axes and the cell's values.
-cell_axes_json() {
+fanout_axes_json() {
   jq -n --slurpfile m "$RUN_DIR/manifest.json" --argjson env "$(results_env_json "$1")" \
     '[$m[0].axes[] | {(.): $env[.]}] | add // {}'
 }
