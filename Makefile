@@ -11,7 +11,7 @@ BATS := $(TOOLS)/bats/node_modules/bats/bin/bats
 JAR := server/target/loadtest-target.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 
-.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools
+.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration test-java lint clean-tools
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
@@ -66,8 +66,15 @@ lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats
 
-test: tools aws-tools chromium lint ## Unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium lint test-java ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
+
+# The jar is built without its tests (a matrix run after an edit stays quick);
+# the tests run here, every time: unit tests and the app started on random
+# loopback ports (about 40 s).
+test-java: ## Only the target's Java tests (mvn test)
+	@scripts/setup/require.sh java mvn
+	mvn -q -B -Dstyle.color=never -f server/pom.xml test
 
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit
