@@ -10,8 +10,8 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.stereotype.Component;
 
 /**
- * SO_LINGER on the sockets the main connector accepts, from {@code TOMCAT_SO_LINGER}: empty leaves
- * it off (the kernel's default: close() returns at once and the FIN goes out after any unsent
+ * SO_LINGER on the sockets the main connector accepts, from {@code TOMCAT_SO_LINGER}: empty or
+ * {@code off} leaves it off (the kernel's default: close() returns at once and the FIN goes out after any unsent
  * data); a number of seconds turns it on with that time (close() waits for the peer to acknowledge
  * the FIN, at most that long); {@code 0} makes close() reset the connection (RST, no TIME-WAIT).
  *
@@ -28,10 +28,10 @@ class SoLingerCustomizer implements WebServerFactoryCustomizer<TomcatServletWebS
         this.lingerSeconds = parse(soLinger);
     }
 
-    /** Empty: off; a whole number of seconds >= 0: on with that time. Anything else names the key. */
+    /** Empty or off: off; a whole number of seconds >= 0: on with that time. Anything else names the key. */
     static OptionalInt parse(String value) {
         String trimmed = value == null ? "" : value.trim();
-        if (trimmed.isEmpty()) {
+        if (trimmed.isEmpty() || trimmed.equals("off")) {
             return OptionalInt.empty();
         }
         try {
@@ -42,7 +42,7 @@ class SoLingerCustomizer implements WebServerFactoryCustomizer<TomcatServletWebS
         } catch (NumberFormatException ignored) {
             // same message as a negative number
         }
-        throw new IllegalArgumentException(KEY + " must be empty (off) or a whole number of seconds >= 0, got '" + value + "'");
+        throw new IllegalArgumentException(KEY + " must be off (or empty) or a whole number of seconds >= 0, got '" + value + "'");
     }
 
     @Override

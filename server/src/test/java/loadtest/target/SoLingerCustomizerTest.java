@@ -21,6 +21,7 @@ class SoLingerCustomizerTest {
         assertThat(applied("")).isEqualTo("off");
         assertThat(applied(null)).isEqualTo("off");
         assertThat(applied("  ")).isEqualTo("off");
+        assertThat(applied("off")).isEqualTo("off");
     }
 
     @Test
