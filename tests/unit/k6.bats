@@ -54,7 +54,7 @@ JSON
 @test "planned time: the load time plus the graceful stop" {
   local -A cell=([SCENARIO]=spike [DURATION]=1m30s [GRACEFUL_STOP]=5s [SAMPLE_INTERVAL]=1)
   [ "$(k6_planned_seconds cell)" -eq 95 ]
-  cell=([SCENARIO]=ramp [STAGES]=5s:10,10s:10,500ms:0 [DURATION]=1s [GRACEFUL_STOP]=2s [SAMPLE_INTERVAL]=1)
+  cell=([SCENARIO]=ramp [STAGES]="5s:10,10s:10,500ms:0" [DURATION]=1s [GRACEFUL_STOP]=2s [SAMPLE_INTERVAL]=1)
   [ "$(k6_planned_seconds cell)" -eq 18 ]
 }
 
