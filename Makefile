@@ -13,7 +13,7 @@ JAR := server/target/loadtest-target.jar
 OWNAPP_JAR := tests/fixtures/ownapp/target/greeting-service.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 
-.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools ownapp
+.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools ownapp test-java
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
@@ -76,8 +76,15 @@ lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats
 
-test: tools aws-tools chromium $(OWNAPP_JAR) lint ## Unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium $(OWNAPP_JAR) lint test-java ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
+
+# The jar is built without its tests (a matrix run after an edit stays quick);
+# the tests run here, every time: unit tests and the app started on random
+# loopback ports (about 40 s).
+test-java: ## Only the target's Java tests (mvn test)
+	@scripts/setup/require.sh java mvn
+	mvn -q -B -Dstyle.color=never -f server/pom.xml test
 
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit

@@ -41,6 +41,18 @@ export function duration(key, fallback) {
   return raw;
 }
 
+const UNIT_MS = { ms: 1, s: 1000, m: 60000, h: 3600000 };
+
+// durationMs(key): a duration knob in milliseconds (for timers).
+export function durationMs(key, fallback) {
+  const raw = duration(key, fallback);
+  let total = 0;
+  for (const [, number, unit] of raw.matchAll(/([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/g)) {
+    total += Number(number) * UNIT_MS[unit];
+  }
+  return total;
+}
+
 // stages("STAGES") parses "5s:100,20s:200,5s:0" into k6 ramping stages.
 export function stages(key, fallback) {
   const raw = str(key, fallback);

@@ -38,9 +38,14 @@ export function textLines(data) {
     lines.push(`http_req_duration ms: min=${fmt(d.min)} avg=${fmt(d.avg)} med=${fmt(d.med)} ` +
       `p90=${fmt(d['p(90)'])} p95=${fmt(d['p(95)'])} p99=${fmt(d['p(99)'])} max=${fmt(d.max)}`);
   }
-  const causes = Object.keys(m).filter((k) => k.startsWith('fail_') && m[k].values.count > 0);
+  if (m.ws_sessions) {
+    const c = m.ws_close && m.ws_close.values;
+    lines.push(`ws_sessions=${m.ws_sessions.values.count} ok=${m.ws_sessions_ok ? m.ws_sessions_ok.values.count : 0}` +
+      (c ? ` ws_close ms: p95=${fmt(c['p(95)'])} p99=${fmt(c['p(99)'])} max=${fmt(c.max)}` : ''));
+  }
+  const causes = Object.keys(m).filter((k) => /^(ws_)?fail_/.test(k) && m[k].values.count > 0);
   if (causes.length > 0) {
-    lines.push('failures: ' + causes.map((k) => `${k.slice(5)}=${m[k].values.count}`).join(' '));
+    lines.push('failures: ' + causes.map((k) => `${k.replace(/^(ws_)?fail_/, '$1')}=${m[k].values.count}`).join(' '));
   }
   return lines.join('\n') + '\n';
 }

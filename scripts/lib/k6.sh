@@ -47,6 +47,11 @@ k6_planned_seconds() {
       done
       ;;
     burst) load=$(($(k6_duration_seconds "${cell_values[DURATION]}") + (cell_values[BURST_LEAD_MS] + 999) / 1000)) ;;
+    websocket)
+      # Its teardown() waits two sample intervals, so the sampler sees the
+      # TIME-WAITs of the last sessions.
+      load=$(($(k6_duration_seconds "${cell_values[DURATION]}") + 2 * cell_values[SAMPLE_INTERVAL]))
+      ;;
     *) load="$(k6_duration_seconds "${cell_values[DURATION]}")" ;;
   esac
   printf '%d\n' $((load + $(k6_duration_seconds "${cell_values[GRACEFUL_STOP]}")))

@@ -69,6 +69,33 @@ def extra($env):
       arrival_rate_per_s: (($env.RATE | tonumber) * 1000 / ($env.TIME_UNIT | duration_ms) | num),
       iteration_rate_per_s: (metric("iterations").rate | num)
     }
+  elif $env.SCENARIO == "websocket" then
+    def trend($name): (($summary.metrics // {})[$name].values // {});
+    trend("ws_connect") as $connect | trend("ws_message") as $message | trend("ws_close") as $close
+    | {
+        ws_sessions: count_of("ws_sessions"),
+        ws_sessions_ok: count_of("ws_sessions_ok"),
+        ws_sessions_failed: ([count_of("ws_fail_refused", "ws_fail_handshake_timeout",
+                               "ws_fail_abnormal_close", "ws_fail_timeout")] | add),
+        ws_fail_refused: count_of("ws_fail_refused"),
+        ws_fail_handshake_timeout: count_of("ws_fail_handshake_timeout"),
+        ws_fail_abnormal_close: count_of("ws_fail_abnormal_close"),
+        ws_fail_timeout: count_of("ws_fail_timeout"),
+        ws_connect_p95_ms: ($connect["p(95)"] | num),
+        ws_message_p95_ms: ($message["p(95)"] | num),
+        ws_message_max_ms: ($message.max | num),
+        ws_close_p95_ms: ($close["p(95)"] | num),
+        ws_close_p99_ms: ($close["p(99)"] | num),
+        ws_close_max_ms: ($close.max | num),
+        # The close path, server side (the client's are in netstat-delta.tsv).
+        delayed_acks: delta("server"; "TcpExtDelayedACKs"),
+        delayed_ack_lost: delta("server"; "TcpExtDelayedACKLost"),
+        abort_on_close: delta("server"; "TcpExtTCPAbortOnClose"),
+        abort_on_data: delta("server"; "TcpExtTCPAbortOnData"),
+        abort_on_linger: delta("server"; "TcpExtTCPAbortOnLinger"),
+        abort_on_timeout: delta("server"; "TcpExtTCPAbortOnTimeout"),
+        tcp_timeouts: delta("server"; "TcpExtTCPTimeouts")
+      }
   else {} end;
 
 # Latency is that of answered requests (2xx/3xx); failures are counted apart.

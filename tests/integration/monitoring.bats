@@ -38,6 +38,12 @@ setup_file() {
   wait "$runner" || status=$?
   echo "$status" >"$BATS_FILE_TMPDIR/run-a.status"
 
+  # Run C: one WebSocket cell into the same InfluxDB, for the WebSocket row:
+  # the users the server cannot hold fail their handshake, the others end
+  # cleanly (their 2.5 s job is answered within 10 s).
+  REQUEST_TIMEOUT=10s run_matrix "$BATS_FILE_TMPDIR/results-c" "$URL_A" \
+    "$LT_ROOT/tests/fixtures/websocket-failures.matrix" >"$BATS_FILE_TMPDIR/run-c.log" 2>&1 || true
+
   # Run 2: InfluxDB B stopped once the first cell is done.
   run_matrix "$BATS_FILE_TMPDIR/results-b" "$URL_B" >"$BATS_FILE_TMPDIR/run-b.log" 2>&1 &
   runner=$!
@@ -88,7 +94,7 @@ wait_for_runner_lock() {
   done
 }
 
-# run_matrix RESULTS_DIR URL: the small matrix, monitored, into URL. Another
+# run_matrix RESULTS_DIR URL [MATRIX]: the small matrix (or MATRIX), monitored, into URL. Another
 # run can take the host's lock between our wait and the runner's start: then
 # the runner refuses at once, and we wait again.
 run_matrix() {
@@ -97,7 +103,7 @@ run_matrix() {
     wait_for_runner_lock
     status=0
     LT_RESULTS_DIR="$1" MONITORING=on INFLUXDB_URL="$2" \
-      "$LT_ROOT/scripts/run-matrix.sh" "$BATS_FILE_TMPDIR/monitoring.matrix" >"$log" 2>&1 || status=$?
+      "$LT_ROOT/scripts/run-matrix.sh" "${3:-$BATS_FILE_TMPDIR/monitoring.matrix}" >"$log" 2>&1 || status=$?
     cat "$log"
     grep -q 'another run-matrix is running' "$log" || return "$status"
   done
@@ -163,9 +169,18 @@ fill_variables() {
   printf '%s' "$query"
 }
 
-# dashboard_queries: every panel query and variable query of every dashboard.
+# dashboard_queries: every panel query and variable query of every dashboard,
+# but those of the WebSocket row (websocket_queries), which a run of the
+# /hello scenarios has no data for.
 dashboard_queries() {
-  jq -r '(.panels[].targets[].query), (.templating.list[].query)' "$LT_ROOT"/grafana/dashboards/*.json
+  jq -r '(.panels[] | select(.type != "row") | .targets[].query | select(test("FROM (\"|/\\^)ws_") | not)),
+         (.templating.list[].query)' "$LT_ROOT"/grafana/dashboards/*.json
+}
+
+# websocket_queries: the queries of the WebSocket row.
+websocket_queries() {
+  jq -r '.panels[] | select(.type != "row") | .targets[].query | select(test("FROM (\"|/\\^)ws_"))' \
+    "$LT_ROOT"/grafana/dashboards/*.json
 }
 
 # cells RUN_DIR: the cell names of a run.
@@ -176,9 +191,12 @@ cells() {
   done
 }
 
-# assert_queries_return_data RUN_DIR CELL_REGEX: every dashboard query, filled
-# in, returns at least one value; lists those that do not.
+# assert_queries_return_data RUN_DIR CELL_REGEX [LISTER]: every query that
+# LISTER (default dashboard_queries) prints, filled in, returns at least one
+# value; lists those that do not.
 assert_queries_return_data() {
+  local lister="${3:-dashboard_queries}" minimum=10
+  [[ "$lister" == dashboard_queries ]] || minimum=2
   local query filled count=0 empty=""
   while IFS= read -r query; do
     filled="$(fill_variables "$query" "$1" "$2")"
@@ -187,8 +205,8 @@ assert_queries_return_data() {
       empty+=$'\n'"$filled"
     fi
     count=$((count + 1))
-  done < <(dashboard_queries)
-  [ "$count" -gt 10 ]
+  done < <("$lister")
+  [ "$count" -gt "$minimum" ]
   [[ -z "$empty" ]] || fail "queries without data:$empty"
 }
 
@@ -216,6 +234,13 @@ assert_queries_return_data() {
   local all
   all="($(cells "$RUN_A" | paste -sd '|'))"
   assert_queries_return_data "$RUN_A" "$all"
+}
+
+@test "every query of the WebSocket row returns data for a websocket run" {
+  local run_c
+  run_c="$(readlink -f "$BATS_FILE_TMPDIR/results-c/latest")"
+  jq -e '.status == "complete"' "$run_c/manifest.json" || fail "$(cat "$BATS_FILE_TMPDIR/run-c.log")"
+  assert_queries_return_data "$run_c" "$(cells "$run_c" | head -n 1)" websocket_queries
 }
 
 @test "the variables list the run and exactly its cells" {

@@ -139,3 +139,17 @@ setup() {
   assert_failure
   assert_output --partial "stage 'oops'"
 }
+
+@test "types: linger is off or whole seconds" {
+  run envfile_check_type linger off
+  assert_success
+  run envfile_check_type linger 0
+  assert_success
+  run envfile_check_type linger 5
+  assert_success
+  run envfile_check_type linger 5s
+  assert_failure
+  assert_output "'5s' is not off or a whole number of seconds >= 0"
+  run envfile_check_type linger ''
+  assert_failure
+}

@@ -19,9 +19,10 @@ yaml_json() {
   ' <"$1"
 }
 
-# panel_queries DASHBOARD: every panel target's query, one per line.
+# panel_queries DASHBOARD: every panel target's query, one per line (a row
+# is a heading, not a panel with queries).
 panel_queries() {
-  jq -r '.panels[] | .targets[] | .query' "$1"
+  jq -r '.panels[] | select(.type != "row") | .targets[] | .query' "$1"
 }
 
 @test "there are the two dashboards" {
@@ -81,8 +82,8 @@ panel_queries() {
 
 @test "every panel has raw InfluxQL targets that select by \$run_id and \$cell" {
   for dashboard in "${DASHBOARDS[@]}"; do
-    jq -e '.panels | all(.targets | length > 0)' "$dashboard" >/dev/null || fail "$dashboard: a panel without targets"
-    jq -e '[.panels[].targets[] | .rawQuery == true and (.query | type) == "string"] | all' "$dashboard" >/dev/null \
+    jq -e '[.panels[] | select(.type != "row")] | all(.targets | length > 0)' "$dashboard" >/dev/null || fail "$dashboard: a panel without targets"
+    jq -e '[.panels[] | select(.type != "row") | .targets[] | .rawQuery == true and (.query | type) == "string"] | all' "$dashboard" >/dev/null \
       || fail "$dashboard: a target that is not a raw query"
     while IFS= read -r query; do
       [[ "$query" == SELECT* ]] || fail "not a SELECT: $query"
@@ -106,7 +107,7 @@ panel_queries() {
 
 @test "every panel, target and variable uses the provisioned datasource" {
   for dashboard in "${DASHBOARDS[@]}"; do
-    jq -e '[.panels[] | .datasource.uid, .targets[].datasource.uid] + [.templating.list[].datasource.uid]
+    jq -e '[.panels[] | select(.type != "row") | .datasource.uid, .targets[].datasource.uid] + [.templating.list[].datasource.uid]
            | all(. == "ltsuite-influxdb")' "$dashboard" >/dev/null || fail "$dashboard: another datasource"
   done
 }
@@ -127,6 +128,28 @@ panel_queries() {
   grep -q 'percentile("value", 99)' <<<"$queries"
   grep -q 'FROM /^fail_/' <<<"$queries"
   grep -q 'FROM "vus"' <<<"$queries"
+}
+
+@test "k6 results has a WebSocket row: sessions, failures by cause, close latency percentiles" {
+  local dashboard="$GRAFANA/dashboards/k6-results.json" queries
+  jq -e '[.panels[] | select(.type == "row") | .title] | any(test("WebSocket"))' "$dashboard"
+  # The row's panels sit below its heading.
+  jq -e '(.panels[] | select(.type == "row") | .gridPos.y) as $row
+         | [.panels[] | select(.type != "row" and (.title | test("WebSocket"))) | .gridPos.y > $row] | length >= 2 and all' "$dashboard"
+  queries="$(panel_queries "$dashboard")"
+  grep -q 'FROM "ws_sessions"' <<<"$queries"
+  grep -q 'FROM "ws_sessions_ok"' <<<"$queries"
+  grep -q 'FROM /^ws_fail_/' <<<"$queries"
+  grep -q 'percentile("value", 99).* FROM "ws_close"' <<<"$queries"
+  # Every measurement it reads is a metric of the websocket scenario (or
+  # k6's own ws_sessions).
+  while IFS= read -r name; do
+    [[ "$name" == ws_sessions ]] && continue
+    grep -q "'$name'" "$LT_ROOT/scenarios/websocket.js" || fail "$name is not a metric of scenarios/websocket.js"
+  done < <(grep -o 'FROM "ws_[a-z_]*"' <<<"$queries" | sed 's/FROM "\(.*\)"/\1/' | sort -u)
+  while IFS= read -r name; do
+    [[ "$name" =~ ^ws_fail_ ]] || fail "$name would not show in the sessions panel (FROM /^ws_fail_/)"
+  done < <(grep -o "new Counter('ws_[a-z_]*')" "$LT_ROOT/scenarios/websocket.js" | sed "s/.*('\(.*\)')/\1/" | grep -v '^ws_sessions_ok$')
 }
 
 @test "the failures panel counts every failure counter of the scenarios and no other metric" {
@@ -160,7 +183,7 @@ panel_queries() {
 @test "the fields the dashboards read are the sampler's columns and the results row's" {
   lt_source_libs sampler
   local queries field
-  queries="$(jq -r '.panels[].targets[].query' "${DASHBOARDS[@]}")"
+  queries="$(jq -r '.panels[] | select(.type != "row") | .targets[].query' "${DASHBOARDS[@]}")"
   while IFS= read -r field; do
     # The cell's Tomcat limits are added to every sample by monitoring.sh.
     [[ "$field" == tomcat_threads_max || "$field" == tomcat_connections_max ]] && continue

@@ -85,3 +85,16 @@ JSON
   run k6_planned_seconds cell "$BATS_TEST_TMPDIR/cell"
   assert_output 65
 }
+
+@test "planned time: the load time plus the graceful stop" {
+  local -A cell=([SCENARIO]=spike [DURATION]=1m30s [GRACEFUL_STOP]=5s [SAMPLE_INTERVAL]=1)
+  [ "$(k6_planned_seconds cell)" -eq 95 ]
+  cell=([SCENARIO]=ramp [STAGES]="5s:10,10s:10,500ms:0" [DURATION]=1s [GRACEFUL_STOP]=2s [SAMPLE_INTERVAL]=1)
+  [ "$(k6_planned_seconds cell)" -eq 18 ]
+}
+
+@test "planned time of websocket counts its teardown wait of two sample intervals" {
+  local -A cell=([SCENARIO]=websocket [DURATION]=30s [GRACEFUL_STOP]=5s [SAMPLE_INTERVAL]=3)
+  [ "$(k6_planned_seconds cell)" -eq 41 ]
+  grep -q 'sleep(2 \* config.sampleIntervalS)' "$LT_ROOT/scenarios/websocket.js"
+}

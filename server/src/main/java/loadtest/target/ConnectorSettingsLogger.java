@@ -28,11 +28,24 @@ class ConnectorSettingsLogger implements ApplicationListener<WebServerInitialize
         for (Connector connector : tomcat.getTomcat().getService().findConnectors()) {
             if (connector.getProtocolHandler() instanceof AbstractHttp11Protocol<?> p) {
                 log.info("connector {}: maxThreads={} minSpareThreads={} maxConnections={} acceptCount={} "
-                        + "connectionTimeout={} keepAliveTimeout={} maxKeepAliveRequests={}",
+                        + "connectionTimeout={} keepAliveTimeout={} maxKeepAliveRequests={} soLinger={}",
                         p.getName(), p.getMaxThreads(), p.getMinSpareThreads(), p.getMaxConnections(),
                         p.getAcceptCount(), p.getConnectionTimeout(), p.getKeepAliveTimeout(),
-                        p.getMaxKeepAliveRequests());
+                        p.getMaxKeepAliveRequests(), soLinger(p));
             }
         }
+    }
+
+    /**
+     * {@code off}, or {@code on/SECONDS}: what Tomcat will set on each accepted socket (it sets
+     * SO_LINGER only when both socket.soLingerOn and socket.soLingerTime are set).
+     */
+    static String soLinger(AbstractHttp11Protocol<?> protocol) {
+        Object on = protocol.getProperty("socket.soLingerOn");
+        Object time = protocol.getProperty("socket.soLingerTime");
+        if (on == null || time == null || !Boolean.parseBoolean(on.toString())) {
+            return "off";
+        }
+        return "on/" + time;
     }
 }
