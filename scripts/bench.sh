@@ -183,6 +183,7 @@ bench_start() {
 
 # bench_wrk: wrk and k6 against one running target, alternating, in the
 # suite's namespaces (the same path the scenarios take).
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 bench_wrk() {
   say "4/5 reference: wrk versus the spike scenario, 50 connections, fast endpoint"
   knobs_load "$LT_ROOT/env/defaults.env"

@@ -128,6 +128,7 @@ resume_matrix() {
 # resolve_matrix FILE [MANIFEST]: defaults < matrix < environment; stops on
 # bad input. With MANIFEST (a resumed run) the overrides are the ones that
 # run recorded, not the environment's, so the cells are the same.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 resolve_matrix() {
   local matrix="$1" manifest="${2:-}"
   local -a recorded=()
@@ -189,6 +190,7 @@ check_target_knobs() {
 
 # check_own_script SCRIPT: k6 can load SCRIPT (k6 inspect with the defaults'
 # environment).
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 check_own_script() {
   local script="$1" output
   local -A probe=([SCENARIO]="$script")

@@ -56,6 +56,7 @@ SSM_BUNDLE_FILE=""
 SSM_BUNDLE_S3_URI=""
 declare -a SSM_TAGS=()
 
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 main() {
   parse_args "$@"
   WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/ssm-fanout.XXXXXX")"
@@ -163,6 +164,7 @@ new_run_id() {
 
 # find_targets: INSTANCES from --instances or from the tag lookup. A dry run
 # whose lookup fails (no AWS reachable) goes on with placeholders.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 find_targets() {
   local id found why
   if [[ -n "$OPT_INSTANCES" ]]; then
@@ -197,6 +199,7 @@ key_prefix() {
 }
 
 # run_timeout: seconds to wait for every invocation, counted from the send.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_timeout() {
   local planned
   if [[ -n "${FANOUT[FANOUT_TIMEOUT]}" ]]; then
@@ -217,6 +220,7 @@ delivery_timeout() {
 }
 
 # load_env_file FILE ASSOC: KEY=VALUE lines into ASSOC.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 load_env_file() {
   local file="$1" line
   local -n into="$2"
@@ -320,6 +324,7 @@ print_plan() {
 
 # send_run: the commands, the bucket check, one send per instance; what was
 # sent goes into the manifest.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 send_run() {
   local index id count="${#INSTANCES[@]}" prefix command_id answer
   local -a args
@@ -409,6 +414,7 @@ write_manifest() {
 }
 
 # save_instances: the instances' state into the manifest.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 save_instances() {
   local index id count="${#INSTANCES[@]}"
   {
@@ -427,6 +433,7 @@ save_instances() {
 # --- Collecting (also a run sent with --no-wait) --------------------------------------------------
 
 # collect_run RUN_DIR: poll, fetch every output, write the row, report.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 collect_run() {
   local failed=0 id
   load_run "$1"
@@ -559,6 +566,7 @@ collect_instance() {
 }
 
 # write_row: each good instance's row, then the cell's aggregated row.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 write_row() {
   local cell_dir="$RUN_DIR/cells/$CELL_ID" id env_json axes_json pct="null" notes why status=ok
   local -a errors=()

@@ -84,6 +84,7 @@ compose_cell_start() {
 # recreate the target service from it (detached); TARGET_PID becomes the
 # JVM's pid as the host sees it, so target_alive works unchanged. The
 # container's description is kept as CELL_DIR/container.json.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 compose_target_start() {
   local -n run_values="$1"
   local cell_dir="$2"
@@ -174,6 +175,7 @@ compose_server_sysctls() {
 # compose_apply_client_sysctls CELL_ASSOC: the cell's client-side sysctls in
 # the client namespace. The server-side ones were set by the engine when it
 # made the container, so they are blanked here rather than written twice.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 compose_apply_client_sysctls() {
   local -n all_values="$1"
   local -A client_values=()
@@ -190,6 +192,7 @@ compose_apply_client_sysctls() {
 # compose_record_run CELL_ASSOC: once per run, what ran the target: the
 # engine, the image and the Java inside it (the host's Java, which the
 # manifest names by default, is not the one under load).
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 compose_record_run() {
   local -n record_values="$1"
   ((COMPOSE_RUN_RECORDED)) && return 0

@@ -20,6 +20,7 @@ CELL_K6_EXIT=""
 # with status=failed and the reason) if any step fails. Every step is
 # checked where it is called (cell_step): a caller's `if` turns errexit off
 # for everything below it.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_cell() {
   local index="$1" total="$2" cell_id cell_dir started started_ns error="" status=ok
   local -A cell=()
@@ -80,6 +81,7 @@ cell_step() {
 # run_cell_steps CELL_ASSOC CELL_DIR: the steps of a cell; on failure sets
 # CELL_ERROR to the reason and fails. It runs in the runner's own shell (not a
 # subshell), so the pids of what it starts stay known to the exit trap.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_cell_steps() {
   local -n values="$1"
   local cell_dir="$2" k6_status=0 limit base_url
@@ -132,6 +134,7 @@ record_sysctls() {
 }
 
 # load_cell_env FILE ASSOC: read a cell.env (written by the runner) into ASSOC.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 load_cell_env() {
   local file="$1" line
   local -n into="$2"

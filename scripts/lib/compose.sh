@@ -10,6 +10,7 @@ docker_engine_answers() {
 
 # compose_find: set COMPOSE to the compose command (plugin first, then
 # Debian's docker-compose); fail if there is none.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 compose_find() {
   if docker compose version >/dev/null 2>&1; then
     COMPOSE=(docker compose)

@@ -3,6 +3,7 @@
 
 # counters_snapshot SIDE FILE: absolute values of every counter, zeros
 # included, of one namespace. -s leaves nstat's history file alone.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 counters_snapshot() {
   local side="$1" file="$2"
   if ! netns_exec "$side" nstat -asz >"$file.tmp" || [[ ! -s "$file.tmp" ]]; then

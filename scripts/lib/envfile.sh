@@ -9,6 +9,7 @@
 # envfile_each FILE CALLBACK: call "CALLBACK file line key value" for every
 # assignment. While CALLBACK runs, ENVFILE_TYPE holds the "# type:" annotation
 # that preceded the key (empty if none). Malformed lines abort with status 2.
+# shellcheck disable=SC2094 # SC2094: the file is read once; its name is passed on only for messages
 envfile_each() {
   local file="$1" callback="$2"
   local line_no=0 raw line key value type_hint=""
@@ -55,6 +56,7 @@ envfile_each() {
 # has a "# type:" comment and a default of that type, into the array KEYS
 # (file order) and the associative arrays TYPES and VALUES (names, emptied
 # first). env/defaults.env and env/fanout.env are read this way.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 envfile_load_typed() {
   _ENVFILE_INTO=("$2" "$3" "$4")
   local -n typed_keys="$2" typed_types="$3" typed_values="$4"
@@ -64,6 +66,7 @@ envfile_load_typed() {
   envfile_each "$1" _envfile_add_typed
 }
 
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 _envfile_add_typed() {
   local file="$1" line_no="$2" key="$3" value="$4" why
   local -n add_keys="${_ENVFILE_INTO[0]}" add_types="${_ENVFILE_INTO[1]}" add_values="${_ENVFILE_INTO[2]}"
@@ -81,6 +84,7 @@ _envfile_add_typed() {
 # envfile_exported NAMES: fill the associative array NAMES with the names of
 # the exported variables. Only those are overrides (VAR=value on the make
 # command line): a shell variable of a script must never be taken for one.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 envfile_exported() {
   local -n exported_names="$1"
   local name

@@ -102,6 +102,7 @@ k6_inspect() {
 # own, its inspection (k6-script.json) and the entry module k6 runs
 # (k6-entry.js, see scenarios/lib/own-script.js). Nothing for a shipped one.
 # On failure the reason is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 k6_prepare_script() {
   local -n prepare_values="$1"
   local cell_dir="$2" target_url="$3" inspected

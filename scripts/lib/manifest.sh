@@ -41,11 +41,13 @@ manifest_update() {
 }
 
 # manifest_warn RUN_DIR MESSAGE: add a warning (kept once).
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 manifest_warn() {
   manifest_update "$1" '.warnings |= (. + [$w] | unique)' --arg w "$2"
 }
 
 # manifest_finish RUN_DIR STATUS: record the end of the run.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 manifest_finish() {
   manifest_update "$1" '.status = $s | .ended_at = $t' \
     --arg s "$2" --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -203,6 +203,7 @@ matrix_cell_id() {
 
 # _matrix_choose INDEX ARRAY_NAME: fill ARRAY_NAME with the axis values of a
 # cell, the last axis changing fastest.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 _matrix_choose() {
   local index="$1" i key
   local -n out="$2"

@@ -49,6 +49,7 @@ MONITORING_LIB_DIR="$(dirname "${BASH_SOURCE[0]}")"
 # monitoring_run_start RUN_DIR CELL_ASSOC: decide once whether this run goes
 # to InfluxDB (MONITORING, INFLUXDB_URL, INFLUXDB_DB of the run's knobs) and
 # record the decision in the manifest.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 monitoring_run_start() {
   local run_dir="$1"
   local -n run_values="$2"
@@ -89,6 +90,7 @@ monitoring_run_start() {
 # the k6 outputs of the cell (the web dashboard's HTML export with
 # K6_HTML_REPORT=1, the samples file with K6_SAMPLES=1 or when the run is
 # monitored, or the live InfluxDB output) and the sampler's live sending.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 monitoring_cell_start() {
   local -n cell_knobs="$1"
   local cell_dir="$2"
@@ -160,6 +162,7 @@ monitoring_live_reachable() {
 
 # monitoring_cell_done CELL_ASSOC CELL_DIR: send the cell's files to
 # InfluxDB. Never fails: a refused or failed write is a manifest warning.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 monitoring_cell_done() {
   local -n done_knobs="$1"
   local cell_dir="$2" started_ms
@@ -262,6 +265,7 @@ monitoring_cell_lines() {
 }
 
 # monitoring_read_env FILE ASSOC: KEY=VALUE lines of a cell.env into ASSOC.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 monitoring_read_env() {
   local line
   local -n env_into="$2"

@@ -100,6 +100,7 @@ netns_name() {
 # netns_apply_sysctls CELL_ENV_ASSOC: write every non-empty whitelisted sysctl
 # of the cell into its namespace. The host is never touched. On failure the
 # reason is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 netns_apply_sysctls() {
   local -n cell_values="$1"
   local key side value

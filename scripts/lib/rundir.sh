@@ -30,6 +30,7 @@ create_run_dir() {
 }
 
 # reopen_run_dir RUN_ID: continue an earlier run in its own directory.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 reopen_run_dir() {
   LT_RUN_ID="$1"
   LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
@@ -54,6 +55,7 @@ count_rows() {
 }
 
 # update_cell_counts: cells_done and cells_failed in the manifest, from the rows.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 update_cell_counts() {
   local ok failed
   ok="$(count_rows ok)"

@@ -154,6 +154,7 @@ ssm_aws_line() {
 
 # ssm_describe_args ARRAY: arguments of the describe-instances call that finds
 # the running instances whose tag matches FANOUT_TAG_FILTER (KEY=PATTERN).
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 ssm_describe_args() {
   local -n describe_out="$1"
   local filter="${FANOUT[FANOUT_TAG_FILTER]}" key pattern filters
@@ -328,6 +329,7 @@ ssm_params_json() {
 
 # ssm_send_args ARRAY INSTANCE PARAMS_FILE KEY_PREFIX DELIVERY_TIMEOUT_S COMMENT:
 # arguments of the send-command call for one instance.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 ssm_send_args() {
   local -n send_out="$1"
   send_out=(ssm send-command --document-name "$SSM_DOCUMENT" --instance-ids "$2"
@@ -338,6 +340,7 @@ ssm_send_args() {
 }
 
 # ssm_invocation_args ARRAY COMMAND_ID INSTANCE: arguments of the status call.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 ssm_invocation_args() {
   local -n invocation_out="$1"
   invocation_out=(ssm get-command-invocation --command-id "$2" --instance-id "$3" --output json)

@@ -205,6 +205,7 @@ _target_reserved_env() {
 # target_wait_healthy URL TIMEOUT_S: poll URL from the client namespace until
 # it answers 200, the target dies, or TIMEOUT_S pass. On failure the reason
 # is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 target_wait_healthy() {
   local url="$1" timeout_s="$2" deadline
   deadline=$((SECONDS + timeout_s))

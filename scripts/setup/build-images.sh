@@ -150,6 +150,7 @@ install_debootstrap() {
 
 # debian_mirror: DEBIAN_MIRROR, or the Debian archive apt is configured with
 # (the URI that serves this release's main component).
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 debian_mirror() {
   local mirror="${DEBIAN_MIRROR:-}" codename
   if [[ -z "$mirror" ]]; then

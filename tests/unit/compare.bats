@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # make compare / scripts/compare.sh: two runs, cell by cell.
+# shellcheck disable=SC2016 # SC2016: jq programs and literal backquotes in single quotes on purpose
 
 setup() {
   load '../test_helper'

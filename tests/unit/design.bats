@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # scripts/lib/design.jq: the checks before a run, the findings after it, the
 # predictions and their verdict, from fixed inputs.
+# shellcheck disable=SC2016 # SC2016: jq programs and literal backquotes in single quotes on purpose
 
 setup() {
   load '../test_helper'

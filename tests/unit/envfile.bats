@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # Env files are data: parsed line by line, checked by type, never executed.
+# shellcheck disable=SC2016,SC2034 # SC2016: jq programs and literal backquotes in single quotes on purpose; SC2034: assigned through a nameref, or read by the sourced library under test
 
 setup() {
   load '../test_helper'

@@ -2,6 +2,7 @@
 # Grafana provisioning and dashboards: valid files, one datasource, and
 # queries that pick a run and a cell. (That every query returns data is
 # checked against a real InfluxDB in tests/integration/monitoring.bats.)
+# shellcheck disable=SC2016 # SC2016: jq programs and literal backquotes in single quotes on purpose
 
 setup() {
   load '../test_helper'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # k6.sh: planned time, execution segments, and the merge of several k6
 # instances' summaries into one.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
 
 setup() {
   load '../test_helper'

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # Matrix expansion: axes, cartesian product in file order, layering.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
 
 setup() {
   load '../test_helper'

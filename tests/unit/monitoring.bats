@@ -2,6 +2,7 @@
 # Monitoring hooks: line protocol from the cell's files, k6 outputs per cell,
 # and what happens when InfluxDB is missing (no InfluxDB is started here).
 # Each @test runs in its own subshell on purpose: state set in one never leaks.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
 # shellcheck disable=SC2030,SC2031
 
 setup() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # report.html: the run's facts, its rows (from row.json), the data its charts
 # draw, and links to each cell. The browser side: tests/integration/report.bats.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
 
 setup() {
   load '../test_helper'

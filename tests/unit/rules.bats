@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The prediction rules of scripts/lib/rules.jq: SYN retransmission times,
 # the accept queue's capacity, thread-pool waves.
+# shellcheck disable=SC2016 # SC2016: jq programs and literal backquotes in single quotes on purpose
 
 setup() {
   load '../test_helper'

@@ -3,6 +3,7 @@
 # on the loopback, no namespaces (those belong to the runner). The probe reads
 # what ss reads (sock_diag); the run mode keeps to its time grid.
 # Each @test runs in its own subshell on purpose: state set in one never leaks.
+# shellcheck disable=SC2016,SC2034 # SC2016: jq programs and literal backquotes in single quotes on purpose; SC2034: assigned through a nameref, or read by the sourced library under test
 # shellcheck disable=SC2030,SC2031
 
 setup() {

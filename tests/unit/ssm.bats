@@ -3,6 +3,7 @@
 # per-instance command, summary extraction, the aggregated row, and the
 # k6-operator manifest.
 # Each @test runs in its own subshell on purpose: settings made in one never leak.
+# shellcheck disable=SC2016,SC2034 # SC2016: jq programs and literal backquotes in single quotes on purpose; SC2034: assigned through a nameref, or read by the sourced library under test
 # shellcheck disable=SC2030,SC2031
 
 setup_file() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # target.sh and connector.jq: how a cell's knobs reach a target the suite did
 # not write, what is refused before anything starts, and the connector check.
+# shellcheck disable=SC2016,SC2034 # SC2016: jq programs and literal backquotes in single quotes on purpose; SC2034: assigned through a nameref, or read by the sourced library under test
 
 setup() {
   load '../test_helper'
