@@ -93,7 +93,14 @@ def design_warnings($env; $machine):
          request_time_ms($env) as $request_ms
          | (($env.THINK_TIME_MS // "0") | tonumber) as $think_ms
          | ($env.GRACEFUL_STOP | duration_ms) as $grace_ms
-         | if $grace_ms < $request_ms + $think_ms then
+         | if $scenario == "burst" then
+             # A burst's iterations run within DURATION (k6's maxDuration,
+             # the lead included), then the graceful stop.
+             ((($env.DURATION | duration_ms) - (($env.BURST_LEAD_MS // "0") | tonumber)) + $grace_ms) as $room_ms
+             | if $room_ms < $request_ms * (($env.REQUESTS_PER_VU // "1") | tonumber) then
+                 "DURATION=\($env.DURATION) less BURST_LEAD_MS=\($env.BURST_LEAD_MS), plus GRACEFUL_STOP=\($env.GRACEFUL_STOP), leaves \($room_ms) ms, less than REQUESTS_PER_VU=\($env.REQUESTS_PER_VU) requests may take (\($request_ms) ms each: DELAY_MS=\($env.DELAY_MS) in waves of TOMCAT_MAX_THREADS, at most REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)): iterations will be interrupted"
+               else empty end
+           elif $grace_ms < $request_ms + $think_ms then
              "GRACEFUL_STOP=\($env.GRACEFUL_STOP) is shorter than an iteration may take (\($request_ms + $think_ms) ms: DELAY_MS=\($env.DELAY_MS) in waves of TOMCAT_MAX_THREADS, at most REQUEST_TIMEOUT=\($env.REQUEST_TIMEOUT)\(if $think_ms > 0 then ", plus THINK_TIME_MS=\($think_ms)" else "" end)): iterations still running when the load ends will be interrupted and their requests lost"
            else empty end
        else empty end),

@@ -173,3 +173,11 @@ design() {
     | design_findings($env; {http_reqs: 20, vus_started: 9, first_request_spread_ms: 2500, first_request_after_s: 0.1}; $machine) | map(.flag)'
   assert_output '["late","late"]'
 }
+
+@test "a burst is checked against its DURATION less the lead, not the graceful stop alone" {
+  local burst='{"SCENARIO":"burst","VUS":"6000","DELAY_MS":"5000","REQUEST_TIMEOUT":"160s","TOMCAT_MAX_THREADS":"200","TOMCAT_MAX_CONNECTIONS":"8192","DURATION":"175s","BURST_LEAD_MS":"6000","GRACEFUL_STOP":"5s","REQUESTS_PER_VU":"1"}'
+  run design 'design_warnings($env; $machine) | map(select(test("interrupted")))' "$burst"
+  assert_output '[]'
+  run design 'design_warnings($env; $machine)[]' "$(jq -c '. + {DURATION: "60s"}' <<<"$burst")"
+  assert_output --partial "DURATION=60s less BURST_LEAD_MS=6000, plus GRACEFUL_STOP=5s, leaves 59000 ms, less than REQUESTS_PER_VU=1 requests may take (160000 ms each"
+}
