@@ -12,7 +12,7 @@ import org.springframework.web.socket.TextMessage;
 
 /** One Tomcat thread, async jobs, SO_LINGER off. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "SERVER_ADDRESS=127.0.0.1", "MANAGEMENT_PORT=0", "TOMCAT_MAX_THREADS=1",
+        "SERVER_ADDRESS=127.0.0.1", "MANAGEMENT_PORT=0", "server.tomcat.threads.max=1",
         "WS_HANDLER=async", "WS_WORK_MS=" + WebSocketAsyncEndpointTest.WORK_MS})
 class WebSocketAsyncEndpointTest {
 

@@ -18,7 +18,7 @@ import org.springframework.web.socket.TextMessage;
 
 /** One Tomcat thread, sync jobs, SO_LINGER 0: the real connector and endpoint. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "SERVER_ADDRESS=127.0.0.1", "MANAGEMENT_PORT=0", "TOMCAT_MAX_THREADS=1",
+        "SERVER_ADDRESS=127.0.0.1", "MANAGEMENT_PORT=0", "server.tomcat.threads.max=1",
         "WS_HANDLER=sync", "WS_WORK_MS=" + WebSocketSyncEndpointTest.WORK_MS, "TOMCAT_SO_LINGER=0"})
 class WebSocketSyncEndpointTest {
 
