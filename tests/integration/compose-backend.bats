@@ -264,7 +264,7 @@ compose_clients() {
     assert_success
     assert_output --regexp "net.core.somaxconn: ['\"]?2['\"]?"
     assert_output --regexp "net.ipv4.tcp_syncookies: ['\"]?1['\"]?"
-    assert_output --regexp "TOMCAT_ACCEPT_COUNT: ['\"]?5['\"]?"
+    assert_output --regexp "SERVER_TOMCAT_ACCEPTCOUNT: ['\"]?5['\"]?"
     # Run by hand, the target is reached on a port published to loopback.
     refute_output --partial network_mode
     assert_output --partial "127.0.0.1:8080:8080"
