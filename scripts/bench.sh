@@ -201,7 +201,7 @@ bench_wrk() {
   netns_down
   netns_up "${cell[SERVER_ADDR]}" "${cell[CLIENT_ADDR]}"
   target_start cell "$BENCH_DIR/runs/wrk-target.log"
-  target_wait_healthy "http://${cell[SERVER_ADDR]}:${cell[SERVER_PORT]}${cell[TARGET_HEALTH_PATH]}" 60 || abort "$CELL_ERROR"
+  target_wait_healthy "http://${cell[SERVER_ADDR]}:${cell[SERVER_PORT]}${cell[TARGET_HEALTH_PATH]}" 60 target_alive || abort "$CELL_ERROR"
   local url="http://${cell[SERVER_ADDR]}:${cell[SERVER_PORT]}" rep wrk_rps k6_rps dir
   for ((rep = 1; rep <= REPS; rep++)); do
     wrk_rps="$(netns_exec client wrk -t2 -c50 -d10s "$url/hello?delayMs=0" | awk '/^Requests\/sec/ { print $2 }')"

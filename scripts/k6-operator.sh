@@ -110,7 +110,7 @@ make_archive() {
   while IFS= read -r line; do
     [[ -n "$line" ]] && env_args+=(-e "$line")
   done <"$run_env"
-  scenario="$(sed -n 's/^SCENARIO=//p' "$run_env")"
+  scenario="$(cell_env_get "$run_env" SCENARIO)"
   [[ "$scenario" != */* && "$scenario" != *.js ]] \
     || usage_error "SCENARIO: the k6-operator manifest holds the suite's own scenarios only, not a script of your own ($scenario)"
   if ! log="$("$LT_K6" archive --include-system-env-vars=false "${env_args[@]}" -O "$out" \

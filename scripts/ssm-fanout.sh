@@ -207,7 +207,7 @@ run_timeout() {
     return
   fi
   local -A cell=()
-  load_env_file "$WORK_DIR/cell.env" cell
+  load_cell_env "$WORK_DIR/cell.env" cell
   planned="$(k6_planned_seconds cell)"
   printf '%s\n' $((FANOUT[FANOUT_START_DELAY] + planned + 120))
 }
@@ -219,16 +219,6 @@ delivery_timeout() {
   printf '%s\n' $((seconds < 30 ? 30 : seconds))
 }
 
-# load_env_file FILE ASSOC: KEY=VALUE lines into ASSOC.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-load_env_file() {
-  local file="$1" line
-  local -n into="$2"
-  while IFS= read -r line; do
-    [[ "$line" == *=* ]] && into[${line%%=*}]="${line#*=}"
-  done <"$file"
-}
-
 # build_commands DIR: command-<id>.sh and params-<id>.json for every instance
 # in DIR. The scenario files go inline unless a command would be larger than
 # FANOUT_MAX_COMMAND_BYTES; then they go through S3.
@@ -236,7 +226,7 @@ build_commands() {
   local dir="$1" timeout size
   timeout="$(run_timeout)"
   SSM_BUNDLE_FILE="$dir/scenarios.tar.gz"
-  ssm_bundle "$(sed -n 's/^SCENARIO=//p' "$WORK_DIR/cell.env")" "$SSM_BUNDLE_FILE"
+  ssm_bundle "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" "$SSM_BUNDLE_FILE"
   SSM_BUNDLE_S3_URI=""
   write_commands "$dir" "$timeout"
   size="$(largest_params "$dir")"

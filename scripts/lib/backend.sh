@@ -50,7 +50,7 @@ netns_backend_start() {
   cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
   phase_mark "$cell_dir" target_start
   target_start start_values "$cell_dir/target.log"
-  if ! target_wait_healthy "$base_url${start_values[TARGET_HEALTH_PATH]}" "${start_values[TARGET_START_TIMEOUT]}"; then
+  if ! target_wait_healthy "$base_url${start_values[TARGET_HEALTH_PATH]}" "${start_values[TARGET_START_TIMEOUT]}" target_alive; then
     CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
     return 1
   fi

@@ -12,8 +12,8 @@
 # sysctl and the actuator in the server one) runs exactly as with the netns
 # backend.
 #
-# Needs common.sh, compose.sh, netns.sh, target.sh (TARGET_PID,
-# target_wait_healthy), counters.sh, results.sh (write_atomic) and
+# Needs common.sh, compose.sh, netns.sh, target.sh
+# (target_wait_healthy), counters.sh, results.sh (write_atomic) and
 # manifest.sh.
 
 readonly COMPOSE_CONTAINER="ltsuite-target"
@@ -22,6 +22,8 @@ readonly COMPOSE_TARGET_PROJECT="ltsuite-cell"
 # Set while a container of this run may exist; its log goes to COMPOSE_TARGET_LOG.
 COMPOSE_TARGET_CREATED=0
 COMPOSE_TARGET_LOG=""
+# The JVM's pid as the host sees it, while the container runs.
+COMPOSE_TARGET_PID=""
 # The engine, image and Java version go into the manifest once per run.
 COMPOSE_RUN_RECORDED=0
 
@@ -67,11 +69,11 @@ compose_cell_start() {
   local cell_dir="$2" health_url="$3"
   netns_down
   compose_target_start start_values "$cell_dir" || return 1
-  netns_up "${start_values[SERVER_ADDR]}" "${start_values[CLIENT_ADDR]}" "$TARGET_PID" \
+  netns_up "${start_values[SERVER_ADDR]}" "${start_values[CLIENT_ADDR]}" "$COMPOSE_TARGET_PID" \
     || { CELL_ERROR="cannot link the container's network namespace to the client namespace"; return 1; }
   compose_apply_client_sysctls start_values || return 1
   netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
-  if ! target_wait_healthy "$health_url" "${start_values[TARGET_START_TIMEOUT]}"; then
+  if ! target_wait_healthy "$health_url" "${start_values[TARGET_START_TIMEOUT]}" compose_target_alive; then
     compose_save_log
     CELL_ERROR+="; last log line: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
     return 1
@@ -81,8 +83,8 @@ compose_cell_start() {
 }
 
 # compose_target_start CELL_ASSOC CELL_DIR: write the cell's compose file and
-# recreate the target service from it (detached); TARGET_PID becomes the
-# JVM's pid as the host sees it, so target_alive works unchanged. The
+# recreate the target service from it (detached); COMPOSE_TARGET_PID becomes
+# the JVM's pid as the host sees it. The
 # container's description is kept as CELL_DIR/container.json.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 compose_target_start() {
@@ -97,9 +99,9 @@ compose_target_start() {
     return 1
   fi
   docker inspect "$COMPOSE_CONTAINER" >"$cell_dir/container.json" 2>/dev/null || true
-  TARGET_PID="$(docker inspect --format '{{.State.Pid}}' "$COMPOSE_CONTAINER" 2>/dev/null || true)"
-  if [[ ! "$TARGET_PID" =~ ^[1-9][0-9]*$ ]]; then
-    TARGET_PID=""
+  COMPOSE_TARGET_PID="$(docker inspect --format '{{.State.Pid}}' "$COMPOSE_CONTAINER" 2>/dev/null || true)"
+  if [[ ! "$COMPOSE_TARGET_PID" =~ ^[1-9][0-9]*$ ]]; then
+    COMPOSE_TARGET_PID=""
     compose_save_log
     CELL_ERROR="container $COMPOSE_CONTAINER exited at once: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
     return 1
@@ -236,7 +238,12 @@ compose_target_stop() {
   docker rm --force "$COMPOSE_CONTAINER" >/dev/null 2>&1 || true
   COMPOSE_TARGET_CREATED=0
   COMPOSE_TARGET_LOG=""
-  TARGET_PID=""
+  COMPOSE_TARGET_PID=""
+}
+
+# compose_target_alive: succeed while the container's JVM runs.
+compose_target_alive() {
+  [[ -n "$COMPOSE_TARGET_PID" ]] && kill -0 "$COMPOSE_TARGET_PID" 2>/dev/null
 }
 
 # The backend interface (backend.sh) for BACKEND=compose.
@@ -245,5 +252,5 @@ compose_backend_start() {
   local -n health_values="$1"
   cell_step "starting the target container" compose_cell_start "$1" "$2" "$3${health_values[TARGET_HEALTH_PATH]}"
 }
-compose_backend_alive() { target_alive; }
+compose_backend_alive() { compose_target_alive; }
 compose_backend_stop() { compose_target_stop; }

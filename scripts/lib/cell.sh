@@ -85,6 +85,7 @@ cell_step() {
 run_cell_steps() {
   local -n values="$1"
   local cell_dir="$2" k6_status=0 limit base_url
+  local -a k6_options
   base_url="$(backend_url values)"
   # The netns backend marks target_start again once its namespaces are set
   # up (the last mark counts), so setup_s is the namespaces' share.
@@ -96,10 +97,11 @@ run_cell_steps() {
   cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" || return 1
   limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
   monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
+  mapfile -t k6_options < <(monitoring_k6_options values "$cell_dir")
   sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "$(target_metrics_port values)" \
-    "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))"
+    "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)"
   phase_mark "$cell_dir" k6_start
-  k6_start values "$cell_dir" "$base_url" "$limit"
+  k6_start values "$cell_dir" "$base_url" "$limit" "${k6_options[@]}"
   k6_wait || k6_status=$?
   phase_mark "$cell_dir" k6_end
   CELL_K6_EXIT="$k6_status"
@@ -131,16 +133,6 @@ run_cell_steps() {
 # record_sysctls CELL_DIR: the effective sysctls of both namespaces (sysctls.tsv).
 record_sysctls() {
   netns_read_sysctls | write_atomic "$1/sysctls.tsv"
-}
-
-# load_cell_env FILE ASSOC: read a cell.env (written by the runner) into ASSOC.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-load_cell_env() {
-  local file="$1" line
-  local -n into="$2"
-  while IFS= read -r line; do
-    into[${line%%=*}]="${line#*=}"
-  done <"$file"
 }
 
 # cell_axes_json CELL_ASSOC: {"AXIS_KEY": "value", ...} for the row.

@@ -67,3 +67,22 @@ stop_pid() {
   kill -KILL "$pid" 2>/dev/null || true
   return 1
 }
+
+# load_cell_env FILE ASSOC: read a cell.env (matrix_cell_values' output, one
+# KEY=VALUE a line, never sourced) into ASSOC. The one reader of cell.env.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+load_cell_env() {
+  local file="$1" line
+  local -n into="$2"
+  while IFS= read -r line; do
+    [[ "$line" == *=* ]] || continue
+    into[${line%%=*}]="${line#*=}"
+  done <"$file"
+}
+
+# cell_env_get FILE KEY: one value of a cell.env (empty when it has none).
+cell_env_get() {
+  local -A got=()
+  load_cell_env "$1" got
+  printf '%s\n' "${got[$2]:-}"
+}

@@ -6,9 +6,6 @@ LT_K6="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
 # directory and count: state of this file only, read by k6_wait and k6_stop.
 K6_PIDS=()
 K6_CELL_DIR=""
-# Filled by hooks (monitoring, reports) before k6_start.
-K6_EXTRA_ARGS=()
-K6_EXTRA_ENV=()
 
 # k6_duration_seconds DURATION: whole seconds (rounded up) of a k6 duration
 # such as 1m30s or 500ms.
@@ -145,22 +142,31 @@ k6_script_tags() {
   printf '%s\n' --tag "run_id=$LT_RUN_ID" --tag "cell=$(basename "$K6_CELL_DIR")" --tag traffic=load
 }
 
-# k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [k6 args...]: start
+# k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [OPTION...]: start
 # `k6 run` in the client namespace in the background. k6 sees only the
-# cell's knobs and the run's identity, not the caller's environment.
+# cell's knobs, the run's identity and the OPTIONs (monitoring_k6_options:
+# "--name=value" goes to k6's command line, NAME=value to its environment),
+# not the caller's environment.
 # "-e LT_RUN_ID=" marks the process as this suite's (a --tag would replace
 # the script's own tags). After LIMIT_S it gets SIGINT (it then still writes
 # its summary), and SIGKILL 30 s later.
 # K6_INSTANCES=N runs N k6 processes, each its execution segment of the
 # scenario (as on N machines): one process holds at most its open-file limit
 # of sockets. Each writes k6-summaries/<i>.json, merged by k6_wait; only the
-# first writes the side outputs (K6_EXTRA_ARGS, K6_EXTRA_ENV).
+# first gets the OPTIONs (the side outputs: dashboard export, samples).
 k6_start() {
   local -n cell_values="$1"
-  local cell_dir="$2" target_url="$3" limit_s="$4"
+  local cell_dir="$2" target_url="$3" limit_s="$4" option
   shift 4
   local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script
-  local -a env_args script_args=()
+  local -a env_args script_args=() option_args=() option_env=()
+  for option in "$@"; do
+    case "$option" in
+      --*=*) option_args+=("$option") ;;
+      [A-Z]*=*) option_env+=("$option") ;;
+      *) abort "k6_start: '$option' is neither --name=value nor NAME=value" ;;
+    esac
+  done
   mapfile -t env_args < <(k6_cell_env cell_values "$target_url")
   local -a in_namespace local_ips=() segment=() extra_args extra_env
   mapfile -t in_namespace < <(netns_prefix client)
@@ -185,8 +191,8 @@ k6_start() {
   for ((i = 0; i < instances; i++)); do
     summary="$cell_dir/summary.json"
     log="$cell_dir/k6.log"
-    extra_args=("${K6_EXTRA_ARGS[@]}")
-    extra_env=("${K6_EXTRA_ENV[@]}")
+    extra_args=("${option_args[@]}")
+    extra_env=("${option_env[@]}")
     if [[ "$instances" -gt 1 ]]; then
       summary="$cell_dir/k6-summaries/$i.json"
       [[ $i -eq 0 ]] || { log="$cell_dir/k6-$((i + 1)).log"; extra_args=(); extra_env=(); }
@@ -200,7 +206,7 @@ k6_start() {
         "${in_namespace[@]}" env -i "${env_args[@]}" "SUMMARY_FILE=$summary" \
         "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}" \
         "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
-        "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$@" "$script"
+        "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
     ) >"$log" 2>&1 &
     K6_PIDS+=("$!")
   done

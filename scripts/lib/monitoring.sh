@@ -3,8 +3,9 @@
 #
 # The runner calls these hooks; with MONITORING=off they do nothing.
 #   monitoring_run_start RUN_DIR CELL_ASSOC  once, before the first cell
-#   monitoring_cell_start CELL_ASSOC CELL_DIR before k6 starts: fills
-#       K6_EXTRA_ARGS (k6 command-line args) and K6_EXTRA_ENV (NAME=value)
+#   monitoring_cell_start CELL_ASSOC CELL_DIR before k6 starts, then
+#   monitoring_k6_options CELL_ASSOC CELL_DIR the k6 outputs (k6_start's options)
+#   monitoring_sampler_hook                 the sampler's per-row hook
 #   monitoring_cell_done CELL_ASSOC CELL_DIR  after the cell's files are written
 # A monitoring failure never fails a cell: it becomes a manifest warning.
 #
@@ -24,7 +25,7 @@
 # Every point carries the tags run_id, cell and scenario.
 #
 # Needs common.sh, manifest.sh and results.sh (write_atomic); netns.sh for
-# MONITORING_K6_OUTPUT=live. K6_EXTRA_ARGS and K6_EXTRA_ENV belong to k6.sh.
+# MONITORING_K6_OUTPUT=live.
 
 # State of the current run, set by monitoring_run_start.
 MONITORING_ACTIVE=0
@@ -32,6 +33,8 @@ MONITORING_RUN_DIR=""
 MONITORING_URL=""
 MONITORING_DB=""
 MONITORING_K6_MODE="file"
+# Where the current cell's k6 samples go: none, file or live.
+MONITORING_CELL_K6="none"
 MONITORING_LIVE_CHECKED=0
 # Lines per POST to /write: InfluxDB's own guidance is 5,000-10,000 points
 # per batch; bigger batches gain nothing on loopback.
@@ -86,48 +89,65 @@ monitoring_run_start() {
     --argjson active "$MONITORING_ACTIVE"
 }
 
-# monitoring_cell_start CELL_ASSOC CELL_DIR: before the sampler and k6 start:
-# the k6 outputs of the cell (the web dashboard's HTML export with
-# K6_HTML_REPORT=1, the samples file with K6_SAMPLES=1 or when the run is
-# monitored, or the live InfluxDB output) and the sampler's live sending.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+# monitoring_cell_start CELL_ASSOC CELL_DIR: before the sampler and k6
+# start: where k6's samples go for this cell (checking once per run that a
+# live InfluxDB output can reach InfluxDB) and what the sampler's live
+# sending tags its points with. State of this file only; the runner then asks
+# monitoring_k6_options and monitoring_sampler_hook.
 monitoring_cell_start() {
   local -n cell_knobs="$1"
   local cell_dir="$2"
-  K6_EXTRA_ARGS=()
-  K6_EXTRA_ENV=()
-  SAMPLER_ROW_HOOK=""
+  MONITORING_CELL_K6="none"
   if ((MONITORING_ACTIVE)); then
-    SAMPLER_ROW_HOOK=monitoring_send_sample
     MONITORING_SAMPLE_ARGS=("$LT_RUN_ID" "$(basename "$cell_dir")" "${cell_knobs[SCENARIO]}"
       "${cell_knobs[TOMCAT_MAX_THREADS]:-}" "${cell_knobs[TOMCAT_MAX_CONNECTIONS]:-}")
     MONITORING_SAMPLE_FAILURES=0
   fi
-  if [[ "${cell_knobs[K6_HTML_REPORT]:-1}" == 1 ]]; then
+  if ((MONITORING_ACTIVE)) && [[ "$MONITORING_K6_MODE" == live ]] && monitoring_live_reachable; then
+    MONITORING_CELL_K6="live"
+  elif ((MONITORING_ACTIVE)) || [[ "${cell_knobs[K6_SAMPLES]:-1}" == 1 ]]; then
+    MONITORING_CELL_K6="file"
+  fi
+}
+
+# monitoring_k6_options CELL_ASSOC CELL_DIR: the k6 outputs of the cell, one
+# per line: "--name=value" for k6's command line, NAME=value for its
+# environment (k6_start takes both). The web dashboard's HTML export with
+# K6_HTML_REPORT=1; the samples file (K6_SAMPLES=1 or a monitored run) or
+# the live InfluxDB output, as monitoring_cell_start chose.
+monitoring_k6_options() {
+  local -n option_knobs="$1"
+  local cell_dir="$2"
+  if [[ "${option_knobs[K6_HTML_REPORT]:-1}" == 1 ]]; then
     # A period of 1 s, or k6 skips the export of a short cell; port -1: no
     # server, only the file.
-    K6_EXTRA_ENV+=(
-      K6_WEB_DASHBOARD=true
-      "K6_WEB_DASHBOARD_EXPORT=$cell_dir/k6-report.html"
-      K6_WEB_DASHBOARD_PERIOD=1s
-      K6_WEB_DASHBOARD_PORT=-1
-    )
+    printf '%s\n' K6_WEB_DASHBOARD=true "K6_WEB_DASHBOARD_EXPORT=$cell_dir/k6-report.html" \
+      K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_PORT=-1
   fi
-  if ((MONITORING_ACTIVE)) && [[ "$MONITORING_K6_MODE" == live ]] && monitoring_live_reachable; then
-    K6_EXTRA_ARGS+=(--out "influxdb=$MONITORING_URL/$MONITORING_DB")
-    # Fewer, larger writes: a saturated k6 keeps 0.74 of its throughput
-    # with these instead of 0.5 with the defaults (1 s, 4 writers).
-    K6_EXTRA_ENV+=(K6_INFLUXDB_PUSH_INTERVAL=5s K6_INFLUXDB_CONCURRENT_WRITES=8)
-  elif ((MONITORING_ACTIVE)) || [[ "${cell_knobs[K6_SAMPLES]:-1}" == 1 ]]; then
-    # The file serves both the report's per-request charts and InfluxDB.
-    # JSON, not CSV: k6 spends 1.2x its own CPU writing compressed JSON
-    # lines, 1.8x writing compressed CSV (k6 1.8.1, 40,000 requests). Only
-    # the system tags the dashboards and the tables use: without url, method,
-    # proto, group and the rest, a saturated cell kept 0.97 of its
-    # unmonitored TPS instead of 0.87 (3 cells each way, 100 VUs, no delay).
-    K6_EXTRA_ARGS+=(--out "json=$cell_dir/k6-samples.json.gz")
-    K6_EXTRA_ENV+=("K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check")
-  fi
+  case "$MONITORING_CELL_K6" in
+    live)
+      printf '%s\n' "--out=influxdb=$MONITORING_URL/$MONITORING_DB"
+      # Fewer, larger writes: a saturated k6 keeps 0.74 of its throughput
+      # with these instead of 0.5 with the defaults (1 s, 4 writers).
+      printf '%s\n' K6_INFLUXDB_PUSH_INTERVAL=5s K6_INFLUXDB_CONCURRENT_WRITES=8
+      ;;
+    file)
+      # The file serves both the report's per-request charts and InfluxDB.
+      # JSON, not CSV: k6 spends 1.2x its own CPU writing compressed JSON
+      # lines, 1.8x writing compressed CSV (k6 1.8.1, 40,000 requests). Only
+      # the system tags the dashboards and the tables use: without url,
+      # method, proto, group and the rest, a saturated cell kept 0.97 of its
+      # unmonitored TPS instead of 0.87 (3 cells each way, 100 VUs, no delay).
+      printf '%s\n' "--out=json=$cell_dir/k6-samples.json.gz" \
+        "K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check"
+      ;;
+  esac
+}
+
+# monitoring_sampler_hook: the command the sampler runs with each row as it
+# is taken (sampler_start's HOOK); nothing when the run is not monitored.
+monitoring_sampler_hook() {
+  ((MONITORING_ACTIVE == 0)) || printf 'monitoring_send_sample\n'
 }
 
 # monitoring_send_sample ROW: send one samples row (in the sampler's
@@ -246,7 +266,7 @@ monitoring_cell_lines() {
   local -A knobs=()
   cell="$(basename "$cell_dir")"
   end_ns="$(monitoring_cell_end_ns "$cell_dir")"
-  [[ -f "$cell_dir/cell.env" ]] && monitoring_read_env "$cell_dir/cell.env" knobs
+  [[ -f "$cell_dir/cell.env" ]] && load_cell_env "$cell_dir/cell.env" knobs
   if [[ -s "$cell_dir/k6-samples.json.gz" ]]; then
     # A k6 that was killed leaves a truncated file: use what is there.
     { gzip -dc "$cell_dir/k6-samples.json.gz" 2>/dev/null || true; } \
@@ -262,16 +282,6 @@ monitoring_cell_lines() {
   if [[ -s "$cell_dir/row.json" ]]; then
     monitoring_row_lines "$end_ns" <"$cell_dir/row.json"
   fi
-}
-
-# monitoring_read_env FILE ASSOC: KEY=VALUE lines of a cell.env into ASSOC.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-monitoring_read_env() {
-  local line
-  local -n env_into="$2"
-  while IFS= read -r line; do
-    [[ "$line" == *=* ]] && env_into[${line%%=*}]="${line#*=}"
-  done <"$1"
 }
 
 # monitoring_cell_end_ns CELL_DIR: when the load of the cell ended, in ns:

@@ -176,8 +176,12 @@ results_inspected_json() {
 
 # results_env_json ENV_FILE: a cell.env as a JSON object of strings.
 results_env_json() {
-  jq -Rn '[inputs | select(test("^[A-Z]")) | capture("^(?<k>[A-Z0-9_]+)=(?<v>.*)$")]
-          | map({(.k): .v}) | add // {}' <"$1"
+  local -A env_pairs=()
+  local key
+  load_cell_env "$1" env_pairs || return 1
+  for key in "${!env_pairs[@]}"; do
+    printf '%s\t%s\n' "$key" "${env_pairs[$key]}"
+  done | jq -Rn '[inputs | index("\t") as $tab | {(.[:$tab]): .[$tab + 1:]}] | add // {}' -S
 }
 
 # results_deltas_json DELTA_TSV: {"server": {counter: delta}, "client": {...}}.

@@ -1,22 +1,22 @@
 # shellcheck shell=bash
 # Summary: once-a-second samples of queues, connection states and Tomcat threads.
 
+# The running sampler: state of this file only, read by sampler_stop.
 SAMPLER_PID=""
-# A command run with each new samples row (tab-separated) as its argument,
-# e.g. to send it on at once; empty for none. Its failures are its own.
-SAMPLER_ROW_HOOK=""
 SAMPLER_PROGRAM="$(dirname "${BASH_SOURCE[0]}")/sampler.py"
 
 # The columns of samples.tsv; lib/sampler.py writes its rows in this order.
 readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_syn_recv\tserver_time_wait\tclient_estab\tclient_time_wait\ttomcat_threads_busy\ttomcat_connections\tk6_cpu_pct\tk6_rss_mb'
 
-# sampler_start FILE PORT MGMT_PORT INTERVAL_S MAX_SAMPLES: sample in the
-# background until stopped or MAX_SAMPLES rows are written, at start + k x
-# INTERVAL_S. One process (lib/sampler.py) keeps the time and asks one
+# sampler_start FILE PORT MGMT_PORT INTERVAL_S MAX_SAMPLES [HOOK]: sample in
+# the background until stopped or MAX_SAMPLES rows are written, at start + k x
+# INTERVAL_S. HOOK, when given, is run with each new row (tab-separated) as
+# its argument as it is taken, e.g. to send it on at once; its failures are
+# its own. One process (lib/sampler.py) keeps the time and asks one
 # long-lived probe per namespace; sampler.json, next to FILE, gets its own CPU
 # cost. LT_SAMPLER=off (for measuring that cost) writes the header only.
 sampler_start() {
-  local file="$1" port="$2" mgmt_port="$3" interval="$4" max_samples="$5"
+  local file="$1" port="$2" mgmt_port="$3" interval="$4" max_samples="$5" hook="${6:-}"
   printf '%s\n' "$SAMPLES_HEADER" >"$file"
   [[ "${LT_SAMPLER:-on}" != off ]] || return 0
   local -a args=(run --out "$file" --cost "$(dirname "$file")/sampler.json" --port "$port"
@@ -27,8 +27,8 @@ sampler_start() {
     args+=(--server-ns "$(netns_name server)" --client-ns "$(netns_name client)")
   fi
   # A simple command in the background: $! is the sampler itself.
-  if [[ -n "$SAMPLER_ROW_HOOK" ]]; then
-    python3 "$SAMPLER_PROGRAM" "${args[@]}" > >(sampler_each_row "$SAMPLER_ROW_HOOK") &
+  if [[ -n "$hook" ]]; then
+    python3 "$SAMPLER_PROGRAM" "${args[@]}" > >(sampler_each_row "$hook") &
   else
     python3 "$SAMPLER_PROGRAM" "${args[@]}" >/dev/null &
   fi

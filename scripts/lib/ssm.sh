@@ -63,7 +63,7 @@ fanout_check_url() {
 # printed manifest sends nothing either).
 fanout_use_cell_target() {
   local cell_env="$1" mode="$2" host
-  FANOUT[TARGET_URL]="$(sed -n 's/^TARGET_URL=//p' "$cell_env")"
+  FANOUT[TARGET_URL]="$(cell_env_get "$cell_env" TARGET_URL)"
   [[ -n "${FANOUT[TARGET_URL]}" ]] \
     || usage_error "TARGET_URL is empty: set it (in the matrix, or TARGET_URL=http://HOST:PORT) to the address at which the k6 machines reach the target"
   [[ "${FANOUT[TARGET_URL]}" != *" "* ]] || usage_error "TARGET_URL: one target per run, not an axis"
@@ -72,7 +72,7 @@ fanout_use_cell_target() {
   host="${host%%[/?]*}"
   host="${host%:*}"
   if [[ "$mode" != manifest && ! "$host" =~ ^(127\.[0-9.]+|localhost)$
-    && "$(sed -n 's/^ALLOW_REMOTE_TARGET=//p' "$cell_env")" != 1 ]]; then
+    && "$(cell_env_get "$cell_env" ALLOW_REMOTE_TARGET)" != 1 ]]; then
     [[ "$mode" == dry-run ]] \
       || usage_error "TARGET_URL: $host is not loopback; set ALLOW_REMOTE_TARGET=1 to send load there"
     warn "TARGET_URL: $host is not loopback; the real run needs ALLOW_REMOTE_TARGET=1"
@@ -240,7 +240,7 @@ ssm_scenario_tags() {
   while IFS= read -r line; do
     [[ -z "$line" || "$line" =~ ^(TARGET_URL|RUN_ID|CELL_ID)= ]] || env_args+=(-e "$line")
   done <"$cell_env"
-  scenario="$(sed -n 's/^SCENARIO=//p' "$cell_env")"
+  scenario="$(cell_env_get "$cell_env" SCENARIO)"
   env_args+=(-e "TARGET_URL=$target_url" -e "RUN_ID=$run_id" -e "CELL_ID=$cell_id")
   if ! inspected="$("$LT_K6" inspect --include-system-env-vars=false "${env_args[@]}" \
     "$LT_ROOT/scenarios/$scenario.js" 2>&1)"; then
@@ -259,7 +259,7 @@ ssm_instance_command() {
   local cell_env="$1" instance="$2" index="$3" count="$4"
   local workdir="${FANOUT[FANOUT_WORKDIR]%/}/$SSM_RUN_ID/$SSM_CELL_ID/$instance"
   local scenario segment line tag bundle_b64="" aws_args=""
-  scenario="$(sed -n 's/^SCENARIO=//p' "$cell_env")"
+  scenario="$(cell_env_get "$cell_env" SCENARIO)"
   segment="$(ssm_segment "$index" "$count")"
   # One element per line of the k6 call: an option with its value.
   local -a k6_lines=(

@@ -5,6 +5,8 @@
 
 TARGET_OWN_JAR="$LT_ROOT/server/target/loadtest-target.jar"
 TARGET_CDS_DIR="$LT_ROOT/server/target/cds"
+# The pid of the target this file started (its own state: target_alive and
+# target_stop read it).
 TARGET_PID=""
 
 # The cell's Tomcat knobs as Spring Boot's own properties, so any Spring Boot
@@ -202,15 +204,16 @@ _target_reserved_env() {
   fi
 }
 
-# target_wait_healthy URL TIMEOUT_S: poll URL from the client namespace until
-# it answers 200, the target dies, or TIMEOUT_S pass. On failure the reason
-# is in CELL_ERROR.
+# target_wait_healthy URL TIMEOUT_S ALIVE_CMD: poll URL from the client
+# namespace until it answers 200, ALIVE_CMD (the backend's own check that its
+# target still runs) fails, or TIMEOUT_S pass. On failure the reason is in
+# CELL_ERROR.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 target_wait_healthy() {
-  local url="$1" timeout_s="$2" deadline
+  local url="$1" timeout_s="$2" alive="$3" deadline
   deadline=$((SECONDS + timeout_s))
   while ((SECONDS < deadline)); do
-    if ! target_alive; then
+    if ! "$alive"; then
       CELL_ERROR="target exited during start-up"
       return 1
     fi

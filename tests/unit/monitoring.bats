@@ -91,46 +91,55 @@ JSON
   assert_output 'ltsuite_cells,run_id=run-1,cell=01_vus-4,scenario=spike,status=failed,VUS=4 tps=8.5,http_reqs=28,error="k6 exited with status 107: \"x\"" 1795317490000000000'
 }
 
+# k6_options CELL_ASSOC: the cell's k6 options into the array "options".
+k6_options() {
+  monitoring_cell_start "$1" "$CELL_DIR"
+  mapfile -t options < <(monitoring_k6_options "$1" "$CELL_DIR")
+}
+
 @test "a cell gets k6's HTML report settings; without InfluxDB and with K6_SAMPLES=0 no k6 output is added" {
   local -A cell=([K6_HTML_REPORT]=1 [K6_SAMPLES]=0 [SCENARIO]=spike)
+  local -a options
   MONITORING_ACTIVE=0
-  monitoring_cell_start cell "$CELL_DIR"
-  [ "${#K6_EXTRA_ARGS[@]}" -eq 0 ]
-  [[ " ${K6_EXTRA_ENV[*]} " == *" K6_WEB_DASHBOARD=true "* ]]
-  [[ " ${K6_EXTRA_ENV[*]} " == *" K6_WEB_DASHBOARD_EXPORT=$CELL_DIR/k6-report.html "* ]]
-  [[ " ${K6_EXTRA_ENV[*]} " == *" K6_WEB_DASHBOARD_PERIOD=1s "* ]]
-  [[ " ${K6_EXTRA_ENV[*]} " == *" K6_WEB_DASHBOARD_PORT=-1 "* ]]
+  k6_options cell
+  [ "${options[*]}" = "K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_EXPORT=$CELL_DIR/k6-report.html K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_PORT=-1" ]
+  run monitoring_sampler_hook
+  assert_output ""
 }
 
 @test "K6_HTML_REPORT=0 leaves the web dashboard off" {
   local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=0 [SCENARIO]=spike)
+  local -a options
   MONITORING_ACTIVE=0
-  monitoring_cell_start cell "$CELL_DIR"
-  [ "${#K6_EXTRA_ENV[@]}" -eq 0 ]
+  k6_options cell
+  [ "${#options[@]}" -eq 0 ]
 }
 
 @test "K6_SAMPLES=1 has k6 write its samples file without InfluxDB, for the report" {
   local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=1 [SCENARIO]=spike)
+  local -a options
   MONITORING_ACTIVE=0
-  monitoring_cell_start cell "$CELL_DIR"
-  [ "${K6_EXTRA_ARGS[*]}" = "--out json=$CELL_DIR/k6-samples.json.gz" ]
-  [ "${K6_EXTRA_ENV[*]}" = "K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check" ]
+  k6_options cell
+  [ "${options[*]}" = "--out=json=$CELL_DIR/k6-samples.json.gz K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check" ]
 }
 
 @test "a monitored cell has k6 write its samples to compressed JSON in the cell, with the tags in use" {
   local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=0 [SCENARIO]=spike)
+  local -a options
   MONITORING_ACTIVE=1
   MONITORING_K6_MODE="file"
-  monitoring_cell_start cell "$CELL_DIR"
-  [ "${K6_EXTRA_ARGS[*]}" = "--out json=$CELL_DIR/k6-samples.json.gz" ]
-  [ "${K6_EXTRA_ENV[*]}" = "K6_SYSTEM_TAGS=status,error_code,expected_response,name,scenario,check" ]
+  k6_options cell
+  [ "${options[0]}" = "--out=json=$CELL_DIR/k6-samples.json.gz" ]
+  [[ "${options[1]}" == K6_SYSTEM_TAGS=* ]]
+  run monitoring_sampler_hook
+  assert_output monitoring_send_sample
   # Every tag the dashboards filter or group by is kept (traffic is the
   # scenarios' own tag, not a system one).
   local tag
   for tag in $(grep -o '\\"[a-z_]*\\" [=!]~\? \|GROUP BY [^"]*\\"[a-z_]*\\"' "$LT_ROOT"/grafana/dashboards/*.json \
     | grep -o '\\"[a-z_]*\\"' | tr -d '\\"' | sort -u); do
     case "$tag" in run_id | cell | traffic) continue ;; esac
-    [[ ",${K6_EXTRA_ENV[0]#K6_SYSTEM_TAGS=}," == *",$tag,"* ]] || fail "dashboards use $tag, which k6 no longer writes"
+    [[ ",${options[1]#K6_SYSTEM_TAGS=}," == *",$tag,"* ]] || fail "dashboards use $tag, which k6 no longer writes"
   done
 }
 
@@ -159,7 +168,7 @@ while time.time() < end: server.handle_request()
   MONITORING_DB=k6
   NETNS_HOST_MODE=1
   monitoring_cell_start cell "$CELL_DIR"
-  sampler_start "$CELL_DIR/samples.tsv" 9 "" 1 3
+  sampler_start "$CELL_DIR/samples.tsv" 9 "" 1 3 "$(monitoring_sampler_hook)"
   wait "$SAMPLER_PID"
   SAMPLER_PID=""
   sleep 0.5
@@ -176,7 +185,7 @@ while time.time() < end: server.handle_request()
   # Without monitoring the cell has no hook and nothing is sent.
   MONITORING_ACTIVE=0
   monitoring_cell_start cell "$CELL_DIR"
-  [ -z "$SAMPLER_ROW_HOOK" ]
+  [ -z "$(monitoring_sampler_hook)" ]
 }
 
 @test "MONITORING=off: nothing is sent and the manifest says so" {
@@ -217,8 +226,9 @@ while time.time() < end: server.handle_request()
   local -A run=([MONITORING]=off)
   local -A cell=([K6_HTML_REPORT]=0 [K6_SAMPLES]=0 [SCENARIO]=spike)
   monitoring_run_start "$RUN_DIR" run
-  monitoring_cell_start cell "$CELL_DIR"
-  [ "${#K6_EXTRA_ARGS[@]}" -eq 0 ]
+  local -a options
+  k6_options cell
+  [ "${#options[@]}" -eq 0 ]
   run monitoring_cell_done cell "$CELL_DIR"
   assert_success
   assert_output ""
