@@ -51,7 +51,7 @@ run_dir() {
 compare_model() {
   local columns
   columns="$(printf '%s\n' "${RESULTS_COLUMNS[@]}" | jq -cRn '[inputs]')"
-  jq -n --slurpfile a <(cat "$1"/cells/*/row.json) --slurpfile b <(cat "$2"/cells/*/row.json) \
+  jq -n -L "$LT_ROOT/scripts/lib" --slurpfile a <(cat "$1"/cells/*/row.json) --slurpfile b <(cat "$2"/cells/*/row.json) \
     --argjson columns "$columns" --argjson threshold "$3" -f "$LT_ROOT/scripts/report/compare.jq"
 }
 

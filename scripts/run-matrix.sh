@@ -47,6 +47,7 @@ main() {
   local total
   total="$(matrix_cell_count)"
   LT_BACKEND="${MATRIX_VALUE[BACKEND]}"
+  check_repeat
   check_target_url
   check_client_addresses
   check_target_knobs
@@ -55,15 +56,23 @@ main() {
   require_runtime
   take_lock
   remove_stale_namespaces
+  # The plan: which cell runs when (run_plan); a resumed run keeps its own.
+  local -a plan=()
+  if [[ -n "$resume" ]]; then
+    mapfile -t plan < <(run_plan_recorded "$LT_RESULTS_DIR/$resume")
+  fi
+  if [[ ${#plan[@]} -eq 0 ]]; then
+    mapfile -t plan < <(run_plan "$total" "${MATRIX_VALUE[REPEAT]}" "${MATRIX_VALUE[REPEAT_SEED]}")
+  fi
   if [[ -n "$resume" ]]; then
     reopen_run_dir "$resume"
   else
-    create_run_dir "$matrix"
+    create_run_dir "$matrix" "$(printf '%s\n' "${plan[@]}")"
   fi
   trap on_signal INT TERM
   trap on_exit EXIT
 
-  say "run $LT_RUN_ID: $total cell(s) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
+  say "run $LT_RUN_ID: $total cell(s)$(repeat_note) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
   check_design "$total"
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
     say "load goes to ${MATRIX_VALUE[TARGET_URL]} (an external target), from this host"
@@ -71,24 +80,27 @@ main() {
     say "load goes to ${MATRIX_VALUE[SERVER_ADDR]}:${MATRIX_VALUE[SERVER_PORT]} in network namespace $(netns_name server)"
   fi
   monitoring_run_start "$LT_RUN_DIR" MATRIX_VALUE
-  local index cell_id
-  for ((index = 0; index < total; index++)); do
-    cell_id="$(matrix_cell_id "$index")"
-    if [[ -s "$LT_RUN_DIR/cells/$cell_id/row.json" ]]; then
-      say "cell $((index + 1))/$total $cell_id: kept from the earlier attempt"
+  local position index k name
+  local -a names=()
+  for ((position = 0; position < ${#plan[@]}; position++)); do
+    read -r index k name <<<"${plan[position]}"
+    names+=("$name")
+    if [[ -s "$LT_RUN_DIR/cells/$name/row.json" ]]; then
+      say "cell $((position + 1))/${#plan[@]} $name: kept from the earlier attempt"
       continue
     fi
     # A failed cell is in its row; the run goes on to the next cell.
-    if ! run_cell "$index" "$total"; then
+    if ! run_cell "$index" "$k" "$name" "$((position + 1))" "${#plan[@]}"; then
       :
     fi
     update_cell_counts
     results_render "$LT_RUN_DIR" || warn "cannot render the results tables"
   done
+  total="${#plan[@]}"
 
   local failed missing status=complete
   failed="$(count_rows failed)"
-  missing="$(cells_without_row "$total")"
+  missing="$(cells_without_row "${names[@]}")"
   [[ $failed -eq 0 && -z "$missing" ]] || status=failed
   manifest_finish "$LT_RUN_DIR" "$status"
   LT_FINISHED=1
@@ -141,6 +153,21 @@ resolve_matrix() {
     matrix_resolve "$matrix"
   fi
   LT_OVERRIDES="$(matrix_overrides)"
+}
+
+# check_repeat: REPEAT is one value for the run, and the shuffle has a seed
+# (one from the clock when REPEAT_SEED is empty; the manifest records it).
+check_repeat() {
+  [[ "${MATRIX_VALUE[REPEAT]}" != *" "* ]] \
+    || usage_error "${MATRIX_ORIGIN[REPEAT]}: REPEAT: one value per run, not an axis (got ${MATRIX_VALUE[REPEAT]})"
+  [[ "${MATRIX_VALUE[REPEAT_SEED]}" != *" "* ]] \
+    || usage_error "${MATRIX_ORIGIN[REPEAT_SEED]}: REPEAT_SEED: one value per run, not an axis"
+  [[ -n "${MATRIX_VALUE[REPEAT_SEED]}" ]] || MATRIX_VALUE[REPEAT_SEED]="$(date +%s)"
+}
+
+# repeat_note: " x N repetitions, shuffled (seed S)" when REPEAT > 1.
+repeat_note() {
+  [[ "${MATRIX_VALUE[REPEAT]}" -eq 1 ]] || printf ' x %s repetitions, shuffled (seed %s)' "${MATRIX_VALUE[REPEAT]}" "${MATRIX_VALUE[REPEAT_SEED]}"
 }
 
 # check_target_url: where load may go. By default only the suite's own

@@ -92,6 +92,20 @@ $(cat "$RUN_DIR/cells/$cell/samples.tsv")"
   fi
 }
 
+# lt_assert_prediction_kept CELL: the row's prediction check matched, or its
+# notes name the counters that explain the difference.
+lt_assert_prediction_kept() {
+  local cell="$1"
+  case "$(lt_row_value "$cell" prediction_check)" in
+    match) ;;
+    mismatch)
+      run lt_row_value "$cell" prediction_notes
+      refute_output --partial "nothing in the cell's counters explains"
+      ;;
+    *) fail "$cell: no prediction_check" ;;
+  esac
+}
+
 # lt_cells: the run's cell ids, in order.
 lt_cells() {
   lt_csv_column "$RUN_DIR/results.csv" cell

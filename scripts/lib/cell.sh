@@ -16,20 +16,20 @@
 CELL_ERROR=""
 CELL_K6_EXIT=""
 
-# run_cell INDEX TOTAL: one cell, start to row. Fails (after writing a row
-# with status=failed and the reason) if any step fails. Every step is
-# checked where it is called (cell_step): a caller's `if` turns errexit off
-# for everything below it.
+# run_cell INDEX K NAME POSITION TOTAL: one cell, start to row: repetition K
+# of matrix cell INDEX (0-based), in LT_RUN_DIR/cells/NAME, the POSITIONth
+# of the run's TOTAL. Fails (after writing a row with status=failed and the
+# reason) if any step fails. Every step is checked where it is called
+# (cell_step): a caller's `if` turns errexit off for everything below it.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_cell() {
-  local index="$1" total="$2" cell_id cell_dir started started_ns error="" status=ok
+  local index="$1" k="$2" cell_id="$3" position="$4" total="$5" cell_dir started started_ns error="" status=ok
   local -A cell=()
-  cell_id="$(matrix_cell_id "$index")"
   cell_dir="$LT_RUN_DIR/cells/$cell_id"
   mkdir -p "$cell_dir"
   started=$SECONDS
   started_ns="$(date +%s%N)"
-  say "cell $((index + 1))/$total $cell_id"
+  say "cell $position/$total $cell_id"
   phase_mark "$cell_dir" cell_start
 
   CELL_ERROR=""
@@ -50,7 +50,8 @@ run_cell() {
   phase_mark "$cell_dir" files
   # results_row writes a failed row with the reason when it cannot build one.
   if ! results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
-    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"; then
+    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" \
+    "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')"; then
     warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
   fi
   status="$(jq -r .status "$cell_dir/row.json")"

@@ -27,6 +27,7 @@ report_render() {
     report_head "$run_dir/manifest.json" "$charts"
     report_facts "$run_dir/manifest.json"
     report_across "$charts"
+    report_repeats "$run_dir"
     report_results "$run_dir"
     report_cells "$run_dir"
     if ((charts)); then
@@ -108,6 +109,34 @@ report_row_files() {
     [[ -s "$row" ]] && printf '%s\n' "$row"
   done
   return 0
+}
+
+# report_repeats RUN_DIR: with REPEAT > 1, each matrix cell's figures as the
+# median (min..max) of its repetitions (scripts/lib/repeats.jq); nothing
+# otherwise.
+report_repeats() {
+  local run_dir="$1" axes_json
+  local -a rows
+  mapfile -t rows < <(report_row_files "$run_dir")
+  [[ ${#rows[@]} -gt 0 ]] || return 0
+  jq -es 'any(.[]; (.repeat // 1) > 1)' "${rows[@]}" >/dev/null || return 0
+  axes_json="$(jq -c '.axes // []' "$run_dir/manifest.json")"
+  printf '<h2>Repetitions</h2>\n<p>Each matrix cell run %s times in a shuffled order; every figure is the median (min..max) of its repetitions.</p>\n' \
+    "$(jq -r '.repeat.n // "several"' "$run_dir/manifest.json")"
+  jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" '
+    include "repeats";
+    ["tps", "lat_p95_ms", "lat_p99_ms", "lat_max_ms", "failed_reqs", "failed_rate", "listen_overflows",
+     "syn_retrans", "server_conns_peak", "accept_queue_peak", "time_wait_peak"] as $figures
+    | "<div class=\"results\"><table id=\"repeats\">",
+      "<tr>" + ([("cell", "repetitions", "ok", "as_designed"), $axes[], $figures[]] | map("<th>\(@html)</th>") | join("")) + "</tr>",
+      (repeat_groups[] | . as $g
+       | "<tr\(if $g.ok < $g.n then " class=\"failed\"" else "" end)><td>\($g.cell | @html)</td>"
+         + ([$g.n, $g.ok, $g.as_designed] | map("<td class=\"n\">\(.)</td>") | join(""))
+         + ([$axes[] | "<td>\($g.axes[.] // "" | @html)</td>"] | join(""))
+         + ([$figures[] | "<td class=\"n\">\($g.figures[.] | with_range | @html)</td>"] | join(""))
+         + "</tr>"),
+      "</table></div>"
+  ' "${rows[@]}"
 }
 
 # report_results RUN_DIR: the rows (every cells/*/row.json) as an HTML table,

@@ -112,12 +112,14 @@ results_machine_json() {
   jq -n --argjson cpus "$(nproc)" '{cpus: $cpus}'
 }
 
-# results_row CELL_DIR STATUS ERROR AXES_JSON [WALL_S]: write CELL_DIR/row.json.
+# results_row CELL_DIR STATUS ERROR AXES_JSON [WALL_S] [REPEAT_JSON]: write
+# CELL_DIR/row.json. REPEAT_JSON ({"of": CELL_ID, "k": K}) names the
+# repetition a cell directory holds when the run has REPEAT > 1.
 # A summary that is missing or unreadable makes the cell failed with that
 # reason; if the row itself cannot be built, a failed row says why, so a
 # cell never ends without one.
 results_row() {
-  local cell_dir="$1" status="$2" error="$3" axes_json="$4" wall_s="${5:-}"
+  local cell_dir="$1" status="$2" error="$3" axes_json="$4" wall_s="${5:-}" repeat_json="${6:-null}"
   local summary="{}" peaks="{}" extra_in="{}" cell_json deltas_json problem interval row
   cell_json="$(results_env_json "$cell_dir/cell.env")" || cell_json='{}'
   problem="$(results_summary_problem "$cell_dir/summary.json")"
@@ -144,7 +146,7 @@ results_row() {
     --argjson axes "$axes_json" --argjson cell_env "$cell_json" \
     --argjson inspected "$(results_inspected_json "$cell_dir")" \
     --argjson summary "$summary" --argjson peaks "$peaks" --argjson deltas "$deltas_json" \
-    --argjson extra_in "$extra_in" \
+    --argjson extra_in "$extra_in" --argjson repeat "$repeat_json" \
     --argjson sysctls "$(results_sysctls_json "$cell_dir/sysctls.tsv")" \
     --argjson machine "$(results_machine_json)" \
     --argjson phases "$(results_phases_json "$cell_dir/phases.tsv")" \
@@ -158,8 +160,9 @@ results_row() {
   jq -n --arg run_id "$LT_RUN_ID" --arg cell "$(basename "$cell_dir")" \
     --arg scenario "$(jq -r '.SCENARIO // ""' <<<"$cell_json")" --arg axes "$axes_json" \
     --arg error "the row could not be built: $(head -c 300 "$cell_dir/row.err")${error:+; $error}" \
-    '{run_id: $run_id, cell: $cell, scenario: $scenario, status: "failed",
-      axes: ($axes | fromjson? // {}), error: $error}' \
+    --argjson repeat "$repeat_json" \
+    '{run_id: $run_id, cell: $cell, repeat_of: ($repeat.of // $cell), repeat: ($repeat.k // 1),
+      scenario: $scenario, status: "failed", axes: ($axes | fromjson? // {}), error: $error}' \
     | write_atomic "$cell_dir/row.json"
   return 1
 }
@@ -222,7 +225,7 @@ results_render() {
         | (if $r | has($k) then $r[$k] elif ($r.extra // {}) | has($k) then $r.extra[$k] else $r.axes[$k] end)
         | field] | join(","))
   ' "${rows[@]}" | write_atomic "$run_dir/results.csv"
-  jq -rs --argjson axes "$axes_json" --argjson extra "$extra_json" -f "$LT_ROOT/scripts/lib/table.jq" "${rows[@]}" \
+  jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" --argjson extra "$extra_json" -f "$LT_ROOT/scripts/lib/table.jq" "${rows[@]}" \
     | write_atomic "$run_dir/results.md"
 }
 
@@ -237,5 +240,5 @@ results_extra_json() {
 # order, as a JSON array (the report's table uses the same).
 results_head_json() {
   printf '%s\n' "${RESULTS_COLUMNS[@]}" | jq -cRn --argjson axes "$1" --argjson extra "$2" \
-    '[inputs] as $cols | ["run_id", "cell", "scenario", "status"] + $axes + $cols[0:-1] + $extra + ["error", "notes"]'
+    '[inputs] as $cols | ["run_id", "cell", "scenario", "status"] + $axes + ["repeat_of", "repeat"] + $cols[0:-1] + $extra + ["error", "notes"]'
 }

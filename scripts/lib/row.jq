@@ -113,6 +113,8 @@ env_of as $env
 | {
     run_id: $run_id,
     cell: $cell,
+    repeat_of: ($repeat.of // $cell),
+    repeat: ($repeat.k // 1),
     scenario: $env.SCENARIO,
     status: $status,
     axes: $axes,

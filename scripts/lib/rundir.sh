@@ -18,15 +18,48 @@ rundir_new() {
   printf '%s\n' "$id"
 }
 
-# create_run_dir MATRIX: results/<run-id>/ (never an existing one) and its manifest.
+# create_run_dir MATRIX PLAN: results/<run-id>/ (never an existing one) and
+# its manifest, with the run's PLAN (run_plan's lines, as one string) in it.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 create_run_dir() {
-  local matrix="$1" axes_json
+  local matrix="$1" plan="$2" axes_json
   LT_RUN_ID="$(rundir_new "$(date +%Y%m%d-%H%M%S)-$(basename "$matrix" .matrix)")"
   LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
   mkdir "$LT_RUN_DIR/cells"
   axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"
-  manifest_create "$LT_RUN_DIR" "$matrix" "$axes_json" "$(matrix_cell_count)"
+  manifest_create "$LT_RUN_DIR" "$matrix" "$axes_json" "$(grep -c . <<<"$plan")"
+  manifest_update "$LT_RUN_DIR" '.repeat = {n: $n, seed: $seed}
+      | .plan = [$plan | split("\n")[] | select(length > 0) | split(" ") | {index: (.[0] | tonumber), repeat: (.[1] | tonumber), cell: .[2]}]' \
+    --argjson n "${MATRIX_VALUE[REPEAT]}" --arg seed "${MATRIX_VALUE[REPEAT_SEED]}" --arg plan "$plan"
   ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
+}
+
+# run_plan TOTAL REPEAT SEED: the cells of the run in the order they run, one
+# "INDEX K NAME" a line (INDEX: the matrix cell, 0-based; K: the repetition).
+# REPEAT=1: the matrix order, NAME the cell's id. REPEAT=N: every cell N
+# times, NAME <cell id>_rep-<k>, in an order shuffled with SEED (as Flent
+# does), so that whatever drifts over a run (a warming machine, a neighbour)
+# spreads over every cell instead of landing on the last ones.
+run_plan() {
+  local total="$1" repeat="$2" seed="$3" index k id
+  for ((index = 0; index < total; index++)); do
+    id="$(matrix_cell_id "$index")"
+    if ((repeat == 1)); then
+      printf '%s 1 %s\n' "$index" "$id"
+      continue
+    fi
+    for ((k = 1; k <= repeat; k++)); do
+      printf '%s %s %s_rep-%s\n' "$index" "$k" "$id" "$k"
+    done
+  done | if ((repeat == 1)); then cat; else
+    awk -v seed="$seed" 'BEGIN { srand(seed) } { printf "%.12f %s\n", rand(), $0 }' | sort -k1,1 | cut -d' ' -f2-
+  fi
+}
+
+# run_plan_recorded RUN_DIR: the plan an earlier run recorded in its
+# manifest, as run_plan's lines (nothing for a run from before plans).
+run_plan_recorded() {
+  jq -r '.plan // [] | .[] | "\(.index) \(.repeat) \(.cell)"' "$1/manifest.json"
 }
 
 # reopen_run_dir RUN_ID: continue an earlier run in its own directory.
@@ -98,14 +131,14 @@ check_design_inspect() {
   fi
 }
 
-# cells_without_row TOTAL: the ids of cells that have no valid row.json (space-separated).
+# cells_without_row NAME...: the cells (directory names) that have no valid
+# row.json (space-separated).
 cells_without_row() {
-  local total="$1" index cell_id row
+  local name row
   local -a missing=()
-  for ((index = 0; index < total; index++)); do
-    cell_id="$(matrix_cell_id "$index")"
-    row="$LT_RUN_DIR/cells/$cell_id/row.json"
-    jq -e '.status == "ok" or .status == "failed"' "$row" >/dev/null 2>&1 || missing+=("$cell_id")
+  for name in "$@"; do
+    row="$LT_RUN_DIR/cells/$name/row.json"
+    jq -e '.status == "ok" or .status == "failed"' "$row" >/dev/null 2>&1 || missing+=("$name")
   done
   printf '%s' "${missing[*]}"
 }

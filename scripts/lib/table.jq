@@ -1,14 +1,36 @@
 # results.md: the rows as a readable Markdown table (a subset of the columns
-# that fits a screen; results.csv has them all).
+# that fits a screen; results.csv has them all). A run with REPEAT > 1 gets
+# first a table of the matrix cells, each figure as the median (min..max) of
+# its repetitions, then every repetition's row. Run with -L scripts/lib.
+include "repeats";
 def cell: if . == null then "" else tostring end;
-(["cell", "status", "as_designed"] + $axes + [
+def md: cell | gsub("\\|"; "\\|") | gsub("\n"; " ");
+([
   "vus_max", "vus_started", "first_request_spread_ms", "http_reqs", "tps", "lat_med_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
   "failed_reqs", "fail_connect", "fail_reset", "fail_timeout",
   "listen_overflows", "listen_drops", "syn_retrans",
   "server_conns_peak", "predicted_server_conns_peak", "queue_capacity", "accept_queue_peak", "listen_backlog",
   "predicted_listen_overflows", "prediction_check", "time_wait_peak"
-] + $extra + ["error", "design_notes", "prediction_notes"]) as $head
-| ("| " + ($head | join(" | ")) + " |"),
+] + $extra) as $figures
+| (["cell", "status", "as_designed"] + $axes + $figures + ["error", "design_notes", "prediction_notes"]) as $head
+| . as $rows
+| (if any($rows[]; (.repeat // 1) > 1) then
+    ($rows | repeat_groups) as $groups
+    | (["cell", "repetitions", "ok", "as_designed"] + $axes + $figures) as $rhead
+    | "Each matrix cell's figures: the median (min..max) of its repetitions.",
+      "",
+      ("| " + ($rhead | join(" | ")) + " |"),
+      ("|" + ($rhead | map("---") | join("|")) + "|"),
+      ($groups[] | . as $g
+       | "| " + ([$g.cell, $g.n, $g.ok, $g.as_designed] + [$axes[] | $g.axes[.]]
+           + [$figures[] | . as $f | if $g.figures[$f] != null then ($g.figures[$f] | with_range)
+                                    else ([$rows[] | select((.repeat_of // .cell) == $g.cell) | (.[$f] // (.extra // {})[$f])] | unique | map(cell) | join("/")) end]
+           | map(md) | join(" | ")) + " |"),
+      "",
+      "Every repetition, in the order of the cells:",
+      ""
+  else empty end),
+  ("| " + ($head | join(" | ")) + " |"),
   ("|" + ($head | map("---") | join("|")) + "|"),
-  (.[] | . as $r
-   | "| " + ([$head[] | ($r[.] // ($r.extra // {})[.] // $r.axes[.]) | cell | gsub("\\|"; "\\|")] | join(" | ")) + " |")
+  ($rows[] | . as $r
+   | "| " + ([$head[] | ($r[.] // ($r.extra // {})[.] // $r.axes[.]) | md] | join(" | ")) + " |")

@@ -1,5 +1,7 @@
 # compare.jq's model as one HTML page. Args: --arg a RUN_A --arg b RUN_B.
 def num: if . == null then "-" else tostring end;
+# range($v; $lo; $hi): a median with its min..max when the run repeated the cell.
+def range($v; $lo; $hi): ($v | num) + (if $lo != null and $lo != $hi then " (\($lo)..\($hi))" else "" end);
 def change: if .change_pct == null then (if .a == .b then "" else "new" end)
   else (if .change_pct > 0 then "+" else "" end) + (.change_pct | tostring) + " %" end;
 def cells($list): if ($list | length) == 0 then "none" else $list | map("<code>\(@html)</code>") | join(", ") end;
@@ -16,14 +18,15 @@ def cells($list): if ($list | length) == 0 then "none" else $list | map("<code>\
   th { background: #f3f3f3; text-align: left; }
   td.n { text-align: right; font-variant-numeric: tabular-nums; }
   tr.marked td { background: #fff1c2; font-weight: 600; }
+  tr.noise td { color: #888; }
 </style>
 </head>
 <body>
 <h1>Runs compared: <code>\($a | @html)</code> (A) and <code>\($b | @html)</code> (B)</h1>
-<p>A change beyond \(.threshold_pct) % (or from zero) is marked.</p>
+<p>A change beyond \(.threshold_pct) % (or from zero) is marked. Where both runs repeated a cell (REPEAT), a figure is the median (min..max) of its repetitions, and a change whose ranges overlap is within the noise (in grey), not marked.</p>
 <table>
-<tr><th>cell</th><th>A</th><th>B</th><th>figures changed beyond \(.threshold_pct) %</th></tr>",
-(.cells[] | "<tr\(if (.changed | length) > 0 then " class=\"marked\"" else "" end)><td><a href=\"#\(.cell | @html)\">\(.cell | @html)</a></td><td>\(.status_a | @html)</td><td>\(.status_b | @html)</td><td>\(if (.changed | length) == 0 then "none" else .changed | map(@html) | join(", ") end)</td></tr>"),
+<tr><th>cell</th><th>A</th><th>B</th><th>repetitions</th><th>figures changed beyond \(.threshold_pct) %</th></tr>",
+(.cells[] | "<tr\(if (.changed | length) > 0 then " class=\"marked\"" else "" end)><td><a href=\"#\(.cell | @html)\">\(.cell | @html)</a></td><td>\(.status_a | @html)</td><td>\(.status_b | @html)</td><td class=\"n\">\(.n_a // 1) / \(.n_b // 1)</td><td>\(if (.changed | length) == 0 then "none" else .changed | map(@html) | join(", ") end)</td></tr>"),
 "</table>",
 "<p>Cells only in A: \(cells(.only_a))</p>",
 "<p>Cells only in B: \(cells(.only_b))</p>",
@@ -31,7 +34,7 @@ def cells($list): if ($list | length) == 0 then "none" else $list | map("<code>\
   "<h2 id=\"\(.cell | @html)\"><code>\(.cell | @html)</code></h2>",
   "<table>",
   "<tr><th>figure</th><th>A</th><th>B</th><th>change</th></tr>",
-  (.figures[] | "<tr\(if .marked then " class=\"marked\"" else "" end)><td>\(.figure | @html)</td><td class=\"n\">\(.a | num)</td><td class=\"n\">\(.b | num)</td><td class=\"n\">\(change)</td></tr>"),
+  (.figures[] | "<tr\(if .marked then " class=\"marked\"" elif .noise then " class=\"noise\"" else "" end)><td>\(.figure | @html)</td><td class=\"n\">\(range(.a; .a_min; .a_max) | @html)</td><td class=\"n\">\(range(.b; .b_min; .b_max) | @html)</td><td class=\"n\">\(change)</td></tr>"),
   "</table>"),
 "</body>
 </html>"

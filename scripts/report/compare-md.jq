@@ -1,15 +1,17 @@
 # compare.jq's model as Markdown. Args: --arg a RUN_A --arg b RUN_B.
 def num: if . == null then "-" else tostring end;
+# range($v; $lo; $hi): a median with its min..max when the run repeated the cell.
+def range($v; $lo; $hi): ($v | num) + (if $lo != null and $lo != $hi then " (\($lo)..\($hi))" else "" end);
 def change: if .change_pct == null then (if .a == .b then "" else "new" end)
   else (if .change_pct > 0 then "+" else "" end) + (.change_pct | tostring) + " %" end;
 
 "# Runs compared: `\($a)` (A) and `\($b)` (B)",
 "",
-"A change beyond \(.threshold_pct) % (or from zero) is marked **!**.",
+"A change beyond \(.threshold_pct) % (or from zero) is marked **!**. Where both runs repeated a cell (REPEAT), a figure is the median (min..max) of its repetitions, and a change whose ranges overlap is within the noise (~), not marked.",
 "",
-"| cell | A | B | figures changed beyond \(.threshold_pct) % |",
-"|---|---|---|---|",
-(.cells[] | "| \(.cell) | \(.status_a) | \(.status_b) | \(if (.changed | length) == 0 then "none" else .changed | join(", ") end) |"),
+"| cell | A | B | repetitions | figures changed beyond \(.threshold_pct) % |",
+"|---|---|---|---|---|",
+(.cells[] | "| \(.cell) | \(.status_a) | \(.status_b) | \(.n_a // 1) / \(.n_b // 1) | \(if (.changed | length) == 0 then "none" else .changed | join(", ") end) |"),
 "",
 "Cells only in A: \(if (.only_a | length) == 0 then "none" else .only_a | map("`\(.)`") | join(", ") end)",
 "",
@@ -20,4 +22,4 @@ def change: if .change_pct == null then (if .a == .b then "" else "new" end)
   "",
   "| figure | A | B | change | |",
   "|---|---|---|---|---|",
-  (.figures[] | "| \(.figure) | \(.a | num) | \(.b | num) | \(change) | \(if .marked then "**!**" else "" end) |"))
+  (.figures[] | "| \(.figure) | \(range(.a; .a_min; .a_max)) | \(range(.b; .b_min; .b_max)) | \(change) | \(if .marked then "**!**" elif .noise then "~" else "" end) |"))

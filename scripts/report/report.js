@@ -186,10 +186,12 @@
     { key: 'tps', title: 'requests per second', predicted: 'predicted_tps' },
   ];
 
+  // A cell's axis values; "#k" for repetition k when the run repeats cells.
   function cellLabel(row) {
     const axes = row.axes || {};
     const names = Object.keys(axes);
-    return names.length ? names.map((k) => axes[k]).join(' / ') : row.cell;
+    const label = names.length ? names.map((k) => axes[k]).join(' / ') : (row.repeat_of || row.cell);
+    return row.repeat > 1 || data.cells.some((c) => c.row && c.row.repeat > 1) ? `${label} #${row.repeat}` : label;
   }
 
   function acrossCells() {

@@ -86,6 +86,10 @@ refused() {
   refused 'NETDEV_MAX_BACKLOG=10000' -- "bad.matrix:1: NETDEV_MAX_BACKLOG: net.core.netdev_max_backlog is global to the host, not per network namespace"
 }
 
+@test "REPEAT as an axis" {
+  refused 'VUS=4' 'REPEAT=2 3' -- "bad.matrix:2: REPEAT: one value per run, not an axis (got 2 3)"
+}
+
 @test "an axis with no values" {
   refused 'VUS=' -- "bad.matrix:1: VUS: no value given"
 }

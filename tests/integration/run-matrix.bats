@@ -129,14 +129,7 @@ setup() {
     [ "$(lt_row_value "$cell" as_designed)" = 1 ] || fail "$cell: $(lt_row_value "$cell" design_notes)"
     [ "$(lt_row_value "$cell" vus_started)" = 16 ]
     [ "$(lt_row_value "$cell" predicted_server_conns_peak)" = "$(lt_row_value "$cell" queue_capacity)" ]
-    case "$(lt_row_value "$cell" prediction_check)" in
-      match) ;;
-      mismatch)
-        run lt_row_value "$cell" prediction_notes
-        refute_output --partial "nothing in the cell's counters explains"
-        ;;
-      *) fail "$cell: no prediction_check" ;;
-    esac
+    lt_assert_prediction_kept "$cell"
   done
   run grep -c "4 of 4 cell(s) ran as designed" "$BATS_FILE_TMPDIR/run.log"
   assert_output 1

@@ -29,8 +29,8 @@ setup() {
   assert_line '| failed_reqs | 0 | 3 | new | **!** |'
   # The scenarios' own figures are compared too.
   assert_line '| wr_admitted | 20 | 10 | -50 % | **!** |'
-  assert_line '| 01_x | ok | ok | lat_p95_ms, failed_reqs, wr_admitted |'
-  assert_line '| 02_y | ok | ok | none |'
+  assert_line '| 01_x | ok | ok | 1 / 1 | lat_p95_ms, failed_reqs, wr_admitted |'
+  assert_line '| 02_y | ok | ok | 1 / 1 | none |'
 }
 
 @test "THRESHOLD_PCT moves the mark" {
@@ -55,6 +55,32 @@ setup() {
   assert_output --partial '<tr class="marked"><td>lat_p95_ms</td><td class="n">50</td><td class="n">60</td><td class="n">+20 %</td></tr>'
   assert_output --partial '<tr><td>tps</td><td class="n">100</td><td class="n">104</td><td class="n">+4 %</td></tr>'
   assert_output --partial 'Cells only in B: <code>04_only_b</code>'
+}
+
+@test "repeated cells: medians with their ranges; a change within both runs' spread is noise, not marked" {
+  rep() { # RUN K TPS P95
+    lt_write "$LT_RESULTS_DIR/$1/cells/01_x_rep-$2/row.json" \
+      <<<"{\"run_id\": \"$1\", \"cell\": \"01_x_rep-$2\", \"repeat_of\": \"01_x\", \"repeat\": $2, \"status\": \"ok\", \"tps\": $3, \"lat_p95_ms\": $4}"
+  }
+  # tps: medians 100 and 110 (+10 %), ranges 90..120 and 105..115 overlap.
+  # lat_p95_ms: medians 50 and 80 (+60 %), ranges 48..52 and 75..90 do not.
+  rep rep-a 1 90 50; rep rep-a 2 100 48; rep rep-a 3 120 52
+  rep rep-b 1 110 80; rep rep-b 2 105 75; rep rep-b 3 115 90
+  run "$LT_ROOT/scripts/compare.sh" rep-a rep-b
+  assert_success
+  run cat "$LT_RESULTS_DIR/compare-rep-a-vs-rep-b/compare.md"
+  assert_line '| 01_x | ok | ok | 3 / 3 | lat_p95_ms |'
+  assert_line '| tps | 100 (90..120) | 110 (105..115) | +10 % | ~ |'
+  assert_line '| lat_p95_ms | 50 (48..52) | 80 (75..90) | +60 % | **!** |'
+  refute_output --partial '_rep-'
+  grep -q '<tr class="noise"><td>tps</td><td class="n">100 (90..120)</td>' "$LT_RESULTS_DIR/compare-rep-a-vs-rep-b/compare.html"
+  # One repetition against three: no spread on one side, so the threshold alone decides.
+  rm -r "$LT_RESULTS_DIR/rep-b/cells/01_x_rep-2" "$LT_RESULTS_DIR/rep-b/cells/01_x_rep-3"
+  run "$LT_ROOT/scripts/compare.sh" rep-a rep-b
+  run cat "$LT_RESULTS_DIR/compare-rep-a-vs-rep-b/compare.md"
+  assert_line '| tps | 100 (90..120) | 110 | +10 % | **!** |'
+  grep -q '<tr class="noise"><td>tps</td>' "$LT_RESULTS_DIR/compare-rep-a-vs-rep-b/compare.html" && fail "one repetition is not a spread"
+  true
 }
 
 @test "bad input stops with a usage error naming it" {

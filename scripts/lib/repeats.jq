@@ -1,0 +1,42 @@
+# Rows of a run grouped by the matrix cell they repeat (REPEAT=N runs every
+# cell N times): every numeric figure as its median with min and max over
+# the repetitions. A run with REPEAT=1 has groups of one row, and a row from
+# before repetitions stands for its own cell.
+# Used with -L scripts/lib: include "repeats";
+
+# median: of an array of numbers (null for none).
+def median:
+  sort
+  | if length == 0 then null
+    elif length % 2 == 1 then .[length / 2 | floor]
+    else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+
+# figure($row; $k): a row's number for $k, from the row or its scenario's extra columns.
+def figure($row; $k): ($row[$k] // ($row.extra // {})[$k]) | if type == "number" then . else null end;
+
+# spread: {median, min, max, n} of an array of numbers (all null for none).
+def spread:
+  if length == 0 then {median: null, min: null, max: null, n: 0}
+  else {median: median, min: min, max: max, n: length} end;
+
+# repeat_groups: an array of rows -> [{cell, scenario, status, axes, n, ok,
+# as_designed, rows: [cell dirs], figures: {name: spread}}], in cell order.
+def repeat_groups:
+  group_by(.repeat_of // .cell)
+  | map(. as $rows
+    | {cell: ($rows[0].repeat_of // $rows[0].cell), scenario: $rows[0].scenario, axes: ($rows[0].axes // {}),
+       n: length,
+       ok: ([$rows[] | select(.status == "ok")] | length),
+       as_designed: ([$rows[] | select(.as_designed == 1)] | length),
+       status: ([$rows[].status] | unique | join("/")),
+       rows: [$rows[].cell],
+       figures: ([$rows[] | ., (.extra // {}) | to_entries[] | select(.value | type == "number") | .key]
+                 | unique - ["repeat"]
+                 | map(. as $k | {($k): [$rows[] | figure(.; $k) | select(. != null)] | spread})
+                 | add // {})});
+
+# with_range: "median (min..max)" of a spread, or its one value.
+def with_range:
+  if . == null or .median == null then ""
+  elif .n == 1 or .min == .max then (.median | tostring)
+  else "\(.median) (\(.min)..\(.max))" end;
