@@ -71,3 +71,11 @@ setup() {
   grep -q '<table id="repeats">' "$RUN_DIR/report.html"
   grep -q '<td>01_vus-2</td><td class="n">3</td><td class="n">3</td>' "$RUN_DIR/report.html"
 }
+
+@test "report.html of the repeated run opens in the browser with no error and a bar for every repetition" {
+  node "$LT_ROOT/scripts/report/open-report.js" "$RUN_DIR/report.html" >"$BATS_TEST_TMPDIR/page.json"
+  run jq -c '.errors' "$BATS_TEST_TMPDIR/page.json"
+  assert_output '[]'
+  run jq -r '.charts[] | select(.id == "chart-across-tps") | .series[0].points' "$BATS_TEST_TMPDIR/page.json"
+  assert_output 6
+}
