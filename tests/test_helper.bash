@@ -34,6 +34,17 @@ lt_require_root() {
   fi
 }
 
+# lt_run_matrix_once MATRIX: in setup_file, one run of MATRIX into the test
+# file's own results directory (LT_RESULTS_DIR, exported for the tests); its
+# output goes to run.log and its exit status to run.status there.
+# shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
+lt_run_matrix_once() {
+  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
+  run "$LT_ROOT/scripts/run-matrix.sh" "$1"
+  printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/run.log"
+  printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/run.status"
+}
+
 # lt_csv_column CSV NAME: the values of column NAME, one per line (no header).
 # The suite's CSV quotes only text with commas or quotes; numbers are bare.
 lt_csv_column() {

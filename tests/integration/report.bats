@@ -6,10 +6,7 @@
 setup_file() {
   load '../test_helper'
   lt_require_root
-  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
-  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/tests/fixtures/report.matrix"
-  printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/run.log"
-  printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/run.status"
+  lt_run_matrix_once "$LT_ROOT/tests/fixtures/report.matrix"
   RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
   node "$LT_ROOT/scripts/report/open-report.js" "$RUN_DIR/report.html" --screenshot "$BATS_FILE_TMPDIR/report.png" \
     >"$BATS_FILE_TMPDIR/page.json" 2>"$BATS_FILE_TMPDIR/page.err" || true

@@ -5,10 +5,7 @@
 setup_file() {
   load '../test_helper'
   lt_require_root
-  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
-  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/env/matrices/default.matrix"
-  printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/run.log"
-  printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/run.status"
+  lt_run_matrix_once "$LT_ROOT/env/matrices/default.matrix"
 }
 
 setup() {
