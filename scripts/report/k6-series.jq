@@ -1,5 +1,5 @@
 # k6's per-request samples (the JSON lines of --out json, already narrowed
-# to http_req_duration, http_req_blocked and http_req_connecting Points) as
+# to http_req_duration and http_req_blocked Points) as
 # the report's per-cell series:
 #   per_second: requests per second of completion (every second from the
 #               first request's to the last's), split by cause (the
@@ -49,8 +49,10 @@ reduce requests as $r ({seconds: {}, answered: 0, start: [], ms: []};
   | if $cause == "answered" and ($r.http_req_duration != null) then
       .answered += 1
       | if (.answered - 1) % $stride == 0 then
-          .start += [($r.time | epoch) - ($r.http_req_duration + ($r.http_req_blocked // 0)
-                      + ($r.http_req_connecting // 0)) / 1000 | . * 1000 | round / 1000]
+          # k6's blocked is from asking for a connection to having it, so it
+          # holds the connect time (and any SYN retries) already.
+          .start += [($r.time | epoch) - ($r.http_req_duration + ($r.http_req_blocked // 0)) / 1000
+                     | . * 1000 | round / 1000]
           | .ms += [$r.http_req_duration * 10 | round / 10]
         else . end
     else . end)

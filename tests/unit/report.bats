@@ -42,7 +42,8 @@ JSON
     k6_point http_req_duration 2026-11-22T00:00:00.100000000Z 50 200 "" setup
     k6_point http_reqs 2026-11-22T00:00:01.500000000Z 1 200 "" load
     k6_point http_req_duration 2026-11-22T00:00:01.500000000Z 1000 200 "" load
-    k6_point http_req_blocked 2026-11-22T00:00:01.500000000Z 100 200 "" load
+    # k6's blocked holds its connecting: 150 ms to get a connection, 50 of them connecting.
+    k6_point http_req_blocked 2026-11-22T00:00:01.500000000Z 150 200 "" load
     k6_point http_req_connecting 2026-11-22T00:00:01.500000000Z 50 200 "" load
     k6_point http_req_duration 2026-11-22T01:00:02.250000000+01:00 0 0 1211 load
     k6_point http_req_blocked 2026-11-22T01:00:02.250000000+01:00 0 0 1211 load
