@@ -105,7 +105,7 @@ main() {
   manifest_finish "$LT_RUN_DIR" "$status"
   LT_FINISHED=1
   results_render "$LT_RUN_DIR"
-  report_render "$LT_RUN_DIR"
+  report_render "$LT_RUN_DIR" || warn "cannot render report.html; results.csv and results.md are complete"
   printf '\n'
   cat "$LT_RUN_DIR/results.md"
   printf '\n'

@@ -258,11 +258,12 @@ report_latency_stride() {
 
 # report_k6_series SAMPLES_GZ STRIDE: requests per second by cause and the
 # answered requests' latency against their start (scripts/report/k6-series.jq).
-# grep narrows the lines to the three metrics it reads before jq parses them;
-# a file cut short by a killed k6 gives what it has.
+# grep narrows the lines to the two metrics it reads before jq parses them,
+# and only whole lines (a Point line ends with "}}}"): a file cut short by a
+# killed k6 gives what it has.
 report_k6_series() {
   { gzip -dc "$1" 2>/dev/null || true; } \
-    | { grep -E '"metric":"http_req_(duration|blocked|connecting)"' || true; } \
+    | { grep -E '^\{"metric":"http_req_(duration|blocked)".*\}\}\}$' || true; } \
     | jq -cn --argjson stride "$2" -f "$REPORT_SOURCE_DIR/k6-series.jq"
 }
 
