@@ -69,6 +69,10 @@ main() {
   resolve_matrix "$OPT_MATRIX"
   fanout_config_load "$LT_FANOUT_ENV"
   pick_cell
+  # Before anything is checked with k6 or written: the fan-out ships the
+  # suite's own scenarios only (ssm_bundle).
+  ! k6_own_script "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" \
+    || usage_error "SCENARIO: the fan-out ships the suite's own scenarios only, not a script of your own ($(cell_env_get "$WORK_DIR/cell.env" SCENARIO)); run it with make run-matrix"
   fanout_use_cell_target "$WORK_DIR/cell.env" "$([[ $OPT_DRY_RUN -eq 1 ]] && echo dry-run || echo run)"
   [[ -n "${FANOUT[FANOUT_S3_BUCKET]}" ]] \
     || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"

@@ -220,7 +220,7 @@ ssm_segment_sequence() {
 ssm_bundle() {
   local scenario="$1" out_file="$2" dir="$LT_ROOT/scenarios"
   local -a files=("$scenario.js")
-  [[ "$scenario" != */* && "$scenario" != *.js ]] \
+  ! k6_own_script "$scenario" \
     || usage_error "SCENARIO: the fan-out ships the suite's own scenarios only, not a script of your own ($scenario); run it with make run-matrix"
   [[ -f "$dir/$scenario.js" ]] || usage_error "scenario '$scenario': no file scenarios/$scenario.js"
   mapfile -t -O 1 files < <(cd "$dir" && printf '%s\n' lib/*.js)
