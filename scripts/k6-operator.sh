@@ -43,7 +43,7 @@ main() {
   name="$(k8s_name "k6-$run_id-$cell_id")"
 
   run_env "$work/cell.env" "$run_id" "$cell_id" >"$work/run.env"
-  make_archive "$work/run.env" "$work/archive.tar"
+  make_archive "$work/cell.env" "$run_id" "$cell_id" "$work"
   print_manifest "$name" "$run_id" "$cell_id" "$work"
 }
 
@@ -102,32 +102,32 @@ run_env() {
   printf 'RUN_ID=%s\nCELL_ID=%s\n' "$2" "$3"
 }
 
-# make_archive RUN_ENV OUT: the scenario and its imports as a k6 archive.
+# make_archive CELL_ENV RUN_ID CELL_ID DIR: the scenario (a shipped one or a
+# script of one's own, in its entry module) and its imports as a k6 archive,
+# DIR/script.tar, with its inspection DIR/k6-script.json (k6_archive).
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 make_archive() {
-  local run_env="$1" out="$2" line scenario log
-  local -a env_args=()
+  local -A cell=()
   [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools'"
-  while IFS= read -r line; do
-    [[ -n "$line" ]] && env_args+=(-e "$line")
-  done <"$run_env"
-  scenario="$(cell_env_get "$run_env" SCENARIO)"
-  [[ "$scenario" != */* && "$scenario" != *.js ]] \
-    || usage_error "SCENARIO: the k6-operator manifest holds the suite's own scenarios only, not a script of your own ($scenario)"
-  if ! log="$("$LT_K6" archive --include-system-env-vars=false "${env_args[@]}" -O "$out" \
-    "$LT_ROOT/scenarios/$scenario.js" 2>&1)"; then
-    abort "k6 archive of scenarios/$scenario.js failed: $(tail -n 1 <<<"$log" | cut -c1-300)"
-  fi
+  load_cell_env "$1" cell
+  cell[RUN_ID]="$2"
+  cell[CELL_ID]="$3"
+  CELL_ERROR=""
+  k6_archive cell "${FANOUT[TARGET_URL]}" "$4" || abort "$CELL_ERROR"
 }
 
-# k6_arguments CELL_ENV RUN_ID CELL_ID: the runners' k6 arguments: the
-# scenario's own tags again (k6's --tag replaces them, and the operator adds
-# its own), and the InfluxDB output when one is set.
+# k6_arguments CELL_ENV RUN_ID CELL_ID DIR: the runners' k6 arguments: the
+# tags (k6_run_tags: k6's --tag replaces the script's own, and the operator
+# adds its own), a script of one's own's trend statistics, and the InfluxDB
+# output when one is set.
 k6_arguments() {
-  local tag
+  local tag scenario
   local -a args=()
+  scenario="$(cell_env_get "$1" SCENARIO)"
   while IFS= read -r tag; do
     [[ -n "$tag" ]] && args+=(--tag "$tag")
-  done < <(ssm_scenario_tags "$1" "${FANOUT[TARGET_URL]}" "$2" "$3")
+  done < <(k6_run_tags "$scenario" "$4/k6-script.json" "$2" "$3")
+  ! k6_own_script "$scenario" || args+=("--summary-trend-stats=$K6_TREND_STATS")
   [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || args+=(--out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")
   printf '%s\n' "${args[*]}"
 }
@@ -136,7 +136,7 @@ k6_arguments() {
 # as YAML. Every scalar is written as a JSON string, which YAML reads as is.
 print_manifest() {
   local name="$1" run_id="$2" cell_id="$3" work="$4" arguments
-  arguments="$(k6_arguments "$work/cell.env" "$run_id" "$cell_id")"
+  arguments="$(k6_arguments "$work/cell.env" "$run_id" "$cell_id" "$work")"
   printf '# k6-operator TestRun: run %s, cell %s, %s pod(s) splitting the load with execution segments.\n' \
     "$run_id" "$cell_id" "$OPT_PARALLELISM"
   printf '# Apply with: kubectl apply -f FILE (needs k6-operator installed in the cluster).\n'
@@ -149,7 +149,7 @@ metadata:
   labels:
     app.kubernetes.io/part-of: "loadtest-suite"
 binaryData:
-  archive.tar: "$(base64 -w0 "$work/archive.tar")"
+  archive.tar: "$(base64 -w0 "$work/script.tar")"
 ---
 apiVersion: k6.io/v1alpha1
 kind: TestRun

@@ -36,6 +36,8 @@ OPT_COLLECT=""
 OPT_MATRIX=""
 
 WORK_DIR=""
+# Why the script could not be prepared (k6_archive says it here).
+CELL_ERROR=""
 RUN_ID=""
 RUN_DIR=""
 CELL_ID=""
@@ -69,10 +71,6 @@ main() {
   resolve_matrix "$OPT_MATRIX"
   fanout_config_load "$LT_FANOUT_ENV"
   pick_cell
-  # Before anything is checked with k6 or written: the fan-out ships the
-  # suite's own scenarios only (ssm_bundle).
-  ! k6_own_script "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" \
-    || usage_error "SCENARIO: the fan-out ships the suite's own scenarios only, not a script of your own ($(cell_env_get "$WORK_DIR/cell.env" SCENARIO)); run it with make run-matrix"
   fanout_use_cell_target "$WORK_DIR/cell.env" "$([[ $OPT_DRY_RUN -eq 1 ]] && echo dry-run || echo run)"
   [[ -n "${FANOUT[FANOUT_S3_BUCKET]}" ]] \
     || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"
@@ -81,11 +79,14 @@ main() {
   [[ $OPT_DRY_RUN -eq 1 ]] || fanout_create_run_dir
   SSM_RUN_ID="$RUN_ID"
   SSM_CELL_ID="$CELL_ID"
-  mapfile -t SSM_TAGS < <(ssm_scenario_tags "$WORK_DIR/cell.env" "${FANOUT[TARGET_URL]}" "$RUN_ID" "$CELL_ID")
-  if [[ ${#SSM_TAGS[@]} -eq 0 ]]; then
-    [[ -z "$RUN_DIR" ]] || finish_failed "the scenario could not be checked with k6 inspect (see above); nothing was sent"
-    abort "the scenario could not be checked with k6 inspect (see above)"
+  if ! ssm_prepare_script "$WORK_DIR/cell.env" "${FANOUT[TARGET_URL]}" "$RUN_ID" "$CELL_ID" "$WORK_DIR"; then
+    [[ -z "$RUN_DIR" ]] || finish_failed "the scenario does not load with this cell's values: $CELL_ERROR; nothing was sent"
+    abort "the scenario does not load with this cell's values: $CELL_ERROR"
   fi
+  # What the instances run, kept with the run (the entry module only for a
+  # script of one's own).
+  [[ -z "$RUN_DIR" ]] || cp "$WORK_DIR"/k6-script.json "$WORK_DIR"/k6-entry.js* "$RUN_DIR/cells/$CELL_ID/" 2>/dev/null || true
+  mapfile -t SSM_TAGS < <(ssm_scenario_tags "$WORK_DIR/cell.env" "$WORK_DIR" "$RUN_ID" "$CELL_ID")
   SSM_START_AT=$(($(date +%s) + FANOUT[FANOUT_START_DELAY]))
 
   if [[ $OPT_DRY_RUN -eq 1 ]]; then
@@ -212,7 +213,7 @@ run_timeout() {
   fi
   local -A cell=()
   load_cell_env "$WORK_DIR/cell.env" cell
-  planned="$(k6_planned_seconds cell)"
+  planned="$(k6_planned_seconds cell "$WORK_DIR")"
   printf '%s\n' $((FANOUT[FANOUT_START_DELAY] + planned + 120))
 }
 
@@ -230,7 +231,7 @@ build_commands() {
   local dir="$1" timeout size
   timeout="$(run_timeout)"
   SSM_BUNDLE_FILE="$dir/scenarios.tar.gz"
-  ssm_bundle "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" "$SSM_BUNDLE_FILE"
+  ssm_bundle "$WORK_DIR" "$SSM_BUNDLE_FILE"
   SSM_BUNDLE_S3_URI=""
   write_commands "$dir" "$timeout"
   size="$(largest_params "$dir")"

@@ -86,3 +86,10 @@ cell_env_get() {
   load_cell_env "$1" got
   printf '%s\n' "${got[$2]:-}"
 }
+
+# k6_own_script SCENARIO: succeed when SCENARIO is a k6 script of one's own
+# (a path) rather than the name of a shipped one. The one test of it: the
+# knob checks, the runner and the fan-outs all ask here.
+k6_own_script() {
+  [[ "$1" == */* || "$1" == *.js ]]
+}

@@ -226,7 +226,7 @@ envfile_scenario_names() {
 # script of one's own (a path to an existing .js file).
 envfile_check_scenario() {
   local value="$1" names
-  if [[ "$value" != */* && "$value" != *.js ]]; then
+  if ! k6_own_script "$value"; then
     [[ "$value" =~ ^[a-z0-9-]+$ && -f "$LT_ROOT/scenarios/$value.js" ]] && return 0
     names="$(envfile_scenario_names | paste -sd, | sed 's/,/, /g')"
     printf "'%s' is not one of: %s (or a k6 script of your own: a path to a .js file)" "$value" "$names"

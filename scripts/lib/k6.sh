@@ -6,6 +6,9 @@ LT_K6="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
 # directory and count: state of this file only, read by k6_wait and k6_stop.
 K6_PIDS=()
 K6_CELL_DIR=""
+# The summary's trend statistics: the suite's scenarios set them in their
+# options; a script of one's own gets them from the command line.
+readonly K6_TREND_STATS="min,avg,med,p(90),p(95),p(99),max,count"
 
 # k6_duration_seconds DURATION: whole seconds (rounded up) of a k6 duration
 # such as 1m30s or 500ms.
@@ -54,12 +57,6 @@ k6_planned_seconds() {
   printf '%d\n' $((load + $(k6_duration_seconds "${cell_values[GRACEFUL_STOP]}")))
 }
 
-# k6_own_script SCENARIO: succeed when SCENARIO is a k6 script of one's own
-# (a path) rather than the name of a shipped one.
-k6_own_script() {
-  [[ "$1" == */* || "$1" == *.js ]]
-}
-
 # k6_script_path SCENARIO: the file k6 runs for SCENARIO.
 k6_script_path() {
   if k6_own_script "$1"; then
@@ -91,7 +88,8 @@ k6_inspect() {
   local target_url="$2"
   local -a env_args
   mapfile -t env_args < <(k6_cell_env inspect_values "$target_url")
-  env -i "${env_args[@]}" "$LT_K6" inspect --execution-requirements \
+  # k6 inspect reads no environment variable without the flag.
+  env -i "${env_args[@]}" "$LT_K6" inspect --include-system-env-vars --execution-requirements \
     "$(k6_script_path "${inspect_values[SCENARIO]}")" 2>&1
 }
 
@@ -99,17 +97,52 @@ k6_inspect() {
 # own, its inspection (k6-script.json) and the entry module k6 runs
 # (k6-entry.js, see scenarios/lib/own-script.js). Nothing for a shipped one.
 # On failure the reason is in CELL_ERROR.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 k6_prepare_script() {
   local -n prepare_values="$1"
-  local cell_dir="$2" target_url="$3" inspected
+  local cell_dir="$2" target_url="$3"
   k6_own_script "${prepare_values[SCENARIO]}" || return 0
-  if ! inspected="$(k6_inspect prepare_values "$target_url")" || ! jq -e . <<<"$inspected" >/dev/null 2>&1; then
-    CELL_ERROR="k6 cannot read ${prepare_values[SCENARIO]}: $(grep -m1 -iE 'error' <<<"$inspected" | cut -c1-200)"
+  k6_inspect_into prepare_values "$target_url" "$cell_dir/k6-script.json" || return 1
+  k6_entry_module "${prepare_values[SCENARIO]}" "$cell_dir/k6-script.json" | write_atomic "$cell_dir/k6-entry.js"
+}
+
+# k6_inspect_into CELL_ASSOC TARGET_URL FILE: k6_inspect of the cell's
+# script into FILE. On failure the reason is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+k6_inspect_into() {
+  local -n into_values="$1"
+  local target_url="$2" file="$3" inspected
+  if ! inspected="$(k6_inspect into_values "$target_url")" || ! jq -e . <<<"$inspected" >/dev/null 2>&1; then
+    CELL_ERROR="k6 cannot read $(k6_script_path "${into_values[SCENARIO]}"): $(grep -m1 -iE 'error' <<<"$inspected" | cut -c1-200)"
     return 1
   fi
-  jq . <<<"$inspected" | write_atomic "$cell_dir/k6-script.json" || return 1
-  k6_entry_module "${prepare_values[SCENARIO]}" "$cell_dir/k6-script.json" | write_atomic "$cell_dir/k6-entry.js"
+  jq . <<<"$inspected" | write_atomic "$file"
+}
+
+# k6_archive CELL_ASSOC TARGET_URL DIR: the cell's script for k6 on other
+# machines (the fan-outs): DIR/k6-script.json (its inspection: options and
+# tags), for a script of one's own DIR/k6-entry.js (k6_prepare_script), and
+# DIR/script.tar, a k6 archive of the script and every module it imports,
+# made with the cell's values as its environment (a `k6 run -e` on the
+# machine overrides them). On failure the reason is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+k6_archive() {
+  local -n archive_values="$1"
+  local target_url="$2" dir="$3" script line log
+  local -a env_args=()
+  script="$(k6_script_path "${archive_values[SCENARIO]}")"
+  if k6_own_script "${archive_values[SCENARIO]}"; then
+    k6_prepare_script archive_values "$dir" "$target_url" || return 1
+    script="$dir/k6-entry.js"
+  else
+    k6_inspect_into archive_values "$target_url" "$dir/k6-script.json" || return 1
+  fi
+  while IFS= read -r line; do
+    [[ "$line" == PATH=* || "$line" == HOME=* ]] || env_args+=(-e "$line")
+  done < <(k6_cell_env archive_values "$target_url")
+  if ! log="$("$LT_K6" archive --include-system-env-vars=false "${env_args[@]}" -O "$dir/script.tar" "$script" 2>&1)"; then
+    CELL_ERROR="k6 archive of $(k6_script_path "${archive_values[SCENARIO]}") failed: $(tail -n 1 <<<"$log" | cut -c1-300)"
+    return 1
+  fi
 }
 
 # k6_entry_module SCRIPT INSPECTED_JSON: the entry module for a script of
@@ -132,14 +165,17 @@ k6_entry_module() {
   ' "$inspected"
 }
 
-# k6_script_tags [INSPECTED_JSON]: --tag arguments for a script of one's
-# own: its own options.tags (a --tag replaces them all), the run's and the
-# cell's, and traffic=load. The scenario tag stays k6's own: k6 sets it to
-# the name of the script's k6 scenario over any --tag.
-k6_script_tags() {
-  local inspected="${1:-}"
-  [[ -z "$inspected" ]] || jq -r '.tags // {} | to_entries[] | "--tag", "\(.key)=\(.value)"' "$inspected"
-  printf '%s\n' --tag "run_id=$LT_RUN_ID" --tag "cell=$(basename "$K6_CELL_DIR")" --tag traffic=load
+# k6_run_tags SCENARIO INSPECTED_JSON RUN_ID CELL: the tags k6 is given on
+# its command line, "name=value" a line. A --tag replaces all of the
+# script's own options.tags, so those come first; a script of one's own
+# then gets the run's and the cell's tags and traffic=load, which the
+# suite's scenarios set themselves. The scenario tag stays k6's own: k6
+# sets it to the name of the script's k6 scenario over any --tag.
+k6_run_tags() {
+  local scenario="$1" inspected="$2" run_id="$3" cell="$4"
+  jq -r '.tags // {} | to_entries[] | "\(.key)=\(.value)"' "$inspected"
+  k6_own_script "$scenario" || return 0
+  printf '%s\n' "run_id=$run_id" "cell=$cell" traffic=load
 }
 
 # k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [OPTION...]: start
@@ -182,8 +218,11 @@ k6_start() {
     # The script runs unchanged from the cell's entry module; the suite's
     # tags and p99 come from the command line.
     script="$cell_dir/k6-entry.js"
-    mapfile -t script_args < <(k6_script_tags "$cell_dir/k6-script.json")
-    script_args+=("--summary-trend-stats=min,avg,med,p(90),p(95),p(99),max,count")
+    local tag
+    while IFS= read -r tag; do
+      script_args+=(--tag "$tag")
+    done < <(k6_run_tags "${cell_values[SCENARIO]}" "$cell_dir/k6-script.json" "$LT_RUN_ID" "$(basename "$cell_dir")")
+    script_args+=("--summary-trend-stats=$K6_TREND_STATS")
   fi
   # One start instant for every instance of a burst.
   [[ "$instances" -eq 1 ]] || env_args+=("BURST_START_AT=$(($(date +%s%3N) + ${cell_values[BURST_LEAD_MS]:-0}))")

@@ -144,7 +144,8 @@ matrix_set() {
 # the processes it starts find it wherever they run.
 matrix_absolute_path() {
   local type="${1%\?}" value="$2"
-  if [[ -n "$value" && ( "$type" == path || ( "$type" == scenario && "$value" == */* ) || ( "$type" == scenario && "$value" == *.js ) ) ]]; then
+  [[ -n "$value" ]] || return 0
+  if [[ "$type" == path ]] || { [[ "$type" == scenario ]] && k6_own_script "$value"; }; then
     value="$(cd "$(dirname "$value")" && pwd)/$(basename "$value")"
   fi
   printf '%s' "$value"

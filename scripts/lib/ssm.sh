@@ -215,38 +215,38 @@ ssm_segment_sequence() {
 
 # --- What each instance runs -----------------------------------------------------------------
 
-# ssm_bundle SCENARIO OUT: the scenario and scenarios/lib/*.js as a
-# reproducible tar.gz (same files, same bytes: commands compare across runs).
-ssm_bundle() {
-  local scenario="$1" out_file="$2" dir="$LT_ROOT/scenarios"
-  local -a files=("$scenario.js")
-  ! k6_own_script "$scenario" \
-    || usage_error "SCENARIO: the fan-out ships the suite's own scenarios only, not a script of your own ($scenario); run it with make run-matrix"
-  [[ -f "$dir/$scenario.js" ]] || usage_error "scenario '$scenario': no file scenarios/$scenario.js"
-  mapfile -t -O 1 files < <(cd "$dir" && printf '%s\n' lib/*.js)
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u=rw,go=r \
-    -C "$dir" -cf - "${files[@]}" | gzip -n -9 >"$out_file"
+# ssm_prepare_script CELL_ENV TARGET_URL RUN_ID CELL_ID DIR: the cell's
+# script as the instances get it: a k6 archive of it and every module it
+# imports (k6_archive: DIR/script.tar, with DIR/k6-script.json, its
+# inspection). A shipped scenario and a script of one's own travel alike; the
+# latter inside its entry module (scenarios/lib/own-script.js), so its row
+# has the same columns as a local run's. Making the archive also proves the
+# script loads with the cell's values before anything is sent. On failure
+# the reason is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+ssm_prepare_script() {
+  local cell_env="$1" target_url="$2" run_id="$3" cell_id="$4" dir="$5"
+  local -A cell=()
+  [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools' (the scenario is checked with it before anything is sent)"
+  load_cell_env "$cell_env" cell
+  cell[RUN_ID]="$run_id"
+  cell[CELL_ID]="$cell_id"
+  k6_archive cell "$target_url" "$dir"
 }
 
-# ssm_scenario_tags CELL_ENV TARGET_URL RUN_ID CELL_ID: the tags the scenario
-# itself sets (options.tags), one "name=value" a line. k6's --tag replaces the
-# script's tags instead of adding to them, so the command passes these again
-# next to instance=ID. k6 inspect also proves that the scenario loads with the
-# cell's values before anything is sent.
+# ssm_bundle DIR OUT: the script's archive (DIR/script.tar, ssm_prepare_script)
+# as the tar.gz an instance unpacks.
+ssm_bundle() {
+  local dir="$1" out_file="$2"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u=rw,go=r \
+    -C "$dir" -cf - script.tar | gzip -n -9 >"$out_file"
+}
+
+# ssm_scenario_tags CELL_ENV DIR RUN_ID CELL_ID: the tags k6 gets on each
+# instance besides instance=ID (k6_run_tags: --tag replaces the script's
+# own), one "name=value" a line.
 ssm_scenario_tags() {
-  local cell_env="$1" target_url="$2" run_id="$3" cell_id="$4" line scenario inspected
-  local -a env_args=()
-  [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools' (the scenario is checked with it before anything is sent)"
-  while IFS= read -r line; do
-    [[ -z "$line" || "$line" =~ ^(TARGET_URL|RUN_ID|CELL_ID)= ]] || env_args+=(-e "$line")
-  done <"$cell_env"
-  scenario="$(cell_env_get "$cell_env" SCENARIO)"
-  env_args+=(-e "TARGET_URL=$target_url" -e "RUN_ID=$run_id" -e "CELL_ID=$cell_id")
-  if ! inspected="$("$LT_K6" inspect --include-system-env-vars=false "${env_args[@]}" \
-    "$LT_ROOT/scenarios/$scenario.js" 2>&1)"; then
-    abort "scenario $scenario does not load with this cell's values: $(tail -n 1 <<<"$inspected" | cut -c1-300)"
-  fi
-  jq -r '.tags // {} | to_entries[] | "\(.key)=\(.value)"' <<<"$inspected"
+  k6_run_tags "$(cell_env_get "$1" SCENARIO)" "$2/k6-script.json" "$3" "$4"
 }
 
 # ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the command instance
@@ -258,8 +258,7 @@ ssm_scenario_tags() {
 ssm_instance_command() {
   local cell_env="$1" instance="$2" index="$3" count="$4"
   local workdir="${FANOUT[FANOUT_WORKDIR]%/}/$SSM_RUN_ID/$SSM_CELL_ID/$instance"
-  local scenario segment line tag bundle_b64="" aws_args=""
-  scenario="$(cell_env_get "$cell_env" SCENARIO)"
+  local segment line tag bundle_b64="" aws_args=""
   segment="$(ssm_segment "$index" "$count")"
   # One element per line of the k6 call: an option with its value.
   local -a k6_lines=(
@@ -273,15 +272,18 @@ ssm_instance_command() {
   [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || k6_lines+=("$(sh_quote_line --out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")")
   # The cell's knobs, but for the values this command sets itself below.
   while IFS= read -r line; do
-    [[ -z "$line" || "$line" =~ ^(TARGET_URL|SUMMARY_FILE|RUN_ID|CELL_ID)= ]] || k6_lines+=("$(sh_quote_line -e "$line")")
+    [[ -z "$line" || "$line" =~ ^(TARGET_URL|BASE_URL|SUMMARY_FILE|RUN_ID|CELL_ID)= ]] || k6_lines+=("$(sh_quote_line -e "$line")")
   done <"$cell_env"
   k6_lines+=(
     "$(sh_quote_line -e "TARGET_URL=${FANOUT[TARGET_URL]}")"
+    "$(sh_quote_line -e "BASE_URL=${FANOUT[TARGET_URL]}")"
     "$(sh_quote_line -e "SUMMARY_FILE=$workdir/summary.json")"
     "$(sh_quote_line -e "RUN_ID=$SSM_RUN_ID")"
     "$(sh_quote_line -e "CELL_ID=$SSM_CELL_ID")"
-    "$(sh_quote_line "$scenario.js")"
   )
+  ! k6_own_script "$(cell_env_get "$cell_env" SCENARIO)" \
+    || k6_lines+=("$(sh_quote_line "--summary-trend-stats=$K6_TREND_STATS")")
+  k6_lines+=("$(sh_quote_line script.tar)")
   if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
     local -a global
     ssm_aws_global_args global

@@ -480,6 +480,35 @@ copy_outputs() {
   [ "$(sha256sum "$BATS_TEST_TMPDIR/bundle.tar.gz" | cut -d' ' -f1)" = "$sha" ]
 }
 
+@test "a script of one's own ships in a k6 archive, runs unchanged on the instances, and its row is complete" {
+  local run_dir dir id
+  printf 'SCENARIO=%s\n' "$LT_ROOT/tests/fixtures/own-script/spike-test.js" >"$BATS_TEST_TMPDIR/own.matrix"
+  FANOUT_INFLUXDB_URL="" run "$LT_ROOT/scripts/ssm-fanout.sh" --no-wait "$BATS_TEST_TMPDIR/own.matrix"
+  assert_success
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  dir="$(cell_dir "$run_dir")"
+  # The entry module that wraps it is kept with the run, as for a local one.
+  grep -qF "import * as script from \"$LT_ROOT/tests/fixtures/own-script/spike-test.js\"" "$dir/k6-entry.js"
+  play_instances "$run_dir"
+  run "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$run_dir"
+  assert_success
+  [ "$(lt_csv_column "$run_dir/results.csv" status)" = ok ]
+  # The script's own 16 VUs, split over the two instances.
+  [ "$(lt_csv_column "$run_dir/results.csv" vus_max)" -eq 16 ]
+  [ "$(jq -s 'map(.vus_max) | add' "$dir"/instances/*/row.json)" -eq 16 ]
+  [ "$(lt_csv_column "$run_dir/results.csv" http_reqs)" -gt 0 ]
+  [ "$(lt_csv_column "$run_dir/results.csv" http_reqs)" -eq "$(jq -s 'map(.http_reqs) | add' "$dir"/instances/*/row.json)" ]
+  # Each instance counted its load with the suite's tags from the command
+  # line (the script sets none) and split its failures by cause.
+  while IFS= read -r id; do
+    run jq -r '.metrics | [has("http_reqs{traffic:load}"), has("fail_connect"), has("fail_other")] | join(" ")' \
+      "$dir/instances/$id/summary.json"
+    assert_output "true true true"
+  done <"$BATS_FILE_TMPDIR/k6-instances"
+  run jq -r '[.failed_reqs, ([.fail_connect, .fail_reset, .fail_timeout, .fail_http_4xx, .fail_http_5xx, .fail_other] | add)] | join(" ")' "$dir/row.json"
+  [ "${output% *}" = "${output#* }" ]
+}
+
 # --- Dry run ------------------------------------------------------------------------------------
 
 @test "a dry run prints the AWS calls and each command, and sends nothing" {

@@ -75,8 +75,12 @@ JSON
 
 @test "a script's own tags are given again on the command line, with the suite's" {
   printf '{"tags": {"team": "payments"}}' >"$BATS_TEST_TMPDIR/inspected.json"
-  LT_RUN_ID=r1 K6_CELL_DIR=/x/cells/01_a-1 run k6_script_tags "$BATS_TEST_TMPDIR/inspected.json"
-  assert_output "$(printf '%s\n' --tag team=payments --tag run_id=r1 --tag cell=01_a-1 --tag traffic=load)"
+  run k6_run_tags /srv/my-test.js "$BATS_TEST_TMPDIR/inspected.json" r1 01_a-1
+  assert_output "$(printf '%s\n' team=payments run_id=r1 cell=01_a-1 traffic=load)"
+  # A shipped scenario sets the suite's tags itself: only its own come back.
+  printf '{"tags": {"run_id": "r1", "cell": "01_a-1"}}' >"$BATS_TEST_TMPDIR/inspected.json"
+  run k6_run_tags spike "$BATS_TEST_TMPDIR/inspected.json" r1 01_a-1
+  assert_output "$(printf '%s\n' run_id=r1 cell=01_a-1)"
 }
 
 @test "a script of one's own is bounded by its own total duration" {

@@ -212,8 +212,9 @@ build_command() {
   SSM_START_AT=1700000000
   SSM_BUNDLE_FILE="$BATS_TEST_TMPDIR/scenarios.tar.gz"
   SSM_BUNDLE_S3_URI=""
-  SSM_TAGS=(run_id=run1 cell=01_delay_ms-10)
-  ssm_bundle spike "$SSM_BUNDLE_FILE"
+  ssm_prepare_script "$BATS_TEST_TMPDIR/cell.env" "${FANOUT[TARGET_URL]}" run1 01_delay_ms-10 "$BATS_TEST_TMPDIR" >&2
+  mapfile -t SSM_TAGS < <(ssm_scenario_tags "$BATS_TEST_TMPDIR/cell.env" "$BATS_TEST_TMPDIR" run1 01_delay_ms-10)
+  ssm_bundle "$BATS_TEST_TMPDIR" "$SSM_BUNDLE_FILE"
   ssm_instance_command "$BATS_TEST_TMPDIR/cell.env" i-0abc 1 3
 }
 
@@ -241,17 +242,44 @@ build_command() {
   assert_line --partial "--out influxdb=http://10.0.0.5:8086/k6"
 }
 
-@test "the scenario files shipped inline unpack to the scenario and its lib/" {
+@test "the scenario shipped inline is a k6 archive of it and its lib/, which k6 runs as sent" {
   build_command >"$BATS_TEST_TMPDIR/command.sh"
   local b64
   b64="$(sed -n "s/^LT_BUNDLE_B64=\([A-Za-z0-9+/=]*\)$/\1/p" "$BATS_TEST_TMPDIR/command.sh")"
   [ -n "$b64" ]
-  run bash -c "base64 -d <<<'$b64' | tar -tzf -"
-  assert_line spike.js
-  assert_line lib/env.js
-  # Reproducible: the same files give the same bytes.
-  ssm_bundle spike "$BATS_TEST_TMPDIR/again.tar.gz"
-  cmp "$BATS_TEST_TMPDIR/scenarios.tar.gz" "$BATS_TEST_TMPDIR/again.tar.gz"
+  mkdir "$BATS_TEST_TMPDIR/instance"
+  base64 -d <<<"$b64" | tar -xzf - -C "$BATS_TEST_TMPDIR/instance"
+  run ls "$BATS_TEST_TMPDIR/instance"
+  assert_output script.tar
+  run tar -tf "$BATS_TEST_TMPDIR/instance/script.tar"
+  assert_line "file$LT_ROOT/scenarios/spike.js"
+  assert_line "file$LT_ROOT/scenarios/lib/env.js"
+  # k6 reads it without the repository: the options are the cell's.
+  run "$LT_K6" inspect "$BATS_TEST_TMPDIR/instance/script.tar"
+  assert_success
+  [ "$(jq -r .scenarios.spike.vus <<<"$output")" = 4 ]
+  grep -qx "  script.tar" "$BATS_TEST_TMPDIR/command.sh"
+}
+
+@test "a script of one's own ships in its entry module, with the suite's tags and trend statistics" {
+  mkdir -p "$BATS_TEST_TMPDIR/mine/helpers"
+  printf 'export const path = "/hello";\n' >"$BATS_TEST_TMPDIR/mine/helpers/paths.js"
+  printf '%s\n' "import http from 'k6/http';" "import { path } from './helpers/paths.js';" \
+    "export const options = { vus: 3, duration: '2s', tags: { team: 'pay' } };" \
+    "export default function () { http.get(__ENV.BASE_URL + path); }" >"$BATS_TEST_TMPDIR/mine/test.js"
+  printf 'SCENARIO=%s\n' "$BATS_TEST_TMPDIR/mine/test.js" | lt_write "$MATRIX"
+  build_command >"$BATS_TEST_TMPDIR/command.sh"
+  run cat "$BATS_TEST_TMPDIR/command.sh"
+  assert_line --partial "--tag team=pay"
+  assert_line --partial "--summary-trend-stats="
+  assert_line --partial "-e BASE_URL=http://10.9.8.7:8080"
+  run tar -tf "$BATS_TEST_TMPDIR/script.tar"
+  assert_line "file$BATS_TEST_TMPDIR/k6-entry.js"
+  assert_line "file$BATS_TEST_TMPDIR/mine/test.js"
+  assert_line "file$BATS_TEST_TMPDIR/mine/helpers/paths.js"
+  assert_line "file$LT_ROOT/scenarios/lib/own-script.js"
+  run k6_run_tags "$BATS_TEST_TMPDIR/mine/test.js" "$BATS_TEST_TMPDIR/k6-script.json" run1 01
+  assert_output "$(printf '%s\n' team=pay run_id=run1 cell=01 traffic=load)"
 }
 
 @test "ssm-fanout: no S3 bucket is a usage error that says why" {
@@ -328,6 +356,24 @@ operator_manifest() {
   assert_success
   [ "$(jq -r '.tags.run_id' <<<"$output")" = r42 ]
   [ "$(jq -r '.scenarios.spike.vus' <<<"$output")" = 4 ]
+}
+
+@test "k6-operator: a script of one's own goes in its entry module, with the suite's tags" {
+  printf 'SCENARIO=%s\n' "$LT_ROOT/tests/fixtures/own-script/spike-test.js" | lt_write "$MATRIX"
+  run operator_manifest --parallelism 2 --run-id r42 "$MATRIX"
+  assert_success
+  local docs="$output"
+  run jq -r '.[1].spec.arguments' <<<"$docs"
+  assert_output --partial "--tag run_id=r42"
+  assert_output --partial "--tag traffic=load"
+  assert_output --partial "--summary-trend-stats="
+  jq -r '.[0].binaryData["archive.tar"]' <<<"$docs" | base64 -d >"$BATS_TEST_TMPDIR/archive.tar"
+  run tar -tf "$BATS_TEST_TMPDIR/archive.tar"
+  assert_line --regexp '/k6-entry\.js$'
+  assert_line "file$LT_ROOT/tests/fixtures/own-script/spike-test.js"
+  run "$LT_K6" inspect "$BATS_TEST_TMPDIR/archive.tar"
+  assert_success
+  [ "$(jq -r '.vus' <<<"$output")" = 16 ]
 }
 
 @test "k6-operator: --parallelism is required" {
