@@ -71,6 +71,25 @@ JSON
   assert_output 'vus,run_id=run-1,cell=01_vus-4,scenario=spike value=4 1795320088000000000'
 }
 
+@test "two requests at the same nanosecond with the same tags stay two points" {
+  run monitoring_k6_lines run-1 01_vus-4 spike <<'JSON'
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28.000000009Z","value":1,"tags":{"status":"200"}}}
+{"metric":"http_req_duration","type":"Point","data":{"time":"2026-11-22T04:01:28.000000009Z","value":5,"tags":{"status":"200"}}}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28.000000009Z","value":1,"tags":{"status":"200"}}}
+{"metric":"http_req_duration","type":"Point","data":{"time":"2026-11-22T04:01:28.000000009Z","value":7,"tags":{"status":"200"}}}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28.000000010Z","value":1,"tags":{"status":"200"}}}
+{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-22T04:01:28.000000009Z","value":1,"tags":{"status":"503"}}}
+JSON
+  assert_line --index 0 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,status=200 value=1 1795320088000000009'
+  assert_line --index 1 'http_req_duration,run_id=run-1,cell=01_vus-4,scenario=spike,status=200 value=5 1795320088000000009'
+  assert_line --index 2 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,status=200 value=1 1795320088000000010'
+  assert_line --index 3 'http_req_duration,run_id=run-1,cell=01_vus-4,scenario=spike,status=200 value=7 1795320088000000010'
+  # The next one's own time is taken now: it moves on too.
+  assert_line --index 4 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,status=200 value=1 1795320088000000011'
+  # Another series may share the time.
+  assert_line --index 5 'http_reqs,run_id=run-1,cell=01_vus-4,scenario=spike,status=503 value=1 1795320088000000009'
+}
+
 @test "samples.tsv rows become ltsuite_samples points in nanoseconds, empty columns left out" {
   run monitoring_samples_lines run-1 01_vus-4 spike 10 2 <<<"$SAMPLES_HEADER"$'\n1795317479.272\t1\t1\t3\t0\t0\t3\t1\t\t2'
   assert_output 'ltsuite_samples,run_id=run-1,cell=01_vus-4,scenario=spike listen_recvq=1,listen_sendq=1,server_estab=3,server_syn_recv=0,server_time_wait=0,client_estab=3,client_time_wait=1,tomcat_connections=2,tomcat_threads_max=10,tomcat_connections_max=2 1795317479272000000'

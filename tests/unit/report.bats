@@ -121,6 +121,14 @@ JSON
   jq -e '.k6.latency == {start: [1795305600.35], ms: [1000], stride: 1, answered: 1}' <<<"$output"
 }
 
+@test "two requests at the same nanosecond are two requests" {
+  local cell="$RUN_DIR/cells/01_vus-4" t='2026-11-22T00:00:01.000000009Z'
+  printf '{"metric":"http_req_duration","type":"Point","data":{"time":"%s","value":%s,"tags":{"status":"200"}}}\n{"metric":"http_req_blocked","type":"Point","data":{"time":"%s","value":0,"tags":{"status":"200"}}}\n' \
+    "$t" 5 "$t" "$t" 7 "$t" | gzip >"$cell/k6-samples.json.gz"
+  run report_cell_data "$cell"
+  jq -e '.k6.per_second.answered == [2] and .k6.latency.ms == [5, 7]' <<<"$output"
+}
+
 @test "a large cell draws every Nth answered request, at most REPORT_LATENCY_POINTS" {
   local cell="$RUN_DIR/cells/01_vus-4"
   # 20,000 answered requests, one every millisecond.
