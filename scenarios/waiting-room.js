@@ -1,6 +1,9 @@
 // Long-polling waiting room: each iteration is one visitor. It registers
 // with POST /api/wait, then polls POST /api/entry every pollingPeriod (as the
 // server says) until canEnter, then stays THINK_TIME_MS. Users follow STAGES.
+// A visitor whose polls did not get through for a while is forgotten by the
+// room (404, unknown token): it registers again, at the back of the line, as
+// a browser tab of a real waiting room would (wr_forgotten counts it).
 import http from 'k6/http';
 import { sleep } from 'k6';
 import { Counter, Trend } from 'k6/metrics';
@@ -26,6 +29,7 @@ const canEnterFalse = new Counter('wr_can_enter_false');
 const visitors = new Counter('wr_visitors');
 const admitted = new Counter('wr_admitted');
 const gaveUp = new Counter('wr_gave_up');
+const forgotten = new Counter('wr_forgotten');
 const timeToAdmission = new Trend('wr_time_to_admission', true);
 
 export const options = {
@@ -72,16 +76,22 @@ export function setup() {
   checkTargetUp(config.targetUrl);
 }
 
+// register(): POST /api/wait; its ticket, or null.
+function register() {
+  waitRequests.add(1);
+  return answer(delivered.send(() => http.post(`${config.targetUrl}/api/wait`, '{}', waitParams)));
+}
+
 export default function () {
   delivered.iterationStarted();
   const started = Date.now();
-  waitRequests.add(1);
-  let body = answer(delivered.send(() => http.post(`${config.targetUrl}/api/wait`, '{}', waitParams)));
+  let body = register();
   if (body === null) return;
   visitors.add(1);
   count(body);
-  const token = body.token;
   let polls = 0;
+  // Forgotten by the room and not registered again yet.
+  let lost = false;
   while (!body.canEnter) {
     if (polls >= config.maxPolls) {
       gaveUp.add(1);
@@ -89,8 +99,19 @@ export default function () {
     }
     sleep((body.pollingPeriod || 1000) / 1000);
     polls += 1;
-    entryRequests.add(1);
-    const next = answer(delivered.send(() => http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), entryParams)));
+    let next = null;
+    if (!lost) {
+      entryRequests.add(1);
+      const token = body.token;
+      const res = delivered.send(() => http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), entryParams));
+      next = answer(res);
+      lost = res.status === 404;
+      if (lost) forgotten.add(1);
+    }
+    if (lost) {
+      next = register();
+      lost = next === null;
+    }
     if (next === null) continue;
     body = next;
     count(body);

@@ -121,3 +121,8 @@ lt_assert_prediction_kept() {
 lt_cells() {
   lt_csv_column "$RUN_DIR/results.csv" cell
 }
+
+# lt_free_port: a TCP port nothing listens on at 127.0.0.1 now.
+lt_free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}

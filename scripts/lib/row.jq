@@ -52,6 +52,7 @@ def extra($env):
         wr_visitors: count_of("wr_visitors"),
         wr_admitted: count_of("wr_admitted"),
         wr_gave_up: count_of("wr_gave_up"),
+        wr_forgotten: count_of("wr_forgotten"),
         wr_wait_requests: count_of("wr_wait_requests"),
         wr_entry_requests: count_of("wr_entry_requests"),
         wr_can_enter_true: count_of("wr_can_enter_true"),

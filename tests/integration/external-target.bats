@@ -10,14 +10,25 @@ setup() {
   printf 'VUS=2\nDURATION=3s\nDELAY_MS=50\nGRACEFUL_STOP=1s\n' >"$MATRIX"
 }
 
-teardown() {
-  if [[ -n "${TARGET_PID:-}" ]]; then kill "$TARGET_PID" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
+# start_loopback_target PORT MANAGEMENT_PORT [NAME=VALUE...]: the suite's
+# target on 127.0.0.1, with the given settings; waits until it answers.
+start_loopback_target() {
+  local port="$1" mgmt="$2"
+  shift 2
+  env SERVER_ADDRESS=127.0.0.1 SERVER_PORT="$port" MANAGEMENT_PORT="$mgmt" "$@" \
+    java -Xmx128m -jar "$LT_ROOT/server/target/loadtest-target.jar" >"$BATS_TEST_TMPDIR/target.log" 2>&1 3>&- &
+  TARGET_PID=$!
+  local deadline=$((SECONDS + 60))
+  until curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; do
+    ((SECONDS < deadline)) || fail "target did not start: $(tail -n 3 "$BATS_TEST_TMPDIR/target.log")"
+    sleep 0.2
+  done
 }
 
-# free_port: a TCP port nobody listens on now.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+teardown() {
+  if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
+  if [[ -n "${TARGET_PID:-}" ]]; then kill "$TARGET_PID" 2>/dev/null || true; fi
+  wait 2>/dev/null || true
 }
 
 @test "a non-loopback TARGET_URL is refused without ALLOW_REMOTE_TARGET" {
@@ -35,16 +46,9 @@ free_port() {
 
 @test "a loopback target is loaded from the host, and the run says where load goes" {
   local port mgmt
-  port="$(free_port)"
-  mgmt="$(free_port)"
-  SERVER_ADDRESS=127.0.0.1 SERVER_PORT="$port" MANAGEMENT_PORT="$mgmt" \
-    java -Xmx128m -jar "$LT_ROOT/server/target/loadtest-target.jar" >"$BATS_TEST_TMPDIR/target.log" 2>&1 &
-  TARGET_PID=$!
-  local deadline=$((SECONDS + 60))
-  until curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; do
-    ((SECONDS < deadline)) || fail "target did not start: $(tail -n 3 "$BATS_TEST_TMPDIR/target.log")"
-    sleep 0.2
-  done
+  port="$(lt_free_port)"
+  mgmt="$(lt_free_port)"
+  start_loopback_target "$port" "$mgmt"
   TARGET_URL="http://127.0.0.1:$port" run "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX"
   assert_success
   assert_output --partial "load goes to http://127.0.0.1:$port (an external target), from this host"
@@ -55,4 +59,35 @@ free_port() {
   [ -s "$run_dir/cells/01/nstat-client-before.txt" ]
   [ ! -e "$run_dir/cells/01/nstat-server-before.txt" ]
   kill -0 "$TARGET_PID"
+}
+
+@test "waiting room: a visitor the room forgot registers again, at the back of the line, and is admitted" {
+  local port mgmt run_dir deadline
+  port="$(lt_free_port)"
+  mgmt="$(lt_free_port)"
+  start_loopback_target "$port" "$mgmt" WAITING_ROOM_ADMIT_PER_SECOND=2
+  # Six visitors at a time, two admitted a second: there is always a line.
+  printf '%s\n' SCENARIO=waiting-room STAGES=1s:6,7s:6 WAITING_ROOM_ADMIT_PER_SECOND=2 MAX_POLLS=60 \
+    THINK_TIME_MS=0 REQUEST_TIMEOUT=2s GRACEFUL_STOP=15s >"$MATRIX"
+  TARGET_URL="http://127.0.0.1:$port" "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" >"$BATS_TEST_TMPDIR/run.log" 2>&1 3>&- &
+  RUNNER_PID=$!
+  # Once the line has formed, the operator empties the room: every waiting
+  # token becomes unknown (404) at once.
+  deadline=$((SECONDS + 60))
+  until [[ "$(curl -fsS "http://127.0.0.1:$mgmt/actuator/waitingroom" | jq .registered)" -ge 10 ]]; do
+    ((SECONDS < deadline)) || fail "no line formed: $(cat "$BATS_TEST_TMPDIR/run.log")"
+    sleep 0.2
+  done
+  curl -fsS -X POST -H 'Content-Type: application/json' "http://127.0.0.1:$mgmt/actuator/waitingroom" >/dev/null
+  wait "$RUNNER_PID" || fail "run failed: $(cat "$BATS_TEST_TMPDIR/run.log")"
+  RUNNER_PID=""
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  run jq -c '.extra | {wr_visitors, wr_admitted, wr_forgotten, wr_wait_requests, wr_gave_up}' "$run_dir/cells/01/row.json"
+  echo "# $output" >&3
+  # Some were forgotten; each registered again (one more POST /api/wait) and
+  # got in; none gave up and none is counted twice as a visitor.
+  jq -e '.extra.wr_forgotten > 0 and .extra.wr_gave_up == 0
+         and .extra.wr_wait_requests == .extra.wr_visitors + .extra.wr_forgotten
+         and .extra.wr_admitted == .extra.wr_visitors
+         and .fail_http_4xx == .extra.wr_forgotten' "$run_dir/cells/01/row.json"
 }

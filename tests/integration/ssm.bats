@@ -73,11 +73,6 @@ setup() {
 
 # --- Fixtures -----------------------------------------------------------------------------
 
-# free_port: a TCP port nothing listens on at 127.0.0.1 now.
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # wait_for URL SECONDS: until URL answers (any HTTP status) or time runs out.
 wait_for() {
   local deadline=$((SECONDS + $2))
@@ -89,7 +84,7 @@ wait_for() {
 
 start_moto() {
   local port
-  port="$(free_port)"
+  port="$(lt_free_port)"
   MOTO_ENABLE_RECORDING=true MOTO_RECORDER_FILEPATH="$BATS_FILE_TMPDIR/moto-recording.jsonl" \
     "$VENV/bin/moto_server" -H 127.0.0.1 -p "$port" >"$BATS_FILE_TMPDIR/moto.log" 2>&1 3>&- &
   echo "$!" >"$BATS_FILE_TMPDIR/moto.pid"
@@ -100,8 +95,8 @@ start_moto() {
 start_target() {
   local port management jar="$LT_ROOT/server/target/loadtest-target.jar"
   [[ -f "$jar" ]] || (cd "$LT_ROOT" && make -s "${jar#"$LT_ROOT"/}")
-  port="$(free_port)"
-  management="$(free_port)"
+  port="$(lt_free_port)"
+  management="$(lt_free_port)"
   env -i PATH="$PATH" HOME="${HOME:-/root}" SERVER_ADDRESS=127.0.0.1 SERVER_PORT="$port" \
     MANAGEMENT_ADDRESS=127.0.0.1 MANAGEMENT_PORT="$management" \
     java -Xmx256m -jar "$jar" >"$BATS_FILE_TMPDIR/target.log" 2>&1 3>&- &
@@ -115,8 +110,8 @@ start_target() {
 start_influxd() {
   local http rpc dir="$BATS_FILE_TMPDIR/influxdb" bin="$LT_ROOT/.tools/bin/influxd"
   [[ -x "$bin" ]] || return 0
-  http="$(free_port)"
-  rpc="$(free_port)"
+  http="$(lt_free_port)"
+  rpc="$(lt_free_port)"
   mkdir -p "$dir"
   cat >"$dir/influxdb.conf" <<EOF
 reporting-disabled = true
@@ -529,7 +524,7 @@ copy_outputs() {
 }
 
 @test "a dry run with no AWS reachable still prints the plan for --instances" {
-  AWS_ENDPOINT_URL="http://127.0.0.1:$(free_port)" TMPDIR="$BATS_TEST_TMPDIR" \
+  AWS_ENDPOINT_URL="http://127.0.0.1:$(lt_free_port)" TMPDIR="$BATS_TEST_TMPDIR" \
     run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-0aaa,i-0bbb "$MATRIX"
   assert_success
   assert_output --partial "(skipped: --instances given)"

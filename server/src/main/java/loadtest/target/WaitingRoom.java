@@ -39,13 +39,17 @@ public class WaitingRoom {
     static final int MISSED_POLLS_TO_GIVE_UP = 3;
     private static final long WINDOW_MS = 1_000;
 
-    /** What {@code /api/wait} and {@code /api/entry} answer. */
+    /**
+     * What {@code /api/wait} and {@code /api/entry} answer. {@code position} is 0 once admitted, else
+     * the visitor's place by number, counting those ahead who gave up but have not left the line yet.
+     */
     public record Ticket(String token, boolean canEnter, long position, long pollingPeriod) {}
 
     /**
      * What {@code /api/waiting-room/stats} answers. {@code admissionsPerSecond} is keyed by epoch second;
      * {@code maxAdmittedInOneSecond} is the most admissions seen in any sliding 1000 ms window;
-     * {@code gaveUp} counts visitors forgotten after {@code giveUpAfterMs} without a poll while waiting.
+     * {@code gaveUp} counts visitors forgotten after {@code giveUpAfterMs} without a poll while waiting;
+     * {@code waiting} counts the visitors still waiting, not those who gave up.
      */
     public record Stats(long registered, long admitted, long waiting, int inside, int admitPerSecond,
             int maxInside, long stayMs, long pollingPeriod, int maxAdmittedInOneSecond, int maxInsideObserved,
@@ -83,6 +87,8 @@ public class WaitingRoom {
     /** Visitors that have left the head of the queue (admitted or gone): seq 1..dequeued. */
     private long dequeued;
     private long gaveUp;
+    /** Visitors that gave up while waiting and have not reached the head of the queue yet. */
+    private long goneInQueue;
     private long lastNow;
     private int maxAdmittedInOneSecond;
     private int maxInsideObserved;
@@ -143,7 +149,7 @@ public class WaitingRoom {
     public synchronized Stats stats() {
         long now = tick();
         int inside = (int) insideUntil.stream().filter(until -> until > now).count();
-        return new Stats(registered, admitted, registered - dequeued, inside, rules.admitPerSecond(),
+        return new Stats(registered, admitted, registered - dequeued - goneInQueue, inside, rules.admitPerSecond(),
                 rules.maxInside(), rules.stayMs(), rules.pollingPeriodMs(), maxAdmittedInOneSecond,
                 maxInsideObserved, new TreeMap<>(admissionsPerSecond), gaveUp, visitors.size(), giveUpAfterMs);
     }
@@ -158,6 +164,7 @@ public class WaitingRoom {
         admitted = 0;
         dequeued = 0;
         gaveUp = 0;
+        goneInQueue = 0;
         maxAdmittedInOneSecond = 0;
         maxInsideObserved = 0;
     }
@@ -176,6 +183,7 @@ public class WaitingRoom {
             if (!visitor.admitted) {
                 visitor.gone = true;
                 gaveUp++;
+                goneInQueue++;
             }
         }
         return now;
@@ -195,6 +203,7 @@ public class WaitingRoom {
             Visitor next = queue.pollFirst();
             dequeued++;
             if (next.gone) {
+                goneInQueue--;
                 continue; // gave up while waiting: never admitted, spends no budget
             }
             next.admitted = true;
@@ -212,6 +221,8 @@ public class WaitingRoom {
 
     private Ticket ticketOf(Visitor visitor) {
         // Strictly FIFO: the visitors with seq 1..dequeued have left the line, the rest wait in seq order.
+        // Like the number on a paper ticket, the position counts everyone ahead by number, including
+        // visitors who gave up and have not reached the head yet (they leave it without being admitted).
         long position = visitor.admitted ? 0 : visitor.seq - dequeued;
         return new Ticket(visitor.token, visitor.admitted, position, rules.pollingPeriodMs());
     }

@@ -144,6 +144,8 @@ class WaitingRoomTest {
             assertThat(check(room, stayer).canEnter()).isFalse();
         }
         assertThat(room.check(quitter.token())).as("silent since T0 + 900: forgotten").isEmpty();
+        assertThat(room.stats().waiting()).as("the quitter no longer waits, though it is still in the line").isEqualTo(1);
+        assertThat(check(room, stayer).position()).as("a paper ticket's number: those ahead by number").isEqualTo(2);
         now.set(T0 + 10_000);
         WaitingRoom.Ticket stayerNow = check(room, stayer);
         assertThat(stayerNow.canEnter()).as("the quitter's place goes to the next in line").isTrue();
