@@ -77,14 +77,19 @@ reopen_run_dir() {
   ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
 }
 
-# count_rows STATUS: cells of this run whose row has STATUS.
+# count_rows STATUS: cells of this run whose row has STATUS (one jq for all
+# the rows, however many cells there are).
 count_rows() {
-  local status="$1" row n=0
-  for row in "$LT_RUN_DIR"/cells/*/row.json; do
-    [[ -s "$row" ]] || continue
-    [[ "$(jq -r .status "$row")" == "$status" ]] && n=$((n + 1))
-  done
-  printf '%s\n' "$n"
+  local -a rows
+  shopt -s nullglob
+  rows=("$LT_RUN_DIR"/cells/*/row.json)
+  shopt -u nullglob
+  if [[ ${#rows[@]} -eq 0 ]]; then
+    printf '0\n'
+    return
+  fi
+  # An empty row file (a cell cut off while writing) is skipped, not an error.
+  cat "${rows[@]}" | jq -n --arg s "$1" '[inputs | select(.status == $s)] | length'
 }
 
 # update_cell_counts: cells_done and cells_failed in the manifest, from the rows.
