@@ -28,9 +28,9 @@ main() {
   mkdir -p "$out"
   local model
   model="$(compare_model "$dir_a" "$dir_b" "$threshold")"
-  jq -r --arg a "$(basename "$dir_a")" --arg b "$(basename "$dir_b")" -f "$LT_ROOT/scripts/report/compare-md.jq" <<<"$model" \
+  jq -r --arg a "$(basename "$dir_a")" --arg b "$(basename "$dir_b")" -L "$LT_ROOT/scripts/report" -f "$LT_ROOT/scripts/report/compare-md.jq" <<<"$model" \
     | write_atomic "$out/compare.md"
-  jq -r --arg a "$(basename "$dir_a")" --arg b "$(basename "$dir_b")" -f "$LT_ROOT/scripts/report/compare-html.jq" <<<"$model" \
+  jq -r --arg a "$(basename "$dir_a")" --arg b "$(basename "$dir_b")" -L "$LT_ROOT/scripts/report" -f "$LT_ROOT/scripts/report/compare-html.jq" <<<"$model" \
     | write_atomic "$out/compare.html"
   say "$(jq -r '"\(.cells | length) cell(s) in both runs, \([.cells[] | select(.changed | length > 0)] | length) with a change beyond \(.threshold_pct) %; only in A: \(.only_a | length), only in B: \(.only_b | length)"' <<<"$model")"
   printf '%s\n' "$out"
