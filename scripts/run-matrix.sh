@@ -268,7 +268,7 @@ require_runtime() {
     source "$LT_ROOT/scripts/lib/compose.sh"
     # shellcheck source=scripts/lib/backend_compose.sh
     source "$LT_ROOT/scripts/lib/backend_compose.sh"
-    compose_require_runtime "${MATRIX_VALUE[TARGET_IMAGE]}"
+    compose_require_runtime "${MATRIX_VALUE[TARGET_IMAGE]}" "${MATRIX_VALUE[TARGET_JAR]}"
     return
   fi
   [[ $EUID -eq 0 ]] || abort "the netns backend needs root (it creates network namespaces); run as root"

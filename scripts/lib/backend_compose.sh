@@ -13,7 +13,8 @@
 # backend.
 #
 # Needs common.sh, compose.sh, netns.sh, target.sh
-# (target_wait_healthy), counters.sh, results.sh (write_atomic) and
+# (target_wait_healthy, target_spring_env, target_app_env,
+# target_check_connector), counters.sh, results.sh (write_atomic) and
 # manifest.sh.
 
 readonly COMPOSE_CONTAINER="ltsuite-target"
@@ -27,12 +28,13 @@ COMPOSE_TARGET_PID=""
 # The engine, image and Java version go into the manifest once per run.
 COMPOSE_RUN_RECORDED=0
 
-# compose_require_runtime IMAGES: root, the tools, a Docker engine (started
-# by scripts/setup/install-docker.sh when none answers) and every image in
-# IMAGES (space-separated; the default one is built or brought up to date by
-# scripts/setup/build-images.sh, others must exist).
+# compose_require_runtime IMAGES JARS: root, the tools, a Docker engine
+# (started by scripts/setup/install-docker.sh when none answers), every image
+# in IMAGES and one for every jar of one's own in JARS (both space-separated,
+# as axes are; scripts/setup/build-images.sh builds the default image and the
+# jars' or brings them up to date; other images must exist).
 compose_require_runtime() {
-  local images="$1" image tool default_image="${KNOB_DEFAULT[TARGET_IMAGE]}"
+  local images="$1" jars="$2" image jar tool default_image="${KNOB_DEFAULT[TARGET_IMAGE]}"
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
     usage_error "BACKEND=compose starts its own target; to load an external TARGET_URL, leave BACKEND at netns"
   fi
@@ -44,13 +46,29 @@ compose_require_runtime() {
   "$LT_ROOT/scripts/setup/install-docker.sh" start || abort "no Docker engine for BACKEND=compose (see above)"
   compose_find || "$LT_ROOT/scripts/setup/install-compose.sh" || abort "no compose client for BACKEND=compose (see above)"
   compose_find || abort "no compose client for BACKEND=compose; install the docker compose plugin or docker-compose"
-  for image in $images; do
-    if [[ "$image" == "$default_image" ]]; then
-      TARGET_IMAGE="$image" "$LT_ROOT/scripts/setup/build-images.sh" || abort "cannot build $image (see above)"
-    elif ! docker image inspect "$image" >/dev/null 2>&1; then
-      abort "image $image not found in the Docker engine; build it (TARGET_IMAGE=$image scripts/setup/build-images.sh) or load it"
-    fi
+  if [[ -z "$jars" ]]; then
+    for image in $images; do
+      if [[ "$image" == "$default_image" ]]; then
+        TARGET_IMAGE="$image" "$LT_ROOT/scripts/setup/build-images.sh" || abort "cannot build $image (see above)"
+      elif ! docker image inspect "$image" >/dev/null 2>&1; then
+        abort "image $image not found in the Docker engine; build it (TARGET_IMAGE=$image scripts/setup/build-images.sh) or load it"
+      fi
+    done
+  fi
+  for jar in $jars; do
+    "$LT_ROOT/scripts/setup/build-images.sh" --jar "$jar" || abort "cannot build the image of $jar (see above)"
   done
+}
+
+# compose_cell_image CELL_ASSOC: the image the cell's container is made from:
+# the one built for its TARGET_JAR, else TARGET_IMAGE.
+compose_cell_image() {
+  local -n image_values="$1"
+  if [[ -n "${image_values[TARGET_JAR]:-}" ]]; then
+    compose_jar_image "${image_values[TARGET_JAR]}"
+  else
+    printf '%s\n' "${image_values[TARGET_IMAGE]}"
+  fi
 }
 
 # compose_remove_stale: a target container left by a run that was killed.
@@ -79,6 +97,8 @@ compose_cell_start() {
     return 1
   fi
   compose_record_run start_values
+  # The effective connector settings against the cell's, where the app shows them.
+  target_check_connector start_values | write_atomic "$cell_dir/connector.json" || true
   counters_snapshot server "$cell_dir/nstat-server-before.txt"
 }
 
@@ -109,20 +129,26 @@ compose_target_start() {
 }
 
 # compose_cell_file CELL_ASSOC CELL_DIR: the cell's compose file: the target
-# with no network, the cell's knobs in its environment, its server-side
-# sysctls and the runner's open-file limits. Every value is a quoted string
-# with "$" doubled, so compose takes it literally.
+# with no network, the cell's connector in its environment, its server-side
+# sysctls and the runner's open-file limits. As with the netns backend
+# (target_start), the suite's own target also gets every knob of the cell; a
+# jar of one's own (TARGET_JAR) or another image gets Spring Boot's
+# properties, TARGET_ENV_FILE, TARGET_JAVA_OPTS (in JDK_JAVA_OPTIONS) and
+# TARGET_ARGS (as the command). Every value is a quoted string with "$"
+# doubled, so compose takes it literally.
 compose_cell_file() {
   local -n file_values="$1"
-  local cell_dir="$2" key soft hard name value
+  local cell_dir="$2" soft hard name value image word
+  local -a args
   soft="$(ulimit -Sn)"
   hard="$(ulimit -Hn)"
+  image="$(compose_cell_image file_values)"
   printf '# Cell %s of run %s: the target as BACKEND=compose started it.\n' "$(basename "$cell_dir")" "$LT_RUN_ID"
   printf '# It has no network: the runner joins its network namespace to the\n'
   printf '# client namespace (docs/backends.md). By hand:\n'
   printf '#   docker-compose -p %s -f compose.yml up -d\n' "$COMPOSE_TARGET_PROJECT"
   printf 'services:\n  target:\n'
-  printf '    image: %s\n' "$(compose_quote "${file_values[TARGET_IMAGE]}")"
+  printf '    image: %s\n' "$(compose_quote "$image")"
   printf '    container_name: %s\n    network_mode: none\n' "$COMPOSE_CONTAINER"
   printf '    labels:\n      ltsuite.run_id: %s\n      ltsuite.cell: %s\n' \
     "$(compose_quote "$LT_RUN_ID")" "$(compose_quote "$(basename "$cell_dir")")"
@@ -133,21 +159,49 @@ compose_cell_file() {
   while read -r name value; do
     printf '      %s: %s\n' "$name" "$(compose_quote "$value")"
   done < <(compose_server_sysctls file_values)
+  read -r -a args <<<"${file_values[TARGET_ARGS]:-}"
+  if [[ ${#args[@]} -gt 0 ]]; then
+    printf '    command:\n'
+    for word in "${args[@]}"; do
+      printf '      - %s\n' "$(compose_quote "$word")"
+    done
+  fi
   printf '    environment:\n'
-  # Tomcat binds the wildcard: SERVER_ADDR appears only once the veth is in,
-  # after the JVM has started. The container has no other address.
-  printf '      SERVER_ADDRESS: "0.0.0.0"\n      MANAGEMENT_ADDRESS: "127.0.0.1"\n'
-  printf '      JDK_JAVA_OPTIONS: %s\n' "$(compose_quote "-Xmx${file_values[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID")"
-  for key in $(printf '%s\n' "${!file_values[@]}" | sort); do
-    printf '      %s: %s\n' "$key" "$(compose_quote "${file_values[$key]}")"
-  done
-  # The connector as Spring Boot's own properties (target.sh); SERVER_ADDRESS
-  # and SERVER_PORT are above already (a key appears once).
   local name_value
   while IFS= read -r name_value; do
-    [[ "$name_value" == SERVER_ADDRESS=* || "$name_value" == SERVER_PORT=* ]] && continue
     printf '      %s: %s\n' "${name_value%%=*}" "$(compose_quote "${name_value#*=}")"
-  done < <(target_spring_env file_values 0.0.0.0)
+  done < <(compose_cell_env file_values "$image")
+}
+
+# compose_cell_env CELL_ASSOC IMAGE: the container's environment, "NAME=value"
+# a line, each name once. In target_start's order, the last of a name
+# winning as with env(1): the suite's own image's knobs, then
+# TARGET_ENV_FILE, then the connector as Spring Boot's own properties.
+# Tomcat binds the wildcard: SERVER_ADDR appears only once the veth is in,
+# after the JVM has started, and the container has no other address.
+compose_cell_env() {
+  local -n env_values="$1"
+  local image="$2" key name_value
+  local -A value_of=()
+  local -a names=()
+  while IFS= read -r name_value; do
+    key="${name_value%%=*}"
+    [[ -n "${value_of[$key]+set}" ]] || names+=("$key")
+    value_of[$key]="${name_value#*=}"
+  done < <(
+    if [[ "$image" == "${KNOB_DEFAULT[TARGET_IMAGE]}" ]]; then
+      printf 'MANAGEMENT_ADDRESS=127.0.0.1\n'
+      for key in $(printf '%s\n' "${!env_values[@]}" | sort); do
+        printf '%s=%s\n' "$key" "${env_values[$key]}"
+      done
+    fi
+    target_app_env env_values
+    target_spring_env env_values 0.0.0.0
+    printf 'JDK_JAVA_OPTIONS=%s\n' "-Xmx${env_values[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID${env_values[TARGET_JAVA_OPTS]:+ ${env_values[TARGET_JAVA_OPTS]}}"
+  )
+  for key in "${names[@]}"; do
+    printf '%s=%s\n' "$key" "${value_of[$key]}"
+  done
 }
 
 # compose_quote VALUE: VALUE as a YAML double-quoted string, "$" doubled
@@ -194,12 +248,13 @@ compose_apply_client_sysctls() {
 # compose_record_run CELL_ASSOC: once per run, what ran the target: the
 # engine, the image and the Java inside it (the host's Java, which the
 # manifest names by default, is not the one under load).
-# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
+# shellcheck disable=SC2016,SC2034 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs; SC2034: record_values is read through a nameref by compose_cell_image
 compose_record_run() {
   local -n record_values="$1"
   ((COMPOSE_RUN_RECORDED)) && return 0
   COMPOSE_RUN_RECORDED=1
-  local image="${record_values[TARGET_IMAGE]}" java engine client
+  local image java engine client
+  image="$(compose_cell_image record_values)"
   # The first line with " version ": the launcher first notes JDK_JAVA_OPTIONS.
   java="$(docker exec "$COMPOSE_CONTAINER" java -version 2>&1 | awk '/ version / && !found { print; found = 1 }')" \
     || java="unknown"

@@ -20,3 +20,12 @@ compose_find() {
     return 1
   fi
 }
+
+# compose_jar_image JAR: the name of the image BACKEND=compose runs a jar of
+# one's own (TARGET_JAR) in, after the jar's checksum, so a rebuilt jar gets
+# an image of its own (scripts/setup/build-images.sh --jar builds it).
+compose_jar_image() {
+  local sum
+  sum="$(sha256sum "$1" | cut -d' ' -f1)"
+  printf 'ltsuite/app-%s:local\n' "${sum:0:12}"
+}

@@ -156,11 +156,15 @@ target_knob_problems() {
   local -n origin_of="$1" knob_value="$2"
   local pair key word property
   if [[ -n "${knob_value[TARGET_CMD]}" ]]; then
-    for pair in "${TARGET_TOMCAT_PROPERTIES[@]}" TARGET_JAR= TARGET_JAVA_OPTS= TARGET_ARGS=; do
+    for pair in "${TARGET_TOMCAT_PROPERTIES[@]}" TOMCAT_SO_LINGER= TARGET_JAR= TARGET_JAVA_OPTS= TARGET_ARGS=; do
       key="${pair%%=*}"
       [[ "${origin_of[$key]}" == defaults ]] \
         || printf '%s: %s: a setting of a Spring Boot target, but TARGET_CMD starts a server that is not one; remove %s or TARGET_CMD\n' "${origin_of[$key]}" "$key" "$key"
     done
+  elif [[ -n "${knob_value[TARGET_JAR]}" && "${origin_of[TOMCAT_SO_LINGER]}" != defaults ]]; then
+    # Spring Boot has no property for SO_LINGER: only the suite's own target
+    # reads this knob (a connector customizer).
+    printf "%s: TOMCAT_SO_LINGER: only the suite's own target sets SO_LINGER (Spring Boot has no property for it); remove it or TARGET_JAR\n" "${origin_of[TOMCAT_SO_LINGER]}"
   fi
   if [[ -n "${knob_value[TARGET_URL]}" ]]; then
     for key in TARGET_JAR TARGET_CMD TARGET_ENV_FILE; do
@@ -169,10 +173,11 @@ target_knob_problems() {
     done
   fi
   if [[ "${knob_value[BACKEND]}" == compose ]]; then
-    for key in TARGET_JAR TARGET_CMD TARGET_JAVA_OPTS TARGET_ARGS TARGET_ENV_FILE; do
-      [[ -z "${knob_value[$key]}" ]] \
-        || printf '%s: %s: not supported with BACKEND=compose (its image holds the suite'"'"'s own target); use BACKEND=netns\n' "${origin_of[$key]}" "$key"
-    done
+    [[ -z "${knob_value[TARGET_CMD]}" ]] \
+      || printf '%s: TARGET_CMD: BACKEND=compose runs a Spring Boot jar in a container (the suite'"'"'s own or TARGET_JAR), not a command; use BACKEND=netns\n' "${origin_of[TARGET_CMD]}"
+    if [[ -n "${knob_value[TARGET_JAR]}" && "${origin_of[TARGET_IMAGE]}" != defaults ]]; then
+      printf '%s: TARGET_IMAGE: BACKEND=compose builds the image of TARGET_JAR itself; set one of TARGET_JAR and TARGET_IMAGE\n' "${origin_of[TARGET_IMAGE]}"
+    fi
   fi
   [[ "${knob_value[TARGET_HEALTH_PATH]}" == /* ]] \
     || printf "%s: TARGET_HEALTH_PATH: '%s' is not a path (it starts with /)\n" "${origin_of[TARGET_HEALTH_PATH]}" "${knob_value[TARGET_HEALTH_PATH]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Summary: build the target image of the compose backend without a registry (skipped when it is up to date).
-# Usage: scripts/setup/build-images.sh [--force]
+# Usage: scripts/setup/build-images.sh [--force] [--jar APP.jar]
 #
 # 1. The base image: Debian (debootstrap, minbase) with a Java 17 runtime,
 #    curl and iproute2, imported into the engine with `docker import`. Only
@@ -9,6 +9,9 @@
 # 2. The target image (TARGET_IMAGE, env/defaults.env) from server/Dockerfile
 #    with that base as its BASE_IMAGE build argument; it copies the jar that
 #    `make tools` builds. Skipped when the image holds this very jar.
+# --jar APP.jar builds the image of any Spring Boot jar instead (TARGET_JAR
+#    with BACKEND=compose): compose/app/Dockerfile on the same base, named
+#    after the jar's checksum (compose_jar_image: ltsuite/app-<sha>:local).
 # TARGET_BASE_IMAGE=IMAGE skips step 1 and builds on IMAGE instead (for
 # example eclipse-temurin:17-jre where a registry is reachable).
 # --force rebuilds both.
@@ -28,23 +31,37 @@ readonly BASE_PACKAGES=openjdk-17-jre-headless,curl,iproute2
 readonly BASE_IMAGE_NAME="ltsuite/debian-jre17:$BASE_SUITE"
 # Changes whenever what goes into the base changes, so a stale base is rebuilt.
 readonly BASE_RECIPE="debootstrap minbase $BASE_SUITE + $BASE_PACKAGES, trimmed, v2"
-readonly JAR="$LT_ROOT/server/target/loadtest-target.jar"
 readonly WORK_PARENT="$LT_ROOT/.data/images"
+# The jar the image holds: the suite's own target, or --jar's.
+JAR="$LT_ROOT/server/target/loadtest-target.jar"
 WORK_DIR=""
 
 main() {
-  local force=0 base target
-  case "${1:-}" in
-    "") ;;
-    --force) force=1 ;;
-    -h | --help)
-      print_summary "${BASH_SOURCE[0]}"
-      return 0
-      ;;
-    *) usage_error "unknown option '$1' (--force)" ;;
-  esac
+  local force=0 base target context="$LT_ROOT/server" own=1
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --force) force=1 ;;
+      --jar)
+        [[ $# -ge 2 && -n "$2" ]] || usage_error "--jar needs the path of a jar"
+        [[ -f "$2" ]] || usage_error "--jar: no such file: $2"
+        JAR="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
+        own=0
+        shift
+        ;;
+      -h | --help)
+        print_summary "${BASH_SOURCE[0]}"
+        return 0
+        ;;
+      *) usage_error "unknown option '$1' (--force, --jar APP.jar)" ;;
+    esac
+    shift
+  done
   knobs_load "$LT_ROOT/env/defaults.env"
   target="${TARGET_IMAGE:-${KNOB_DEFAULT[TARGET_IMAGE]}}"
+  if ((!own)); then
+    target="$(compose_jar_image "$JAR")"
+    context="$LT_ROOT/compose/app"
+  fi
   [[ -f "$JAR" ]] || abort "no target jar at ${JAR#"$LT_ROOT"/}; build it first: make tools"
   docker_engine_answers || abort "no Docker engine answers; start one: scripts/setup/install-docker.sh start"
 
@@ -56,7 +73,7 @@ main() {
     fi
   fi
   if ((force)) || ! target_is_current "$target" "$base"; then
-    build_target_image "$target" "$base"
+    build_target_image "$target" "$base" "$context"
   fi
   say "images ready: $target (on $base)"
 }
@@ -79,19 +96,33 @@ target_is_current() {
   [[ "$(image_label "$image" ltsuite.base_id)" == "$(image_id "$base")" ]]
 }
 
-# build_target_image IMAGE BASE: server/Dockerfile on BASE, labelled with
-# what it was built from. The classic builder takes a local base image as it
-# is; it needs no registry for an image the engine already has.
+# build_target_image IMAGE BASE CONTEXT: the Dockerfile in CONTEXT on BASE,
+# labelled with what it was built from. The suite's own target's context is
+# server/, which holds its jar; any other jar is copied, as app.jar, into a
+# folder of its own with compose/app/Dockerfile. The classic builder takes a
+# local base image as it is; it needs no registry for an image the engine
+# already has.
 build_target_image() {
-  local image="$1" base="$2" started=$SECONDS old_id
+  local image="$1" base="$2" context="$3" started=$SECONDS old_id
   old_id="$(image_id "$image")"
-  say "building $image from server/Dockerfile on $base"
+  if [[ "$context" != "$LT_ROOT/server" ]]; then
+    mkdir -p "$WORK_PARENT"
+    WORK_DIR="$(mktemp -d "$WORK_PARENT/app.XXXXXX")"
+    trap remove_work_dir EXIT
+    cp "$context/Dockerfile" "$WORK_DIR/Dockerfile"
+    cp "$JAR" "$WORK_DIR/app.jar"
+    context="$WORK_DIR"
+  fi
+  say "building $image from ${context#"$LT_ROOT"/}/Dockerfile on $base (jar ${JAR#"$LT_ROOT"/})"
   DOCKER_BUILDKIT=0 docker build --quiet \
     --build-arg "BASE_IMAGE=$base" \
     --label "ltsuite.jar_sha256=$(sha256sum "$JAR" | cut -d' ' -f1)" \
+    --label "ltsuite.jar=$(basename "$JAR")" \
     --label "ltsuite.base_id=$(image_id "$base")" \
-    --tag "$image" "$LT_ROOT/server" >/dev/null \
+    --tag "$image" "$context" >/dev/null \
     || abort "docker build of $image failed"
+  remove_work_dir
+  trap - EXIT
   remove_replaced_image "$old_id" "$image"
   say "built $image in $((SECONDS - started))s"
 }

@@ -63,6 +63,16 @@ refused() {
     -- "bad.matrix:2: TOMCAT_ACCEPT_COUNT: a setting of a Spring Boot target, but TARGET_CMD starts a server that is not one"
 }
 
+@test "a jar of one's own with TOMCAT_SO_LINGER, which no Spring Boot property carries" {
+  refused "TARGET_JAR=$LT_ROOT/env/defaults.env" 'TOMCAT_SO_LINGER=0' \
+    -- "bad.matrix:2: TOMCAT_SO_LINGER: only the suite's own target sets SO_LINGER"
+}
+
+@test "BACKEND=compose with TARGET_CMD" {
+  refused 'BACKEND=compose' 'TARGET_CMD=python3 -m http.server {SERVER_PORT}' \
+    -- "bad.matrix:2: TARGET_CMD: BACKEND=compose runs a Spring Boot jar in a container"
+}
+
 @test "an application env file that sets the connector itself" {
   printf '# mine\nGREETING_WORKMS=10\nSERVER_TOMCAT_ACCEPTCOUNT=3\n' >"$BATS_TEST_TMPDIR/app.env"
   refused "TARGET_ENV_FILE=$BATS_TEST_TMPDIR/app.env" \

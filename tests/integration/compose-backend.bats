@@ -36,6 +36,15 @@ setup_file() {
   printf '%s\n' "$output" >"$BATS_FILE_TMPDIR/run.log"
   printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/run.status"
   printf 'run %ss\n' $((SECONDS - started)) >>"$TIMES_FILE"
+
+  # A service the suite did not write, in a container built from its jar:
+  # the worked example of the README (tests/fixtures/own-app.matrix).
+  local own_status=0
+  started=$SECONDS
+  (cd "$LT_ROOT" && LT_RESULTS_DIR="$BATS_FILE_TMPDIR/own-results" BACKEND=compose \
+    scripts/run-matrix.sh tests/fixtures/own-app.matrix) >"$BATS_FILE_TMPDIR/own-run.log" 2>&1 3>&- || own_status=$?
+  printf '%s\n' "$own_status" >"$BATS_FILE_TMPDIR/own-run.status"
+  printf 'own-app run %ss\n' $((SECONDS - started)) >>"$TIMES_FILE"
   # What is left, seen while holding the runner's lock: other runs on this
   # host use the same namespace names, and none can be running then.
   flock -w "$LT_LOCK_WAIT" "${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}" \
@@ -89,6 +98,14 @@ host_sysctls() {
 # when no run of anyone on this host can have namespaces up.
 namespaces_between_runs() {
   flock -w "$LT_LOCK_WAIT" "${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}" ip netns list
+}
+
+# require_own_run: as require_run, for the run of the service of one's own;
+# RUN_DIR is that run's.
+require_own_run() {
+  require_run
+  RUN_DIR="$(readlink -f "$BATS_FILE_TMPDIR/own-results/latest")"
+  [ "$(cat "$BATS_FILE_TMPDIR/own-run.status")" -eq 0 ] || fail "run failed: $(cat "$BATS_FILE_TMPDIR/own-run.log")"
 }
 
 # compose_clients: one line per compose client present ("docker compose",
@@ -244,6 +261,41 @@ compose_clients() {
   run namespaces_between_runs
   refute_output --partial ltsuite
   [ "$(host_sysctls)" = "$host_before" ]
+}
+
+@test "TARGET_JAR: the cells ran in an image built from that jar, with Spring Boot's properties and no suite knob" {
+  require_own_run
+  local cell image jar="$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar"
+  image="$(jq -r .compose.image "$RUN_DIR/manifest.json")"
+  [[ "$image" == ltsuite/app-*:local ]]
+  [ "$(docker image inspect --format '{{ index .Config.Labels "ltsuite.jar_sha256" }}' "$image")" = "$(sha256sum "$jar" | cut -d' ' -f1)" ]
+  for cell in $(lt_cells); do
+    local container="$RUN_DIR/cells/$cell/container.json"
+    [ "$(jq -r '.[0].Config.Image' "$container")" = "$image" ]
+    [ "$(jq -r '.[0].HostConfig.NetworkMode' "$container")" = none ]
+    jq -e --arg v "SERVER_TOMCAT_ACCEPTCOUNT=$(lt_cell_value "$cell" TOMCAT_ACCEPT_COUNT)" '.[0].Config.Env | index($v)' "$container"
+    # TARGET_ENV_FILE's setting, and nothing of the suite's own target.
+    jq -e '.[0].Config.Env | index("GREETING_WORKMS=1000")' "$container"
+    jq -e '[.[0].Config.Env[] | select(startswith("TOMCAT_") or startswith("DELAY_MS="))] == []' "$container"
+    grep -q 'Started GreetingApplication' "$RUN_DIR/cells/$cell/target.log"
+    # /actuator/configprops of the application in the container agrees with the cell.
+    run jq -c . "$RUN_DIR/cells/$cell/connector.json"
+    assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+  done
+}
+
+@test "TARGET_JAR in a container: the accept-queue formula holds, and Tomcat's threads come from its actuator" {
+  require_own_run
+  local cell
+  run lt_csv_column "$RUN_DIR/results.csv" status
+  assert_output $'ok\nok'
+  for cell in $(lt_cells); do
+    lt_assert_saturated_capacity "$cell"
+    lt_assert_prediction_kept "$cell"
+    [ "$(lt_row_value "$cell" listen_overflows)" -gt 0 ]
+    [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
+    [ "$(lt_row_value "$cell" vus_started)" -eq 16 ]
+  done
 }
 
 @test "BACKEND=compose refuses an external TARGET_URL: it starts its own target" {

@@ -4,7 +4,7 @@
 
 setup() {
   load '../test_helper'
-  lt_source_libs envfile matrix results compose backend_compose
+  lt_source_libs envfile matrix results netns target compose backend_compose
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   declare -gA CELL=()
@@ -45,4 +45,37 @@ setup() {
   CELL[STAGES]='5s:10,$(touch /tmp/ltsuite-never)'
   run compose_cell_file CELL "$BATS_TEST_TMPDIR/cells/01_cell"
   assert_line '      STAGES: "5s:10,$$(touch /tmp/ltsuite-never)"'
+}
+
+@test "a jar of one's own: its image, Spring Boot's properties and its own settings, no suite knob" {
+  printf 'not really a jar\n' >"$BATS_TEST_TMPDIR/app.jar"
+  printf '# the application'"'"'s own\nGREETING_WORKMS=1000\n' >"$BATS_TEST_TMPDIR/app.env"
+  CELL[TARGET_JAR]="$BATS_TEST_TMPDIR/app.jar"
+  CELL[TARGET_ENV_FILE]="$BATS_TEST_TMPDIR/app.env"
+  CELL[TARGET_JAVA_OPTS]='-XX:+UseSerialGC -Dgreeting.mode=a$b'
+  CELL[TARGET_ARGS]='--spring.profiles.active=load --debug'
+  run compose_cell_file CELL "$BATS_TEST_TMPDIR/cells/01_cell"
+  assert_success
+  assert_line "    image: \"ltsuite/app-$(sha256sum "$BATS_TEST_TMPDIR/app.jar" | cut -c1-12):local\""
+  assert_line '    command:'
+  assert_line '      - "--spring.profiles.active=load"'
+  assert_line '      - "--debug"'
+  assert_line '      GREETING_WORKMS: "1000"'
+  assert_line '      SERVER_TOMCAT_ACCEPTCOUNT: "5"'
+  assert_line '      SERVER_ADDRESS: "0.0.0.0"'
+  assert_line "      JDK_JAVA_OPTIONS: \"-Xmx${CELL[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID -XX:+UseSerialGC -Dgreeting.mode=a\$\$b\""
+  # The suite's knobs are its own target's business.
+  refute_output --partial 'TOMCAT_ACCEPT_COUNT'
+  refute_output --partial 'DELAY_MS'
+  # Each name once, or compose refuses the file.
+  [ -z "$(sed -n '/^    environment:/,$p' <<<"$output" | awk -F: 'NR > 1 { print $1 }' | sort | uniq -d)" ]
+}
+
+@test "the suite's own image: a setting of TARGET_ENV_FILE wins over a knob, and appears once" {
+  printf 'DELAY_MS=5\n' >"$BATS_TEST_TMPDIR/app.env"
+  CELL[TARGET_ENV_FILE]="$BATS_TEST_TMPDIR/app.env"
+  run compose_cell_file CELL "$BATS_TEST_TMPDIR/cells/01_cell"
+  assert_line '      DELAY_MS: "5"'
+  [ "$(grep -c '^      DELAY_MS: ' <<<"$output")" -eq 1 ]
+  [ "$(grep -c '^      SERVER_PORT: ' <<<"$output")" -eq 1 ]
 }

@@ -63,14 +63,29 @@ setup() {
   local -A origin=([TARGET_CMD]="m.matrix:1" [TOMCAT_MAX_THREADS]="m.matrix:2" [TOMCAT_MIN_SPARE_THREADS]=defaults
     [TOMCAT_MAX_CONNECTIONS]=defaults [TOMCAT_ACCEPT_COUNT]=defaults [TOMCAT_CONNECTION_TIMEOUT]=defaults
     [TOMCAT_KEEP_ALIVE_TIMEOUT]=defaults [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=defaults [TARGET_JAR]=defaults
-    [TARGET_JAVA_OPTS]=defaults [TARGET_ARGS]="command line" [TARGET_HEALTH_PATH]=defaults)
+    [TARGET_JAVA_OPTS]=defaults [TARGET_ARGS]="command line" [TARGET_HEALTH_PATH]=defaults
+    [TOMCAT_SO_LINGER]="m.matrix:3" [TARGET_IMAGE]=defaults)
   local -A value=([TARGET_CMD]='nginx' [TARGET_URL]='' [BACKEND]=netns [TARGET_HEALTH_PATH]=/
-    [TARGET_ARGS]='--management.server.port=1' [TARGET_ENV_FILE]='')
+    [TARGET_ARGS]='--management.server.port=1' [TARGET_ENV_FILE]='' [TARGET_JAR]='')
   run target_knob_problems origin value
   assert_line --partial "m.matrix:2: TOMCAT_MAX_THREADS: a setting of a Spring Boot target, but TARGET_CMD"
+  assert_line --partial "m.matrix:3: TOMCAT_SO_LINGER: a setting of a Spring Boot target, but TARGET_CMD"
   assert_line --partial "command line: TARGET_ARGS: a setting of a Spring Boot target"
   assert_line --partial "command line: TARGET_ARGS: '--management.server.port=1' is set by the suite"
   refute_line --partial TOMCAT_ACCEPT_COUNT
+  # In a container: a command is refused, and so is TARGET_IMAGE beside the jar it is built from.
+  value[BACKEND]=compose
+  run target_knob_problems origin value
+  assert_line --partial "m.matrix:1: TARGET_CMD: BACKEND=compose runs a Spring Boot jar in a container"
+  value[TARGET_CMD]='' value[TARGET_ARGS]='' value[TARGET_JAR]=/srv/app.jar
+  origin[TARGET_IMAGE]="m.matrix:4"
+  run target_knob_problems origin value
+  assert_line "m.matrix:4: TARGET_IMAGE: BACKEND=compose builds the image of TARGET_JAR itself; set one of TARGET_JAR and TARGET_IMAGE"
+  # SO_LINGER is no Spring Boot property: only the suite's own target takes it.
+  assert_line "m.matrix:3: TOMCAT_SO_LINGER: only the suite's own target sets SO_LINGER (Spring Boot has no property for it); remove it or TARGET_JAR"
+  origin[TARGET_IMAGE]=defaults origin[TOMCAT_SO_LINGER]=defaults
+  run target_knob_problems origin value
+  assert_output ""
 }
 
 @test "the connector check: durations compared in ms, a difference named" {
