@@ -13,17 +13,8 @@
 //     the script's own handleSummary returns (which is kept).
 import exec from 'k6/execution';
 import * as delivered from './delivered.js';
+import { CAUSE_CODES } from './causes.js';
 import { LOAD_THRESHOLDS, textLines } from './summary.js';
-
-// k6's error codes by cause (k6 sets 1000 + status for an HTTP 4xx/5xx).
-const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-export const CAUSE_CODES = {
-  fail_connect: range(1210, 1219),
-  fail_reset: [1220],
-  fail_timeout: [1050],
-  fail_http_4xx: range(1400, 1499),
-  fail_http_5xx: range(1500, 1599),
-};
 
 const codeMetric = (code) => `http_reqs{traffic:load,error_code:${code}}`;
 

@@ -111,9 +111,9 @@ report_row_files() {
   return 0
 }
 
-# report_repeats RUN_DIR: with REPEAT > 1, each matrix cell's figures as the
-# median (min..max) of its repetitions (scripts/lib/repeats.jq); nothing
-# otherwise.
+# report_repeats RUN_DIR: with REPEAT > 1, each matrix cell's figures (those
+# of results.md, table_figures) as the median (min..max) of its repetitions
+# (scripts/lib/repeats.jq); nothing otherwise.
 report_repeats() {
   local run_dir="$1" axes_json
   local -a rows
@@ -125,15 +125,14 @@ report_repeats() {
     "$(jq -r '.repeat.n // "several"' "$run_dir/manifest.json")"
   jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" '
     include "repeats";
-    ["tps", "lat_p95_ms", "lat_p99_ms", "lat_max_ms", "failed_reqs", "failed_rate", "listen_overflows",
-     "syn_retrans", "server_conns_peak", "accept_queue_peak", "time_wait_peak"] as $figures
+    . as $rows | table_figures as $figures
     | "<div class=\"results\"><table id=\"repeats\">",
       "<tr>" + ([("cell", "repetitions", "ok", "as_designed"), $axes[], $figures[]] | map("<th>\(@html)</th>") | join("")) + "</tr>",
       (repeat_groups[] | . as $g
        | "<tr\(if $g.ok < $g.n then " class=\"failed\"" else "" end)><td>\($g.cell | @html)</td>"
          + ([$g.n, $g.ok, $g.as_designed] | map("<td class=\"n\">\(.)</td>") | join(""))
          + ([$axes[] | "<td>\($g.axes[.] // "" | @html)</td>"] | join(""))
-         + ([$figures[] | "<td class=\"n\">\($g.figures[.] | with_range | @html)</td>"] | join(""))
+         + ([$figures[] | . as $f | "<td class=\"n\">\($g | group_value($rows; $f) | @html)</td>"] | join(""))
          + "</tr>"),
       "</table></div>"
   ' "${rows[@]}"

@@ -5,13 +5,7 @@
 include "repeats";
 def cell: if . == null then "" else tostring end;
 def md: cell | gsub("\\|"; "\\|") | gsub("\n"; " ");
-([
-  "vus_max", "vus_started", "first_request_spread_ms", "http_reqs", "tps", "lat_med_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
-  "failed_reqs", "fail_connect", "fail_reset", "fail_timeout",
-  "listen_overflows", "listen_drops", "syn_retrans",
-  "server_conns_peak", "predicted_server_conns_peak", "queue_capacity", "accept_queue_peak", "listen_backlog",
-  "predicted_listen_overflows", "prediction_check", "time_wait_peak"
-] + $extra) as $figures
+(table_figures + $extra) as $figures
 | (["cell", "status", "as_designed"] + $axes + $figures + ["error", "design_notes", "prediction_notes"]) as $head
 | . as $rows
 | (if any($rows[]; (.repeat // 1) > 1) then
@@ -23,8 +17,7 @@ def md: cell | gsub("\\|"; "\\|") | gsub("\n"; " ");
       ("|" + ($rhead | map("---") | join("|")) + "|"),
       ($groups[] | . as $g
        | "| " + ([$g.cell, $g.n, $g.ok, $g.as_designed] + [$axes[] | $g.axes[.]]
-           + [$figures[] | . as $f | if $g.figures[$f] != null then ($g.figures[$f] | with_range)
-                                    else ([$rows[] | select((.repeat_of // .cell) == $g.cell) | (.[$f] // (.extra // {})[$f])] | unique | map(cell) | join("/")) end]
+           + [$figures[] | . as $f | $g | group_value($rows; $f)]
            | map(md) | join(" | ")) + " |"),
       "",
       "Every repetition, in the order of the cells:",

@@ -1,0 +1,31 @@
+// Why a request failed, from k6's error_code and the status: the one rule
+// the suite's scenarios (failures.js) and a script of one's own
+// (own-script.js) count failures by. A request fails exactly when k6 counts
+// it in http_req_failed (no response, or a status outside 200-399), so the
+// six causes add up to that count. (The report's chart reads k6's samples
+// with the same rule in jq: scripts/report/k6-series.jq.)
+
+// failureCause(res): null for an answered request, else its cause.
+export function failureCause(res) {
+  if (res.status >= 200 && res.status < 400) return null;
+  const code = res.error_code;
+  // 1210-1219: dial errors (timeout, refused, no free port); 1220: reset by peer.
+  if (code >= 1210 && code <= 1219) return 'connect';
+  if (code === 1220) return 'reset';
+  if (code === 1050) return 'timeout';
+  if (res.status >= 400 && res.status < 500) return 'http_4xx';
+  if (res.status >= 500 && res.status < 600) return 'http_5xx';
+  return 'other';
+}
+
+const range = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+// CAUSE_CODES: k6's error codes of every cause but "other", by the counter
+// that counts them ("fail_connect": [1210, ...]). k6 sets 1000 + status for
+// an HTTP 4xx/5xx answer.
+export const CAUSE_CODES = {};
+for (const code of [1050, ...range(1210, 1220), ...range(1400, 1599)]) {
+  const status = code >= 1400 ? code - 1000 : 0;
+  const cause = `fail_${failureCause({ status, error_code: code })}`;
+  (CAUSE_CODES[cause] = CAUSE_CODES[cause] || []).push(code);
+}
