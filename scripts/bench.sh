@@ -2,7 +2,7 @@
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
 #        BENCH_START_VUS="1000 5000 10000 20000";
-#        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler", a subset runs only those)
+#        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
@@ -19,6 +19,9 @@
 #   4. reference: requests per second of wrk versus the spike scenario
 #   5. sampler: the same cell with the sampler on and off (LT_SAMPLER), its
 #      own CPU time (sampler.json) and what it costs the cell
+#   6. a script of one's own: the same saturating load from a user-style
+#      script (run in the runner's entry module, with its 212 error-code
+#      sub-metrics) and from the suite's spike scenario: k6's CPU and TPS
 set -euo pipefail
 
 LT_PROG=bench
@@ -32,7 +35,7 @@ done
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
 readonly START_VUS="${BENCH_START_VUS:-1000 5000 10000 20000}"
-readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler}"
+readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript}"
 BENCH_DIR=""
 STARTED_MONITORING=0
 
@@ -42,8 +45,8 @@ main() {
   local section
   for section in $SECTIONS; do
     case "$section" in
-      orchestration | perturbation | capacity | start | wrk | sampler) ;;
-      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity start wrk sampler)" ;;
+      orchestration | perturbation | capacity | start | wrk | sampler | ownscript) ;;
+      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity start wrk sampler ownscript)" ;;
     esac
   done
   [[ $EUID -eq 0 ]] || abort "the benchmarks run the suite, which needs root"
@@ -233,6 +236,35 @@ bench_sampler() {
           sampler_cpu_s: $cost.cpu_s, sampler_cpu_pct: $cost.cpu_pct, samples: $cost.samples,
           sampler_cpu_ms_per_sample: (if ($cost.samples // 0) > 0 then $cost.cpu_s * 1000 / $cost.samples else null end),
           missed_ticks: $cost.missed_ticks}' "$run_dir/cells/01/row.json")"
+    done
+  done
+}
+
+# bench_ownscript: 100 users as fast as the target answers, from the suite's
+# spike scenario and from a script written the way a user writes one (one
+# GET, a check), which the runner wraps (scenarios/lib/own-script.js: the
+# delivered-load marks and one threshold sub-metric per k6 error code),
+# alternating. k6 saturates here, so its CPU and TPS show what the wrapper
+# costs next to the suite's own scenario.
+bench_ownscript() {
+  say "6/6 a script of one's own: the same load from it and from the spike scenario, alternating"
+  local rep variant run_dir script="$BENCH_DIR/runs/own-spike.js"
+  printf '%s\n' "// A user-style script: one GET, a check on the status." \
+    "import http from 'k6/http';" "import { check } from 'k6';" \
+    "export const options = { vus: 100, duration: '10s' };" \
+    "export default function () {" \
+    "  check(http.get(\`\${__ENV.BASE_URL}/hello\`), { 'status is 200': (r) => r.status === 200 });" \
+    "}" >"$script"
+  for ((rep = 1; rep <= REPS; rep++)); do
+    for variant in spike own; do
+      if [[ "$variant" == spike ]]; then
+        run_dir="$(run_matrix "ownscript-$variant-$rep" "VUS=100" "DURATION=10s" "DELAY_MS=0" "GRACEFUL_STOP=1s")"
+      else
+        run_dir="$(run_matrix "ownscript-$variant-$rep" "SCENARIO=$script" "DELAY_MS=0" "GRACEFUL_STOP=1s")"
+      fi
+      record ownscript "$(jq -c --argjson rep "$rep" --arg v "$variant" '{rep: $rep, variant: $v,
+        tps: .tps, p95_ms: .lat_p95_ms, k6_cpu_avg_pct: .k6_cpu_avg_pct, http_reqs: .http_reqs}' \
+        "$run_dir/cells/01/row.json")"
     done
   done
 }

@@ -53,4 +53,13 @@ def s: "\(.median | f) (\(.min | f)..\(.max | f), n=\(.n))";
   "| cell wall s | \($s.wall_s.off | s) | \($s.wall_s.on | s) | |",
   "",
   "- the sampler's own CPU, probes included: \($s.cpu_pct | s) % of one core; \($s.cpu_ms_per_sample | s) ms per sample",
-  "- ticks missed: \($s.missed_ticks | s)")
+  "- ticks missed: \($s.missed_ticks | s)"),
+"",
+"## 6. A script of one's own (100 users, fast endpoint; the wrapped user-style script / the spike scenario)",
+"",
+"| | spike scenario | script of one's own | own / spike |",
+"|---|---|---|---|",
+(.ownscript as $o |
+  "| TPS | \($o.tps.spike | s) | \($o.tps.own | s) | \($o.tps_ratio | s) |",
+  "| p95 ms | \($o.p95_ms.spike | s) | \($o.p95_ms.own | s) | |",
+  "| k6 CPU % | \($o.k6_cpu_avg_pct.spike | s) | \($o.k6_cpu_avg_pct.own | s) | \($o.cpu_ratio | s) |")

@@ -43,6 +43,15 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
           cpu_ms_per_sample: ([$s[] | select(.variant == "on") | .sampler_cpu_ms_per_sample] | spread),
           missed_ticks: ([$s[] | select(.variant == "on") | .missed_ticks] | spread)
         }),
+    ownscript: (
+      [$all[] | select(.figure == "ownscript")] as $o
+      | {
+          tps_ratio: ([$o | group_by(.rep)[] | ratio(map(select(.variant == "own"))[0].tps; map(select(.variant == "spike"))[0].tps)] | spread),
+          cpu_ratio: ([$o | group_by(.rep)[] | ratio(map(select(.variant == "own"))[0].k6_cpu_avg_pct; map(select(.variant == "spike"))[0].k6_cpu_avg_pct)] | spread),
+          tps: ($o | by_variant("tps")),
+          p95_ms: ($o | by_variant("p95_ms")),
+          k6_cpu_avg_pct: ($o | by_variant("k6_cpu_avg_pct"))
+        }),
     reference: ([$all[] | select(.figure == "reference")] | {ratio_k6_over_wrk: (map(.ratio) | spread),
       wrk_rps: (map(.wrk_rps) | spread), k6_rps: (map(.k6_rps) | spread)})
   }

@@ -64,6 +64,19 @@ JSON
   assert_output --partial "the sampler's own CPU, probes included: 2 (1.5..2.5, n=2) % of one core"
 }
 
+@test "a script of one's own beside the spike scenario: TPS and k6's CPU as ratios" {
+  run summarise <<'JSON'
+{"figure":"ownscript","rep":1,"variant":"spike","tps":2000,"p95_ms":50,"k6_cpu_avg_pct":150}
+{"figure":"ownscript","rep":1,"variant":"own","tps":1800,"p95_ms":55,"k6_cpu_avg_pct":165}
+{"figure":"ownscript","rep":2,"variant":"spike","tps":2000,"p95_ms":50,"k6_cpu_avg_pct":150}
+{"figure":"ownscript","rep":2,"variant":"own","tps":2000,"p95_ms":50,"k6_cpu_avg_pct":150}
+JSON
+  assert_success
+  jq -e '.ownscript.tps_ratio == {median: 0.95, min: 0.9, max: 1, n: 2} and .ownscript.cpu_ratio.max == 1.1' <<<"$output"
+  run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
+  assert_output --partial "| TPS | 2000 (2000..2000, n=2) | 1900 (1800..2000, n=2) | 0.95 (0.9..1, n=2) |"
+}
+
 @test "a repetition with a failed run gives no ratio instead of stopping the summary" {
   run summarise <<'JSON'
 {"figure":"sampler","rep":1,"variant":"off","tps":1000,"p95_ms":10}
