@@ -112,11 +112,17 @@ run_cell_steps() {
     cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-after.txt" || return 1
   fi
   cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-after.txt" || return 1
-  if [[ "${values[SCENARIO]}" == waiting-room ]] && backend_alive; then
-    # The server's own account of admissions, to check its rule was kept;
-    # the row says null when it is missing.
-    netns_exec client curl -fsS --max-time 5 "$base_url/api/waiting-room/stats" \
-      >"$cell_dir/waiting-room-stats.json" 2>/dev/null || rm -f "$cell_dir/waiting-room-stats.json"
+  # The server's own account, set beside k6's: the waiting room's admissions
+  # (to check its rule was kept), the WebSocket endpoint's sessions and
+  # replies. The suite's own target has them; the row says null without.
+  local stats_path=""
+  case "${values[SCENARIO]}" in
+    waiting-room) stats_path=/api/waiting-room/stats ;;
+    websocket) stats_path=/ws/stats ;;
+  esac
+  if [[ -n "$stats_path" ]] && backend_alive; then
+    netns_exec client curl -fsS --max-time 5 "$base_url$stats_path" \
+      >"$cell_dir/${values[SCENARIO]}-stats.json" 2>/dev/null || rm -f "$cell_dir/${values[SCENARIO]}-stats.json"
   fi
   if ! backend_alive; then
     CELL_ERROR="target died during the cell"

@@ -136,6 +136,9 @@ results_row() {
   if [[ -s "$cell_dir/waiting-room-stats.json" ]] && jq -e . "$cell_dir/waiting-room-stats.json" >/dev/null 2>&1; then
     extra_in="$(jq -c '{waiting_room: .}' "$cell_dir/waiting-room-stats.json")"
   fi
+  if [[ -s "$cell_dir/websocket-stats.json" ]] && jq -e . "$cell_dir/websocket-stats.json" >/dev/null 2>&1; then
+    extra_in="$(jq -c '{websocket: .}' "$cell_dir/websocket-stats.json")"
+  fi
   if [[ -s "$cell_dir/connector.json" ]] && jq -e . "$cell_dir/connector.json" >/dev/null 2>&1; then
     extra_in="$(jq -c --slurpfile c "$cell_dir/connector.json" '. + {connector: $c[0]}' <<<"$extra_in")"
   fi

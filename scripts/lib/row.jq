@@ -88,6 +88,11 @@ def extra($env):
         ws_close_p95_ms: ($close["p(95)"] | num),
         ws_close_p99_ms: ($close["p(99)"] | num),
         ws_close_max_ms: ($close.max | num),
+        # The endpoint's own counts (GET /ws/stats after the cell): sessions
+        # it opened and replies it sent or could not send.
+        ws_server_sessions: ($extra_in.websocket.sessionsOpened // null),
+        ws_server_replies: ($extra_in.websocket.replies // null),
+        ws_server_replies_lost: ($extra_in.websocket.repliesLost // null),
         # The close path, server side (the client's are in netstat-delta.tsv).
         delayed_acks: delta("server"; "TcpExtDelayedACKs"),
         delayed_ack_lost: delta("server"; "TcpExtDelayedACKLost"),

@@ -90,10 +90,6 @@ public class JobWebSocketHandler extends TextWebSocketHandler {
         repliesLost.incrementAndGet();
     }
 
-    public WebSocketProperties.Mode mode() {
-        return mode;
-    }
-
     /** Counts since start: sessions opened and closed, replies sent and lost. */
     public Stats stats() {
         return new Stats(mode.name().toLowerCase(java.util.Locale.ROOT), workMs,

@@ -58,8 +58,4 @@ class SoLingerCustomizer implements WebServerFactoryCustomizer<TomcatServletWebS
         connector.setProperty("socket.soLingerOn", "true");
         connector.setProperty("socket.soLingerTime", Integer.toString(lingerSeconds.getAsInt()));
     }
-
-    OptionalInt lingerSeconds() {
-        return lingerSeconds;
-    }
 }
