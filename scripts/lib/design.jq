@@ -289,7 +289,7 @@ def prediction_verdict($env; $sysctls_of_cell; $p; $row; $deltas; $machine; $fin
        end)
     ] as $checks
   | [$checks[] | select(.ok | not)] as $off
-  | if ($checks | length) == 0 then {prediction_check: null, prediction_notes: null}
+  | (if ($checks | length) == 0 then {prediction_check: null, prediction_notes: null}
     elif ($off | length) == 0 then {prediction_check: "match", prediction_notes: null}
     else
       ($off | map("\(.what) \(.measured) where \(.predicted) was predicted") | join("; ")) as $what
@@ -322,4 +322,7 @@ def prediction_verdict($env; $sysctls_of_cell; $p; $row; $deltas; $machine; $fin
         ] as $why
       | {prediction_check: "mismatch",
          prediction_notes: ($what + ": " + (if ($why | length) > 0 then $why | join("; ") else "nothing in the cell's counters explains the difference" end))}
-    end;
+    end)
+  # Which measured column the failed users were checked against (the report
+  # draws the prediction beside that one).
+  + {predicted_failed_users_from: (if $failed_measure == null then null else $failed_measure.what end)};

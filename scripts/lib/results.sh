@@ -19,7 +19,7 @@ readonly RESULTS_COLUMNS=(
   time_wait_peak server_time_wait_peak client_time_wait_peak
   tomcat_threads_busy_peak
   k6_cpu_avg_pct k6_cpu_peak_pct k6_cpu_saturated_s k6_rss_peak_mb generator_bound
-  predicted_server_conns_peak predicted_failed_users predicted_listen_overflows predicted_syn_retrans
+  predicted_server_conns_peak predicted_failed_users predicted_failed_users_from predicted_listen_overflows predicted_syn_retrans
   predicted_tps predicted_lat_max_ms prediction_check prediction_notes
   setup_s target_start_s k6_s teardown_s files_s
   cell_wall_s

@@ -173,10 +173,17 @@
     }
   }
 
+  // A row's number for key, or null.
+  const value = (row, key) => (key && isNumber(row[key]) ? row[key] : null);
+
   // The figures compared across cells: measured bars, with a reference
   // (a limit) and a prediction drawn beside them when the rows carry one.
   const FIGURES = [
-    { key: 'failed_reqs', title: 'failed requests', predicted: 'predicted_failed_users' },
+    { key: 'failed_reqs', title: 'failed requests' },
+    // The users the kernel's rules say could not get in, beside the column
+    // the row's check counted them in (fail_connect or failed_reqs).
+    { key: 'failed_users', title: 'users who could not get in (predicted_failed_users_from)',
+      measured: (row) => value(row, row.predicted_failed_users_from), predicted: 'predicted_failed_users' },
     { key: 'failed_rate', title: 'failed rate' },
     { key: 'lat_p95_ms', title: 'p95 latency of answered requests (ms)' },
     { key: 'lat_max_ms', title: 'slowest answered request (ms)', predicted: 'predicted_lat_max_ms' },
@@ -201,11 +208,11 @@
     if (rows.length === 0) return;
     const xs = rows.map((_, i) => i + 1);
     const labels = rows.map(cellLabel);
-    const value = (row, key) => (isNumber(row[key]) ? row[key] : null);
     const bars = uPlot.paths.bars({ size: [0.6, 60] });
     for (const figure of FIGURES) {
+      const measured = figure.measured || ((r) => value(r, figure.key));
       const series = [[{ label: figure.key, stroke: COLORS.blue, fill: COLORS.blue, width: 1, paths: bars, points: { show: false } },
-        rows.map((r) => value(r, figure.key))]];
+        rows.map(measured)]];
       if (figure.reference) series.push([dots(figure.reference, COLORS.red, 10), rows.map((r) => value(r, figure.reference))]);
       if (figure.predicted) series.push([dots(figure.predicted, COLORS.purple, 10), rows.map((r) => value(r, figure.predicted))]);
       draw(parent, `chart-across-${figure.key}`, null, figure.title, xs, series, {

@@ -101,7 +101,7 @@ setup() {
 @test "the predictions the rows carry are drawn beside the measured figures" {
   local figure predicted want
   for figure in server_conns_peak:predicted_server_conns_peak listen_overflows:predicted_listen_overflows \
-    failed_reqs:predicted_failed_users tps:predicted_tps lat_max_ms:predicted_lat_max_ms; do
+    failed_users:predicted_failed_users tps:predicted_tps lat_max_ms:predicted_lat_max_ms; do
     predicted="${figure#*:}"
     want="$(jq -s --arg k "$predicted" '[.[] | .[$k] | numbers] | length' "$RUN_DIR"/cells/*/row.json)"
     run jq -r --arg id "chart-across-${figure%%:*}" --arg k "$predicted" \
@@ -114,4 +114,9 @@ setup() {
   done
   # This run's cells saturate, so the kernel's prediction of the peak exists.
   jq -e -s 'all(.[]; .predicted_server_conns_peak | type == "number")' "$RUN_DIR"/cells/*/row.json
+  # The failed users are drawn from the column each row's check used, not
+  # from failed_reqs.
+  want="$(jq -s '[.[] | select(.predicted_failed_users_from != null) | .[.predicted_failed_users_from] | numbers] | length' "$RUN_DIR"/cells/*/row.json)"
+  run jq -r '.charts[] | select(.id == "chart-across-failed_users") | .series[] | select(.label == "failed_users") | .points' "$PAGE"
+  if [ "$want" -eq 0 ]; then assert_output ''; else assert_output "$want"; fi
 }

@@ -97,7 +97,7 @@ design() {
 
 @test "verdict: exact counts match, the queue race may add one user per extra CPU" {
   run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3, listen_overflows: 32, syn_retrans: 24}; {}; $machine; [])'
-  assert_output '{"prediction_check":"match","prediction_notes":null}'
+  assert_output '{"prediction_check":"match","prediction_notes":null,"predicted_failed_users_from":null}'
   run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 4, listen_overflows: 28, syn_retrans: 21}; {}; $machine; []) | .prediction_check'
   assert_output '"match"'
   run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 5, listen_overflows: 24, syn_retrans: 18}; {}; $machine; []) | .prediction_check'
@@ -118,7 +118,7 @@ design() {
 
 @test "verdict: empty where no rule applies" {
   run design 'predictions($env; {}; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 3}; {}; $machine; [])'
-  assert_output '{"prediction_check":null,"prediction_notes":null}'
+  assert_output '{"prediction_check":null,"prediction_notes":null,"predicted_failed_users_from":null}'
 }
 
 @test "verdict: final ACKs that met a full queue explain a mismatch" {
@@ -131,7 +131,7 @@ design() {
   local env='{"VUS":"10000","DELAY_MS":"45000","REQUEST_TIMEOUT":"60s","TOMCAT_MAX_THREADS":"1000","TOMCAT_MAX_CONNECTIONS":"8192","TOMCAT_ACCEPT_COUNT":"100","SCENARIO":"burst","DURATION":"75s"}'
   # connect() gives up at 31 s (4 retries, linear 0), before the 60 s timeout.
   run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 8293, fail_connect: 1707, failed_reqs: 9000, listen_overflows: 8535, syn_retrans: 6828}; {}; $machine; [])' "$env"
-  assert_output '{"prediction_check":"match","prediction_notes":null}'
+  assert_output '{"prediction_check":"match","prediction_notes":null,"predicted_failed_users_from":"fail_connect"}'
   run design 'predictions($env; $sysctls; $machine) as $p | prediction_verdict($env; $sysctls; $p; {server_conns_peak: 8293, fail_connect: 1234, failed_reqs: 9000, listen_overflows: 8535, syn_retrans: 6828}; {}; $machine; []) | .prediction_notes' "$env"
   assert_output --partial 'failed users (fail_connect) 1234 where 1707 was predicted'
 }
