@@ -256,14 +256,14 @@ report_latency_stride() {
 }
 
 # report_k6_series SAMPLES_GZ STRIDE: requests per second by cause and the
-# answered requests' latency against their start (scripts/report/k6-series.jq).
-# grep narrows the lines to the two metrics it reads before jq parses them,
-# and only whole lines (a Point line ends with "}}}"): a file cut short by a
-# killed k6 gives what it has.
+# answered requests' latency against their start (scripts/report/k6-series.py,
+# which reads only whole lines: a file cut short by a killed k6 gives what it
+# has). grep narrows the lines to the two metrics it reads first: 17 s
+# instead of 21 s for a cell of 539,291 requests here (jq took 43 s).
 report_k6_series() {
   { gzip -dc "$1" 2>/dev/null || true; } \
-    | { grep -E '^\{"metric":"http_req_(duration|blocked)".*\}\}\}$' || true; } \
-    | jq -cn --argjson stride "$2" -f "$REPORT_SOURCE_DIR/k6-series.jq"
+    | { grep -E '^\{"metric":"http_req_(duration|blocked)"' || true; } \
+    | python3 "$REPORT_SOURCE_DIR/k6-series.py" "$2"
 }
 
 # report_escape TEXT: TEXT with HTML's special characters escaped.
