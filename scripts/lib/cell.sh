@@ -37,6 +37,9 @@ run_cell() {
   if ! matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env" \
     || ! load_cell_env "$cell_dir/cell.env" cell; then
     CELL_ERROR="cannot write the cell's settings to cell.env"
+  elif ! { [[ ! -s "$LT_RUN_DIR/k6-inspect/$index.json" ]] \
+    || cp "$LT_RUN_DIR/k6-inspect/$index.json" "$cell_dir/k6-script.json"; }; then
+    CELL_ERROR="cannot copy the script's inspection into the cell"
   elif ! run_cell_steps cell "$cell_dir"; then
     :
   fi

@@ -94,14 +94,16 @@ k6_inspect() {
 }
 
 # k6_prepare_script CELL_ASSOC CELL_DIR TARGET_URL: for a script of one's
-# own, its inspection (k6-script.json) and the entry module k6 runs
-# (k6-entry.js, see scenarios/lib/own-script.js). Nothing for a shipped one.
-# On failure the reason is in CELL_ERROR.
+# own, its inspection (k6-script.json; one made before the run with the same
+# values is kept) and the entry module k6 runs (k6-entry.js, see
+# scenarios/lib/own-script.js). Nothing for a shipped one. On failure the
+# reason is in CELL_ERROR.
 k6_prepare_script() {
   local -n prepare_values="$1"
   local cell_dir="$2" target_url="$3"
   k6_own_script "${prepare_values[SCENARIO]}" || return 0
-  k6_inspect_into prepare_values "$target_url" "$cell_dir/k6-script.json" || return 1
+  [[ -s "$cell_dir/k6-script.json" ]] \
+    || k6_inspect_into prepare_values "$target_url" "$cell_dir/k6-script.json" || return 1
   k6_entry_module "${prepare_values[SCENARIO]}" "$cell_dir/k6-script.json" | write_atomic "$cell_dir/k6-entry.js"
 }
 
@@ -130,6 +132,7 @@ k6_archive() {
   local target_url="$2" dir="$3" script line log
   local -a env_args=()
   script="$(k6_script_path "${archive_values[SCENARIO]}")"
+  rm -f "$dir/k6-script.json"
   if k6_own_script "${archive_values[SCENARIO]}"; then
     k6_prepare_script archive_values "$dir" "$target_url" || return 1
     script="$dir/k6-entry.js"

@@ -115,6 +115,11 @@ check_design() {
     cell_id="$(matrix_cell_id "$index")"
     matrix_cell_values "$index" >"$env_file"
     inspected="$(check_design_inspect "$env_file")"
+    # Kept for the cell, which then need not ask k6 again (run_cell).
+    if [[ "$inspected" != null ]]; then
+      mkdir -p "$LT_RUN_DIR/k6-inspect"
+      jq . <<<"$inspected" >"$LT_RUN_DIR/k6-inspect/$index.json"
+    fi
     while IFS= read -r warning; do
       [[ -n "$warning" ]] || continue
       warn "cell $cell_id: $warning"
@@ -126,11 +131,12 @@ check_design() {
 
 # check_design_inspect CELL_ENV_FILE: k6's inspection of the cell's script
 # when it is one of one's own (its load shape is in its options), else null.
+# k6 sees the target's URL as it will in the cell (backend_url).
 check_design_inspect() {
   local -A probe=()
   load_cell_env "$1" probe
   if k6_own_script "${probe[SCENARIO]}"; then
-    k6_inspect probe "http://${probe[SERVER_ADDR]}:${probe[SERVER_PORT]}" | jq -c . 2>/dev/null || printf 'null\n'
+    k6_inspect probe "$(backend_url probe)" | jq -c . 2>/dev/null || printf 'null\n'
   else
     printf 'null\n'
   fi

@@ -83,6 +83,14 @@ setup() {
     run lt_row_value "$cell" notes
     assert_output --partial "a k6 script of one's own"
   done
+  # k6 read the script once per matrix cell, before the run, for the design
+  # check; the cells used that inspection instead of asking k6 again.
+  local index=0
+  for cell in $(lt_cells); do
+    cmp "$RUN_DIR/k6-inspect/$index.json" "$RUN_DIR/cells/$cell/k6-script.json"
+    index=$((index + 1))
+  done
+  [ "$(find "$RUN_DIR/k6-inspect" -name '*.json' | wc -l)" -eq 2 ]
 }
 
 @test "failures are split by k6's error_code and add up, without the suite's helpers in the script" {
