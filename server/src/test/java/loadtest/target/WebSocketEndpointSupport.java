@@ -50,6 +50,26 @@ final class WebSocketEndpointSupport {
     }
 
     /**
+     * Two sessions send one job each at the same moment; returns when each reply came, in ms after
+     * the sends, {first, second}, having checked the replies and closed both sessions.
+     */
+    static long[] twoJobsAtOnce(int port) throws Exception {
+        Client first = Client.open(port);
+        Client second = Client.open(port);
+        long start = System.nanoTime();
+        first.session.sendMessage(new TextMessage("a"));
+        second.session.sendMessage(new TextMessage("b"));
+        if (!"done a".equals(first.nextReply()) || !"done b".equals(second.nextReply())) {
+            throw new AssertionError("a job was not answered with its own reply");
+        }
+        long firstMs = TimeUnit.NANOSECONDS.toMillis(first.replyNanos.take() - start);
+        long secondMs = TimeUnit.NANOSECONDS.toMillis(second.replyNanos.take() - start);
+        first.session.close();
+        second.session.close();
+        return new long[] {firstMs, secondMs};
+    }
+
+    /**
      * How the server ends a "Connection: close" exchange: "eof" for an orderly FIN, "reset" for an
      * RST (after the response was read either way).
      */
