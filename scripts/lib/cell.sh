@@ -37,10 +37,7 @@ run_cell() {
   if ! matrix_cell_values "$index" | write_atomic "$cell_dir/cell.env" \
     || ! load_cell_env "$cell_dir/cell.env" cell; then
     CELL_ERROR="cannot write the cell's settings to cell.env"
-  elif ! { [[ ! -s "$LT_RUN_DIR/k6-inspect/$index.json" ]] \
-    || cp "$LT_RUN_DIR/k6-inspect/$index.json" "$cell_dir/k6-script.json"; }; then
-    CELL_ERROR="cannot copy the script's inspection into the cell"
-  elif ! run_cell_steps cell "$cell_dir"; then
+  elif ! run_cell_steps cell "$cell_dir" "$LT_RUN_DIR/k6-inspect/$index.json"; then
     :
   fi
   if [[ -n "$CELL_ERROR" ]]; then
@@ -82,13 +79,15 @@ cell_step() {
   return 1
 }
 
-# run_cell_steps CELL_ASSOC CELL_DIR: the steps of a cell; on failure sets
+# run_cell_steps CELL_ASSOC CELL_DIR INSPECTED: the steps of a cell
+# (INSPECTED: k6's inspection of a script of one's own made before the run,
+# check_design; a missing file when there is none); on failure sets
 # CELL_ERROR to the reason and fails. It runs in the runner's own shell (not a
 # subshell), so the pids of what it starts stay known to the exit trap.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_cell_steps() {
   local -n values="$1"
-  local cell_dir="$2" k6_status=0 limit base_url
+  local cell_dir="$2" inspected="$3" k6_status=0 limit base_url
   local -a k6_options
   base_url="$(backend_url values)"
   # The netns backend marks target_start again once its namespaces are set
@@ -98,7 +97,7 @@ run_cell_steps() {
   phase_mark "$cell_dir" target_ready
   cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
 
-  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" || return 1
+  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" "$inspected" || return 1
   limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
   monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
   mapfile -t k6_options < <(monitoring_k6_options values "$cell_dir")

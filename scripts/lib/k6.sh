@@ -93,17 +93,20 @@ k6_inspect() {
     "$(k6_script_path "${inspect_values[SCENARIO]}")" 2>&1
 }
 
-# k6_prepare_script CELL_ASSOC CELL_DIR TARGET_URL: for a script of one's
-# own, its inspection (k6-script.json; one made before the run with the same
-# values is kept) and the entry module k6 runs (k6-entry.js, see
-# scenarios/lib/own-script.js). Nothing for a shipped one. On failure the
-# reason is in CELL_ERROR.
+# k6_prepare_script CELL_ASSOC CELL_DIR TARGET_URL [INSPECTED]: for a script
+# of one's own, its inspection (k6-script.json: a copy of INSPECTED when that
+# file exists, made with the same values before the run; else k6 is asked)
+# and the entry module k6 runs (k6-entry.js, see scenarios/lib/own-script.js).
+# Nothing for a shipped one. On failure the reason is in CELL_ERROR.
 k6_prepare_script() {
   local -n prepare_values="$1"
-  local cell_dir="$2" target_url="$3"
+  local cell_dir="$2" target_url="$3" inspected="${4:-}"
   k6_own_script "${prepare_values[SCENARIO]}" || return 0
-  [[ -s "$cell_dir/k6-script.json" ]] \
-    || k6_inspect_into prepare_values "$target_url" "$cell_dir/k6-script.json" || return 1
+  if [[ -n "$inspected" && -s "$inspected" ]]; then
+    cp "$inspected" "$cell_dir/k6-script.json" || { CELL_ERROR="cannot copy $inspected into the cell"; return 1; }
+  else
+    k6_inspect_into prepare_values "$target_url" "$cell_dir/k6-script.json" || return 1
+  fi
   k6_entry_module "${prepare_values[SCENARIO]}" "$cell_dir/k6-script.json" | write_atomic "$cell_dir/k6-entry.js"
 }
 
@@ -132,7 +135,6 @@ k6_archive() {
   local target_url="$2" dir="$3" script line log
   local -a env_args=()
   script="$(k6_script_path "${archive_values[SCENARIO]}")"
-  rm -f "$dir/k6-script.json"
   if k6_own_script "${archive_values[SCENARIO]}"; then
     k6_prepare_script archive_values "$dir" "$target_url" || return 1
     script="$dir/k6-entry.js"
