@@ -117,17 +117,11 @@ make_archive() {
 }
 
 # k6_arguments CELL_ENV RUN_ID CELL_ID DIR: the runners' k6 arguments: the
-# tags (k6_run_tags: k6's --tag replaces the script's own, and the operator
-# adds its own), a script of one's own's trend statistics, and the InfluxDB
-# output when one is set.
+# script's (k6_script_args: k6's --tag replaces the script's own tags, and
+# the operator adds its own), and the InfluxDB output when one is set.
 k6_arguments() {
-  local tag scenario
   local -a args=()
-  scenario="$(cell_env_get "$1" SCENARIO)"
-  while IFS= read -r tag; do
-    [[ -n "$tag" ]] && args+=(--tag "$tag")
-  done < <(k6_run_tags "$scenario" "$4/k6-script.json" "$2" "$3")
-  ! k6_own_script "$scenario" || args+=("--summary-trend-stats=$K6_TREND_STATS")
+  mapfile -t args < <(k6_script_args "$(cell_env_get "$1" SCENARIO)" "$4/k6-script.json" "$2" "$3")
   [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || args+=(--out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")
   printf '%s\n' "${args[*]}"
 }

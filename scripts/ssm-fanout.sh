@@ -56,7 +56,7 @@ SSM_CELL_ID=""
 SSM_START_AT=0
 SSM_BUNDLE_FILE=""
 SSM_BUNDLE_S3_URI=""
-declare -a SSM_TAGS=()
+declare -a SSM_K6_ARGS=()
 
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 main() {
@@ -86,7 +86,7 @@ main() {
   # What the instances run, kept with the run (the entry module only for a
   # script of one's own).
   [[ -z "$RUN_DIR" ]] || cp "$WORK_DIR"/k6-script.json "$WORK_DIR"/k6-entry.js* "$RUN_DIR/cells/$CELL_ID/" 2>/dev/null || true
-  mapfile -t SSM_TAGS < <(ssm_scenario_tags "$WORK_DIR/cell.env" "$WORK_DIR" "$RUN_ID" "$CELL_ID")
+  mapfile -t SSM_K6_ARGS < <(k6_script_args "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" "$WORK_DIR/k6-script.json" "$RUN_ID" "$CELL_ID")
   SSM_START_AT=$(($(date +%s) + FANOUT[FANOUT_START_DELAY]))
 
   if [[ $OPT_DRY_RUN -eq 1 ]]; then

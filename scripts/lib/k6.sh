@@ -7,7 +7,8 @@ LT_K6="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
 K6_PIDS=()
 K6_CELL_DIR=""
 # The summary's trend statistics: the suite's scenarios set them in their
-# options; a script of one's own gets them from the command line.
+# options; a script of one's own gets them from the command line
+# (k6_script_args).
 readonly K6_TREND_STATS="min,avg,med,p(90),p(95),p(99),max,count"
 
 # k6_duration_seconds DURATION: whole seconds (rounded up) of a k6 duration
@@ -183,6 +184,19 @@ k6_run_tags() {
   printf '%s\n' "run_id=$run_id" "cell=$cell" traffic=load
 }
 
+# k6_script_args SCENARIO INSPECTED_JSON RUN_ID CELL: the arguments k6 run
+# gets for the script beside the runner's own, one word a line: a --tag for
+# each of k6_run_tags, and for a script of one's own the trend statistics
+# the suite's scenarios set in their options (p99 among them).
+k6_script_args() {
+  local tag
+  while IFS= read -r tag; do
+    printf '%s\n' --tag "$tag"
+  done < <(k6_run_tags "$@")
+  k6_own_script "$1" || return 0
+  printf '%s\n' "--summary-trend-stats=$K6_TREND_STATS"
+}
+
 # k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [OPTION...]: start
 # `k6 run` in the client namespace in the background. k6 sees only the
 # cell's knobs, the run's identity and the OPTIONs (monitoring_k6_options:
@@ -223,11 +237,7 @@ k6_start() {
     # The script runs unchanged from the cell's entry module; the suite's
     # tags and p99 come from the command line.
     script="$cell_dir/k6-entry.js"
-    local tag
-    while IFS= read -r tag; do
-      script_args+=(--tag "$tag")
-    done < <(k6_run_tags "${cell_values[SCENARIO]}" "$cell_dir/k6-script.json" "$LT_RUN_ID" "$(basename "$cell_dir")")
-    script_args+=("--summary-trend-stats=$K6_TREND_STATS")
+    mapfile -t script_args < <(k6_script_args "${cell_values[SCENARIO]}" "$cell_dir/k6-script.json" "$LT_RUN_ID" "$(basename "$cell_dir")")
   fi
   # One start instant for every instance of a burst.
   [[ "$instances" -eq 1 ]] || env_args+=("BURST_START_AT=$(($(date +%s%3N) + ${cell_values[BURST_LEAD_MS]:-0}))")

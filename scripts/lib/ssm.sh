@@ -242,23 +242,16 @@ ssm_bundle() {
     -C "$dir" -cf - script.tar | gzip -n -9 >"$out_file"
 }
 
-# ssm_scenario_tags CELL_ENV DIR RUN_ID CELL_ID: the tags k6 gets on each
-# instance besides instance=ID (k6_run_tags: --tag replaces the script's
-# own), one "name=value" a line.
-ssm_scenario_tags() {
-  k6_run_tags "$(cell_env_get "$1" SCENARIO)" "$2/k6-script.json" "$3" "$4"
-}
-
 # ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the command instance
 # INDEX (0-based) of COUNT runs: its settings as shell assignments and k6's
 # arguments as `set --`, then scripts/ssm-instance.sh as it is in the repo
 # (all the logic; POSIX sh). Reads SSM_RUN_ID, SSM_CELL_ID, SSM_START_AT
 # (epoch seconds), SSM_BUNDLE_FILE, SSM_BUNDLE_S3_URI (empty: the bundle goes
-# inline) and SSM_TAGS (name=value...).
+# inline) and SSM_K6_ARGS (k6_script_args: the script's tags and options).
 ssm_instance_command() {
   local cell_env="$1" instance="$2" index="$3" count="$4"
   local workdir="${FANOUT[FANOUT_WORKDIR]%/}/$SSM_RUN_ID/$SSM_CELL_ID/$instance"
-  local segment line tag bundle_b64="" aws_args=""
+  local segment line bundle_b64="" aws_args="" i
   segment="$(ssm_segment "$index" "$count")"
   # One element per line of the k6 call: an option with its value.
   local -a k6_lines=(
@@ -266,8 +259,15 @@ ssm_instance_command() {
     "$(sh_quote_line --execution-segment "$segment")"
     "$(sh_quote_line --execution-segment-sequence "$(ssm_segment_sequence "$count")")"
   )
-  for tag in "${SSM_TAGS[@]}" "instance=$instance"; do
-    k6_lines+=("$(sh_quote_line --tag "$tag")")
+  # The script's arguments, a --tag with its value on one line; then this instance's tag.
+  local -a script_args=("${SSM_K6_ARGS[@]}" --tag "instance=$instance")
+  for ((i = 0; i < ${#script_args[@]}; i++)); do
+    if [[ "${script_args[i]}" == --tag ]]; then
+      k6_lines+=("$(sh_quote_line --tag "${script_args[i + 1]}")")
+      i=$((i + 1))
+    else
+      k6_lines+=("$(sh_quote_line "${script_args[i]}")")
+    fi
   done
   [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || k6_lines+=("$(sh_quote_line --out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")")
   # The cell's knobs, but for the values this command sets itself below.
@@ -281,8 +281,6 @@ ssm_instance_command() {
     "$(sh_quote_line -e "RUN_ID=$SSM_RUN_ID")"
     "$(sh_quote_line -e "CELL_ID=$SSM_CELL_ID")"
   )
-  ! k6_own_script "$(cell_env_get "$cell_env" SCENARIO)" \
-    || k6_lines+=("$(sh_quote_line "--summary-trend-stats=$K6_TREND_STATS")")
   k6_lines+=("$(sh_quote_line script.tar)")
   if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
     local -a global

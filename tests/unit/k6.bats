@@ -81,6 +81,13 @@ JSON
   printf '{"tags": {"run_id": "r1", "cell": "01_a-1"}}' >"$BATS_TEST_TMPDIR/inspected.json"
   run k6_run_tags spike "$BATS_TEST_TMPDIR/inspected.json" r1 01_a-1
   assert_output "$(printf '%s\n' run_id=r1 cell=01_a-1)"
+  # As k6's words: a --tag each, and p99 for a script of one's own only.
+  run k6_script_args spike "$BATS_TEST_TMPDIR/inspected.json" r1 01_a-1
+  assert_output "$(printf '%s\n' --tag run_id=r1 --tag cell=01_a-1)"
+  printf '{"tags": {"team": "payments"}}' >"$BATS_TEST_TMPDIR/inspected.json"
+  run k6_script_args /srv/my-test.js "$BATS_TEST_TMPDIR/inspected.json" r1 01_a-1
+  assert_output "$(printf '%s\n' --tag team=payments --tag run_id=r1 --tag cell=01_a-1 --tag traffic=load \
+    '--summary-trend-stats=min,avg,med,p(90),p(95),p(99),max,count')"
 }
 
 @test "a script of one's own is bounded by its own total duration" {

@@ -213,7 +213,7 @@ build_command() {
   SSM_BUNDLE_FILE="$BATS_TEST_TMPDIR/scenarios.tar.gz"
   SSM_BUNDLE_S3_URI=""
   ssm_prepare_script "$BATS_TEST_TMPDIR/cell.env" "${FANOUT[TARGET_URL]}" run1 01_delay_ms-10 "$BATS_TEST_TMPDIR" >&2
-  mapfile -t SSM_TAGS < <(ssm_scenario_tags "$BATS_TEST_TMPDIR/cell.env" "$BATS_TEST_TMPDIR" run1 01_delay_ms-10)
+  mapfile -t SSM_K6_ARGS < <(k6_script_args "$(cell_env_get "$BATS_TEST_TMPDIR/cell.env" SCENARIO)" "$BATS_TEST_TMPDIR/k6-script.json" run1 01_delay_ms-10)
   ssm_bundle "$BATS_TEST_TMPDIR" "$SSM_BUNDLE_FILE"
   ssm_instance_command "$BATS_TEST_TMPDIR/cell.env" i-0abc 1 3
 }
