@@ -3,7 +3,7 @@
 // (own-script.js) count failures by. A request fails exactly when k6 counts
 // it in http_req_failed (no response, or a status outside 200-399), so the
 // six causes add up to that count. (The report's chart reads k6's samples
-// with the same rule in Python: scripts/report/k6-series.py.)
+// with the same rule in Python: scripts/lib/k6-series.py.)
 
 // failureCause(res): null for an answered request, else its cause.
 export function failureCause(res) {

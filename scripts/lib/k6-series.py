@@ -23,37 +23,11 @@ cell): a metric seen twice at one time starts the next request.
 """
 import json
 import sys
-from datetime import datetime, timezone
+
+from k6time import Clock
 
 CAUSES = ("answered", "connect", "reset", "timeout", "http_error", "other")
 PREFIXES = ('{"metric":"http_req_duration"', '{"metric":"http_req_blocked"')
-
-
-def epoch_second(text, cache={}):
-    """The whole epoch second of an RFC 3339 time ("...T12:00:01.5Z",
-    "...+01:00"), and the fraction as a float."""
-    whole, rest = text[:19], text[19:]
-    fraction = 0.0
-    if rest[:1] == ".":
-        digits = rest[1:].rstrip("Z")
-        for sign in "+-":
-            if sign in digits:
-                digits = digits[:digits.index(sign)]
-        fraction = float("0." + digits) if digits else 0.0
-    offset = "Z"
-    for sign in "+-":
-        if sign in rest:
-            offset = rest[rest.index(sign):]
-    key = (whole, offset)
-    seconds = cache.get(key)
-    if seconds is None:
-        seconds = int(datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
-        if offset != "Z":
-            shift = int(offset[1:3]) * 3600 + int(offset[4:6]) * 60
-            seconds += -shift if offset[0] == "+" else shift
-        if len(cache) < 100000:
-            cache[key] = seconds
-    return seconds, fraction
 
 
 def number(text):
@@ -113,12 +87,18 @@ def requests(lines):
 
 
 def series(lines, stride):
+    clock = Clock()
     seconds = {}
     answered = 0
     start, ms = [], []
     for time, tags, values in requests(lines):
+        try:
+            ns = int(clock.ns(time))
+        except ValueError:
+            continue
         why = cause(tags)
-        second, fraction = epoch_second(time)
+        second, fraction = divmod(ns, 1000000000)
+        fraction /= 1e9
         counts = seconds.setdefault(second, {})
         counts[why] = counts.get(why, 0) + 1
         duration = values.get("http_req_duration")
