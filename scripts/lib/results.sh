@@ -133,12 +133,13 @@ results_row() {
   if [[ -s "$cell_dir/samples.tsv" ]]; then
     peaks="$(results_samples_peaks "$cell_dir/samples.tsv" "$(nproc)" "$interval")" || peaks='{}'
   fi
-  if [[ -s "$cell_dir/waiting-room-stats.json" ]] && jq -e . "$cell_dir/waiting-room-stats.json" >/dev/null 2>&1; then
-    extra_in="$(jq -c '{waiting_room: .}' "$cell_dir/waiting-room-stats.json")"
-  fi
-  if [[ -s "$cell_dir/websocket-stats.json" ]] && jq -e . "$cell_dir/websocket-stats.json" >/dev/null 2>&1; then
-    extra_in="$(jq -c '{websocket: .}' "$cell_dir/websocket-stats.json")"
-  fi
+  # The server's own account of a scenario (run_cell_steps): waiting_room, websocket.
+  local stats
+  for stats in waiting-room websocket; do
+    if [[ -s "$cell_dir/$stats-stats.json" ]] && jq -e . "$cell_dir/$stats-stats.json" >/dev/null 2>&1; then
+      extra_in="$(jq -c --arg k "${stats//-/_}" '{($k): .}' "$cell_dir/$stats-stats.json")"
+    fi
+  done
   if [[ -s "$cell_dir/connector.json" ]] && jq -e . "$cell_dir/connector.json" >/dev/null 2>&1; then
     extra_in="$(jq -c --slurpfile c "$cell_dir/connector.json" '. + {connector: $c[0]}' <<<"$extra_in")"
   fi
