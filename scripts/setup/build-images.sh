@@ -58,10 +58,7 @@ main() {
   done
   knobs_load "$LT_ROOT/env/defaults.env"
   target="${TARGET_IMAGE:-${KNOB_DEFAULT[TARGET_IMAGE]}}"
-  if ((!own)); then
-    target="$(compose_jar_image "$JAR")"
-    context="$LT_ROOT/compose/app"
-  fi
+  ((own)) || target="$(compose_jar_image "$JAR")"
   [[ -f "$JAR" ]] || abort "no target jar at ${JAR#"$LT_ROOT"/}; build it first: make tools"
   docker_engine_answers || abort "no Docker engine answers; start one: scripts/setup/install-docker.sh start"
 
@@ -73,7 +70,13 @@ main() {
     fi
   fi
   if ((force)) || ! target_is_current "$target" "$base"; then
+    if ((!own)); then
+      make_app_context
+      context="$WORK_DIR"
+    fi
     build_target_image "$target" "$base" "$context"
+    remove_work_dir
+    trap - EXIT
   fi
   say "images ready: $target (on $base)"
 }
@@ -96,23 +99,24 @@ target_is_current() {
   [[ "$(image_label "$image" ltsuite.base_id)" == "$(image_id "$base")" ]]
 }
 
-# build_target_image IMAGE BASE CONTEXT: the Dockerfile in CONTEXT on BASE,
-# labelled with what it was built from. The suite's own target's context is
-# server/, which holds its jar; any other jar is copied, as app.jar, into a
-# folder of its own with compose/app/Dockerfile. The classic builder takes a
-# local base image as it is; it needs no registry for an image the engine
-# already has.
+# make_app_context: the build context of a jar of one's own: a folder of
+# its own (WORK_DIR) with compose/app/Dockerfile and the jar as app.jar.
+make_app_context() {
+  mkdir -p "$WORK_PARENT"
+  WORK_DIR="$(mktemp -d "$WORK_PARENT/app.XXXXXX")"
+  trap remove_work_dir EXIT
+  cp "$LT_ROOT/compose/app/Dockerfile" "$WORK_DIR/Dockerfile"
+  cp "$JAR" "$WORK_DIR/app.jar"
+}
+
+# build_target_image IMAGE BASE CONTEXT: the Dockerfile in CONTEXT (server/,
+# which holds the suite's own jar, or make_app_context's folder) on BASE,
+# labelled with what it was built from. The classic builder takes a local
+# base image as it is; it needs no registry for an image the engine already
+# has.
 build_target_image() {
   local image="$1" base="$2" context="$3" started=$SECONDS old_id
   old_id="$(image_id "$image")"
-  if [[ "$context" != "$LT_ROOT/server" ]]; then
-    mkdir -p "$WORK_PARENT"
-    WORK_DIR="$(mktemp -d "$WORK_PARENT/app.XXXXXX")"
-    trap remove_work_dir EXIT
-    cp "$context/Dockerfile" "$WORK_DIR/Dockerfile"
-    cp "$JAR" "$WORK_DIR/app.jar"
-    context="$WORK_DIR"
-  fi
   say "building $image from ${context#"$LT_ROOT"/}/Dockerfile on $base (jar ${JAR#"$LT_ROOT"/})"
   DOCKER_BUILDKIT=0 docker build --quiet \
     --build-arg "BASE_IMAGE=$base" \
@@ -121,8 +125,6 @@ build_target_image() {
     --label "ltsuite.base_id=$(image_id "$base")" \
     --tag "$image" "$context" >/dev/null \
     || abort "docker build of $image failed"
-  remove_work_dir
-  trap - EXIT
   remove_replaced_image "$old_id" "$image"
   say "built $image in $((SECONDS - started))s"
 }
