@@ -12,6 +12,10 @@ JAR := server/target/loadtest-target.jar
 # A Spring Boot service the suite did not write, for the tests and the README's example.
 OWNAPP_JAR := tests/fixtures/ownapp/target/greeting-service.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
+# $(call shq,VALUE): VALUE as one single-quoted shell word (a quote becomes
+# '\''), so a value given on make's command line (MATRIX='x;id') reaches a
+# script as that text, never as shell syntax.
+shq = '$(subst ','\'',$(1))'
 
 .PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools ownapp test-java
 
@@ -62,15 +66,15 @@ $(CDS): $(JAR)
 # the environment; it layers them over the matrix.
 run-matrix: run-tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix; RESUME=<run-id> to finish one), write results/<run-id>/
 	@scripts/setup/require.sh root
-	scripts/run-matrix.sh $(MATRIX)
+	scripts/run-matrix.sh $(call shq,$(MATRIX))
 
 # RUN=<run-id> (default: the latest run); the runner writes it at the end of every run.
 report: report-tools ## Write results/<run-id>/report.html again (RUN=<run-id>, default the latest run)
-	scripts/report.sh $(or $(RUN),latest)
+	scripts/report.sh $(call shq,$(or $(RUN),latest))
 
 compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5); writes results/compare-<A>-vs-<B>/
-	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
-	THRESHOLD_PCT=$(or $(THRESHOLD_PCT),5) scripts/compare.sh $(A) $(B)
+	@test -n $(call shq,$(A)) -a -n $(call shq,$(B)) || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
+	THRESHOLD_PCT=$(call shq,$(or $(THRESHOLD_PCT),5)) scripts/compare.sh $(call shq,$(A)) $(call shq,$(B))
 
 lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
@@ -115,10 +119,10 @@ $(TOOLS)/bin/influxd:
 # --- Fan-out to k6 machines with AWS SSM -----------------------------------------
 .PHONY: ssm-run operator-manifest aws-tools
 ssm-run: $(K6) aws-tools ## Run one matrix cell on every tagged k6 instance via AWS SSM (DRY_RUN=1 prints only, CELL=N)
-	scripts/ssm-fanout.sh $(if $(filter 1,$(DRY_RUN)),--dry-run) $(if $(CELL),--cell $(CELL)) $(MATRIX)
+	scripts/ssm-fanout.sh $(if $(filter 1,$(DRY_RUN)),--dry-run) $(if $(CELL),--cell $(call shq,$(CELL))) $(call shq,$(MATRIX))
 
 operator-manifest: $(K6) ## Print a k6-operator TestRun for one cell (PARALLELISM=N, CELL=N)
-	@scripts/k6-operator.sh --parallelism $(or $(PARALLELISM),2) $(if $(CELL),--cell $(CELL)) $(MATRIX)
+	@scripts/k6-operator.sh --parallelism $(call shq,$(or $(PARALLELISM),2)) $(if $(CELL),--cell $(call shq,$(CELL))) $(call shq,$(MATRIX))
 
 aws-tools: ## Install the pinned AWS CLI and moto (fan-out and its tests) into .tools/venv
 	@scripts/setup/install-aws-tools.sh
