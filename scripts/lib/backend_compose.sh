@@ -87,7 +87,12 @@ compose_cell_start() {
   local cell_dir="$2" health_url="$3"
   netns_down
   compose_target_start start_values "$cell_dir" || return 1
-  netns_up "${start_values[SERVER_ADDR]}" "${start_values[CLIENT_ADDR]}" "$COMPOSE_TARGET_PID" \
+  # Every address k6 binds to (CLIENT_ADDRESSES, k6_command's --local-ips)
+  # must be the client namespace's own.
+  local client_addrs
+  client_addrs="$(netns_client_addresses "${start_values[CLIENT_ADDR]}" "${start_values[CLIENT_ADDRESSES]}")" \
+    || { CELL_ERROR="CLIENT_ADDRESSES: ${start_values[CLIENT_ADDRESSES]} addresses from ${start_values[CLIENT_ADDR]} leave its /24"; return 1; }
+  netns_up "${start_values[SERVER_ADDR]}" "$client_addrs" "$COMPOSE_TARGET_PID" \
     || { CELL_ERROR="cannot link the container's network namespace to the client namespace"; return 1; }
   compose_apply_client_sysctls start_values || return 1
   netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"

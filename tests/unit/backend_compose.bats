@@ -79,3 +79,27 @@ setup() {
   [ "$(grep -c '^      DELAY_MS: ' <<<"$output")" -eq 1 ]
   [ "$(grep -c '^      SERVER_PORT: ' <<<"$output")" -eq 1 ]
 }
+
+# The commands compose_cell_start runs before the container is linked are
+# the engine's and the kernel's; here they only say what they were given.
+# shellcheck disable=SC2317 # called by compose_cell_start
+lt_fake_link() {
+  netns_down() { :; }
+  compose_target_start() { COMPOSE_TARGET_PID=4242; }
+  netns_up() { printf '%s|%s|%s\n' "$@" >"$BATS_TEST_TMPDIR/netns_up.args"; return 1; }
+}
+
+@test "CLIENT_ADDRESSES > 1: the client namespace gets every address k6 is given" {
+  lt_fake_link
+  CELL[CLIENT_ADDR]=198.18.0.2
+  CELL[CLIENT_ADDRESSES]=3
+  run compose_cell_start CELL "$BATS_TEST_TMPDIR/cells/01_cell" http://198.18.0.1:8080/readyz
+  assert_failure
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/netns_up.args")" "198.18.0.1|198.18.0.2 198.18.0.3 198.18.0.4|4242"
+}
+
+@test "one client address by default" {
+  lt_fake_link
+  run compose_cell_start CELL "$BATS_TEST_TMPDIR/cells/01_cell" http://198.18.0.1:8080/readyz
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/netns_up.args")" "198.18.0.1|198.18.0.2|4242"
+}
