@@ -243,13 +243,12 @@ k6_start() {
   [[ "$instances" -eq 1 ]] || env_args+=("BURST_START_AT=$(($(date +%s%3N) + ${cell_values[BURST_LEAD_MS]:-0}))")
   [[ "$instances" -eq 1 ]] || mkdir -p "$cell_dir/k6-summaries"
   for ((i = 0; i < instances; i++)); do
-    summary="$cell_dir/summary.json"
-    log="$cell_dir/k6.log"
+    summary="$(k6_instance_file "$cell_dir" "$i" "$instances" summary)"
+    log="$(k6_instance_file "$cell_dir" "$i" "$instances" log)"
     extra_args=("${option_args[@]}")
     extra_env=("${option_env[@]}")
     if [[ "$instances" -gt 1 ]]; then
-      summary="$cell_dir/k6-summaries/$i.json"
-      [[ $i -eq 0 ]] || { log="$cell_dir/k6-$((i + 1)).log"; extra_args=(); extra_env=(); }
+      [[ $i -eq 0 ]] || { extra_args=(); extra_env=(); }
       segment=(--execution-segment "$i/$instances:$((i + 1))/$instances"
         --execution-segment-sequence "$(k6_segment_sequence "$instances")")
     fi
@@ -263,7 +262,27 @@ k6_start() {
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
     ) >"$log" 2>&1 &
     K6_PIDS+=("$!")
+    k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
   done
+}
+
+# k6_pid_file WRAPPER_PID FILE: the pid of the k6 process that WRAPPER_PID
+# (the timeout k6_start runs k6 under) started, into FILE, so an operator
+# (or a test) can find one k6 among several. k6 keeps the pid of timeout's
+# child: `ip netns exec` and env exec it. Waits up to 5 s for the child;
+# writes nothing when there is none (the wrapper already ended).
+k6_pid_file() {
+  local wrapper="$1" file="$2" child="" tries
+  rm -f "$file"
+  for ((tries = 0; tries < 500; tries++)); do
+    [[ -d "/proc/$wrapper" ]] || return 0
+    if [[ "$(cat "/proc/$wrapper/comm" 2>/dev/null)" == timeout ]]; then
+      read -r child _ <"/proc/$wrapper/task/$wrapper/children" 2>/dev/null || true
+      [[ -z "$child" ]] || break
+    fi
+    sleep 0.01
+  done
+  [[ -z "$child" ]] || printf '%s\n' "$child" >"$file"
 }
 
 # k6_segment_sequence N: "0,1/N,2/N,...,1".
@@ -275,26 +294,143 @@ k6_segment_sequence() {
   printf '%s,1\n' "$sequence"
 }
 
-# k6_wait: wait for every k6 of the cell; return the first non-zero exit
-# status (0 if all succeeded). With several instances their summaries are
-# merged into summary.json.
+# k6_wait: wait for every k6 of the cell and record how each ended in
+# k6-exits.tsv (k6_exits_record); with several instances their summaries are
+# merged into summary.json. Returns the first status that is neither 0 nor
+# 99, else 99 if a threshold was crossed, else 0: the status of the worst
+# process, never one that hides another's crash. Whether the cell failed,
+# and why, is k6_failure's to say (a missing summary fails it too).
 k6_wait() {
-  local status=0 pid pid_status
+  local status=0 pid pid_status n="${#K6_PIDS[@]}"
+  local -a statuses=()
   for pid in "${K6_PIDS[@]}"; do
     pid_status=0
     wait "$pid" || pid_status=$?
-    [[ $status -ne 0 ]] || status=$pid_status
+    statuses+=("$pid_status")
   done
-  if [[ ${#K6_PIDS[@]} -gt 1 ]]; then
-    k6_merge_summaries "$K6_CELL_DIR/k6-summaries" | write_atomic "$K6_CELL_DIR/summary.json" || true
+  if [[ $n -gt 0 ]]; then
+    k6_exits_record "$K6_CELL_DIR" "${statuses[@]}" | write_atomic "$K6_CELL_DIR/k6-exits.tsv" || true
+    # A pid file names a running k6; the pids stay in k6-exits.tsv.
+    rm -f "$K6_CELL_DIR"/k6.pid "$K6_CELL_DIR"/k6-[0-9]*.pid
+  fi
+  for pid_status in "${statuses[@]}"; do
+    case "$pid_status" in
+      0) ;;
+      99) [[ $status -ne 0 ]] || status=99 ;;
+      *) [[ $status -ne 0 && $status -ne 99 ]] || status=$pid_status ;;
+    esac
+  done
+  if [[ $n -gt 1 ]]; then
+    k6_merge_summaries "$K6_CELL_DIR/k6-summaries" "$n" | write_atomic "$K6_CELL_DIR/summary.json" || true
   fi
   K6_PIDS=()
   return "$status"
 }
 
-# k6_merge_summaries DIR: one k6 summary from the instances' (merge-summaries.jq).
+# k6_instance_file CELL_DIR I N WHAT: the file of instance I (0-based) of N
+# named WHAT: log (k6.log, k6-2.log, ...), pid (k6.pid, k6-2.pid, ...: the
+# k6 process itself), summary (summary.json, or k6-summaries/<I>.json with
+# several), outputs (the working directory k6 runs in: k6-outputs,
+# k6-outputs-2, ...) or outputs-list (what the script's handleSummary asked
+# to write: k6-outputs.json, k6-outputs-2.json, ...).
+k6_instance_file() {
+  local cell_dir="$1" i="$2" n="$3" what="$4" suffix=""
+  [[ $i -eq 0 ]] || suffix="-$((i + 1))"
+  case "$what" in
+    log) printf '%s\n' "$cell_dir/k6$suffix.log" ;;
+    pid) printf '%s\n' "$cell_dir/k6$suffix.pid" ;;
+    outputs) printf '%s\n' "$cell_dir/k6-outputs$suffix" ;;
+    outputs-list) printf '%s\n' "$cell_dir/k6-outputs$suffix.json" ;;
+    summary)
+      if [[ $n -gt 1 ]]; then
+        printf '%s\n' "$cell_dir/k6-summaries/$i.json"
+      else
+        printf '%s\n' "$cell_dir/summary.json"
+      fi
+      ;;
+    *) abort "k6_instance_file: unknown file '$what'" ;;
+  esac
+}
+
+# k6_exits_record CELL_DIR STATUS...: how each of the cell's k6 processes
+# ended, as k6-exits.tsv: a header, then a line per process: process
+# (1-based), pid (of k6, from its pid file; empty if unknown), status, log
+# and summary (file names in CELL_DIR), summary_written (1 if that summary
+# exists and is not empty, else 0).
+k6_exits_record() {
+  local cell_dir="$1" i=0 n status pid summary written
+  shift
+  n=$#
+  printf 'process\tpid\tstatus\tlog\tsummary\tsummary_written\n'
+  for status in "$@"; do
+    pid="$(cat "$(k6_instance_file "$cell_dir" "$i" "$n" pid)" 2>/dev/null || true)"
+    summary="$(k6_instance_file "$cell_dir" "$i" "$n" summary)"
+    written=0
+    [[ ! -s "$summary" ]] || written=1
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$((i + 1))" "$pid" "$status" \
+      "$(basename "$(k6_instance_file "$cell_dir" "$i" "$n" log)")" "${summary#"$cell_dir"/}" "$written"
+    i=$((i + 1))
+  done
+}
+
+# k6_failure CELL_DIR: why the cell's k6 failed, from CELL_DIR/k6-exits.tsv
+# (k6_wait): every process that exited with a status other than 0 (done)
+# or 99 (a threshold was crossed: a result), with the first error line of
+# its log, and every process that wrote no summary (its share of the
+# requests would be missing from the row). Succeeds with the reasons, "; "
+# between them; fails (printing nothing) when no process failed.
+k6_failure() {
+  local cell_dir="$1" process pid status log summary written reason n first
+  local -a reasons=()
+  [[ -s "$cell_dir/k6-exits.tsv" ]] || { printf 'k6 left no record of how it ended (k6-exits.tsv)\n'; return 0; }
+  n=$(($(wc -l <"$cell_dir/k6-exits.tsv") - 1))
+  while IFS=$'\t' read -r process pid status log summary written; do
+    [[ "$process" != process ]] || continue
+    if [[ "$status" != 0 && "$status" != 99 ]]; then
+      first="$(grep -m1 -iE 'error|panic' "$cell_dir/$log" 2>/dev/null | cut -c1-200 || true)"
+      if [[ $n -eq 1 ]]; then
+        # One process: the message runs have always given.
+        reasons+=("k6 exited with status $status: $first")
+        continue
+      fi
+      reason="k6 process $process of $n${pid:+ (pid $pid)} exited with status $status$(k6_signal_words "$status")"
+      if [[ -n "$first" ]]; then
+        reason+=": $log: $first"
+      else
+        reason+=": no error line in $log"
+      fi
+      reasons+=("$reason")
+    elif [[ "$written" != 1 ]]; then
+      if [[ $n -eq 1 ]]; then
+        reasons+=("k6 wrote no summary ($summary)")
+      else
+        reasons+=("k6 process $process of $n${pid:+ (pid $pid)} wrote no summary ($summary)")
+      fi
+    fi
+  done <"$cell_dir/k6-exits.tsv"
+  [[ ${#reasons[@]} -gt 0 ]] || return 1
+  local joined=""
+  for reason in "${reasons[@]}"; do
+    joined+="${joined:+; }$reason"
+  done
+  printf '%s\n' "$joined"
+}
+
+# k6_signal_words STATUS: " (killed by SIGNAME)" for a status above 128 that
+# names a signal, else nothing.
+k6_signal_words() {
+  local status="$1" name
+  ((status > 128 && status < 160)) || return 0
+  name="$(kill -l "$((status - 128))" 2>/dev/null)" || return 0
+  printf ' (killed by SIG%s)' "${name#SIG}"
+}
+
+# k6_merge_summaries DIR [EXPECTED]: one k6 summary from the instances'
+# (merge-summaries.jq); EXPECTED is how many processes ran (default: as
+# many as there are summaries), so the merge says when some are missing.
 k6_merge_summaries() {
-  jq -s -f "$LT_ROOT/scripts/lib/merge-summaries.jq" "$1"/*.json
+  local -a parts=("$1"/*.json)
+  jq -s --argjson expected "${2:-${#parts[@]}}" -f "$LT_ROOT/scripts/lib/merge-summaries.jq" "${parts[@]}"
 }
 
 # k6_stop: interrupt running k6 processes (they write their summaries) and reap them.
@@ -306,6 +442,7 @@ k6_stop() {
   for pid in "${K6_PIDS[@]}"; do
     wait "$pid" 2>/dev/null || true
   done
+  [[ -z "$K6_CELL_DIR" ]] || rm -f "$K6_CELL_DIR"/k6.pid "$K6_CELL_DIR"/k6-[0-9]*.pid
   K6_PIDS=()
 }
 

@@ -3,6 +3,8 @@
 # summaries). Counts add up exactly; min and max are exact; the mean is
 # weighted by the counts. Percentiles of parts do not combine: they are
 # dropped, and .merge_notes says so, so no table shows a made-up p95.
+# $expected: how many processes ran; fewer summaries are said in the notes
+# (the cell fails for it: k6_failure).
 def sum_of($key): map(.[$key] // 0) | add;
 def merge_values($type):
   if $type == "counter" then {count: sum_of("count"), rate: sum_of("rate")}
@@ -20,7 +22,10 @@ def merge_values($type):
 | ($parts | map(.metrics | keys[]) | unique) as $names
 | {
     state: ($parts[0].state + {testRunDurationMs: ($parts | map(.state.testRunDurationMs // 0) | max)}),
-    merge_notes: "merged from \($parts | length) k6 instances (execution segments): counts, min, max and mean are exact; percentiles are left out",
+    merge_notes: ("merged from \($parts | length) k6 instances (execution segments): counts, min, max and mean are exact; percentiles are left out"
+      + (if ($parts | length) < $expected
+         then "; only \($parts | length) of the \($expected) processes wrote a summary: the requests of the others are missing"
+         else "" end)),
     metrics: (reduce $names[] as $name ({};
       ($parts | map(.metrics[$name] | select(. != null))) as $these
       | .[$name] = {type: $these[0].type, contains: $these[0].contains,

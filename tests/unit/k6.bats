@@ -110,3 +110,104 @@ JSON
   [ "$(k6_planned_seconds cell)" -eq 41 ]
   grep -q 'sleep(2 \* config.sampleIntervalS)' "$LT_ROOT/scenarios/websocket.js"
 }
+
+# fake_k6 I N STATUS SUMMARY: a finished stand-in for instance I of N of a
+# cell's k6 in $CELL_DIR, as k6_wait finds them: a process of the test's
+# shell that exits with STATUS, its log with one error line, and its
+# summary when SUMMARY is 1.
+fake_k6() {
+  local i="$1" n="$2" status="$3" summary="$4" log
+  log="$(k6_instance_file "$CELL_DIR" "$i" "$n" log)"
+  printf 'time="x" level=error msg="instance %s says goodbye"\n' "$((i + 1))" >"$log"
+  if [[ "$summary" == 1 ]]; then
+    mkdir -p "$CELL_DIR/k6-summaries"
+    printf '{"state": {"testRunDurationMs": 1000}, "metrics": {"http_reqs": {"type": "counter", "contains": "default", "values": {"count": 10, "rate": 10}}}}\n' \
+      >"$(k6_instance_file "$CELL_DIR" "$i" "$n" summary)"
+  fi
+  printf '%s\n' "$((4000 + i))" >"$(k6_instance_file "$CELL_DIR" "$i" "$n" pid)"
+  sh -c "exit $status" &
+  K6_PIDS+=("$!")
+}
+
+@test "k6_wait: one process at 99 and another killed fail the cell, naming the killed one" {
+  CELL_DIR="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$CELL_DIR"
+  K6_CELL_DIR="$CELL_DIR"
+  K6_PIDS=()
+  fake_k6 0 2 99 1
+  fake_k6 1 2 137 0
+  # Not under run: the processes are children of this shell.
+  local waited=0
+  k6_wait || waited=$?
+  [ "$waited" -eq 137 ]
+  run cat "$CELL_DIR/k6-exits.tsv"
+  assert_output $'process\tpid\tstatus\tlog\tsummary\tsummary_written\n1\t4000\t99\tk6.log\tk6-summaries/0.json\t1\n2\t4001\t137\tk6-2.log\tk6-summaries/1.json\t0'
+  run k6_failure "$CELL_DIR"
+  assert_success
+  assert_output 'k6 process 2 of 2 (pid 4001) exited with status 137 (killed by SIGKILL): k6-2.log: time="x" level=error msg="instance 2 says goodbye"'
+  # The merge keeps what was measured and says what is missing.
+  run jq -r '[.metrics.http_reqs.values.count, .merge_notes] | @tsv' "$CELL_DIR/summary.json"
+  assert_output --partial $'10\tmerged from 1 k6 instances'
+  assert_output --partial "only 1 of the 2 processes wrote a summary"
+  # The pid files named running processes; they are gone.
+  [ ! -e "$CELL_DIR/k6.pid" ] && [ ! -e "$CELL_DIR/k6-2.pid" ]
+}
+
+@test "k6_wait: 0 and 99 with every summary written is a result, status 99" {
+  CELL_DIR="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$CELL_DIR"
+  K6_CELL_DIR="$CELL_DIR"
+  K6_PIDS=()
+  fake_k6 0 3 0 1
+  fake_k6 1 3 99 1
+  fake_k6 2 3 0 1
+  # Not under run: the processes are children of this shell.
+  local waited=0
+  k6_wait || waited=$?
+  [ "$waited" -eq 99 ]
+  run k6_failure "$CELL_DIR"
+  assert_failure 1
+  assert_output ""
+  [ "$(jq .metrics.http_reqs.values.count "$CELL_DIR/summary.json")" -eq 30 ]
+}
+
+@test "k6_wait: a process that exited 0 without a summary fails the cell" {
+  CELL_DIR="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$CELL_DIR"
+  K6_CELL_DIR="$CELL_DIR"
+  K6_PIDS=()
+  fake_k6 0 2 0 1
+  fake_k6 1 2 0 0
+  # Not under run: the processes are children of this shell.
+  local waited=0
+  k6_wait || waited=$?
+  [ "$waited" -eq 0 ]
+  run k6_failure "$CELL_DIR"
+  assert_success
+  assert_output "k6 process 2 of 2 (pid 4001) wrote no summary (k6-summaries/1.json)"
+}
+
+@test "k6_wait: the worst status is returned whatever the order; one process keeps its old message" {
+  CELL_DIR="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$CELL_DIR"
+  K6_CELL_DIR="$CELL_DIR"
+  K6_PIDS=()
+  fake_k6 0 2 107 1
+  fake_k6 1 2 99 1
+  # Not under run: the processes are children of this shell.
+  local waited=0
+  k6_wait || waited=$?
+  [ "$waited" -eq 107 ]
+  run k6_failure "$CELL_DIR"
+  assert_output 'k6 process 1 of 2 (pid 4000) exited with status 107: k6.log: time="x" level=error msg="instance 1 says goodbye"'
+
+  rm -rf "$CELL_DIR" && mkdir -p "$CELL_DIR"
+  K6_PIDS=()
+  fake_k6 0 1 137 0
+  # Not under run: the processes are children of this shell.
+  local waited=0
+  k6_wait || waited=$?
+  [ "$waited" -eq 137 ]
+  run k6_failure "$CELL_DIR"
+  assert_output 'k6 exited with status 137: time="x" level=error msg="instance 1 says goodbye"'
+}
