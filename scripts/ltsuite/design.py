@@ -1,0 +1,506 @@
+"""Did a cell run as designed, and what do the kernel's rules predict for it?
+
+Before the run, design_warnings() names the ways a cell's design makes its result unlikely to
+mean what it seems to (the runner prints them; they never refuse). After the run,
+design_findings() lists the ways the load that happened differs from the load designed, and
+predictions() / prediction_verdict() set the kernel's predicted figures beside the measured ones.
+
+Inputs are plain values: env (the cell's knobs as strings, plus "script": script_facts() for a
+script of one's own), sysctls ({"server": {name: value}, "client": {...}}), machine
+({"cpus", "nofile", "mem_available_mb", "vu_start_rate", "port_range_default"}) and the row built
+so far.
+
+Command line (the runner's check before a run):
+  python3 -m ltsuite.design warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON_FILE]
+prints one warning a line.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import rules
+from .cellfiles import read_cell_env, read_json
+from .numbers import (above, at_least, at_most, below, or_default, r1, r2, rounded, smallest, text,
+                      tidy, to_number)
+
+Env = dict[str, Any]
+Row = dict[str, Any]
+
+#: k6 scenarios whose VUs are all meant to start together (constant-vus, per-vu-iterations).
+AT_ONCE = ("spike", "burst", "keepalive")
+#: The suite's /hello scenarios: one request per iteration, plus think time.
+HELLO = ("spike", "burst", "keepalive", "ramp", "spike-open")
+#: Executors that start every VU at once when their start time is 0.
+TOGETHER = ("constant-vus", "per-vu-iterations", "shared-iterations")
+#: The runner's own health checks leave a few client ports in TIME-WAIT when the load starts, so
+#: where the port range is the limit the measured peak may be this many below it.
+PORT_SLACK = 10
+
+
+@dataclass
+class Finding:
+    """One way the load that happened differs from the load designed. flag: "late" (the
+    generator did not keep up), "cut" (work interrupted), "gen" (a saturated generator),
+    "none" (no load at all), "settings" (the target did not run the cell's settings),
+    "unsampled" (the sampler's figures a check needs are missing)."""
+
+    flag: str
+    note: str
+
+
+def _int(value: Any) -> Any:
+    """A knob as a number (None when unset or not a number)."""
+    return to_number(value)
+
+
+def _duration(env: Env, key: str) -> Any:
+    return rules.duration_ms(env.get(key) or "")
+
+
+def script_facts(inspected: dict[str, Any] | None) -> dict[str, Any]:
+    """What a k6 script of one's own asks for, from `k6 inspect --execution-requirements`:
+    vus (at the peak; None when its executors start VUs only as needed), at_once (every VU is
+    meant to start together: constant-vus, per-vu-iterations, shared-iterations, all at time
+    0), load_ms (the load's duration when every executor is constant-vus)."""
+    scenarios = list(((inspected or {}).get("scenarios") or {}).values())
+    fixed = all(s.get("executor") in TOGETHER for s in scenarios)
+    if not scenarios:
+        vus = None
+    elif fixed:
+        vus = sum(or_default(s.get("vus"), 1) for s in scenarios)
+    elif all(s.get("executor") == "ramping-vus" for s in scenarios):
+        vus = sum(max([or_default(s.get("startVUs"), 1)] + [st.get("target") for st in s.get("stages") or []])
+                  for s in scenarios)
+    else:
+        vus = None
+    at_once = fixed and bool(scenarios) and all(
+        rules.duration_ms(or_default(s.get("startTime"), "0s")) == 0 for s in scenarios)
+    load_ms = None
+    if scenarios and all(s.get("executor") == "constant-vus" for s in scenarios):
+        load_ms = max(rules.duration_ms(s.get("duration") or "") or 0 for s in scenarios)
+    return {"vus": vus, "at_once": at_once, "load_ms": load_ms}
+
+
+def with_script(env: dict[str, str], inspected: dict[str, Any] | None) -> Env:
+    """The cell's knobs, plus "script" (script_facts) for a script of one's own (inspected is
+    None for a shipped scenario)."""
+    if inspected is None:
+        return dict(env)
+    return {**env, "script": script_facts(inspected)}
+
+
+def _script(env: Env) -> dict[str, Any]:
+    return env.get("script") or {}
+
+
+def designed_vus(env: Env) -> Any:
+    """The VUs the scenario asks for at its peak (None when its executor starts VUs only as
+    needed): VUS for spike, burst and keepalive; the highest STAGES target for ramp and the
+    waiting room; k6 inspect's figure for a script of one's own."""
+    scenario = env.get("SCENARIO")
+    if env.get("script") is not None:
+        return _script(env).get("vus")
+    if scenario in AT_ONCE:
+        return _int(env.get("VUS"))
+    if scenario in ("ramp", "waiting-room"):
+        return max(_int(stage.split(":")[-1]) for stage in (env.get("STAGES") or "").split(","))
+    return None
+
+
+def cell_capacity(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
+    """The server's capacity (rules.server_capacity) from the cell's knobs and the somaxconn the
+    server namespace reported; None without a server side or max-connections."""
+    somaxconn = _int((sysctls.get("server") or {}).get("net.core.somaxconn"))
+    if somaxconn is None or (env.get("TOMCAT_MAX_CONNECTIONS") or "") == "":
+        return None
+    return rules.server_capacity(_int(env["TOMCAT_MAX_CONNECTIONS"]), _int(env.get("TOMCAT_ACCEPT_COUNT")),
+                                 somaxconn)
+
+
+def _workers(env: Env) -> list[Any]:
+    return [_int(env.get("TOMCAT_MAX_THREADS") or ""), _int(env.get("TOMCAT_MAX_CONNECTIONS") or "")]
+
+
+def request_time_ms(env: Env) -> Any:
+    """The longest a request of a /hello scenario is expected to take: the waves
+    (rules.waves_ms) in which the thread pool (or max-connections) serves the designed VUs'
+    requests of DELAY_MS each, plus a margin of 100 ms and 10 %, never more than
+    REQUEST_TIMEOUT."""
+    delay_ms = _int(env.get("DELAY_MS"))
+    present = [w for w in _workers(env) if w is not None]
+    workers = min(present) if present else None
+    served = delay_ms if workers is None else rules.waves_ms(or_default(designed_vus(env), 1), workers, delay_ms)
+    return min(rounded(served * 1.1 + 100, 1), _duration(env, "REQUEST_TIMEOUT"))
+
+
+def syn_retries(sysctls: dict[str, dict[str, str]]) -> Any:
+    """The client's net.ipv4.tcp_syn_retries (None when not recorded)."""
+    return _int((sysctls.get("client") or {}).get("net.ipv4.tcp_syn_retries"))
+
+
+def syn_linear(sysctls: dict[str, dict[str, str]]) -> Any:
+    """The client's net.ipv4.tcp_syn_linear_timeouts (0 on kernels without it)."""
+    return _int((sysctls.get("client") or {}).get("net.ipv4.tcp_syn_linear_timeouts") or "0")
+
+
+def syn_window_s(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
+    """How long a client that cannot connect keeps trying: until connect() gives up
+    (rules.syn_give_up_s) or the request times out (REQUEST_TIMEOUT)."""
+    retries = syn_retries(sysctls)
+    if retries is None:
+        return None
+    return tidy(min(rules.syn_give_up_s(retries, syn_linear(sysctls)), _duration(env, "REQUEST_TIMEOUT") / 1000))
+
+
+def _syns_within(retries: Any, linear: Any, window_s: Any) -> int:
+    if window_s is None or retries is None:
+        return 0
+    return rules.syns_within(retries, linear, window_s)
+
+
+# ---- Before the run ---------------------------------------------------------------------------
+
+
+def design_warnings(env: Env, machine: dict[str, Any]) -> list[str]:
+    """Sentences about a cell's design that make its result unlikely to mean what it seems to:
+    iterations the graceful stop will cut (DELAY_MS in waves of the thread pool, at most
+    REQUEST_TIMEOUT), a delay no request outlives, more VUs than k6 starts within DURATION at
+    this machine's measured K6_VU_START_RATE, more sockets than a k6 process may open (ulimit
+    -Hn), more connections than the ephemeral port range holds (ip_local_port_range, one
+    address, one server port), more memory than is available (about 250 KB per VU, measured).
+    They warn; they never refuse."""
+    scenario = env.get("SCENARIO")
+    vus = designed_vus(env)
+    out: list[str] = []
+    if scenario in HELLO:
+        request_ms = request_time_ms(env)
+        think_ms = _int(or_default(env.get("THINK_TIME_MS"), "0"))
+        grace_ms = _duration(env, "GRACEFUL_STOP")
+        if scenario == "burst":
+            room_ms = (_duration(env, "DURATION") - _int(or_default(env.get("BURST_LEAD_MS"), "0"))) + grace_ms
+            if room_ms < request_ms * _int(or_default(env.get("REQUESTS_PER_VU"), "1")):
+                out.append(
+                    f"DURATION={text(env.get('DURATION'))} less BURST_LEAD_MS={text(env.get('BURST_LEAD_MS'))}, "
+                    f"plus GRACEFUL_STOP={text(env.get('GRACEFUL_STOP'))}, leaves {text(room_ms)} ms, less than "
+                    f"REQUESTS_PER_VU={text(env.get('REQUESTS_PER_VU'))} requests may take ({text(request_ms)} ms each: "
+                    f"DELAY_MS={text(env.get('DELAY_MS'))} in waves of TOMCAT_MAX_THREADS, at most "
+                    f"REQUEST_TIMEOUT={text(env.get('REQUEST_TIMEOUT'))}): iterations will be interrupted")
+        elif grace_ms < request_ms + think_ms:
+            plus = f", plus THINK_TIME_MS={text(think_ms)}" if think_ms > 0 else ""
+            out.append(
+                f"GRACEFUL_STOP={text(env.get('GRACEFUL_STOP'))} is shorter than an iteration may take "
+                f"({text(request_ms + think_ms)} ms: DELAY_MS={text(env.get('DELAY_MS'))} in waves of "
+                f"TOMCAT_MAX_THREADS, at most REQUEST_TIMEOUT={text(env.get('REQUEST_TIMEOUT'))}{plus}): "
+                "iterations still running when the load ends will be interrupted and their requests lost")
+    if scenario in HELLO and _int(env.get("DELAY_MS")) >= _duration(env, "REQUEST_TIMEOUT"):
+        out.append(f"DELAY_MS={text(env.get('DELAY_MS'))} is not shorter than REQUEST_TIMEOUT="
+                   f"{text(env.get('REQUEST_TIMEOUT'))}: every request times out before the server answers")
+    rate = or_default(machine.get("vu_start_rate"), 0)
+    if vus is not None and (scenario in ("spike", "keepalive") or _script(env).get("load_ms") is not None) and rate > 0:
+        start_s = vus / rate
+        duration = or_default(_script(env).get("load_ms"), _duration(env, "DURATION"))
+        if start_s * 1000 > duration:
+            what = (f"the script's duration is {text(r1(duration / 1000))} s" if env.get("script") is not None
+                    else f"DURATION={text(env.get('DURATION'))}")
+            out.append(f"k6 needs about {text(r1(start_s))} s to start {text(vus)} VUs here "
+                       f"(K6_VU_START_RATE={text(rate)}/s) but {what}: many VUs will start late or never send a "
+                       "request; the burst scenario releases them together")
+    instances = _int(or_default(env.get("K6_INSTANCES"), "1"))
+    nofile = or_default(machine.get("nofile"), 0)
+    if vus is not None and nofile > 0 and (vus / instances) + 100 > nofile:
+        out.append(f"{text(vus)} VUs in {text(instances)} k6 process(es) need about {text(math.ceil(vus / instances))} "
+                   f"open files each, but a process may open at most {text(nofile)} (ulimit -Hn, which this machine "
+                   "does not let the suite raise): connects will fail with 'too many open files'; set K6_INSTANCES to "
+                   "spread the VUs over more k6 processes")
+    port_range = or_default(env.get("CLIENT_IP_LOCAL_PORT_RANGE"), "")
+    if port_range == "":
+        port_range = or_default(machine.get("port_range_default"), "32768-60999")
+    bounds = [_int(part) for part in port_range.split("-")]
+    ports = bounds[1] - bounds[0] + 1
+    if vus is not None and _int(or_default(env.get("CLIENT_ADDRESSES"), "1")) * ports < vus:
+        out.append(f"{text(vus)} VUs need {text(vus)} connections at once, but one client address has {text(ports)} "
+                   f"ephemeral ports ({port_range}) towards one server port: connects will fail with 'cannot assign "
+                   "requested address'")
+    mem = or_default(machine.get("mem_available_mb"), 0)
+    if vus is not None and mem > 0 and vus * 0.25 > mem * 0.8:
+        out.append(f"{text(vus)} VUs need about {text(rounded(vus * 0.25, 1))} MB in k6 (about 250 KB each), close to "
+                   f"the {text(mem)} MB available")
+    return out
+
+
+# ---- After the run: the load that happened ------------------------------------------------------
+
+
+def design_findings(env: Env, row: Row, machine: dict[str, Any]) -> list[Finding]:
+    """Every way the load that happened differs from the load designed: no request completed;
+    fewer VUs sent a request than the scenario asks for; the first requests of VUs meant to
+    start together spread over more than START_SPREAD_LIMIT_MS; iterations cut by the graceful
+    stop (k6's iterations_started minus iterations); k6 at 90 % or more of every core for a
+    second or more (the generator set the pace); iterations k6 dropped."""
+    scenario = env.get("SCENARIO")
+    script = env.get("script")
+    vus = designed_vus(env)
+    out: list[Finding] = []
+    if or_default(row.get("http_reqs"), 0) == 0 and (scenario in HELLO or script is not None):
+        out.append(Finding("none", "no request completed (http_reqs is 0)"))
+    started = row.get("vus_started")
+    if vus is not None and started is not None and started < vus:
+        after = row.get("first_request_after_s")
+        after_text = "?" if after is None else f"{text(r1(after))} s"
+        spread = or_default(row.get("first_request_spread_ms"), 0) / 1000
+        duration = f", and DURATION is {env['DURATION']}" if env.get("DURATION") is not None else ""
+        out.append(Finding("late", f"only {text(started)} of {text(vus)} VUs sent a request: k6 needed {after_text} from "
+                                   f"its start to the first request and spread the first requests over "
+                                   f"{text(r2(spread))} s{duration}"))
+    spread_ms = row.get("first_request_spread_ms")
+    if ((scenario in AT_ONCE or or_default(_script(env).get("at_once"), False)) and spread_ms is not None
+            and spread_ms > _int(env.get("START_SPREAD_LIMIT_MS"))):
+        out.append(Finding("late", f"the first requests of {text(started)} VUs were spread over "
+                                   f"{text(r2(spread_ms / 1000))} s (START_SPREAD_LIMIT_MS="
+                                   f"{text(env.get('START_SPREAD_LIMIT_MS'))}): the users did not arrive at once"))
+    interrupted = or_default(row.get("iterations_interrupted"), 0)
+    if interrupted > 0:
+        by = "the script's gracefulStop" if script is not None else f"GRACEFUL_STOP={text(env.get('GRACEFUL_STOP'))}"
+        before = f" before REQUEST_TIMEOUT={text(env.get('REQUEST_TIMEOUT'))}" if scenario in HELLO else ""
+        out.append(Finding("cut", f"{text(interrupted)} of {text(row.get('iterations_started'))} iterations were "
+                                  f"interrupted by {by}{before}"))
+    if or_default(row.get("k6_cpu_saturated_s"), 0) >= 1:
+        out.append(Finding("gen", f"k6 used {text(rounded(row.get('k6_cpu_peak_pct'), 1))} % CPU of "
+                                  f"{text(machine.get('cpus'))} cores for {text(r1(row['k6_cpu_saturated_s']))} s: "
+                                  "the generator, not the target, set the pace"))
+    dropped = or_default(row.get("dropped_iterations"), 0)
+    if dropped > 0:
+        out.append(Finding("late", f"k6 dropped {text(dropped)} iterations it was asked to start (no free VU: raise "
+                                   "MAX_VUS, or the generator is short of CPU)"))
+    return out
+
+
+# ---- After the run: predicted beside measured -----------------------------------------------------
+
+
+def one_attempt_burst(env: Env, sysctls: dict[str, dict[str, str]]) -> bool:
+    """Every VU makes one attempt that the server holds at least as long as the failing users
+    keep trying (syn_window_s), so the users past capacity fail and each of their SYNs meets a
+    full queue: a burst or keepalive cell of one request per VU, or a spike whose delay
+    outlasts its duration."""
+    window_s = syn_window_s(env, sysctls)
+    delay_ms = _int(env.get("DELAY_MS"))
+    timeout_ms = _duration(env, "REQUEST_TIMEOUT")
+    if window_s is None:
+        return False
+    scenario = env.get("SCENARIO")
+    if scenario in ("burst", "keepalive"):
+        return _int(env.get("REQUESTS_PER_VU")) == 1 and min(delay_ms, timeout_ms) >= window_s * 1000
+    if scenario == "spike":
+        duration_ms = _duration(env, "DURATION")
+        return (delay_ms >= duration_ms and window_s * 1000 >= duration_ms
+                and min(delay_ms, timeout_ms) >= window_s * 1000)
+    return False
+
+
+def client_ports(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
+    """Connections the client can hold towards one server address and port: the ephemeral range
+    (net.ipv4.ip_local_port_range, as the client namespace reported it; Linux
+    __inet_hash_connect() picks a free port from it per destination) times CLIENT_ADDRESSES;
+    None if unknown."""
+    port_range = (sysctls.get("client") or {}).get("net.ipv4.ip_local_port_range")
+    if port_range is None:
+        return None
+    import re
+    bounds = [int(n) for n in re.findall(r"[0-9]+", port_range)]
+    if len(bounds) != 2:
+        return None
+    return (bounds[1] - bounds[0] + 1) * _int(or_default(env.get("CLIENT_ADDRESSES"), "1"))
+
+
+def predictions(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str, Any]) -> Row:
+    """The predicted_* columns (None where no rule applies): the server holds at most
+    min(VUs, capacity, client ports) connections (sk_acceptq_is_full(), __sys_listen());
+    users past the client's ports fail at once ("cannot assign requested address") and send no
+    SYN; users with a port but no room on the server send their SYNs into a full queue, each
+    one a ListenOverflows (tcp_v4_syn_recv_sock()) and all but the first a TCPSynRetrans
+    (rules.syns_within); throughput and the latest answer follow the thread pool's waves."""
+    capacity = cell_capacity(env, sysctls)
+    vus = designed_vus(env)
+    scenario = env.get("SCENARIO")
+    ports = client_ports(env, sysctls)
+    # A burst's users leave after their answer: their connections are all open at once only if
+    # each is held longer than the burst takes to arrive.
+    if (capacity is None or vus is None or scenario == "waiting-room"
+            or (scenario == "keepalive" and env.get("CONNECTION_REUSE") != "1")
+            or (scenario == "burst" and _int(env.get("DELAY_MS"))
+                < 2 * _int(or_default(env.get("START_SPREAD_LIMIT_MS"), "1000")))):
+        conns = None
+    else:
+        conns = min(vus, capacity, or_default(ports, vus))
+    with_port = smallest([vus, or_default(ports, vus)])
+    # Past the ports alone (the server has room for every user with a port), users fail at
+    # once, so holding the connections does not matter.
+    ports_only = (scenario in ("burst", "keepalive") and or_default(env.get("REQUESTS_PER_VU"), "1") == "1"
+                  and conns is not None and at_least(capacity, with_port) and below(with_port, vus))
+    failed = vus - conns if conns is not None and (one_attempt_burst(env, sysctls) or ports_only) else None
+    overflowing = None if failed is None else with_port - conns
+    syns = None if failed is None else _syns_within(syn_retries(sysctls), syn_linear(sysctls), syn_window_s(env, sysctls))
+    workers = smallest(_workers(env))
+    delay_ms = _int(env.get("DELAY_MS"))
+    hello = scenario in HELLO
+    tps = None
+    if conns is not None and workers is not None and hello:
+        tps = rules.closed_tps(conns, workers, delay_ms, _int(or_default(env.get("THINK_TIME_MS"), "0")))
+        tps = None if tps is None else r1(tps)
+    lat_max = None
+    if conns is not None and workers is not None and delay_ms != 0 and hello:
+        lat_max = smallest([rules.waves_ms(conns, workers, delay_ms), _duration(env, "REQUEST_TIMEOUT")])
+    return {
+        "predicted_server_conns_peak": conns,
+        "predicted_failed_users": failed,
+        "predicted_listen_overflows": None if failed is None else overflowing * syns,
+        "predicted_syn_retrans": None if failed is None else overflowing * (syns - 1),
+        "predicted_tps": tidy(tps),
+        "predicted_lat_max_ms": tidy(lat_max),
+    }
+
+
+def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: Row, row: Row,
+                       deltas: dict[str, dict[str, int]], machine: dict[str, Any],
+                       findings: list[Finding]) -> Row:
+    """{prediction_check, prediction_notes, predicted_failed_users_from}. The kernel figures
+    must match: the connection peak within the queue race's slack (rules.capacity_slack; the
+    port range's PORT_SLACK when the client's ports are the limit), the failed users (counted
+    as dial failures when connect() gives up before REQUEST_TIMEOUT, as failed requests when
+    every connected user is answered in time), ListenOverflows and SYN retransmits exactly.
+    Latency and throughput are shown, not judged. A mismatch is explained from the cell's
+    counters when they can: SYN cookies (tcp_syncookies, cookie_v4_check()), SYN-ACK
+    retransmits, an exhausted port range, a late generator."""
+    slack = rules.capacity_slack(machine.get("cpus") or 1)
+    peak = row.get("server_conns_peak")
+    srv = deltas.get("server") or {}
+    cookies_knob = or_default(env.get("TCP_SYNCOOKIES"), "")
+    timeout_ms = _duration(env, "REQUEST_TIMEOUT")
+    present = [w for w in _workers(env) if w is not None]
+    workers = min(present) if present else None
+    ports = client_ports(env, sysctls)
+    vus = designed_vus(env)
+    p_conns = predicted.get("predicted_server_conns_peak")
+    p_failed = predicted.get("predicted_failed_users")
+    p_overflows = predicted.get("predicted_listen_overflows")
+    port_bound = ports is not None and p_conns is not None and p_conns == ports and below(ports, vus)
+    retries, linear = syn_retries(sysctls), syn_linear(sysctls)
+    failed_measure: tuple[str, Any] | None = None
+    if p_failed is None:
+        failed_measure = None
+    elif port_bound and or_default(p_overflows, 0) == 0:
+        failed_measure = ("fail_connect", row.get("fail_connect"))
+    elif retries is not None and rules.syn_give_up_s(retries, linear) * 1000 < timeout_ms:
+        failed_measure = ("fail_connect", row.get("fail_connect"))
+    elif workers is not None and below(rules.waves_ms(p_conns, workers, _int(env.get("DELAY_MS"))), timeout_ms):
+        failed_measure = ("failed_reqs", row.get("failed_reqs"))
+    syns = None
+    if p_failed is not None and p_overflows is not None:
+        syns = _syns_within(retries, linear, syn_window_s(env, sysctls))
+    # Users with a client port and no room on the server: each SYN they send meets a full queue.
+    overflowing = None if not syns else p_overflows / syns
+    checks: list[tuple[str, Any, Any, bool]] = []
+    if p_conns is not None and peak is not None:
+        if port_bound:
+            ok = peak <= p_conns and peak >= p_conns - PORT_SLACK
+        else:
+            ok = peak >= p_conns and peak <= p_conns + (slack if below(p_conns, vus) else 0)
+        checks.append(("server_conns_peak", p_conns, peak, ok))
+    if p_failed is not None and peak is not None:
+        # Users beyond capacity: the queue race may let a few more in, and each of them sends no
+        # further SYN.
+        extra_in = max(peak - p_conns, 0)
+        if failed_measure is not None:
+            what, measured = failed_measure
+            if port_bound:
+                ok = at_least(measured, p_failed) and at_most(measured, p_failed + PORT_SLACK)
+            else:
+                ok = measured == p_failed - extra_in
+            checks.append((f"failed users ({what})", p_failed, measured, ok))
+        expected = None if overflowing is None else max(overflowing - extra_in, 0)
+        checks.append(("listen_overflows", p_overflows, row.get("listen_overflows"),
+                       expected is not None and row.get("listen_overflows") == expected * syns))
+        checks.append(("syn_retrans", predicted.get("predicted_syn_retrans"), row.get("syn_retrans"),
+                       expected is not None and row.get("syn_retrans") == expected * (syns - 1)))
+    off = [c for c in checks if not c[3]]
+    out: Row
+    if not checks:
+        out = {"prediction_check": None, "prediction_notes": None}
+    elif not off:
+        out = {"prediction_check": "match", "prediction_notes": None}
+    else:
+        what = "; ".join(f"{name} {text(measured)} where {text(pred)} was predicted" for name, pred, measured, _ in off)
+        cookies = or_default(srv.get("TcpExtTCPReqQFullDoCookies"), 0) + or_default(srv.get("TcpExtSyncookiesSent"), 0)
+        more_overflows = or_default(row.get("listen_overflows"), 0) - or_default(p_overflows, 0)
+        more_retrans = or_default(row.get("syn_retrans"), 0) - or_default(predicted.get("predicted_syn_retrans"), 0)
+        why = []
+        if cookies > 0:
+            every = ("for every SYN (tcp_syncookies=2)" if cookies_knob == "2"
+                     else "because its SYN queue counted as full")
+            why.append(f"the server sent SYN cookies (TCPReqQFullDoCookies {text(srv.get('TcpExtTCPReqQFullDoCookies', 0))}, "
+                       f"SyncookiesRecv {text(srv.get('TcpExtSyncookiesRecv', 0))}) {every}: those clients completed the "
+                       "handshake while the accept queue had no room, their final ACKs overflowed it (counted in "
+                       "ListenOverflows) and they retransmitted data instead of SYNs, failing as request timeouts")
+        if (peak is not None and p_conns is not None and peak < p_conns
+                and or_default(row.get("listen_overflows"), 0) == 0 and or_default(row.get("failed_reqs"), 0) == 0
+                and at_least(or_default(row.get("http_reqs"), 0), vus)):
+            why.append(f"every user got in (no overflow, no failed request) but not all at once: the first answers "
+                       f"(DELAY_MS={text(env.get('DELAY_MS'))}) closed connections while others were still connecting, "
+                       "and the peak is sampled every SAMPLE_INTERVAL")
+        if or_default(row.get("fail_no_local_port"), 0) > 0:
+            why.append(f"{text(row['fail_no_local_port'])} requests failed with 'cannot assign requested address': the "
+                       f"client ran out of ephemeral ports ({text(or_default(ports, '?'))} towards the server's address "
+                       "and port)")
+        if or_default(srv.get("TcpExtTCPSynRetrans"), 0) > 0:
+            why.append(f"the server retransmitted SYN-ACKs {text(srv['TcpExtTCPSynRetrans'])} times (server "
+                       "TCPSynRetrans): handshakes whose SYN found room but whose final ACK met a full accept queue "
+                       "were dropped there (counted in ListenOverflows); those clients believed they were connected, "
+                       "sent no more SYNs and failed as request timeouts")
+        late = [f.note for f in findings if f.flag == "late"]
+        if late:
+            why.append(f"k6 did not deliver the designed load ({late[0]})")
+        if p_overflows is not None and cookies == 0 and more_overflows > 0 and more_overflows == more_retrans:
+            why.append(f"{text(more_overflows)} more overflows and as many more SYN retransmits than predicted: users "
+                       "whose first SYNs met a full queue and who connected on a retry, while Tomcat was still "
+                       "taking connections off the queue")
+        if peak is not None and p_conns is not None and peak > p_conns + slack:
+            why.append(f"the server held more connections than max-connections + backlog + 1 + {text(slack)} (the "
+                       "queue race allows CPUs - 1 more): check the effective accept-count in target.log")
+        reason = "; ".join(why) if why else "nothing in the cell's counters explains the difference"
+        out = {"prediction_check": "mismatch", "prediction_notes": f"{what}: {reason}"}
+    # Which measured column the failed users were checked against (the report draws the
+    # prediction beside that one).
+    out["predicted_failed_users_from"] = None if failed_measure is None else failed_measure[0]
+    return out
+
+
+# ---- Command line -------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON_FILE]`: one warning a line."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) not in (3, 4) or args[0] != "warnings":
+        sys.stderr.write("usage: python3 -m ltsuite.design warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON_FILE]\n")
+        return 2
+    env = read_cell_env(Path(args[1]))
+    if env is None:
+        sys.stderr.write(f"{args[1]}: cannot read the cell's settings\n")
+        return 1
+    machine = json.loads(args[2])
+    inspected = read_json(Path(args[3])) if len(args) == 4 and args[3] else None
+    full = with_script(env, inspected)
+    machine = {**machine, "vu_start_rate": _int(or_default(full.get("K6_VU_START_RATE"), "0")) or 0}
+    for warning in design_warnings(full, machine):
+        print(warning)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

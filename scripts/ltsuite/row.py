@@ -1,0 +1,482 @@
+"""One results row per cell (row.json): k6's summary, the sampler's peaks, the counter deltas, the
+recorded sysctls and phase times, judged by the design checks and the kernel's predictions.
+
+  python3 -m ltsuite.row CELL_DIR --run-id ID --status ok|failed [--error TEXT] [--axes JSON]
+                         [--wall-s S] [--repeat JSON] [--k6-exit N] [--cpus N] [--out FILE]
+
+writes CELL_DIR/row.json (or FILE) through a temporary file and a rename. A summary that is
+missing or unreadable makes the cell failed with that reason; when the row itself cannot be built,
+a failed row says why and the exit status is 1, so a cell never ends without a row.
+
+Unmeasured is empty, never 0: a side whose counters were not read (an external TARGET_URL has no
+server side; a cell that failed before its snapshots) gives None for its counters, and a sampler
+that never sampled gives None peaks and a design note.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import design, latency
+from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
+                        read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
+                        summary_problem)
+from .numbers import num, or_default, rounded, tidy, to_number
+from .rules import duration_ms
+
+#: The sampler's columns of the server side (sampler.py's COLUMNS).
+SERVER_SAMPLED = ("listen_recvq", "listen_sendq", "server_estab", "server_syn_recv", "server_time_wait",
+                  "tomcat_threads_busy", "tomcat_connections")
+
+#: Notes some cells add (one function per source, each given the cell's directory and knobs and
+#: giving sentences for the row's notes column): the place for files written beside k6's own,
+#: such as the warnings of a script's handleSummary outputs.
+NOTE_SOURCES: list[Callable[[Path, dict[str, Any]], list[str]]] = []
+
+
+@dataclass
+class Cell:
+    """Everything the row is built from: a cell directory's files, read once."""
+
+    dir: Path
+    env: dict[str, str]
+    inspected: Any
+    summary: Summary
+    samples: Samples | None
+    deltas: dict[str, dict[str, int]]
+    measured_sides: set[str]
+    sysctls: dict[str, dict[str, str]]
+    phases: Phases
+    extra_in: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, cell_dir: Path) -> "Cell":
+        """The cell directory's files (see ltsuite.cellfiles)."""
+        extra_in: dict[str, Any] = {}
+        # The server's own account of a scenario (run_cell_steps): waiting room, WebSocket.
+        for stats in ("waiting-room", "websocket"):
+            value = read_object(cell_dir / f"{stats}-stats.json")
+            if value is not None:
+                extra_in = {stats.replace("-", "_"): value}
+        connector = read_object(cell_dir / "connector.json")
+        if connector is not None:
+            extra_in = {**extra_in, "connector": connector}
+        measured = {side for side in ("server", "client")
+                    if read_nstat(cell_dir / f"nstat-{side}-before.txt") is not None
+                    and read_nstat(cell_dir / f"nstat-{side}-after.txt") is not None}
+        return cls(
+            dir=cell_dir,
+            env=read_cell_env(cell_dir / "cell.env") or {},
+            inspected=read_object(cell_dir / "k6-script.json"),
+            summary=read_summary(cell_dir / "summary.json"),
+            samples=read_samples(cell_dir / "samples.tsv"),
+            deltas=read_deltas(cell_dir / "netstat-delta.tsv"),
+            measured_sides=measured,
+            sysctls=read_sysctls(cell_dir / "sysctls.tsv"),
+            phases=read_phases(cell_dir / "phases.tsv"),
+            extra_in=extra_in,
+        )
+
+    def external(self) -> bool:
+        """The target is one the suite did not start (TARGET_URL): it has no server side here."""
+        return (self.env.get("TARGET_URL") or "") != ""
+
+    def delta(self, side: str, counter: str) -> int | None:
+        """A counter's change over the cell: 0 when it did not change, None when that side's
+        counters were not read."""
+        if side not in self.measured_sides:
+            return None
+        return (self.deltas.get(side) or {}).get(counter, 0)
+
+
+@dataclass
+class Peaks:
+    """What the sampler's rows say: each column's peak, the TIME-WAIT peak of both sides together,
+    k6's mean CPU and the seconds in which it used 90 % or more of every core; and whether the
+    rows cover the load (a sampler that never sampled, or stopped early, leaves checks
+    unmade)."""
+
+    peak: dict[str, Any]
+    time_wait_total: Any
+    k6_cpu_avg: Any
+    k6_cpu_saturated_s: Any
+    problem: str | None
+
+
+def sample_peaks(cell: Cell, cpus: int) -> Peaks:
+    """The sampler's figures of a cell. k6 is saturated in a sample at >= 90 % of all cpus cores
+    (the sampler's k6_cpu_pct counts 100 per core); each such sample stands for one
+    SAMPLE_INTERVAL. Without a server side (external target) the server's columns are None."""
+    interval = to_number(cell.env.get("SAMPLE_INTERVAL") or "1") or 1
+    samples = cell.samples
+    problem = sampling_problem(cell, interval)
+    if samples is None or not samples.rows:
+        return Peaks({}, None, None, None, problem)
+    peak = {name: samples.peak(name) for name in samples.columns[1:]}
+    if cell.external():
+        for name in SERVER_SAMPLED:
+            if name in peak and name not in ("tomcat_threads_busy", "tomcat_connections"):
+                peak[name] = None
+    time_wait = [or_default(row.get("server_time_wait"), 0) + or_default(row.get("client_time_wait"), 0)
+                 for row in samples.rows]
+    time_wait_total = max(time_wait + [0])
+    if cell.external():
+        time_wait_total = peak.get("client_time_wait")
+    cpu = samples.values("k6_cpu_pct")
+    avg = tidy(float("%.1f" % (sum(cpu) / len(cpu)))) if cpu else None
+    saturated = tidy(sum(1 for c in cpu if c >= 90 * cpus) * interval) if cpu else None
+    return Peaks(peak, time_wait_total, avg, saturated, problem)
+
+
+def sampling_problem(cell: Cell, interval: float) -> str | None:
+    """Why the sampler's rows do not cover the load (k6_start to k6_end, within two sample
+    intervals), or None. LT_SAMPLER=off, python3 missing or a crash leave samples.tsv with no
+    row."""
+    marks = cell.phases.last()
+    if "k6_start" not in marks or "k6_end" not in marks:
+        return None  # no load ran: nothing was there to sample
+    if cell.samples is None:
+        return "the sampler wrote no samples.tsv"
+    if not cell.samples.rows:
+        return "the sampler took no sample (samples.tsv has no row)"
+    stamps = [row.get("ts") for row in cell.samples.rows if row.get("ts") is not None]
+    slack = 2 * interval + 1
+    if stamps and max(stamps) < marks["k6_end"] / 1000 - slack:
+        return "the sampler stopped %.1f s before k6 ended (samples.tsv)" % (marks["k6_end"] / 1000 - max(stamps))
+    return None
+
+
+def _values(summary: Summary, name: str) -> dict[str, Any] | None:
+    return summary.values(name)
+
+
+def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
+    """The latency of answered requests (2xx/3xx; failures are counted apart) from k6's summary;
+    no answered request gives None, not k6's zeros. When k6's percentiles are missing (several
+    k6 processes: a merged summary has none), they are computed from every sample of every
+    process (ltsuite.latency), exact, or left None with a note saying which file is missing."""
+    d = cell.summary.exact("http_req_duration{traffic:load,expected_response:true}")
+    if d is None or or_default(d.get("count"), 1) == 0:
+        d = {}
+    note = None
+    instances = to_number(cell.env.get("K6_INSTANCES") or "1") or 1
+    if d and instances > 1 and d.get("p(95)") is None:
+        exact = latency.cell_percentiles(cell.dir, instances)
+        if exact.values is not None:
+            d = {**d, **exact.values}
+            note = exact.note
+        else:
+            note = exact.note
+    return d, note
+
+
+def extra(cell: Cell, env: dict[str, Any]) -> dict[str, Any]:
+    """Figures only some scenarios have; results.csv adds their columns when a row carries them:
+    the waiting room's admissions (beside the server's own account, /api/waiting-room/stats),
+    the open model's arrival rate, the WebSocket sessions and the server's close path."""
+    summary = cell.summary
+    metrics = summary.metrics
+    scenario = env.get("SCENARIO")
+    count_of = summary.count
+    if scenario == "waiting-room":
+        t = ((metrics.get("wr_time_to_admission") or {}).get("values")) or {}
+        room = cell.extra_in.get("waiting_room") or {}
+        return {
+            "wr_visitors": count_of("wr_visitors"),
+            "wr_admitted": count_of("wr_admitted"),
+            "wr_gave_up": count_of("wr_gave_up"),
+            "wr_forgotten": count_of("wr_forgotten"),
+            "wr_wait_requests": count_of("wr_wait_requests"),
+            "wr_entry_requests": count_of("wr_entry_requests"),
+            "wr_can_enter_true": count_of("wr_can_enter_true"),
+            "wr_can_enter_false": count_of("wr_can_enter_false"),
+            "wr_admission_med_ms": num(t.get("med")),
+            "wr_admission_p95_ms": num(t.get("p(95)")),
+            "wr_admission_max_ms": num(t.get("max")),
+            "wr_admit_per_second": to_number(env.get("WAITING_ROOM_ADMIT_PER_SECOND")),
+            "wr_server_admitted": room.get("admitted") if isinstance(room, dict) else None,
+            "wr_server_max_admitted_in_one_second": room.get("maxAdmittedInOneSecond") if isinstance(room, dict) else None,
+            "wr_server_max_inside_observed": room.get("maxInsideObserved") if isinstance(room, dict) else None,
+        }
+    if scenario == "spike-open":
+        iterations = _values(summary, "iterations") or {}
+        return {
+            "arrival_rate_per_s": num(to_number(env.get("RATE")) * 1000 / duration_ms(env.get("TIME_UNIT") or "")),
+            "iteration_rate_per_s": num(iterations.get("rate")),
+        }
+    if scenario == "websocket":
+        def trend(name: str) -> dict[str, Any]:
+            return ((metrics.get(name) or {}).get("values")) or {}
+        connect, message, close = trend("ws_connect"), trend("ws_message"), trend("ws_close")
+        ws = cell.extra_in.get("websocket") or {}
+        ws = ws if isinstance(ws, dict) else {}
+        return {
+            "ws_sessions": count_of("ws_sessions"),
+            "ws_sessions_ok": count_of("ws_sessions_ok"),
+            "ws_sessions_failed": sum(count_of(n) for n in ("ws_fail_refused", "ws_fail_handshake_timeout",
+                                                            "ws_fail_abnormal_close", "ws_fail_timeout")),
+            "ws_fail_refused": count_of("ws_fail_refused"),
+            "ws_fail_handshake_timeout": count_of("ws_fail_handshake_timeout"),
+            "ws_fail_abnormal_close": count_of("ws_fail_abnormal_close"),
+            "ws_fail_timeout": count_of("ws_fail_timeout"),
+            "ws_connect_p95_ms": num(connect.get("p(95)")),
+            "ws_message_p95_ms": num(message.get("p(95)")),
+            "ws_message_max_ms": num(message.get("max")),
+            "ws_close_p95_ms": num(close.get("p(95)")),
+            "ws_close_p99_ms": num(close.get("p(99)")),
+            "ws_close_max_ms": num(close.get("max")),
+            # The endpoint's own counts (GET /ws/stats after the cell): sessions it opened and
+            # replies it sent or could not send.
+            "ws_server_sessions": ws.get("sessionsOpened"),
+            "ws_server_replies": ws.get("replies"),
+            "ws_server_replies_lost": ws.get("repliesLost"),
+            # The close path, server side (the client's are in netstat-delta.tsv).
+            "delayed_acks": cell.delta("server", "TcpExtDelayedACKs"),
+            "delayed_ack_lost": cell.delta("server", "TcpExtDelayedACKLost"),
+            "abort_on_close": cell.delta("server", "TcpExtTCPAbortOnClose"),
+            "abort_on_data": cell.delta("server", "TcpExtTCPAbortOnData"),
+            "abort_on_linger": cell.delta("server", "TcpExtTCPAbortOnLinger"),
+            "abort_on_timeout": cell.delta("server", "TcpExtTCPAbortOnTimeout"),
+            "tcp_timeouts": cell.delta("server", "TcpExtTCPTimeouts"),
+        }
+    return {}
+
+
+def connector_findings(cell: Cell) -> list[design.Finding]:
+    """The connector the application reports differs from the cell's knobs
+    (/actuator/configprops): the cell did not run with the settings its row names."""
+    connector = cell.extra_in.get("connector") or {}
+    return [design.Finding("settings", f"the target runs {m.get('property')}={or_default(m.get('effective'), 'unset')} "
+                                       f"where the cell set {m.get('cell')} (/actuator/configprops)")
+            for m in (connector.get("mismatches") or [] if isinstance(connector, dict) else [])]
+
+
+def row_notes(cell: Cell, env: dict[str, Any], row: dict[str, Any], latency_note: str | None) -> list[str]:
+    """Why some columns are empty or measured differently, for this cell."""
+    notes = []
+    if env.get("script") is not None:
+        notes.append("a k6 script of one's own: vus_started, first_request_* and load_window_s are taken at its "
+                     "iterations' start and end (its requests are not wrapped); failures split by k6's error_code")
+    if (env.get("TARGET_CMD") or "") != "":
+        notes.append("TARGET_CMD is not Tomcat: tomcat_threads_busy_peak, queue_capacity and the predictions stay empty")
+    elif (env.get("TARGET_URL") or "") == "" and row.get("tomcat_threads_busy_peak") is None:
+        notes.append(f"the target's actuator gave no tomcat.threads.busy on 127.0.0.1:{env.get('MANAGEMENT_PORT')} (it "
+                     "needs the metrics endpoint exposed and server.tomcat.mbeanregistry.enabled=true): "
+                     "tomcat_threads_busy_peak stays empty")
+    connector = cell.extra_in.get("connector")
+    if isinstance(connector, dict) and connector.get("checked") is False and (env.get("TARGET_CMD") or "") == "":
+        notes.append(f"connector settings not checked: {connector.get('reason')}")
+    if cell.external():
+        notes.append("an external target (TARGET_URL): the server's counters, connections and queues are not "
+                     "measured and stay empty")
+    if latency_note:
+        notes.append(latency_note)
+    for source in NOTE_SOURCES:
+        notes.extend(source(cell.dir, env))
+    return notes
+
+
+def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wall_s: str = "",
+              repeat: dict[str, Any] | None = None, k6_exit: str = "", cpus: int | None = None) -> dict[str, Any]:
+    """The row of one cell (row.json's keys, in results.csv's order of meaning)."""
+    problem = summary_problem(cell.dir / "summary.json")
+    if problem is not None and status == "ok":
+        status, error = "failed", problem
+    cpus = cpus or machine_cpus()
+    machine = {"cpus": cpus}
+    env = design.with_script(cell.env, cell.inspected)
+    summary = cell.summary
+    metric = summary.values
+    phases = cell.phases.last()
+    peaks = sample_peaks(cell, cpus)
+    p = peaks.peak
+    d, latency_note = latency_figures(cell)
+    reqs = metric("http_reqs")
+    failed = metric("http_req_failed")
+    run_ms = summary.state.get("testRunDurationMs")
+    first = metric("lt_vu_first_request")
+    last_end = (summary.exact("lt_request_end") or {}).get("max")
+    started = metric("lt_iterations_started")
+    iterations = metric("iterations")
+    vus_max = metric("vus_max") or {}
+    window_s = None if first is None or last_end is None else num((last_end - first.get("min")) / 1000)
+    cell_name = cell.dir.name
+    repeat = repeat or {}
+
+    def phase_s(start: str, end: str) -> Any:
+        seconds = cell.phases.seconds(start, end)
+        return None if seconds is None else num(seconds)
+
+    def server(value: Any) -> Any:
+        return None if cell.external() else value
+
+    tps = None
+    if reqs is not None:
+        tps = num(reqs["count"] / window_s) if window_s is not None and window_s > 0 else num(reqs.get("rate"))
+    row: dict[str, Any] = {
+        "run_id": run_id,
+        "cell": cell_name,
+        "repeat_of": or_default(repeat.get("of"), cell_name),
+        "repeat": or_default(repeat.get("k"), 1),
+        "scenario": env.get("SCENARIO"),
+        "status": status,
+        "axes": axes,
+        "vus_max": or_default(vus_max.get("max"), vus_max.get("value")),
+        "vus_started": None if started is None else or_default((first or {}).get("count"), 0),
+        "duration_s": None if run_ms is None else num(run_ms / 1000),
+        "load_window_s": window_s,
+        "first_request_after_s": (None if first is None or "k6_start" not in phases
+                                  else num((first.get("min") - phases["k6_start"]) / 1000)),
+        "first_request_spread_ms": None if first is None else rounded(first.get("max") - first.get("min"), 1),
+        "http_reqs": None if reqs is None else reqs.get("count"),
+        # Requests per second of the load itself: from the first request's start to the last
+        # one's end, not over setup and the graceful stop.
+        "tps": tps,
+        "lat_min_ms": num(d.get("min")),
+        "lat_avg_ms": num(d.get("avg")),
+        "lat_med_ms": num(d.get("med")),
+        "lat_p90_ms": num(d.get("p(90)")),
+        "lat_p95_ms": num(d.get("p(95)")),
+        "lat_p99_ms": num(d.get("p(99)")),
+        "lat_max_ms": num(d.get("max")),
+        "failed_reqs": None if failed is None else failed.get("passes"),
+        "failed_rate": None if failed is None else num(failed.get("rate")),
+        "fail_connect": summary.count("fail_connect"),
+        "fail_reset": summary.count("fail_reset"),
+        "fail_timeout": summary.count("fail_timeout"),
+        "fail_http_4xx": summary.count("fail_http_4xx"),
+        "fail_http_5xx": summary.count("fail_http_5xx"),
+        "fail_other": summary.count("fail_other"),
+        # Dial errors that were "cannot assign requested address" (k6.log): the client ran out
+        # of ephemeral ports towards the server's address and port.
+        "fail_no_local_port": log_count(cell.dir, "cannot assign requested address"),
+        "iterations": None if iterations is None else iterations.get("count"),
+        "iterations_started": None if started is None else started.get("count"),
+        "iterations_interrupted": (None if started is None
+                                   else max(started["count"] - or_default((iterations or {}).get("count"), 0), 0)),
+        "dropped_iterations": summary.count("dropped_iterations"),
+        "client_connects": cell.delta("client", "TcpActiveOpens"),
+        "server_accepts": cell.delta("server", "TcpPassiveOpens"),
+        "listen_overflows": cell.delta("server", "TcpExtListenOverflows"),
+        "listen_drops": cell.delta("server", "TcpExtListenDrops"),
+        "syn_retrans": cell.delta("client", "TcpExtTCPSynRetrans"),
+        "syn_cookies_sent": cell.delta("server", "TcpExtSyncookiesSent"),
+        "syn_recv_peak": server(p.get("server_syn_recv")),
+        "server_conns_peak": server(p.get("server_estab")),
+        "accept_queue_peak": server(p.get("listen_recvq")),
+        "listen_backlog": server(p.get("listen_sendq")),
+        "queue_capacity": (None if (env.get("TOMCAT_MAX_CONNECTIONS") or "") == "" or p.get("listen_sendq") is None
+                           else to_number(env["TOMCAT_MAX_CONNECTIONS"]) + p["listen_sendq"] + 1),
+        "time_wait_peak": peaks.time_wait_total,
+        "server_time_wait_peak": server(p.get("server_time_wait")),
+        "client_time_wait_peak": p.get("client_time_wait"),
+        "tomcat_threads_busy_peak": p.get("tomcat_threads_busy"),
+        "k6_cpu_avg_pct": peaks.k6_cpu_avg,
+        "k6_cpu_peak_pct": p.get("k6_cpu_pct"),
+        # Seconds in which k6 used at least 90 % of all the machine's cores.
+        "k6_cpu_saturated_s": peaks.k6_cpu_saturated_s,
+        "k6_rss_peak_mb": p.get("k6_rss_mb"),
+        "setup_s": phase_s("cell_start", "target_start"),
+        "target_start_s": phase_s("target_start", "target_ready"),
+        "k6_s": phase_s("k6_start", "k6_end"),
+        "teardown_s": phase_s("k6_end", "stopped"),
+        "files_s": phase_s("stopped", "files"),
+        "cell_wall_s": None if wall_s == "" else to_number(wall_s),
+        "k6_exit": None if k6_exit == "" else to_number(k6_exit),
+        "error": error,
+        "notes": None,
+        "extra": extra(cell, env),
+    }
+    findings = design.design_findings(env, row, machine) + connector_findings(cell)
+    if peaks.problem is not None:
+        findings.append(design.Finding(
+            "unsampled", f"{peaks.problem}: k6's CPU, the connection peak and the queues were not measured, so "
+                         "whether the generator kept up was not checked"))
+    flags = [f.flag for f in findings]
+    # The generator set the pace: k6 saturated the machine's cores, or VUs started later than
+    # the scenario asked. Unknown when neither was measured.
+    if "gen" in flags or "late" in flags:
+        row["generator_bound"] = 1
+    elif row["k6_cpu_saturated_s"] is None and (row["vus_started"] is None or "unsampled" in flags):
+        row["generator_bound"] = None
+    else:
+        row["generator_bound"] = 0
+    if row["vus_started"] is None and row["k6_cpu_saturated_s"] is None and "unsampled" not in flags:
+        row["as_designed"] = None
+    else:
+        row["as_designed"] = 0 if findings else 1
+    row["design_notes"] = "; ".join(f.note for f in findings) if findings else None
+    notes = row_notes(cell, env, row, latency_note)
+    row["notes"] = "; ".join(notes) if notes else None
+    predicted = design.predictions(env, cell.sysctls, machine)
+    row.update(predicted)
+    row.update(design.prediction_verdict(env, cell.sysctls, predicted, row, cell.deltas, machine, findings))
+    if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":
+        row["status"] = "failed"
+        row["error"] = "not as designed (REQUIRE_AS_DESIGNED=1): " + row["design_notes"]
+    return {key: tidy(value) for key, value in row.items()}
+
+
+def fallback_row(cell_dir: Path, *, run_id: str, error: str, reason: str, axes_text: str,
+                 repeat: dict[str, Any] | None) -> dict[str, Any]:
+    """A failed row that says why the row could not be built."""
+    env = read_cell_env(cell_dir / "cell.env") or {}
+    try:
+        axes = json.loads(axes_text)
+    except ValueError:
+        axes = {}
+    repeat = repeat or {}
+    return {"run_id": run_id, "cell": cell_dir.name, "repeat_of": or_default(repeat.get("of"), cell_dir.name),
+            "repeat": or_default(repeat.get("k"), 1), "scenario": env.get("SCENARIO", ""), "status": "failed",
+            "axes": axes if isinstance(axes, dict) else {},
+            "error": f"the row could not be built: {reason[:300]}" + (f"; {error}" if error else "")}
+
+
+def write_json(path: Path, value: Any) -> None:
+    """value as one line of JSON in path, through a temporary file and a rename."""
+    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
+    tmp.write_text(json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.row", description="Write a cell's row.json.")
+    parser.add_argument("cell_dir", type=Path)
+    parser.add_argument("--run-id", default=os.environ.get("LT_RUN_ID", ""))
+    parser.add_argument("--status", default="ok")
+    parser.add_argument("--error", default="")
+    parser.add_argument("--axes", default="{}")
+    parser.add_argument("--wall-s", default="")
+    parser.add_argument("--repeat", default="null")
+    parser.add_argument("--k6-exit", default="")
+    parser.add_argument("--cpus", type=int)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    out = args.out or args.cell_dir / "row.json"
+    try:
+        repeat = json.loads(args.repeat)
+    except ValueError:
+        repeat = None
+    try:
+        axes = json.loads(args.axes)
+        row = build_row(Cell.read(args.cell_dir), run_id=args.run_id, status=args.status, error=args.error,
+                        axes=axes, wall_s=args.wall_s, repeat=repeat if isinstance(repeat, dict) else None,
+                        k6_exit=args.k6_exit, cpus=args.cpus)
+    except Exception as problem:  # noqa: BLE001 - any failure still gives the cell a row
+        reason = "".join(traceback.format_exception_only(type(problem), problem)).strip()
+        write_json(out, fallback_row(args.cell_dir, run_id=args.run_id, error=args.error, reason=reason,
+                                     axes_text=args.axes, repeat=repeat if isinstance(repeat, dict) else None))
+        sys.stderr.write(f"{out}: the row could not be built: {reason}\n")
+        return 1
+    write_json(out, row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

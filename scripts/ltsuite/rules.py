@@ -1,0 +1,113 @@
+"""The rules that predict a cell's kernel and Tomcat figures from its knobs and the sysctls the
+cell recorded. Every rule names its source: a Linux function or a measurement of this suite
+(../shared/DESIGN.md, the seed experiments).
+
+Measured on kernel 6.18 (one client, a listener whose queue stays full), the SYN schedules the
+functions below reproduce:
+  retries 2, linear 0: SYNs 0 1 3, gives up at 7 s (2 retransmits)
+  retries 2, linear 4: SYNs 0 1 2 3 4 5, gives up at 7 s (5)
+  retries 3, linear 2: SYNs 0 1 2 3 5 9, gives up at 17 s (5)
+  retries 3, linear 4: SYNs 0 1 2 3 4 5 7 11, gives up at 19 s (7)
+  retries 4, linear 4: SYNs 0 1 2 3 4 5 7 11 19, gives up at 35 s (8)
+"""
+from __future__ import annotations
+
+import re
+
+_DURATION = re.compile(r"([0-9.]+)(ms|s|m|h)")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}
+
+
+def duration_ms(text: str) -> float | None:
+    """A k6 duration ("1m30s", "500ms") in milliseconds; None when it has no part k6 reads.
+
+    The one parser of k6's duration strings on the Python side (k6's own syntax: a sequence of
+    number-unit pairs, units ms, s, m, h)."""
+    parts = [float(number) * _UNIT_MS[unit] for number, unit in _DURATION.findall(text or "")]
+    if not parts:
+        return None
+    total = sum(parts)
+    return int(total) if total == int(total) else total
+
+
+def syn_model_timeout_s(retries: int) -> int:
+    """When connect() gives up: Linux net/ipv4/tcp_timer.c, tcp_model_timeout(): the classic
+    model of tcp_syn_retries backoffs from TCP_TIMEOUT_INIT (1 s), (2^(retries+1) - 1) s up to
+    6 retries, then TCP_RTO_MAX (120 s) more per retry."""
+    if retries <= 6:
+        return 2 ** (retries + 1) - 1
+    return 127 + (retries - 6) * 120
+
+
+def syn_timer_times(linear: int, until_s: float) -> list[int]:
+    """The times (s) the SYN timer fires, from 0 (the first SYN) up to the first one at or past
+    until_s. Linux net/ipv4/tcp_timer.c, tcp_retransmit_timer(): the RTO starts at
+    TCP_TIMEOUT_INIT (1 s) and stays there while retransmission k <= tcp_syn_linear_timeouts,
+    then doubles per retransmission, capped at TCP_RTO_MAX (120 s)."""
+    times = [0]
+    t, k = 0, 0
+    rto = 1
+    while t < until_s:
+        t, k = t + rto, k + 1
+        rto = 1 if k <= linear else min(2 ** (k - linear), 120)
+        times.append(t)
+    return times
+
+
+def syn_send_times(retries: int, linear: int) -> list[int]:
+    """When a client that never gets an answer sends its SYN and each retransmission: the timer
+    times before tcp_model_timeout()'s threshold (syn_model_timeout_s)."""
+    limit = syn_model_timeout_s(retries)
+    return [t for t in syn_timer_times(linear, limit) if t < limit]
+
+
+def syn_give_up_s(retries: int, linear: int) -> int:
+    """When connect() fails with ETIMEDOUT: the first timer at or past tcp_model_timeout()'s
+    threshold, so linear timeouts add SYNs within about the same time."""
+    return syn_timer_times(linear, syn_model_timeout_s(retries))[-1]
+
+
+def syns_within(retries: int, linear: int, window_s: float) -> int:
+    """SYNs a client sends before it gives up or its request times out at window_s, whichever
+    comes first."""
+    stop = min(syn_give_up_s(retries, linear), window_s)
+    return len([t for t in syn_send_times(retries, linear) if t < stop])
+
+
+def listen_backlog(accept_count: int, somaxconn: int) -> int:
+    """listen() caps the backlog Tomcat asks for (acceptCount) at net.core.somaxconn: Linux
+    net/socket.c, __sys_listen()."""
+    return min(accept_count, somaxconn)
+
+
+def server_capacity(max_connections: int, accept_count: int, somaxconn: int) -> int:
+    """Established connections a server holds at saturation: Tomcat accepts max-connections, and
+    the accept queue holds backlog + 1, because sk_acceptq_is_full() (include/net/sock.h) tests
+    "queue length > backlog", not ">="."""
+    return max_connections + listen_backlog(accept_count, somaxconn) + 1
+
+
+def capacity_slack(cpus: int) -> int:
+    """How many more than server_capacity a saturated server may hold: the queue-full check runs
+    without a lock, so handshakes completing at the same instant on different CPUs can each pass
+    it (measured here: 9 of 400 bursts on 2 CPUs left backlog + 2 in the queue)."""
+    return max(cpus - 1, 0)
+
+
+def waves_ms(users: float, workers: float, delay_ms: float) -> float | None:
+    """The latest answer when `users` requests that each take delay_ms arrive at once and
+    `workers` threads serve them in order: ceil(users / workers) waves (seed 003: 3000 users,
+    200 threads, 5 s -> 15 waves, 75 s)."""
+    if users <= 0 or workers <= 0:
+        return None
+    return ((users + workers - 1) // workers) * delay_ms
+
+
+def closed_tps(users: float, workers: float, delay_ms: float, think_ms: float) -> float | None:
+    """Throughput of users that each wait for their answer, then think: the thread pool is the
+    limit once users exceed it (Little's law: workers / delay), else users / (delay + think)."""
+    if delay_ms <= 0:
+        return None
+    if users > workers:
+        return workers * 1000 / delay_ms
+    return users * 1000 / (delay_ms + think_ms)
