@@ -102,6 +102,7 @@ main() {
   failed="$(count_rows failed)"
   missing="$(cells_without_row "${names[@]}")"
   [[ $failed -eq 0 && -z "$missing" ]] || status=failed
+  update_cell_counts
   manifest_finish "$LT_RUN_DIR" "$status"
   LT_FINISHED=1
   results_render "$LT_RUN_DIR"

@@ -27,6 +27,7 @@ manifest_create() {
       versions: {k6: $k6, java: $java, kernel: $kernel}, backend: $backend,
       started_at: $started, ended_at: null, resumed_at: [], status: "running",
       axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,
+      cells_as_designed: 0, first_design_reason: null,
       overrides: ($overrides | split("\n") | map(select(length > 0))),
       limits: {nofile: $nofile, cpus: $cpus},
       warnings: []}' \

@@ -23,8 +23,10 @@ report_render() {
     warn "report: no charting library in $REPORT_UPLOT_DIR (scripts/setup/install-report-tools.sh installs it); report.html has tables only"
     charts=0
   fi
+  local designed
+  designed="$(report_as_designed "$run_dir")"
   {
-    report_head "$run_dir/manifest.json" "$charts"
+    report_head "$run_dir/manifest.json" "$charts" "$designed"
     report_facts "$run_dir/manifest.json"
     report_across "$charts"
     report_repeats "$run_dir"
@@ -37,8 +39,31 @@ report_render() {
   } | write_atomic "$run_dir/report.html"
 }
 
-# report_head MANIFEST CHARTS: the document's head (title, style, and
-# uPlot's style when CHARTS is 1) and its heading.
+# report_as_designed RUN_DIR: {cells_as_designed, first_design_reason} from
+# the cells' rows, as one line of JSON: how many cells ran as designed, and
+# "CELL: why" for the first that did not (its design notes; else a failed
+# cell's error; else a cell that could not be judged), null when none. The
+# headline of the page and the manifest say both, as the terminal does.
+report_as_designed() {
+  local -a rows
+  mapfile -t rows < <(report_row_files "$1")
+  if [[ ${#rows[@]} -eq 0 ]]; then
+    printf '{"cells_as_designed":0,"first_design_reason":null}\n'
+    return
+  fi
+  jq -cs '{cells_as_designed: ([.[] | select(.as_designed == 1)] | length),
+      first_design_reason: (
+        [.[] | select(.as_designed == 0) | "\(.cell): \(.design_notes)"]
+        + [.[] | select(.status == "failed" and .as_designed != 0) | "\(.cell): failed: \(.error)"]
+        + [.[] | select(.status == "ok" and .as_designed == null)
+            | "\(.cell): not judged (neither when k6 started its users nor its CPU was measured)"]
+        | first)}' "${rows[@]}"
+}
+
+# report_head MANIFEST CHARTS DESIGNED: the document's head (title, style,
+# and uPlot's style when CHARTS is 1) and its headline: the run's status, how
+# many cells ran as designed and the first reason one did not (DESIGNED:
+# report_as_designed's JSON).
 report_head() {
   jq -r '"<!DOCTYPE html>
 <html lang=\"en\">
@@ -64,9 +89,11 @@ report_head() {
     cat "$REPORT_UPLOT_DIR/uPlot.min.css"
     printf '\n</style>\n'
   fi
-  jq -r '"</head>
+  jq -r --argjson designed "$3" '"</head>
 <body>
-<h1>Run <code>\(.run_id | @html)</code>: \(.status | @html)</h1>"' "$1"
+<h1>Run <code>\(.run_id | @html)</code>: \(.status | @html), \($designed.cells_as_designed) of \(.cells_total) cell(s) ran as designed</h1>",
+    (if $designed.first_design_reason == null then empty
+     else "<p id=\"first-reason\" class=\"warning\">First reason: \($designed.first_design_reason | @html)</p>" end)' "$1"
 }
 
 # report_facts MANIFEST: what ran, where, with which versions, and warnings.

@@ -2,7 +2,7 @@
 # Summary: a run's directory: results/<run-id>/, its manifest, the cells'
 # rows counted, and what the run says at its start (design checks) and end.
 #
-# Needs common.sh, matrix.sh, manifest.sh, results.sh and design.sh; the
+# Needs common.sh, matrix.sh, manifest.sh, results.sh, report.sh and design.sh; the
 # runner sets LT_RUN_ID, LT_RUN_DIR and LT_RESULTS_DIR.
 
 # rundir_new BASE: make LT_RESULTS_DIR/BASE, or BASE-2, BASE-3, ... (never
@@ -92,14 +92,15 @@ count_rows() {
   cat "${rows[@]}" | jq -n --arg s "$1" '[inputs | select(.status == $s)] | length'
 }
 
-# update_cell_counts: cells_done and cells_failed in the manifest, from the rows.
+# update_cell_counts: cells_done, cells_failed, cells_as_designed and
+# first_design_reason (report_as_designed) in the manifest, from the rows.
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 update_cell_counts() {
   local ok failed
   ok="$(count_rows ok)"
   failed="$(count_rows failed)"
-  manifest_update "$LT_RUN_DIR" '.cells_done = ($ok + $failed) | .cells_failed = $failed' \
-    --argjson ok "$ok" --argjson failed "$failed"
+  manifest_update "$LT_RUN_DIR" '.cells_done = ($ok + $failed) | .cells_failed = $failed | . + $designed' \
+    --argjson ok "$ok" --argjson failed "$failed" --argjson designed "$(report_as_designed "$LT_RUN_DIR")"
 }
 
 # check_design TOTAL: warn about every cell whose design makes its result

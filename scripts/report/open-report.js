@@ -3,7 +3,8 @@
 // Usage: node scripts/report/open-report.js REPORT_HTML [--screenshot PNG [--at CSS_SELECTOR]]
 //
 // Output: {"errors": [console errors and page errors], "requests": [URLs other
-// than the file itself], "charts": [{id, cell, title, series: [{label,
+// than the file itself], "headline": the h1's text and the first reason under
+// it (as the browser shows them), "charts": [{id, cell, title, series: [{label,
 // points, color, pixels}], data: [[x...], [y...]...]}]}. "pixels" counts the
 // canvas pixels of the series' colour: a chart that drew its data has some.
 'use strict';
@@ -74,12 +75,15 @@ async function main() {
       });
       return { id, cell, title, series, data: chart.data };
     }));
+    // What a reader sees first: the heading and the line under it.
+    const headline = await page.evaluate(() => [document.querySelector('h1'), document.getElementById('first-reason')]
+      .filter(Boolean).map((e) => e.innerText).join('\n'));
     if (screenshot) {
       // The viewport from the element on (the page's top without --at).
       if (at) await page.evaluate((sel) => document.querySelector(sel).scrollIntoView(), at);
       await page.screenshot({ path: screenshot, fullPage: false });
     }
-    process.stdout.write(`${JSON.stringify({ errors, requests, charts })}\n`);
+    process.stdout.write(`${JSON.stringify({ errors, requests, headline, charts })}\n`);
   } finally {
     await context.close();
     fs.rmSync(profile, { recursive: true, force: true });

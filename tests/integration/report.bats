@@ -36,6 +36,26 @@ setup() {
   [ -s "$BATS_FILE_TMPDIR/report.png" ]
 }
 
+@test "the page's headline and the manifest say how many cells ran as designed, as the terminal does" {
+  local said n run_status
+  said="$(grep -E '^[0-9]+ of 2 cell\(s\) ran as designed$' "$BATS_FILE_TMPDIR/run.log")"
+  n="${said%% *}"
+  run_status="$(jq -r .status "$RUN_DIR/manifest.json")"
+  [ "$(jq .cells_as_designed "$RUN_DIR/manifest.json")" -eq "$n" ]
+  run jq -r .headline "$PAGE"
+  if [ "$n" -eq 2 ]; then
+    assert_output "Run $(basename "$RUN_DIR"): $run_status, $said"
+    [ "$(jq .first_design_reason "$RUN_DIR/manifest.json")" = null ]
+  else
+    # The terminal's first line under the count is the first reason.
+    local first
+    first="$(grep -A1 -F "$said" "$BATS_FILE_TMPDIR/run.log" | sed -n '2s/^  //p')"
+    assert_output "Run $(basename "$RUN_DIR"): $run_status, $said
+First reason: $first"
+    [ "$(jq -r .first_design_reason "$RUN_DIR/manifest.json")" = "$first" ]
+  fi
+}
+
 @test "every cell has its charts over time, and the page its charts across cells" {
   local cell name
   for cell in "$RUN_DIR"/cells/*/; do

@@ -57,12 +57,32 @@ JSON
   report_render "$RUN_DIR"
   run cat "$RUN_DIR/report.html"
   assert_output --partial "<title>run 20261122-0000-t</title>"
-  assert_output --partial "<h1>Run <code>20261122-0000-t</code>: complete</h1>"
+  assert_output --partial "<h1>Run <code>20261122-0000-t</code>: complete, 0 of 2 cell(s) ran as designed</h1>"
   assert_output --partial "env/matrices/t.matrix (sha256 0123456789ab)"
   assert_output --partial "2 of 2 done, 1 failed"
   assert_output --partial "http://127.0.0.1:8086, database k6, 986 points"
   assert_output --partial "monitoring: &lt;InfluxDB&gt; &amp; co"
   refute_output --partial "<InfluxDB>"
+}
+
+@test "the headline says how many cells ran as designed and the first reason, in the browser too" {
+  # One cell k6 could not drive as designed, one that failed.
+  jq '.as_designed = 0 | .design_notes = "k6 at 197% of 2 cores for 3 s: the generator set the pace"' \
+    "$RUN_DIR/cells/01_vus-4/row.json" >"$BATS_TEST_TMPDIR/row" && mv "$BATS_TEST_TMPDIR/row" "$RUN_DIR/cells/01_vus-4/row.json"
+  report_render "$RUN_DIR"
+  node "$LT_ROOT/scripts/report/open-report.js" "$RUN_DIR/report.html" >"$BATS_TEST_TMPDIR/page.json"
+  run jq -r .headline "$BATS_TEST_TMPDIR/page.json"
+  assert_output "Run 20261122-0000-t: complete, 0 of 2 cell(s) ran as designed
+First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pace"
+  # Without a design note, a failed cell's error is the reason, escaped.
+  run report_as_designed "$BATS_TEST_TMPDIR/none"
+  assert_output '{"cells_as_designed":0,"first_design_reason":null}'
+  jq '.as_designed = 1 | .design_notes = null' "$RUN_DIR/cells/01_vus-4/row.json" >"$BATS_TEST_TMPDIR/row" \
+    && mv "$BATS_TEST_TMPDIR/row" "$RUN_DIR/cells/01_vus-4/row.json"
+  report_render "$RUN_DIR"
+  run grep -A1 '^<h1>' "$RUN_DIR/report.html"
+  assert_output '<h1>Run <code>20261122-0000-t</code>: complete, 1 of 2 cell(s) ran as designed</h1>
+<p id="first-reason" class="warning">First reason: 02_vus-8: failed: k6 exited with status 107: a, &lt;b&gt;</p>'
 }
 
 @test "the results table is read from row.json, in results.csv's columns; a failed cell is marked" {
