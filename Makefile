@@ -76,6 +76,11 @@ compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5
 	@test -n $(call shq,$(A)) -a -n $(call shq,$(B)) || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
 	THRESHOLD_PCT=$(call shq,$(or $(THRESHOLD_PCT),5)) scripts/compare.sh $(call shq,$(A)) $(call shq,$(B))
 
+.PHONY: columns-doc
+columns-doc: ## Write docs/columns.md from the columns' schema (scripts/ltsuite/columns.py)
+	PYTHONPATH=scripts python3 -m ltsuite.columns --markdown >docs/columns.md.tmp
+	mv docs/columns.md.tmp docs/columns.md
+
 lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats

@@ -47,10 +47,11 @@ run_dir() {
 }
 
 # compare_model DIR_A DIR_B THRESHOLD: the comparison as JSON
-# (scripts/report/compare.jq).
+# (scripts/report/compare.jq), on the figures the columns' schema gives make
+# compare (scripts/ltsuite/columns.py).
 compare_model() {
   local columns
-  columns="$(printf '%s\n' "${RESULTS_COLUMNS[@]}" | jq -cRn '[inputs]')"
+  columns="$(results_columns_json | jq -c '.compare')"
   jq -n -L "$LT_ROOT/scripts/lib" --slurpfile a <(cat "$1"/cells/*/row.json) --slurpfile b <(cat "$2"/cells/*/row.json) \
     --argjson columns "$columns" --argjson threshold "$3" -f "$LT_ROOT/scripts/report/compare.jq"
 }

@@ -10,7 +10,9 @@
 //     and one sub-metric per k6 error_code that splits failures by cause;
 //   - handleSummary(): the full summary goes to SUMMARY_FILE, with the
 //     fail_* counters the suite's own scenarios count themselves, whatever
-//     the script's own handleSummary returns (which is kept).
+//     the script's own handleSummary returns (which is kept), and the list
+//     of what that returned to OUTPUTS_FILE, so the runner can tell a file
+//     it asked for and k6 could not write (k6 only logs it).
 import exec from 'k6/execution';
 import * as delivered from './delivered.js';
 import { CAUSE_CODES } from './causes.js';
@@ -91,13 +93,20 @@ function forScript(data) {
 }
 
 // summary(own): handleSummary: the script's own outputs (or the suite's few
-// lines on stdout when it has no handleSummary) and SUMMARY_FILE.
+// lines on stdout when it has no handleSummary), SUMMARY_FILE, and
+// OUTPUTS_FILE: the files the script's own asked for, as a JSON array of
+// its keys (stdout and stderr are no files). k6 writes a relative one
+// from its working directory, which the runner makes the cell's.
 export function summary(own) {
   return function (data) {
     const full = withCauses(data);
     const outputs = typeof own === 'function'
       ? Object.assign({}, own(forScript(data)) || {})
       : { stdout: textLines(full) };
+    if (__ENV.OUTPUTS_FILE && typeof own === 'function') {
+      const files = Object.keys(outputs).filter((key) => key !== 'stdout' && key !== 'stderr');
+      outputs[__ENV.OUTPUTS_FILE] = JSON.stringify(files);
+    }
     if (__ENV.SUMMARY_FILE) outputs[__ENV.SUMMARY_FILE] = JSON.stringify(full, null, 1);
     return outputs;
   };

@@ -50,8 +50,16 @@ netns_backend_start() {
   cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
   phase_mark "$cell_dir" target_start
   target_start start_values "$cell_dir/target.log"
-  if ! target_wait_healthy "$base_url${start_values[TARGET_HEALTH_PATH]}" "${start_values[TARGET_START_TIMEOUT]}" target_alive; then
-    CELL_ERROR+="; last log line: $(tail -n 1 "$cell_dir/target.log" | cut -c1-200)"
+  local side url output_tail
+  read -r side url < <(target_health_probe start_values "$base_url")
+  if ! target_wait_healthy "$url" "${start_values[TARGET_START_TIMEOUT]}" target_alive \
+    "$cell_dir/target.log" "$side" "$(target_health_hint start_values)"; then
+    if ! target_alive; then
+      target_exit_reason "$cell_dir/target.log"
+    elif [[ "$CELL_ERROR" == "target did not answer"* ]]; then
+      output_tail="$(target_log_tail "$cell_dir/target.log")"
+      CELL_ERROR+="${output_tail:+; $output_tail}"
+    fi
     return 1
   fi
   # The effective connector settings against the cell's, where the app shows them.

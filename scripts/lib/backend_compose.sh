@@ -79,12 +79,13 @@ compose_remove_stale() {
   fi
 }
 
-# compose_cell_start CELL_ASSOC CELL_DIR HEALTH_URL: the compose half of a
+# compose_cell_start CELL_ASSOC CELL_DIR BASE_URL: the compose half of a
 # cell's start: container, namespaces, client sysctls, effective sysctls,
-# health, the server's counters. On failure the reason is in CELL_ERROR.
+# health (target_health_probe), the server's counters. On failure the reason
+# is in CELL_ERROR.
 compose_cell_start() {
   local -n start_values="$1"
-  local cell_dir="$2" health_url="$3"
+  local cell_dir="$2" base_url="$3" side url status output_tail
   netns_down
   compose_target_start start_values "$cell_dir" || return 1
   # Every address k6 binds to (CLIENT_ADDRESSES, k6_command's --local-ips)
@@ -96,9 +97,17 @@ compose_cell_start() {
     || { CELL_ERROR="cannot link the container's network namespace to the client namespace"; return 1; }
   compose_apply_client_sysctls start_values || return 1
   netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
-  if ! target_wait_healthy "$health_url" "${start_values[TARGET_START_TIMEOUT]}" compose_target_alive; then
+  read -r side url < <(target_health_probe start_values "$base_url")
+  if ! target_wait_healthy "$url" "${start_values[TARGET_START_TIMEOUT]}" compose_target_alive \
+    "" "$side" "$(target_health_hint start_values)"; then
     compose_save_log
-    CELL_ERROR+="; last log line: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
+    output_tail="$(target_log_tail "$COMPOSE_TARGET_LOG")"
+    if ! compose_target_alive; then
+      status="$(docker inspect --format '{{.State.ExitCode}}' "$COMPOSE_CONTAINER" 2>/dev/null)" || status="unknown"
+      CELL_ERROR+=": exit status $status; ${output_tail:-it wrote nothing}"
+    elif [[ "$CELL_ERROR" == "target did not answer"* ]]; then
+      CELL_ERROR+="${output_tail:+; $output_tail}"
+    fi
     return 1
   fi
   compose_record_run start_values
@@ -309,8 +318,7 @@ compose_target_alive() {
 # The backend interface (backend.sh) for BACKEND=compose.
 compose_backend_url() { netns_backend_url "$@"; }
 compose_backend_start() {
-  local -n health_values="$1"
-  cell_step "starting the target container" compose_cell_start "$1" "$2" "$3${health_values[TARGET_HEALTH_PATH]}"
+  cell_step "starting the target container" compose_cell_start "$1" "$2" "$3"
 }
 compose_backend_alive() { compose_target_alive; }
 compose_backend_stop() { compose_target_stop; }

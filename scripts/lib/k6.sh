@@ -2,6 +2,9 @@
 # Summary: run a k6 scenario for one cell from the client namespace.
 
 LT_K6="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
+# k6 runs in a directory of the cell (k6_start): a relative path to it
+# would no longer lead there.
+[[ "$LT_K6" != */* || "$LT_K6" == /* ]] || LT_K6="$PWD/$LT_K6"
 # The k6 processes of the running cell (one per K6_INSTANCES), their cell
 # directory and count: state of this file only, read by k6_wait and k6_stop.
 K6_PIDS=()
@@ -209,13 +212,25 @@ k6_script_args() {
 # scenario (as on N machines): one process holds at most its open-file limit
 # of sockets. Each writes k6-summaries/<i>.json, merged by k6_wait; only the
 # first gets the OPTIONs (the side outputs: dashboard export, samples).
+# Each process runs in its own directory of the cell (k6-outputs,
+# k6-outputs-2, ...), so what a script's handleSummary writes to a relative
+# path lands there, not wherever the runner was started (k6 resolves the
+# script's imports and open() from the script's own place); a script of
+# one's own lists what it asked for in k6-outputs.json (OUTPUTS_FILE, see
+# scenarios/lib/own-script.js), which k6_wait checks (k6_outputs_check).
 k6_start() {
   local -n cell_values="$1"
-  local cell_dir="$2" target_url="$3" limit_s="$4" option
+  local cell_dir="$2" target_url="$3" limit_s="$4" option relative_dir=""
   shift 4
-  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script
+  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs
   local -a env_args script_args=() option_args=() option_env=()
+  if [[ "$cell_dir" != /* ]]; then
+    # Every path k6 is given must hold from the directory it runs in.
+    relative_dir="$cell_dir"
+    cell_dir="$PWD/$cell_dir"
+  fi
   for option in "$@"; do
+    [[ -z "$relative_dir" ]] || option="${option//"$relative_dir/"/"$cell_dir/"}"
     case "$option" in
       --*=*) option_args+=("$option") ;;
       [A-Z]*=*) option_env+=("$option") ;;
@@ -252,15 +267,20 @@ k6_start() {
       segment=(--execution-segment "$i/$instances:$((i + 1))/$instances"
         --execution-segment-sequence "$(k6_segment_sequence "$instances")")
     fi
+    outputs="$(k6_instance_file "$cell_dir" "$i" "$instances" outputs)"
+    rm -rf "$outputs" "$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)"
+    mkdir -p "$outputs"
+    extra_env+=("OUTPUTS_FILE=$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)")
     (
       # k6 keeps one socket per VU: give it every file descriptor allowed.
       ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+      cd "$outputs" || exit 1
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
         "${in_namespace[@]}" env -i "${env_args[@]}" "SUMMARY_FILE=$summary" \
         "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}" \
         "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
-    ) >"$log" 2>&1 &
+    ) >"$log" 2>&1 9>&- & # 9>&-: not the run lock (run-matrix.sh LT_LOCK_FD)
     K6_PIDS+=("$!")
     k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
   done
@@ -323,6 +343,7 @@ k6_wait() {
   if [[ $n -gt 1 ]]; then
     k6_merge_summaries "$K6_CELL_DIR/k6-summaries" "$n" | write_atomic "$K6_CELL_DIR/summary.json" || true
   fi
+  [[ $n -eq 0 ]] || k6_outputs_check "$K6_CELL_DIR" "$n" || true
   K6_PIDS=()
   return "$status"
 }
@@ -350,6 +371,49 @@ k6_instance_file() {
       ;;
     *) abort "k6_instance_file: unknown file '$what'" ;;
   esac
+}
+
+# k6_outputs_check CELL_DIR N: what the script's own handleSummary asked
+# each of the cell's N k6 processes to write (its outputs-list, written by
+# scenarios/lib/own-script.js) against what is there: each output that k6
+# could not write (its log says "could not open '<path>'", or no file is
+# there after the run) is a line of CELL_DIR/k6-warnings.txt, with k6's
+# reason; the row's notes carry them. No file when nothing is missing.
+k6_outputs_check() {
+  local cell_dir="$1" n="$2" i output file reason who
+  local -a warnings=()
+  rm -f "$cell_dir/k6-warnings.txt"
+  for ((i = 0; i < n; i++)); do
+    local list log outputs
+    list="$(k6_instance_file "$cell_dir" "$i" "$n" outputs-list)"
+    log="$(k6_instance_file "$cell_dir" "$i" "$n" log)"
+    outputs="$(k6_instance_file "$cell_dir" "$i" "$n" outputs)"
+    [[ -s "$list" ]] || continue
+    who=""
+    [[ $n -eq 1 ]] || who="k6 process $((i + 1)) of $n: "
+    while IFS= read -r output; do
+      file="$output"
+      [[ "$file" == /* ]] || file="$outputs/$output"
+      reason="$(k6_output_error "$log" "$output")"
+      [[ -n "$reason" || ! -e "$file" ]] || continue
+      warnings+=("${who}handleSummary's output '$output' was not written: ${reason:-no file at ${file#"$cell_dir"/} after the run}")
+    done < <(jq -r '.[]' "$list")
+  done
+  [[ ${#warnings[@]} -gt 0 ]] || return 0
+  printf '%s\n' "${warnings[@]}" | write_atomic "$cell_dir/k6-warnings.txt"
+}
+
+# k6_output_error LOG OUTPUT: why k6 could not write OUTPUT (a key of
+# handleSummary's result), from the end-of-test error in its LOG ("could
+# not open 'OUTPUT': open ...: no such file or directory"); nothing if the
+# log has no such error.
+k6_output_error() {
+  local log="$1" output="$2" line rest
+  line="$(grep -F -m1 "could not open '$output': " "$log" 2>/dev/null)" || return 0
+  rest="${line#*"could not open '$output': "}"
+  rest="${rest%%\\n*}"
+  rest="${rest%%\"*}"
+  printf '%s\n' "$rest"
 }
 
 # k6_exits_record CELL_DIR STATUS...: how each of the cell's k6 processes

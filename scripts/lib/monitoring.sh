@@ -339,12 +339,14 @@ monitoring_counter_lines() {
 }
 
 # monitoring_row_lines END_NS: row.json (stdin) as one ltsuite_cells point:
-# every number a field, status and the axes as tags, the error as text.
+# the row's numbers a field each (the columns' schema's influx_fields,
+# scripts/ltsuite/columns.py), status and the axes as tags, the error as text.
 monitoring_row_lines() {
-  jq -r --arg ns "$1" '
+  jq -r --arg ns "$1" --argjson columns "$(results_columns_json)" '
     def tag: tostring | gsub("(?<c>[ ,=\\\\])"; "\\\(.c)");
     def text: gsub("(?<c>[\"\\\\])"; "\\\(.c)");
-    ([to_entries[] | select(.value | type == "number") | "\(.key)=\(.value)"]
+    ($columns.influx_fields | map({(.): true}) | add) as $sent
+    | ([to_entries[] | select($sent[.key] and (.value | type == "number")) | "\(.key)=\(.value)"]
       + (if (.error // "") != "" then ["error=\"\(.error | text)\""] else [] end)) as $fields
     | select($fields | length > 0)
     | "ltsuite_cells,run_id=\(.run_id | tag),cell=\(.cell | tag),scenario=\(.scenario // "" | if . == "" then "none" else . end | tag),status=\(.status | tag)"

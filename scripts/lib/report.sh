@@ -7,7 +7,7 @@
 # links to every file of the cell. The charting library (uPlot, pinned in
 # scripts/report/package-lock.json) and the data are inlined, so the page
 # opens from disk with no network. Needs results.sh (write_atomic,
-# results_env_json, results_head_json).
+# results_env_json, results_tables, results_columns_json).
 
 REPORT_LIB_DIR="$(dirname "${BASH_SOURCE[0]}")"
 REPORT_SOURCE_DIR="$REPORT_LIB_DIR/../report"
@@ -139,8 +139,8 @@ report_row_files() {
 }
 
 # report_repeats RUN_DIR: with REPEAT > 1, each matrix cell's figures (those
-# of results.md, table_figures) as the median (min..max) of its repetitions
-# (scripts/lib/repeats.jq); nothing otherwise.
+# of results.md: md_figures of scripts/ltsuite/columns.py) as the median
+# (min..max) of its repetitions (scripts/lib/repeats.jq); nothing otherwise.
 report_repeats() {
   local run_dir="$1" axes_json
   local -a rows
@@ -150,9 +150,9 @@ report_repeats() {
   axes_json="$(jq -c '.axes // []' "$run_dir/manifest.json")"
   printf '<h2>Repetitions</h2>\n<p>Each matrix cell run %s times in a shuffled order; every figure is the median (min..max) of its repetitions.</p>\n' \
     "$(jq -r '.repeat.n // "several"' "$run_dir/manifest.json")"
-  jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" '
+  jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" --argjson columns "$(results_columns_json)" '
     include "repeats";
-    . as $rows | table_figures as $figures
+    . as $rows | $columns.md_figures as $figures
     | "<div class=\"results\"><table id=\"repeats\">",
       "<tr>" + ([("cell", "repetitions", "ok", "as_designed"), $axes[], $figures[]] | map("<th>\(@html)</th>") | join("")) + "</tr>",
       (repeat_groups[] | . as $g
@@ -168,7 +168,7 @@ report_repeats() {
 # report_results RUN_DIR: the rows (every cells/*/row.json) as an HTML table,
 # with the columns of results.csv; each cell name links to its section below.
 report_results() {
-  local run_dir="$1" axes_json head_json
+  local run_dir="$1" head_json
   local -a rows
   printf '<h2>Results</h2>\n'
   mapfile -t rows < <(report_row_files "$run_dir")
@@ -177,8 +177,7 @@ report_results() {
     return
   fi
   printf '<p><a href="results.csv">results.csv</a> · <a href="results.md">results.md</a> · <a href="manifest.json">manifest.json</a></p>\n'
-  axes_json="$(jq -c '.axes // []' "$run_dir/manifest.json")"
-  head_json="$(results_head_json "$axes_json" "$(results_extra_json "${rows[@]}")")"
+  head_json="$(results_tables head "$run_dir")"
   jq -rs --argjson head "$head_json" '
     def cell_html: if . == null then "<td></td>"
       elif type == "number" then "<td class=\"n\">\(.)</td>"
@@ -236,8 +235,10 @@ report_scripts() {
 }
 
 # report_data RUN_DIR: what the charts draw, as one JSON object: the run's
-# axes and, per cell, its row, the knobs the charts use, the columns of
-# samples.tsv and the series made from k6's samples (null without them).
+# axes, the titles of the columns charted across cells (labels, from
+# scripts/ltsuite/columns.py) and, per cell, its row, the knobs the charts
+# use, the columns of samples.tsv and the series made from k6's samples (null
+# without them).
 report_data() {
   local run_dir="$1" cell_dir
   {
@@ -245,8 +246,8 @@ report_data() {
       [[ -d "$cell_dir" ]] || continue
       report_cell_data "${cell_dir%/}"
     done
-  } | jq -cs --slurpfile manifest "$run_dir/manifest.json" \
-    '{run_id: $manifest[0].run_id, axes: ($manifest[0].axes // []), cells: .}'
+  } | jq -cs --slurpfile manifest "$run_dir/manifest.json" --argjson columns "$(results_columns_json)" \
+    '{run_id: $manifest[0].run_id, axes: ($manifest[0].axes // []), labels: $columns.labels, cells: .}'
 }
 
 # report_cell_data CELL_DIR: one cell's entry of report_data.

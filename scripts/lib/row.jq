@@ -38,7 +38,9 @@ def row_notes($env):
      else empty end),
     (if $extra_in.connector != null and $extra_in.connector.checked == false and ($env.TARGET_CMD // "") == "" then
        "connector settings not checked: \($extra_in.connector.reason)"
-     else empty end)
+     else empty end),
+    # k6-warnings.txt: an output the script's handleSummary asked for that k6 could not write.
+    ($extra_in.k6_warnings // [])[]
   ];
 def phase_s($from; $to):
   if $phases[$from] == null or $phases[$to] == null then null

@@ -209,26 +209,120 @@ _target_reserved_env() {
   fi
 }
 
-# target_wait_healthy URL TIMEOUT_S ALIVE_CMD: poll URL from the client
-# namespace until it answers 200, ALIVE_CMD (the backend's own check that its
-# target still runs) fails, or TIMEOUT_S pass. On failure the reason is in
-# CELL_ERROR.
+# The path a target is waited for at when TARGET_HEALTH_PATH is left at its
+# default (/health, the suite's own target's): a Spring Boot jar of one's own
+# has the readiness probe the suite turns on (target_spring_env).
+readonly TARGET_JAR_HEALTH_PATH=/readyz
+# Seconds a target may answer its health path with 404, or not answer once
+# its log says it started, before the cell fails: not a start-up moment any
+# more, a path that is not there.
+readonly TARGET_HEALTH_GRACE_S=3
+
+# target_health_default ORIGINS_ASSOC VALUES_ASSOC: the health path the run
+# waits for when TARGET_HEALTH_PATH was not set (origin "defaults"): /readyz
+# for a Spring Boot jar of one's own, nothing to change otherwise.
+target_health_default() {
+  local -n default_origin="$1" default_value="$2"
+  [[ "${default_origin[TARGET_HEALTH_PATH]}" == defaults && -n "${default_value[TARGET_JAR]}" \
+    && -z "${default_value[TARGET_CMD]}" && -z "${default_value[TARGET_URL]}" ]] || return 0
+  printf '%s\n' "$TARGET_JAR_HEALTH_PATH"
+}
+
+# target_health_probe CELL_ASSOC BASE_URL: "SIDE URL": where the runner asks
+# for the health path. A Spring Boot target's actuator is on its own
+# connector (127.0.0.1:MANAGEMENT_PORT, target_spring_env), so a path under
+# /actuator/ is asked there, in the server namespace; any other path on the
+# port under test, from the client namespace.
+target_health_probe() {
+  local -n probe_values="$1"
+  local base_url="$2" path="${probe_values[TARGET_HEALTH_PATH]}"
+  if [[ "$path" == /actuator/* && "$(target_kind probe_values)" != cmd ]]; then
+    printf 'server http://127.0.0.1:%s%s\n' "${probe_values[MANAGEMENT_PORT]}" "$path"
+  else
+    printf 'client %s%s\n' "$base_url" "$path"
+  fi
+}
+
+# target_health_hint CELL_ASSOC: what to set instead of a health path that is
+# not there, for the cell's kind of target.
+target_health_hint() {
+  local -n hint_values="$1"
+  case "$(target_kind hint_values)" in
+    own) printf "; the suite's own target answers /health\n" ;;
+    jar) printf '; left unset it is %s, the readiness probe the suite turns on in a Spring Boot jar (a path under /actuator/ is asked on the actuator'"'"'s port, MANAGEMENT_PORT=%s)\n' \
+      "$TARGET_JAR_HEALTH_PATH" "${hint_values[MANAGEMENT_PORT]}" ;;
+    cmd) printf '\n' ;;
+  esac
+}
+
+# target_wait_healthy URL TIMEOUT_S ALIVE_CMD [LOG [SIDE [HINT]]]: poll URL
+# from the SIDE namespace (default client) until it answers 200, ALIVE_CMD
+# (the backend's own check that its target still runs) fails, or TIMEOUT_S
+# pass. A path that is not there fails within TARGET_HEALTH_GRACE_S instead
+# of TIMEOUT_S: URL answered 404 all that time, or the target's LOG said it
+# had started (Spring Boot's "Started ... in") and URL still did not answer.
+# HINT is appended to those messages (target_health_hint). On failure the
+# reason is in CELL_ERROR.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 target_wait_healthy() {
-  local url="$1" timeout_s="$2" alive="$3" deadline
+  local url="$1" timeout_s="$2" alive="$3" log="${4:-}" side="${5:-client}" hint="${6:-}"
+  local deadline code not_found_since="" started_since="" started_line="" path
+  path="/${url#*://*/}"
+  [[ "$url" == *://*/* ]] || path=/
   deadline=$((SECONDS + timeout_s))
   while ((SECONDS < deadline)); do
     if ! "$alive"; then
       CELL_ERROR="target exited during start-up"
       return 1
     fi
-    if netns_exec client curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then
-      return 0
+    # curl prints 000 when nothing answered (refused, timed out).
+    code="$(netns_exec "$side" curl -sS -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" || true
+    [[ "$code" =~ ^[0-9]{3}$ ]] || code=000
+    [[ "$code" != 200 ]] || return 0
+    if [[ "$code" == 404 ]]; then
+      not_found_since="${not_found_since:-$SECONDS}"
+      if ((SECONDS - not_found_since >= TARGET_HEALTH_GRACE_S)); then
+        CELL_ERROR="target answers 404 (not found) to GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
+        return 1
+      fi
+    else
+      not_found_since=""
+    fi
+    if [[ -z "$started_since" && -n "$log" ]] \
+      && started_line="$(grep -m1 -oE 'Started [^ ]+ in [0-9.]+ seconds' "$log" 2>/dev/null)"; then
+      started_since=$SECONDS
+    fi
+    if [[ -n "$started_since" && "$code" == 000 ]] && ((SECONDS - started_since >= TARGET_HEALTH_GRACE_S)); then
+      CELL_ERROR="target logged '$started_line' but nothing answers GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
+      return 1
     fi
     sleep 0.1
   done
-  CELL_ERROR="target did not answer $url within ${timeout_s}s"
+  CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 ]] && printf 'none' || printf 'HTTP %s' "$code"))"
   return 1
+}
+
+# target_exit_reason LOG: why the target this file started is gone, added
+# to CELL_ERROR: its exit status (reaped here, in the caller's shell: a
+# subshell cannot wait for it) and the last lines of its output (stdout and
+# stderr), never an empty line.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+target_exit_reason() {
+  local log="$1" status=0 tail_text
+  [[ -n "$TARGET_PID" ]] || return 0
+  wait "$TARGET_PID" 2>/dev/null || status=$?
+  TARGET_PID=""
+  tail_text="$(target_log_tail "$log")"
+  CELL_ERROR+=": exit status $status; ${tail_text:-it wrote nothing}"
+}
+
+# target_log_tail LOG: the last few non-blank lines of LOG joined by " | "
+# (at most 400 characters), after "its output ends: "; nothing when LOG
+# has none.
+target_log_tail() {
+  local text
+  text="$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n 4 | sed 's/^[[:space:]]*//' | paste -sd'|' | sed 's/|/ | /g' | cut -c1-400)"
+  [[ -z "$text" ]] || printf 'its output ends: %s\n' "$text"
 }
 
 # target_alive: succeed while the target process runs.

@@ -1,7 +1,8 @@
 # Two runs' rows compared cell by cell. Input (-n): $a and $b, the rows
-# (row.json) of runs A and B; $columns, the columns of results.csv (the
-# figures, in table order, before the scenarios' own); $threshold, the
-# percentage beyond which a change is marked. Run with -L scripts/lib.
+# (row.json) of runs A and B; $columns, the figures to compare (in
+# results.csv's order, then the scenarios' own by name: the "compare" list of
+# scripts/ltsuite/columns.py --json); $threshold, the percentage beyond which
+# a change is marked. Run with -L scripts/lib.
 # Output: {cells: [{cell, n_a, n_b, figures: [{figure, a, b, a_min, a_max,
 #          b_min, b_max, change_pct, marked, noise}]}], only_a, only_b}.
 # A cell's figure is the median over its repetitions (REPEAT=N; one row
@@ -13,7 +14,7 @@ include "repeats";
 
 def by_cell: map({(.cell): .}) | add // {};
 
-($columns + ([$a[], $b[] | .extra // {} | keys_unsorted[]] | unique)) as $figures
+$columns as $figures
 | ($a | repeat_groups) as $ga
 | ($b | repeat_groups) as $gb
 | ($ga | by_cell) as $ra

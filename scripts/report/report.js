@@ -176,22 +176,29 @@
   // A row's number for key, or null.
   const value = (row, key) => (key && isNumber(row[key]) ? row[key] : null);
 
+  // A column's title for people: its label in the columns' schema
+  // (scripts/ltsuite/columns.py, passed in the data), else its name.
+  const label = (key) => (data.labels && data.labels[key]) || key;
+
   // The figures compared across cells: measured bars, with a reference
   // (a limit) and a prediction drawn beside them when the rows carry one.
+  // A chart's title is its column's label (of the column named by titleOf
+  // when the bars are not one column's), " against " the reference's.
   const FIGURES = [
-    { key: 'failed_reqs', title: 'failed requests' },
+    { key: 'failed_reqs' },
     // The users the kernel's rules say could not get in, beside the column
     // the row's check counted them in (fail_connect or failed_reqs).
-    { key: 'failed_users', title: 'users who could not get in (predicted_failed_users_from)',
+    { key: 'failed_users', titleOf: 'predicted_failed_users_from',
       measured: (row) => value(row, row.predicted_failed_users_from), predicted: 'predicted_failed_users' },
-    { key: 'failed_rate', title: 'failed rate' },
-    { key: 'lat_p95_ms', title: 'p95 latency of answered requests (ms)' },
-    { key: 'lat_max_ms', title: 'slowest answered request (ms)', predicted: 'predicted_lat_max_ms' },
-    { key: 'server_conns_peak', title: 'server_conns_peak against queue_capacity',
-      reference: 'queue_capacity', predicted: 'predicted_server_conns_peak' },
-    { key: 'listen_overflows', title: 'ListenOverflows', predicted: 'predicted_listen_overflows' },
-    { key: 'tps', title: 'requests per second', predicted: 'predicted_tps' },
+    { key: 'failed_rate' },
+    { key: 'lat_p95_ms' },
+    { key: 'lat_max_ms', predicted: 'predicted_lat_max_ms' },
+    { key: 'server_conns_peak', reference: 'queue_capacity', predicted: 'predicted_server_conns_peak' },
+    { key: 'listen_overflows', predicted: 'predicted_listen_overflows' },
+    { key: 'tps', predicted: 'predicted_tps' },
   ];
+  const title = (figure) => label(figure.titleOf || figure.key)
+    + (figure.reference ? ` against ${label(figure.reference)}` : '');
 
   // A cell's axis values; "#k" for repetition k when the run repeats cells.
   function cellLabel(row) {
@@ -213,9 +220,9 @@
       const measured = figure.measured || ((r) => value(r, figure.key));
       const series = [[{ label: figure.key, stroke: COLORS.blue, fill: COLORS.blue, width: 1, paths: bars, points: { show: false } },
         rows.map(measured)]];
-      if (figure.reference) series.push([dots(figure.reference, COLORS.red, 10), rows.map((r) => value(r, figure.reference))]);
-      if (figure.predicted) series.push([dots(figure.predicted, COLORS.purple, 10), rows.map((r) => value(r, figure.predicted))]);
-      draw(parent, `chart-across-${figure.key}`, null, figure.title, xs, series, {
+      if (figure.reference) series.push([dots(label(figure.reference), COLORS.red, 10), rows.map((r) => value(r, figure.reference))]);
+      if (figure.predicted) series.push([dots(label(figure.predicted), COLORS.purple, 10), rows.map((r) => value(r, figure.predicted))]);
+      draw(parent, `chart-across-${figure.key}`, null, title(figure), xs, series, {
         xLabel: 'cell',
         uplot: {
           scales: { x: { time: false, range: () => [0.5, xs.length + 0.5] }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },

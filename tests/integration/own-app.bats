@@ -25,6 +25,54 @@ setup() {
   RUN_DIR="$(readlink -f "$BATS_FILE_TMPDIR/results/latest")"
 }
 
+@test "with no health path set, the jar is waited for at /readyz, and the scripts are told so" {
+  local cell
+  for cell in $(lt_cells); do
+    [ "$(lt_cell_value "$cell" TARGET_HEALTH_PATH)" = /readyz ]
+    [ "$(lt_row_value "$cell" status)" = ok ]
+  done
+}
+
+# own_app_run LOG [KNOB=value...]: one more run of the fixture's matrix, one
+# cell (accept-count 1), with the KNOBs on its command line, into its own
+# results directory; its output in LOG, its exit status in status, its run
+# directory in RUN_DIR.
+own_app_run() {
+  local log="$1"
+  shift
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  cd "$LT_ROOT" || return 1
+  status=0
+  env TOMCAT_ACCEPT_COUNT=1 "$@" scripts/run-matrix.sh tests/fixtures/own-app.matrix >"$log" 2>&1 || status=$?
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+}
+
+@test "TARGET_HEALTH_PATH=/actuator/health is asked on the actuator's port, and the actuator is still sampled" {
+  own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_HEALTH_PATH=/actuator/health
+  [ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/run.log"; fail "the run failed"; }
+  local cell
+  cell="$(lt_cells)"
+  [ "$(lt_row_value "$cell" status)" = ok ]
+  [ "$(lt_cell_value "$cell" TARGET_HEALTH_PATH)" = /actuator/health ]
+  [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
+  run jq -c . "$RUN_DIR/cells/$cell/connector.json"
+  assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+}
+
+@test "a health path the application answers with 404 fails the cell within seconds, with the path and the fix" {
+  own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_HEALTH_PATH=/status TARGET_START_TIMEOUT=120
+  [ "$status" -eq 1 ]
+  local cell
+  cell="$(lt_cells)"
+  [ "$(lt_row_value "$cell" status)" = failed ]
+  run lt_row_value "$cell" error
+  assert_output "target answers 404 (not found) to GET /status at http://198.18.0.1:8080/status: set TARGET_HEALTH_PATH to a path it answers with 200 once ready; left unset it is /readyz, the readiness probe the suite turns on in a Spring Boot jar (a path under /actuator/ is asked on the actuator's port, MANAGEMENT_PORT=8081)"
+  # The application was up (its start takes a few seconds), and the cell
+  # ended well before TARGET_START_TIMEOUT.
+  grep -q 'Started GreetingApplication' "$RUN_DIR/cells/$cell/target.log"
+  [ "$(jq -r .cell_wall_s "$RUN_DIR/cells/$cell/row.json" | cut -d. -f1)" -lt 40 ]
+}
+
 @test "the application is the given jar, started with the cell's connector as Spring Boot properties" {
   local cell
   for cell in $(lt_cells); do

@@ -93,13 +93,13 @@ lt_fake_link() {
   lt_fake_link
   CELL[CLIENT_ADDR]=198.18.0.2
   CELL[CLIENT_ADDRESSES]=3
-  run compose_cell_start CELL "$BATS_TEST_TMPDIR/cells/01_cell" http://198.18.0.1:8080/readyz
+  run compose_cell_start CELL "$BATS_TEST_TMPDIR/cells/01_cell" http://198.18.0.1:8080
   assert_failure
   assert_equal "$(cat "$BATS_TEST_TMPDIR/netns_up.args")" "198.18.0.1|198.18.0.2 198.18.0.3 198.18.0.4|4242"
 }
 
 @test "one client address by default" {
   lt_fake_link
-  run compose_cell_start CELL "$BATS_TEST_TMPDIR/cells/01_cell" http://198.18.0.1:8080/readyz
+  run compose_cell_start CELL "$BATS_TEST_TMPDIR/cells/01_cell" http://198.18.0.1:8080
   assert_equal "$(cat "$BATS_TEST_TMPDIR/netns_up.args")" "198.18.0.1|198.18.0.2|4242"
 }

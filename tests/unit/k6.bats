@@ -211,3 +211,26 @@ fake_k6() {
   run k6_failure "$CELL_DIR"
   assert_output 'k6 exited with status 137: time="x" level=error msg="instance 1 says goodbye"'
 }
+
+@test "k6_outputs_check: an output k6 could not write is a warning with k6's reason; a written one is not" {
+  CELL_DIR="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$CELL_DIR/k6-outputs" "$CELL_DIR/k6-outputs-2"
+  printf '["summary2.json", "./data/summary.json", "gone.txt"]\n' | tee "$CELL_DIR/k6-outputs.json" >"$CELL_DIR/k6-outputs-2.json"
+  printf '{}\n' >"$CELL_DIR/k6-outputs/summary2.json"
+  printf '{}\n' >"$CELL_DIR/k6-outputs-2/summary2.json"
+  printf '{}\n' >"$CELL_DIR/k6-outputs-2/gone.txt"
+  # k6 1.8.1's own words when handleSummary names a file it cannot open.
+  printf '%s\n' 'time="2026-11-24T10:07:51Z" level=error msg="failed to handle the end-of-test summary" error="Could not save some summary information:\n\t- could not open '\''./data/summary.json'\'': open ./data/summary.json: no such file or directory"' \
+    | tee "$CELL_DIR/k6.log" >"$CELL_DIR/k6-2.log"
+  k6_outputs_check "$CELL_DIR" 2
+  run cat "$CELL_DIR/k6-warnings.txt"
+  assert_output "k6 process 1 of 2: handleSummary's output './data/summary.json' was not written: open ./data/summary.json: no such file or directory
+k6 process 1 of 2: handleSummary's output 'gone.txt' was not written: no file at k6-outputs/gone.txt after the run
+k6 process 2 of 2: handleSummary's output './data/summary.json' was not written: open ./data/summary.json: no such file or directory"
+
+  # Everything written: no warnings file at all.
+  rm -rf "$CELL_DIR/k6-outputs-2.json"
+  printf '["summary2.json"]\n' >"$CELL_DIR/k6-outputs.json"
+  k6_outputs_check "$CELL_DIR" 1
+  [ ! -e "$CELL_DIR/k6-warnings.txt" ]
+}

@@ -66,3 +66,49 @@ JSON
   [ "$(cat "$BATS_TEST_TMPDIR/file")" = old ]
   [ -z "$(find "$BATS_TEST_TMPDIR" -maxdepth 1 -name '*file.tmp*')" ]
 }
+
+# A recorded run (tests/python/fixtures/runs/NAME: its manifest and rows, and
+# the tables it wrote) copied under the test's directory; its path on stdout.
+recorded_run() {
+  cp -r "$LT_ROOT/tests/python/fixtures/runs/$1" "$BATS_TEST_TMPDIR/$1"
+  printf '%s\n' "$BATS_TEST_TMPDIR/$1"
+}
+
+@test "results_render writes the tables a real run wrote, byte for byte, from its rows" {
+  local name run_dir
+  for name in tiny scenarios websocket repeat; do
+    run_dir="$(recorded_run "$name")"
+    results_render "$run_dir"
+    cmp "$run_dir/results.csv" "$run_dir/expected-results.csv" || fail "$name: results.csv differs"
+    cmp "$run_dir/results.md" "$run_dir/expected-results.md" || fail "$name: results.md differs"
+  done
+}
+
+@test "results.csv's header is the columns' schema's, with the run's axis and its scenarios' columns" {
+  local run_dir
+  run_dir="$(recorded_run scenarios)"
+  results_render "$run_dir"
+  run head -n 1 "$run_dir/results.csv"
+  assert_output --partial 'run_id,cell,scenario,status,SCENARIO,repeat_of,repeat,as_designed,design_notes,vus_max,'
+  assert_output --partial ',cell_wall_s,k6_exit,arrival_rate_per_s,iteration_rate_per_s,wr_visitors,'
+  assert_output --partial ',wr_server_max_inside_observed,error,notes'
+}
+
+@test "a row that is not JSON fails the tables with its file's name and keeps the last ones" {
+  local run_dir
+  run_dir="$(recorded_run tiny)"
+  results_render "$run_dir"
+  printf '{"run_id": ' >"$run_dir/cells/02_accept_count-20/row.json"
+  run results_render "$run_dir"
+  assert_failure 1
+  assert_output --partial "ltsuite.tables: $run_dir/cells/02_accept_count-20/row.json: not JSON"
+  cmp "$run_dir/results.csv" "$run_dir/expected-results.csv"
+}
+
+@test "a run with no row yet gets tables that say so" {
+  mkdir -p "$BATS_TEST_TMPDIR/empty/cells/01_x"
+  printf '{"axes": ["VUS"]}\n' >"$BATS_TEST_TMPDIR/empty/manifest.json"
+  results_render "$BATS_TEST_TMPDIR/empty"
+  [ "$(cat "$BATS_TEST_TMPDIR/empty/results.csv")" = "run_id,cell,scenario,status" ]
+  [ "$(cat "$BATS_TEST_TMPDIR/empty/results.md")" = "No cell finished." ]
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # target.sh and connector.jq: how a cell's knobs reach a target the suite did
 # not write, what is refused before anything starts, and the connector check.
-# shellcheck disable=SC2016,SC2034 # SC2016: jq programs and literal backquotes in single quotes on purpose; SC2034: assigned through a nameref, or read by the sourced library under test
+# shellcheck disable=SC2016,SC2034,SC2030,SC2031 # SC2016: jq programs and literal backquotes in single quotes on purpose; SC2034: assigned through a nameref, or read by the sourced library under test; SC2030,SC2031: each test is its own subshell, CELL_ERROR is set and read within one
 
 setup() {
   load '../test_helper'
@@ -106,4 +106,103 @@ JSON
   run jq -c --argjson expected '{}' -f "$LT_ROOT/scripts/lib/connector.jq" <<<'{"contexts": {"app": {"beans": {}}}}'
   assert_output --partial '"checked":false'
   assert_output --partial 'show-values=always'
+}
+
+@test "a jar of one's own left at the default health path is waited for at /readyz; a path set is kept" {
+  local -A origin=([TARGET_HEALTH_PATH]=defaults) value=([TARGET_HEALTH_PATH]=/health [TARGET_JAR]=app.jar [TARGET_CMD]='' [TARGET_URL]='')
+  run target_health_default origin value
+  assert_output /readyz
+  origin[TARGET_HEALTH_PATH]='bad.matrix:3'
+  run target_health_default origin value
+  assert_output ''
+  # The suite's own target, a server command and an external target keep /health.
+  origin[TARGET_HEALTH_PATH]=defaults
+  value[TARGET_JAR]=''
+  run target_health_default origin value
+  assert_output ''
+  value[TARGET_JAR]=app.jar
+  value[TARGET_CMD]='python3 -m http.server'
+  run target_health_default origin value
+  assert_output ''
+}
+
+@test "a health path under /actuator/ is asked on the actuator's own port in the server namespace" {
+  local -A cell=([TARGET_JAR]=app.jar [TARGET_CMD]='' [MANAGEMENT_PORT]=8081 [TARGET_HEALTH_PATH]=/actuator/health)
+  run target_health_probe cell http://198.18.0.1:8080
+  assert_output 'server http://127.0.0.1:8081/actuator/health'
+  cell[TARGET_HEALTH_PATH]=/readyz
+  run target_health_probe cell http://198.18.0.1:8080
+  assert_output 'client http://198.18.0.1:8080/readyz'
+  # A server command has no actuator of the suite's making.
+  cell[TARGET_CMD]='python3 -m http.server'
+  cell[TARGET_HEALTH_PATH]=/actuator/health
+  run target_health_probe cell http://198.18.0.1:8080
+  assert_output 'client http://198.18.0.1:8080/actuator/health'
+}
+
+# lt_http_server: a real HTTP server on a free loopback port (python3's, in an
+# empty directory: every path but / is a 404); its port in HTTP_PORT.
+lt_http_server() {
+  mkdir -p "$BATS_TEST_TMPDIR/www"
+  HTTP_PORT="$(lt_free_port)"
+  python3 -m http.server --bind 127.0.0.1 --directory "$BATS_TEST_TMPDIR/www" "$HTTP_PORT" >/dev/null 2>&1 &
+  HTTP_PID=$!
+  local i
+  for ((i = 0; i < 50; i++)); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$HTTP_PORT/" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "the test's HTTP server did not start"
+}
+
+teardown() {
+  [[ -z "${HTTP_PID:-}" ]] || { kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null || true; }
+}
+
+@test "a health path the target answers with 404 fails within seconds, naming the path and the fix" {
+  lt_http_server
+  NETNS_HOST_MODE=1
+  local started=$SECONDS
+  target_wait_healthy "http://127.0.0.1:$HTTP_PORT/actuator/healthz" 60 true "" client "; hint" || true
+  assert_equal "$CELL_ERROR" "target answers 404 (not found) to GET /actuator/healthz at http://127.0.0.1:$HTTP_PORT/actuator/healthz: set TARGET_HEALTH_PATH to a path it answers with 200 once ready; hint"
+  ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
+  # The same server's / answers 200: healthy at once.
+  CELL_ERROR=""
+  target_wait_healthy "http://127.0.0.1:$HTTP_PORT/" 60 true
+  assert_equal "$CELL_ERROR" ""
+}
+
+@test "a target that logged it started but does not answer fails within seconds" {
+  NETNS_HOST_MODE=1
+  printf '2026-11-24 INFO  Tomcat started on port 8080 (http)\n2026-11-24 INFO  Started GreetingApplication in 3.1 seconds (process running for 3.4)\n' >"$BATS_TEST_TMPDIR/target.log"
+  local port started=$SECONDS
+  # A port nobody listens on.
+  port="$(lt_free_port)"
+  target_wait_healthy "http://127.0.0.1:$port/health" 60 true "$BATS_TEST_TMPDIR/target.log" || true
+  assert_equal "$CELL_ERROR" "target logged 'Started GreetingApplication in 3.1 seconds' but nothing answers GET /health at http://127.0.0.1:$port/health: set TARGET_HEALTH_PATH to a path it answers with 200 once ready"
+  ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
+}
+
+@test "without either sign the wait lasts TARGET_START_TIMEOUT and names the last answer" {
+  NETNS_HOST_MODE=1
+  local port
+  port="$(lt_free_port)"
+  target_wait_healthy "http://127.0.0.1:$port/health" 1 true "$BATS_TEST_TMPDIR/none.log" || true
+  assert_equal "$CELL_ERROR" "target did not answer http://127.0.0.1:$port/health within 1s (last answer: none)"
+}
+
+@test "a target that exits at start says its exit status and the end of its output, never an empty line" {
+  printf 'starting\n\nError: cannot bind 999.1.1.1:8080\n\n\n' >"$BATS_TEST_TMPDIR/target.log"
+  (exit 3) &
+  TARGET_PID=$!
+  CELL_ERROR="target exited during start-up"
+  target_exit_reason "$BATS_TEST_TMPDIR/target.log"
+  assert_equal "$CELL_ERROR" 'target exited during start-up: exit status 3; its output ends: starting | Error: cannot bind 999.1.1.1:8080'
+  assert_equal "$TARGET_PID" ""
+  : >"$BATS_TEST_TMPDIR/empty.log"
+  (exit 1) &
+  TARGET_PID=$!
+  CELL_ERROR="target exited during start-up"
+  target_exit_reason "$BATS_TEST_TMPDIR/empty.log"
+  assert_equal "$CELL_ERROR" 'target exited during start-up: exit status 1; it wrote nothing'
 }

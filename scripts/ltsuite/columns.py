@@ -1,0 +1,456 @@
+"""Every column of a results row: its name, type, unit, meaning and the tables that show it.
+
+This list is the one place a column is defined. The tables read it:
+  results.csv       every column, in this order (the matrix's axes where AXES stands, the
+                    scenarios' own columns a run's rows carry where they stand, in the order
+                    the rows first name them); report.html's results table has the same columns
+  results.md        the columns with an ``md`` place, in the order of those places
+                    (report.html's repetitions table shows the same figures)
+  report.html       a column with a ``label`` is charted across cells, under that title
+                    (scripts/report/report.js reads the labels from the JSON export)
+  InfluxDB          ``ltsuite_cells`` points (scripts/lib/monitoring.sh): the identity
+                    columns and the axes as tags, the other columns of a row as fields
+  make compare      the numeric columns (scripts/report/compare.jq)
+and docs/columns.md is generated from it (``make columns-doc``). Adding a column to the row
+is one entry here (tests/python/test_columns.py fails while a table disagrees).
+
+Run ``PYTHONPATH=scripts python3 -m ltsuite.columns --json`` for the export the shell and
+the report read, ``--markdown`` for docs/columns.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from typing import Iterable
+
+# Column types: what a value of the column is in row.json (null is always allowed: unmeasured
+# is empty, never 0).
+TEXT = "text"
+INTEGER = "integer"
+NUMBER = "number"
+FLAG = "flag"  # 1 or 0
+NUMERIC = (INTEGER, NUMBER, FLAG)
+
+# InfluxDB roles of a column in ltsuite_cells.
+TAG = "tag"
+FIELD = "field"
+
+# results.md's places: the lead columns, then the axes, the figures, the scenarios' own
+# columns (all of a run's, in the order its rows name them) and the trailing text.
+MD_AXES = 5
+MD_FIGURES = range(100, 800)
+MD_EXTRA = 800
+
+# The table names the JSON export and docs/columns.md use.
+TABLES = ("csv", "md", "report", "influx", "compare")
+TABLE_TITLES = {
+    "csv": "results.csv",
+    "md": "results.md",
+    "report": "report chart",
+    "influx": "InfluxDB",
+    "compare": "make compare",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a results row.
+
+    name      the key in row.json (in its "extra" object for a scenario's own column) and the
+              header in results.csv
+    type      text, integer, number or flag (1/0)
+    unit      what a number counts or measures ("" for text)
+    meaning   one line: what it is and where it comes from
+    md        its place in results.md (lower first; None: results.csv only)
+    label     a title for people: set, the report charts the column across cells under it
+    scenario  the scenario that adds the column (row.json's "extra"); None: every row has it
+    csv       False for a key some rows carry that results.csv does not show
+    influx    "tag", "field" or None (not sent); by default a row-level column is a field
+    axis      the stand-in for the matrix's axes (one column per knob the matrix varies)
+    """
+
+    name: str
+    type: str
+    unit: str
+    meaning: str
+    md: int | None = None
+    label: str | None = None
+    scenario: str | None = None
+    csv: bool = True
+    influx: str | None = FIELD
+    axis: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        """A column whose values are numbers."""
+        return self.type in NUMERIC
+
+    @property
+    def influx_role(self) -> str | None:
+        """How ltsuite_cells carries the column: a scenario's own columns are not sent (the
+        point holds the row's own keys), nor are text columns other than tags and error."""
+        if self.scenario is not None:
+            return None
+        if self.influx == FIELD and self.type == TEXT and self.name != "error":
+            return None
+        return self.influx
+
+    @property
+    def compared(self) -> bool:
+        """make compare shows the change of every numeric figure of a cell, not its identity."""
+        return self.numeric and self.csv and self.name != "repeat" and not self.axis
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """The tables that show the column, in TABLES order."""
+        shown = {
+            "csv": self.csv,
+            "md": self.md is not None,
+            "report": self.label is not None,
+            "influx": self.influx_role is not None,
+            "compare": self.compared,
+        }
+        return tuple(t for t in TABLES if shown[t])
+
+
+def _extra(scenario: str, name: str, type_: str, unit: str, meaning: str) -> Column:
+    """A column a scenario adds (row.json's "extra"): in results.csv and results.md."""
+    return Column(name, type_, unit, meaning, md=MD_EXTRA, scenario=scenario)
+
+
+AXES = Column("<axis>", TEXT, "", "one column per knob the matrix varies, named by the knob: the cell's value",
+              md=MD_AXES, influx=TAG, axis=True)
+
+# In results.csv order.
+COLUMNS: tuple[Column, ...] = (
+    Column("run_id", TEXT, "", "the run's id (its directory under results/)", influx=TAG),
+    Column("cell", TEXT, "", "the cell's directory under cells/: its index and axis values (_rep-K for a repetition)",
+           md=1, influx=TAG),
+    Column("scenario", TEXT, "", "the k6 scenario (SCENARIO), or the path of a k6 script of one's own", influx=TAG),
+    Column("status", TEXT, "", "ok, or failed (error says why)", md=2, influx=TAG),
+    AXES,
+    Column("repeat_of", TEXT, "", "the matrix cell this row repeats (its own cell without REPEAT)", influx=None),
+    Column("repeat", INTEGER, "", "which repetition of the matrix cell (1..REPEAT)"),
+    Column("as_designed", FLAG, "", "1 when the load ran as the cell designed it, 0 when not (design_notes says why), "
+           "empty when it could not be judged", md=3),
+    Column("design_notes", TEXT, "", "why the load differed from the design (late starts, a saturated k6, cut "
+           "iterations, a connector that differs from the knobs)", md=910),
+    Column("vus_max", INTEGER, "VUs", "the most VUs k6 had (vus_max)", md=100),
+    Column("vus_started", INTEGER, "VUs", "VUs that sent at least one request", md=110),
+    Column("duration_s", NUMBER, "s", "k6's test run duration, setup and graceful stop included"),
+    Column("load_window_s", NUMBER, "s", "from the first request's start to the last one's end"),
+    Column("first_request_after_s", NUMBER, "s", "from k6's start to the first request"),
+    Column("first_request_spread_ms", INTEGER, "ms", "between the first and the last VU's first request", md=120),
+    Column("http_reqs", INTEGER, "requests", "load requests sent (k6's http_reqs with traffic:load)", md=130),
+    Column("tps", NUMBER, "req/s", "load requests per second over load_window_s", md=140,
+           label="requests per second"),
+    Column("lat_min_ms", NUMBER, "ms", "fastest answered (2xx/3xx) request"),
+    Column("lat_avg_ms", NUMBER, "ms", "mean latency of answered requests"),
+    Column("lat_med_ms", NUMBER, "ms", "median latency of answered requests", md=150),
+    Column("lat_p90_ms", NUMBER, "ms", "90th percentile latency of answered requests"),
+    Column("lat_p95_ms", NUMBER, "ms", "95th percentile latency of answered requests", md=160,
+           label="p95 latency of answered requests (ms)"),
+    Column("lat_p99_ms", NUMBER, "ms", "99th percentile latency of answered requests", md=170),
+    Column("lat_max_ms", NUMBER, "ms", "slowest answered request", md=180, label="slowest answered request (ms)"),
+    Column("failed_reqs", INTEGER, "requests", "requests with no answer or a status outside 200-399 "
+           "(http_req_failed); the fail_* columns add up to it", md=190, label="failed requests"),
+    Column("failed_rate", NUMBER, "fraction", "failed_reqs / http_reqs", label="failed rate"),
+    Column("fail_connect", INTEGER, "requests", "failed to connect: k6 error_code 1210-1219 (dial timeout, refused, "
+           "no free port)", md=200),
+    Column("fail_reset", INTEGER, "requests", "connection reset by the peer (error_code 1220)", md=210),
+    Column("fail_timeout", INTEGER, "requests", "request timeout after connecting (error_code 1050)", md=220),
+    Column("fail_http_4xx", INTEGER, "requests", "answered with a 4xx status"),
+    Column("fail_http_5xx", INTEGER, "requests", "answered with a 5xx status"),
+    Column("fail_other", INTEGER, "requests", "failed for any other reason"),
+    Column("fail_no_local_port", INTEGER, "requests", "dial errors \"cannot assign requested address\" in k6's log: "
+           "the client ran out of ephemeral ports"),
+    Column("iterations", INTEGER, "iterations", "iterations k6 completed"),
+    Column("iterations_started", INTEGER, "iterations", "iterations that started"),
+    Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by GRACEFUL_STOP)"),
+    Column("dropped_iterations", INTEGER, "iterations", "iterations an arrival-rate executor could not start"),
+    Column("client_connects", INTEGER, "connections", "TcpActiveOpens delta in the client namespace"),
+    Column("server_accepts", INTEGER, "connections", "TcpPassiveOpens delta in the server namespace"),
+    Column("listen_overflows", INTEGER, "SYNs", "TcpExtListenOverflows delta on the server: the accept queue was full",
+           md=230, label="ListenOverflows"),
+    Column("listen_drops", INTEGER, "SYNs", "TcpExtListenDrops delta on the server: SYNs to the listener dropped",
+           md=240),
+    Column("syn_retrans", INTEGER, "SYNs", "TcpExtTCPSynRetrans delta on the client: SYNs sent again", md=250),
+    Column("syn_cookies_sent", INTEGER, "SYNs", "TcpExtSyncookiesSent delta on the server: SYNs answered with a cookie"),
+    Column("syn_recv_peak", INTEGER, "sockets", "most SYN-RECV sockets on the server (sampled)"),
+    Column("server_conns_peak", INTEGER, "connections", "most established connections to the target port on the "
+           "server (Tomcat's and those waiting in the accept queue; sampled)", md=260,
+           label="server_conns_peak"),
+    Column("accept_queue_peak", INTEGER, "connections", "the listener's longest accept queue (Recv-Q of ss -ltn)",
+           md=290),
+    Column("listen_backlog", INTEGER, "connections", "the listener's effective backlog, min(acceptCount, somaxconn) "
+           "(Send-Q of ss -ltn)", md=300),
+    Column("queue_capacity", INTEGER, "connections", "what the server can hold: maxConnections + listen_backlog + 1",
+           md=280, label="queue_capacity"),
+    Column("time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets of both sides together (sampled)", md=330),
+    Column("server_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets on the server (sampled)"),
+    Column("client_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets on the client (sampled)"),
+    Column("tomcat_threads_busy_peak", INTEGER, "threads", "most busy Tomcat threads (actuator tomcat.threads.busy)"),
+    Column("k6_cpu_avg_pct", NUMBER, "%", "k6's mean CPU (100 = one core)"),
+    Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),
+    Column("k6_cpu_saturated_s", INTEGER, "s", "seconds in which k6 used at least 90 % of every core"),
+    Column("k6_rss_peak_mb", NUMBER, "MB", "k6's largest resident memory"),
+    Column("generator_bound", FLAG, "", "1 when k6 set the pace (saturated cores, or VUs started late), else 0"),
+    Column("predicted_server_conns_peak", INTEGER, "connections", "the kernel rules' server_conns_peak: "
+           "min(users, queue_capacity, client ports)", md=270, label="predicted_server_conns_peak"),
+    Column("predicted_failed_users", INTEGER, "users", "users the rules say cannot get in (beyond the queues)",
+           label="predicted_failed_users"),
+    Column("predicted_failed_users_from", TEXT, "", "the measured column the check compares predicted_failed_users "
+           "with (fail_connect or failed_reqs)",
+           label="users who could not get in (predicted_failed_users_from)"),
+    Column("predicted_listen_overflows", INTEGER, "SYNs", "the rules' listen_overflows: overflowing users x SYNs "
+           "within the timeout", md=310, label="predicted_listen_overflows"),
+    Column("predicted_syn_retrans", INTEGER, "SYNs", "the rules' syn_retrans: overflowing users x SYN retries"),
+    Column("predicted_tps", NUMBER, "req/s", "the rules' throughput for the workers and the request time",
+           label="predicted_tps"),
+    Column("predicted_lat_max_ms", NUMBER, "ms", "the rules' slowest answer: the waves of users per worker",
+           label="predicted_lat_max_ms"),
+    Column("prediction_check", TEXT, "", "match or mismatch of the kernel figures against the predictions; empty "
+           "when no rule applies", md=320),
+    Column("prediction_notes", TEXT, "", "what a mismatch differs in, and the counters that explain it", md=920),
+    Column("setup_s", NUMBER, "s", "from the cell's start to the target's start (namespaces, sysctls)"),
+    Column("target_start_s", NUMBER, "s", "from the target's start to its first healthy answer"),
+    Column("k6_s", NUMBER, "s", "k6's wall time"),
+    Column("teardown_s", NUMBER, "s", "from k6's end to the target stopped"),
+    Column("files_s", NUMBER, "s", "writing the cell's files and its row"),
+    Column("cell_wall_s", NUMBER, "s", "the cell's wall time"),
+    Column("k6_exit", INTEGER, "", "k6's exit status (99: a threshold crossed)"),
+    # The waiting room (scenarios/waiting-room.js; the server's counts from
+    # GET /api/waiting-room/stats after the cell).
+    _extra("waiting-room", "wr_visitors", INTEGER, "visitors", "visitors who registered (POST /api/wait)"),
+    _extra("waiting-room", "wr_admitted", INTEGER, "visitors", "visitors k6 saw admitted (canEnter)"),
+    _extra("waiting-room", "wr_gave_up", INTEGER, "visitors", "visitors who stopped after MAX_POLLS polls"),
+    _extra("waiting-room", "wr_forgotten", INTEGER, "visitors", "polls answered 404 (the room forgot the visitor, "
+           "who registers again)"),
+    _extra("waiting-room", "wr_wait_requests", INTEGER, "requests", "POST /api/wait requests"),
+    _extra("waiting-room", "wr_entry_requests", INTEGER, "requests", "POST /api/entry polls"),
+    _extra("waiting-room", "wr_can_enter_true", INTEGER, "answers", "answers with canEnter true"),
+    _extra("waiting-room", "wr_can_enter_false", INTEGER, "answers", "answers with canEnter false"),
+    _extra("waiting-room", "wr_admission_med_ms", NUMBER, "ms", "median time from registering to admission"),
+    _extra("waiting-room", "wr_admission_p95_ms", NUMBER, "ms", "95th percentile time to admission"),
+    _extra("waiting-room", "wr_admission_max_ms", NUMBER, "ms", "longest time to admission"),
+    _extra("waiting-room", "wr_admit_per_second", NUMBER, "visitors/s", "the room's admission rate "
+           "(WAITING_ROOM_ADMIT_PER_SECOND)"),
+    _extra("waiting-room", "wr_server_admitted", INTEGER, "visitors", "visitors the room admitted, by its own count"),
+    _extra("waiting-room", "wr_server_max_admitted_in_one_second", INTEGER, "visitors", "most admissions in any "
+           "1000 ms window, by the room's count"),
+    _extra("waiting-room", "wr_server_max_inside_observed", INTEGER, "visitors", "most admitted visitors inside at "
+           "once, by the room's count"),
+    # The open model (scenarios/spike-open.js).
+    _extra("spike-open", "arrival_rate_per_s", NUMBER, "iterations/s", "the arrival rate asked for (RATE per "
+           "TIME_UNIT)"),
+    _extra("spike-open", "iteration_rate_per_s", NUMBER, "iterations/s", "the rate of iterations k6 completed"),
+    # WebSocket sessions (scenarios/websocket.js; the endpoint's counts from GET /ws/stats).
+    _extra("websocket", "ws_sessions", INTEGER, "sessions", "sessions k6 started"),
+    _extra("websocket", "ws_sessions_ok", INTEGER, "sessions", "sessions that ended cleanly"),
+    _extra("websocket", "ws_sessions_failed", INTEGER, "sessions", "the others: the four ws_fail_* added up"),
+    _extra("websocket", "ws_fail_refused", INTEGER, "sessions", "the handshake failed (refused, reset, or not 101)"),
+    _extra("websocket", "ws_fail_handshake_timeout", INTEGER, "sessions", "the handshake timed out"),
+    _extra("websocket", "ws_fail_abnormal_close", INTEGER, "sessions", "the server closed first with a code other "
+           "than 1000/1001, or the connection broke"),
+    _extra("websocket", "ws_fail_timeout", INTEGER, "sessions", "no reply or Close frame within REQUEST_TIMEOUT"),
+    _extra("websocket", "ws_connect_p95_ms", NUMBER, "ms", "95th percentile time to open a session"),
+    _extra("websocket", "ws_message_p95_ms", NUMBER, "ms", "95th percentile time from a job to its reply"),
+    _extra("websocket", "ws_message_max_ms", NUMBER, "ms", "slowest reply"),
+    _extra("websocket", "ws_close_p95_ms", NUMBER, "ms", "95th percentile time of close() to the closed session"),
+    _extra("websocket", "ws_close_p99_ms", NUMBER, "ms", "99th percentile close time"),
+    _extra("websocket", "ws_close_max_ms", NUMBER, "ms", "slowest close"),
+    _extra("websocket", "ws_server_sessions", INTEGER, "sessions", "sessions the endpoint opened, by its own count"),
+    _extra("websocket", "ws_server_replies", INTEGER, "replies", "replies the endpoint sent"),
+    _extra("websocket", "ws_server_replies_lost", INTEGER, "replies", "replies the endpoint could not send"),
+    _extra("websocket", "delayed_acks", INTEGER, "segments", "TcpExtDelayedACKs delta on the server"),
+    _extra("websocket", "delayed_ack_lost", INTEGER, "segments", "TcpExtDelayedACKLost delta on the server"),
+    _extra("websocket", "abort_on_close", INTEGER, "connections", "TcpExtTCPAbortOnClose delta on the server: "
+           "closed with unread data (a reset)"),
+    _extra("websocket", "abort_on_data", INTEGER, "connections", "TcpExtTCPAbortOnData delta on the server: reset "
+           "on data after close (SO_LINGER 0 too)"),
+    _extra("websocket", "abort_on_linger", INTEGER, "connections", "TcpExtTCPAbortOnLinger delta on the server"),
+    _extra("websocket", "abort_on_timeout", INTEGER, "connections", "TcpExtTCPAbortOnTimeout delta on the server"),
+    _extra("websocket", "tcp_timeouts", INTEGER, "events", "TcpExtTCPTimeouts delta on the server"),
+    Column("error", TEXT, "", "why the cell failed; empty when ok", md=900),
+    Column("notes", TEXT, "", "why some columns are empty or measured differently for this cell", influx=None),
+    # Keys of a fan-out's row (scripts/ssm-fanout.sh) that results.csv does not show.
+    Column("backend", TEXT, "", "where the load came from (ssm for a fan-out's row)", csv=False, influx=None),
+    Column("instances", INTEGER, "k6 processes", "the fan-out's instances whose rows this row adds up", csv=False),
+)
+
+BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
+
+
+def scenario_columns() -> list[Column]:
+    """The columns scenarios add, in COLUMNS order."""
+    return [c for c in COLUMNS if c.scenario is not None]
+
+
+def csv_head(axes: Iterable[str], extra: Iterable[str]) -> list[str]:
+    """results.csv's header: the columns in COLUMNS order, the matrix's AXES in the axes' place
+    and EXTRA (the scenarios' columns a run's rows carry, in the order they first name them)
+    where the scenarios' columns stand."""
+    head: list[str] = []
+    extra_done = False
+    for column in COLUMNS:
+        if not column.csv:
+            continue
+        if column.axis:
+            head.extend(axes)
+        elif column.scenario is not None:
+            if not extra_done:
+                head.extend(extra)
+                extra_done = True
+        else:
+            head.append(column.name)
+    return head
+
+
+def md_columns() -> list[Column]:
+    """The columns results.md shows, in their md order (the axes' stand-in included)."""
+    return sorted((c for c in COLUMNS if c.md is not None and c.scenario is None), key=lambda c: c.md)
+
+
+def md_figures() -> list[str]:
+    """The figures results.md (and report.html's repetitions table) shows for every row and
+    matrix cell, before the scenarios' own: a subset that fits a screen."""
+    return [c.name for c in md_columns() if c.md in MD_FIGURES]
+
+
+def md_head(axes: Iterable[str], extra: Iterable[str]) -> list[str]:
+    """results.md's header: lead columns, AXES, the figures, EXTRA, then the trailing text."""
+    head: list[str] = []
+    extra_placed = False
+    for column in md_columns():
+        if column.md >= MD_EXTRA and not extra_placed:
+            head.extend(extra)
+            extra_placed = True
+        if column.axis:
+            head.extend(axes)
+        else:
+            head.append(column.name)
+    if not extra_placed:
+        head.extend(extra)
+    return head
+
+
+def influx_fields() -> list[str]:
+    """The keys of a row that ltsuite_cells carries as fields (numbers; error as text)."""
+    return [c.name for c in COLUMNS if c.influx_role == FIELD]
+
+
+def influx_tags() -> list[str]:
+    """The keys of a row that ltsuite_cells carries as tags (besides the axes)."""
+    return [c.name for c in COLUMNS if c.influx_role == TAG and not c.axis]
+
+
+def compare_columns() -> list[str]:
+    """The figures make compare looks at, in results.csv order; the scenarios' columns after
+    the others, by name (scripts/report/compare.jq drops the ones neither run has)."""
+    common = [c.name for c in COLUMNS if c.compared and c.scenario is None]
+    return common + sorted(c.name for c in COLUMNS if c.compared and c.scenario is not None)
+
+
+def labels() -> dict[str, str]:
+    """The titles the report gives the columns it charts, by name."""
+    return {c.name: c.label for c in COLUMNS if c.label is not None}
+
+
+def export() -> dict:
+    """The schema as JSON for the shell, jq and the report: every column, and each table's list."""
+    return {
+        "columns": [
+            {
+                "name": c.name,
+                "type": c.type,
+                "unit": c.unit,
+                "meaning": c.meaning,
+                "tables": list(c.tables),
+                "md": c.md,
+                "label": c.label,
+                "scenario": c.scenario,
+                "influx": c.influx_role,
+            }
+            for c in COLUMNS
+        ],
+        "md_figures": md_figures(),
+        "influx_fields": influx_fields(),
+        "influx_tags": influx_tags(),
+        "compare": compare_columns(),
+        "labels": labels(),
+    }
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown() -> str:
+    """docs/columns.md: every column as a table, the scenarios' own under their scenario."""
+    lines = [
+        "<!-- Generated by `make columns-doc` from scripts/ltsuite/columns.py: edit that file, not this one. -->",
+        "# The columns of a results row",
+        "",
+        "Every cell of a run ends in one row (`cells/<cell>/row.json`); `results.csv` has every column,",
+        "in the order below. The tables that show a column:",
+        "",
+        "- **results.csv**: every column, in this order; `report.html`'s results table has the same.",
+        "- **results.md**: a subset that fits a screen (the report's repetitions table shows the same figures).",
+        "- **report chart**: charted across cells in `report.html`, under the title given.",
+        "- **InfluxDB**: the `ltsuite_cells` measurement: a tag, or a field.",
+        "- **make compare**: the figures two runs are compared on.",
+        "",
+        "An empty value is unmeasured, never 0. Latency columns are over answered requests (2xx/3xx).",
+        "",
+    ]
+
+    def table(columns: Iterable[Column]) -> list[str]:
+        out = ["| column | type | unit | meaning | tables |", "|---|---|---|---|---|"]
+        for c in columns:
+            shown = []
+            for t in c.tables:
+                title = TABLE_TITLES[t]
+                if t == "report":
+                    title += f" ({c.label})"
+                elif t == "influx":
+                    title += f" {c.influx_role}"
+                shown.append(title)
+            name = "*one per axis*" if c.axis else f"`{c.name}`"
+            out.append(f"| {name} | {c.type} | {_md_cell(c.unit)} | {_md_cell(c.meaning)} | {', '.join(shown)} |")
+        return out
+
+    lines += ["## Every row", ""]
+    lines += table(c for c in COLUMNS if c.scenario is None and c.csv)
+    scenarios: list[str] = []
+    for c in scenario_columns():
+        if c.scenario not in scenarios:
+            scenarios.append(c.scenario)
+    for scenario in scenarios:
+        lines += ["", f"## Added by the `{scenario}` scenario", "",
+                  "After `k6_exit` in results.csv, where a run's rows carry them (row.json's `extra`).", ""]
+        lines += table(c for c in scenario_columns() if c.scenario == scenario)
+    rest = [c for c in COLUMNS if not c.csv]
+    if rest:
+        lines += ["", "## In row.json only", ""]
+        lines += table(rest)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """--json: the export (one line); --markdown: docs/columns.md."""
+    parser = argparse.ArgumentParser(prog="ltsuite.columns", description="The columns of a results row.")
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--json", action="store_true", help="the schema as JSON (columns and each table's list)")
+    group.add_argument("--markdown", action="store_true", help="docs/columns.md")
+    args = parser.parse_args(argv)
+    if args.json:
+        sys.stdout.write(json.dumps(export(), separators=(",", ":")) + "\n")
+    else:
+        sys.stdout.write(markdown())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

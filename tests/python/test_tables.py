@@ -1,0 +1,141 @@
+"""results.csv and results.md from rows (ltsuite.tables): the same bytes the run wrote.
+
+The runs under fixtures/runs/ are real runs of tests/fixtures/{tiny,scenarios,websocket,
+repeat}.matrix, trimmed to their manifest's axes and their cells' row.json; expected-results.*
+are the tables those runs wrote before the tables were rendered here (jq's results_render).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ltsuite import tables
+
+RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
+RUN_NAMES = sorted(p.name for p in RUNS.iterdir())
+
+
+def copy_run(name: str, tmp_path: Path) -> Path:
+    run_dir = tmp_path / name
+    shutil.copytree(RUNS / name, run_dir)
+    return run_dir
+
+
+def test_the_recorded_runs_are_all_here():
+    assert RUN_NAMES == ["repeat", "scenarios", "tiny", "websocket"]
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_results_csv_and_md_are_byte_for_byte_the_run_s_own(name, tmp_path):
+    run_dir = copy_run(name, tmp_path)
+    tables.render(run_dir)
+    assert (run_dir / "results.csv").read_bytes() == (RUNS / name / "expected-results.csv").read_bytes()
+    assert (run_dir / "results.md").read_bytes() == (RUNS / name / "expected-results.md").read_bytes()
+
+
+def test_the_scenarios_columns_follow_k6_exit_in_the_order_the_rows_name_them(tmp_path):
+    run = tables.load_run(RUNS / "scenarios")
+    head = tables.csv_head(run)
+    after = head[head.index("k6_exit") + 1:head.index("error")]
+    assert after[:3] == ["arrival_rate_per_s", "iteration_rate_per_s", "wr_visitors"]
+    assert len(after) == 2 + 15
+
+
+def test_numbers_are_written_as_jq_writes_them():
+    values = [0, 1, -1, 2.5, 3.0, 18.798, 0.1 + 0.2, 1e-3, 1e-4, 1.5e-5, 123456789, 1e15, 1e16, 1e17,
+              1.5e17, 2 ** 53 + 1, 1e21, 1.7976931348623157e308, 5e-324, 104.84, 8200, 0.009, 1 / 3]
+    text = "\n".join(json.dumps(v) for v in values)
+    out = subprocess.run(["jq", "-r", "tostring"], input=text, capture_output=True, text=True, check=True)
+    assert [tables.jq_number(v) for v in values] == out.stdout.split("\n")[:len(values)]
+    assert tables.jq_number(1e17) == "1e+17"
+    assert tables.jq_number(1e-5) == "1e-05"
+    assert tables.jq_number(3.0) == "3"
+
+
+def test_a_csv_field_is_quoted_only_when_it_needs_it():
+    assert tables.csv_field(None) == ""
+    assert tables.csv_field(12.5) == "12.5"
+    assert tables.csv_field("plain text") == "plain text"
+    assert tables.csv_field('say "hi", twice') == '"say ""hi"", twice"'
+    assert tables.csv_field("two\nlines") == '"two\nlines"'
+    assert tables.csv_field(True) == "true"
+
+
+def test_a_markdown_cell_escapes_bars_and_joins_lines():
+    assert tables.md_text("a|b\nc") == "a\\|b c"
+    assert tables.md_text(None) == ""
+    assert tables.md_text(0) == "0"
+
+
+def write_run(run_dir: Path, axes: list[str], rows: list[dict]) -> None:
+    (run_dir / "cells").mkdir(parents=True)
+    (run_dir / "manifest.json").write_text(json.dumps({"axes": axes}))
+    for row in rows:
+        cell = run_dir / "cells" / row["cell"]
+        cell.mkdir()
+        (cell / "row.json").write_text(json.dumps(row))
+
+
+def row(cell: str, repeat_of: str, k: int, **values) -> dict:
+    return {"run_id": "r", "cell": cell, "repeat_of": repeat_of, "repeat": k, "scenario": "spike",
+            "status": "ok", "axes": {"VUS": "2"}, **values}
+
+
+def test_repetitions_get_a_table_of_medians_with_their_range(tmp_path):
+    run_dir = tmp_path / "run"
+    write_run(run_dir, ["VUS"], [
+        row("01_vus-2_rep-1", "01_vus-2", 1, tps=10, prediction_check="match", as_designed=1),
+        row("01_vus-2_rep-2", "01_vus-2", 2, tps=13, prediction_check="mismatch", as_designed=0),
+        row("01_vus-2_rep-3", "01_vus-2", 3, tps=11, prediction_check="match", as_designed=1, status="failed"),
+        row("01_vus-2_rep-4", "01_vus-2", 4, tps=12, prediction_check="match", as_designed=1),
+    ])
+    md = tables.render_md(tables.load_run(run_dir)).split("\n")
+    assert md[0] == "Each matrix cell's figures: the median (min..max) of its repetitions."
+    head = md[2].strip("| ").split(" | ")
+    line = md[4].strip("| ").split(" | ")
+    cells = dict(zip(head, line))
+    assert [cells["cell"], cells["repetitions"], cells["ok"], cells["as_designed"], cells["VUS"]] == \
+        ["01_vus-2", "4", "3", "3", "2"]
+    assert cells["tps"] == "11.5 (10..13)"
+    assert cells["prediction_check"] == "match/mismatch"
+    assert "Every repetition, in the order of the cells:" in md
+
+
+def test_a_column_not_in_the_schema_is_shown_and_named_on_stderr(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    write_run(run_dir, [], [row("01_x", "01_x", 1, extra={"wr_visitors": 3, "zz_new": 7})])
+    tables.render(run_dir)
+    head, line = (run_dir / "results.csv").read_text().splitlines()
+    assert head.endswith(",k6_exit,wr_visitors,zz_new,error,notes")
+    assert line.endswith(",3,7,,")
+    assert "zz_new" in capsys.readouterr().err
+
+
+def test_a_run_without_rows_says_so(tmp_path):
+    run_dir = tmp_path / "run"
+    write_run(run_dir, ["VUS"], [])
+    tables.render(run_dir)
+    assert (run_dir / "results.csv").read_text() == "run_id,cell,scenario,status\n"
+    assert (run_dir / "results.md").read_text() == "No cell finished.\n"
+
+
+def test_a_row_that_is_not_json_fails_naming_its_file_and_keeps_the_tables(tmp_path, capsys):
+    run_dir = copy_run("tiny", tmp_path)
+    tables.render(run_dir)
+    before = (run_dir / "results.csv").read_bytes()
+    broken = sorted(run_dir.glob("cells/*/row.json"))[1]
+    broken.write_text('{"run_id": ')
+    assert tables.main(["render", str(run_dir)]) == 1
+    assert f"ltsuite.tables: {broken}: not JSON" in capsys.readouterr().err
+    assert (run_dir / "results.csv").read_bytes() == before
+
+
+def test_head_prints_the_csv_header_as_json(tmp_path, capsys):
+    assert tables.main(["head", str(RUNS / "tiny")]) == 0
+    head = json.loads(capsys.readouterr().out)
+    expected = (RUNS / "tiny" / "expected-results.csv").read_text().split("\n")[0].split(",")
+    assert head == expected
