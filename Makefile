@@ -85,7 +85,7 @@ lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats
 
-test: tools aws-tools chromium $(OWNAPP_JAR) lint test-java ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium $(OWNAPP_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
 
 # The jar is built without its tests (a matrix run after an edit stays quick);
@@ -94,6 +94,15 @@ test: tools aws-tools chromium $(OWNAPP_JAR) lint test-java ## Java tests of the
 test-java: ## Only the target's Java tests (mvn test)
 	@scripts/setup/require.sh java mvn
 	mvn -q -B -Dstyle.color=never -f server/pom.xml test
+
+.PHONY: test-python pytest
+pytest: ## Install the pinned pytest into .tools/venv
+	@scripts/setup/install-pytest.sh
+
+# The data model (scripts/ltsuite) over recorded cells; -v names each test
+# (.ci/run counts them).
+test-python: pytest ## Only the Python tests of the data model (tests/python, pytest)
+	PYTHONPATH=scripts $(TOOLS)/venv/bin/python -m pytest -v -p no:cacheprovider tests/python
 
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit

@@ -51,7 +51,7 @@ run_cell() {
   # results_row writes a failed row with the reason when it cannot build one.
   if ! results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
     "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" \
-    "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')"; then
+    "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')" "$CELL_K6_EXIT"; then
     warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
   fi
   status="$(jq -r .status "$cell_dir/row.json")"
@@ -101,7 +101,10 @@ run_cell_steps() {
   limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
   monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
   mapfile -t k6_options < <(monitoring_k6_options values "$cell_dir")
-  sampler_start "$cell_dir/samples.tsv" "${values[SERVER_PORT]}" "$(target_metrics_port values)" \
+  # The client's sockets towards the target: an external target's own port.
+  local load_port="${values[SERVER_PORT]}"
+  backend_has_server_side || load_port="$(cell_url_port "$base_url")"
+  sampler_start "$cell_dir/samples.tsv" "$load_port" "$(target_metrics_port values)" \
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)"
   phase_mark "$cell_dir" k6_start
   k6_start values "$cell_dir" "$base_url" "$limit" "${k6_options[@]}"
@@ -137,6 +140,21 @@ run_cell_steps() {
   if k6_reason="$(k6_failure "$cell_dir")"; then
     CELL_ERROR="$k6_reason"
     return 1
+  fi
+}
+
+# cell_url_port URL: the port a URL names (80 for http, 443 for https when
+# it names none).
+cell_url_port() {
+  local rest="${1#*://}" scheme="${1%%://*}"
+  rest="${rest%%[/?#]*}"
+  rest="${rest##*@}"
+  if [[ "$rest" =~ :([0-9]+)$ ]]; then
+    printf '%s\n' "${BASH_REMATCH[1]}"
+  elif [[ "$scheme" == https ]]; then
+    printf '443\n'
+  else
+    printf '80\n'
   fi
 }
 

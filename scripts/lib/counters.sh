@@ -17,24 +17,17 @@ counters_snapshot() {
 # counters_delta SIDE BEFORE AFTER: print "counter<TAB>side<TAB>delta" for every
 # counter whose value changed. A counter missing from BEFORE counts from 0.
 # TcpCurrEstab is a gauge, not a counter (it goes down), so it is left out.
+# Exact 64-bit values (ltsuite.counters): octet counters pass 2^31.
 counters_delta() {
-  local side="$1" before="$2" after="$3"
-  awk -v side="$side" '
-    /^#/ || $1 == "TcpCurrEstab" { next }
-    FNR == NR { before[$1] = $2; next }
-    {
-      delta = $2 - (($1 in before) ? before[$1] : 0)
-      if (delta != 0) printf "%s\t%s\t%d\n", $1, side, delta
-    }
-  ' "$before" "$after"
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.counters delta "$1" "$2" "$3"
 }
 
 # counters_value DELTA_FILE SIDE COUNTER: the delta of one counter (0 if it
-# did not change).
+# did not change), as written (every digit, no number conversion).
 counters_value() {
   local file="$1" side="$2" counter="$3"
   awk -F'\t' -v side="$side" -v counter="$counter" '
     $1 == counter && $2 == side { value = $3 }
-    END { print value + 0 }
+    END { print (value == "" ? 0 : value) }
   ' "$file"
 }

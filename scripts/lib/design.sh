@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Summary: design checks of a matrix's cells before the run (design.jq's
+# Summary: design checks of a matrix's cells before the run (ltsuite.design's
 # design_warnings), with the facts of this machine they depend on.
 
 # design_machine_json: {cpus, nofile, mem_available_mb} of this machine: k6
@@ -19,13 +19,8 @@ design_nofile_limit() {
 }
 
 # design_cell_warnings CELL_ENV_FILE MACHINE_JSON [INSPECTED_JSON]: one
-# warning per line. INSPECTED_JSON: k6 inspect of a script of one's own.
+# warning a line (ltsuite.design). INSPECTED_JSON: k6 inspect of a script of
+# one's own.
 design_cell_warnings() {
-  local env_json
-  env_json="$(results_env_json "$1")" || return 1
-  jq -rn -L "$LT_ROOT/scripts/lib" --argjson cell_env "$env_json" --argjson machine "$2" \
-    --argjson inspected "${3:-null}" '
-    include "design";
-    with_script($cell_env; $inspected) as $env
-    | design_warnings($env; $machine + {vu_start_rate: (($env.K6_VU_START_RATE // "0") | tonumber)})[]'
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design warnings "$1" "$2" "${3:-null}"
 }

@@ -11,8 +11,8 @@ script of one's own), sysctls ({"server": {name: value}, "client": {...}}), mach
 so far.
 
 Command line (the runner's check before a run):
-  python3 -m ltsuite.design warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON_FILE]
-prints one warning a line.
+  python3 -m ltsuite.design warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]
+prints one warning a line (INSPECTED_JSON: k6 inspect of a script of one's own, or null).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import rules
-from .cellfiles import read_cell_env, read_json
+from .cellfiles import read_cell_env
 from .numbers import (above, at_least, at_most, below, or_default, r1, r2, rounded, smallest, text,
                       tidy, to_number)
 
@@ -484,17 +484,17 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON_FILE]`: one warning a line."""
+    """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]`: one warning a line."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (3, 4) or args[0] != "warnings":
-        sys.stderr.write("usage: python3 -m ltsuite.design warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON_FILE]\n")
+        sys.stderr.write("usage: python3 -m ltsuite.design warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n")
         return 2
     env = read_cell_env(Path(args[1]))
     if env is None:
         sys.stderr.write(f"{args[1]}: cannot read the cell's settings\n")
         return 1
     machine = json.loads(args[2])
-    inspected = read_json(Path(args[3])) if len(args) == 4 and args[3] else None
+    inspected = json.loads(args[3]) if len(args) == 4 and args[3] else None
     full = with_script(env, inspected)
     machine = {**machine, "vu_start_rate": _int(or_default(full.get("K6_VU_START_RATE"), "0")) or 0}
     for warning in design_warnings(full, machine):

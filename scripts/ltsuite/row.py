@@ -26,7 +26,7 @@ from typing import Any, Callable
 from . import design, latency
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
-                        summary_problem)
+                        read_text, summary_problem)
 from .numbers import num, or_default, rounded, tidy, to_number
 from .rules import duration_ms
 
@@ -34,10 +34,18 @@ from .rules import duration_ms
 SERVER_SAMPLED = ("listen_recvq", "listen_sendq", "server_estab", "server_syn_recv", "server_time_wait",
                   "tomcat_threads_busy", "tomcat_connections")
 
+
+
+def k6_warnings(cell_dir: Path, _env: dict[str, Any]) -> list[str]:
+    """k6-warnings.txt (scripts/lib/k6.sh, k6_outputs_check): each output a script's
+    handleSummary asked for that k6 could not write, a line each."""
+    body = read_text(cell_dir / "k6-warnings.txt") or ""
+    return [line for line in body.split("\n") if line != ""]
+
+
 #: Notes some cells add (one function per source, each given the cell's directory and knobs and
-#: giving sentences for the row's notes column): the place for files written beside k6's own,
-#: such as the warnings of a script's handleSummary outputs.
-NOTE_SOURCES: list[Callable[[Path, dict[str, Any]], list[str]]] = []
+#: giving sentences for the row's notes column): the place for files written beside k6's own.
+NOTE_SOURCES: list[Callable[[Path, dict[str, Any]], list[str]]] = [k6_warnings]
 
 
 @dataclass
@@ -272,13 +280,13 @@ def row_notes(cell: Cell, env: dict[str, Any], row: dict[str, Any], latency_note
     connector = cell.extra_in.get("connector")
     if isinstance(connector, dict) and connector.get("checked") is False and (env.get("TARGET_CMD") or "") == "":
         notes.append(f"connector settings not checked: {connector.get('reason')}")
+    for source in NOTE_SOURCES:
+        notes.extend(source(cell.dir, env))
     if cell.external():
         notes.append("an external target (TARGET_URL): the server's counters, connections and queues are not "
                      "measured and stay empty")
     if latency_note:
         notes.append(latency_note)
-    for source in NOTE_SOURCES:
-        notes.extend(source(cell.dir, env))
     return notes
 
 
@@ -439,9 +447,9 @@ def fallback_row(cell_dir: Path, *, run_id: str, error: str, reason: str, axes_t
 
 
 def write_json(path: Path, value: Any) -> None:
-    """value as one line of JSON in path, through a temporary file and a rename."""
+    """value as JSON in path (indented as jq writes it), through a temporary file and a rename."""
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
-    tmp.write_text(json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
-# Counter deltas and sample peaks, from fixed nstat and ss output.
+# Counter deltas from fixed nstat output (the sampler's peaks: tests/python).
 
 setup() {
   load '../test_helper'
-  lt_source_libs counters sampler results
+  lt_source_libs counters
   cat >"$BATS_TEST_TMPDIR/before" <<'NSTAT'
 #kernel
 TcpActiveOpens                  10                 0.0
@@ -47,21 +47,12 @@ NSTAT
   [ "$(counters_value "$BATS_TEST_TMPDIR/delta" client TcpExtListenDrops)" -eq 0 ]
 }
 
-@test "peaks take the largest value of each series" {
-  {
-    printf '%s\n' "$SAMPLES_HEADER"
-    printf '1.0\t0\t1\t2\t0\t0\t2\t5\t1\t3\t\t80\n'
-    printf '2.0\t2\t1\t4\t1\t3\t4\t1\t2\t3\t95.0\t100\n'
-    printf '3.0\t\t\t0\t0\t0\t0\t0\t\t\t85.0\t90\n'
-  } >"$BATS_TEST_TMPDIR/samples.tsv"
-  run results_samples_peaks "$BATS_TEST_TMPDIR/samples.tsv"
-  assert_success
-  [ "$(jq .server_estab <<<"$output")" -eq 4 ]
-  [ "$(jq .listen_recvq <<<"$output")" -eq 2 ]
-  # the peak of the sum (5), not the sum of the peaks (3 + 5)
-  [ "$(jq .time_wait_total <<<"$output")" -eq 5 ]
-  [ "$(jq .tomcat_threads_busy <<<"$output")" -eq 2 ]
-  [ "$(jq .k6_rss_mb <<<"$output")" -eq 100 ]
-  # The average CPU is over the samples that have a value: (95 + 85) / 2.
-  [ "$(jq .k6_cpu_avg <<<"$output")" = 90 ]
+@test "deltas past 2^31 and 2^53 keep every digit, through counters_value too" {
+  printf '#kernel\nIpExtInOctets 1000 0.0\nIpExtOutOctets 9007199254740993 0.0\n' >"$BATS_TEST_TMPDIR/b"
+  printf '#kernel\nIpExtInOctets 5000001000 0.0\nIpExtOutOctets 18014398509481987 0.0\n' >"$BATS_TEST_TMPDIR/a"
+  run counters_delta server "$BATS_TEST_TMPDIR/b" "$BATS_TEST_TMPDIR/a"
+  assert_output $'IpExtInOctets\tserver\t5000000000\nIpExtOutOctets\tserver\t9007199254740994'
+  printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/delta"
+  [ "$(counters_value "$BATS_TEST_TMPDIR/delta" server IpExtInOctets)" = 5000000000 ]
+  [ "$(counters_value "$BATS_TEST_TMPDIR/delta" server IpExtOutOctets)" = 9007199254740994 ]
 }

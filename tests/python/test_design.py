@@ -1,0 +1,221 @@
+"""ltsuite.design: the checks before a run, the findings after it, the predictions and their
+verdict, from fixed inputs (the cases tests/unit/design.bats checked on design.jq: cut-off
+iterations, late starts, SYN cookies, the port wall, waves)."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ltsuite import design
+from ltsuite.design import Finding
+
+from conftest import ROOT
+
+#: A cell as the runner resolves it (every value a string).
+BASE = {"SCENARIO": "spike", "VUS": "11", "DURATION": "1s", "DELAY_MS": "30000", "REQUEST_TIMEOUT": "10s",
+        "GRACEFUL_STOP": "15s", "THINK_TIME_MS": "0", "TOMCAT_MAX_THREADS": "1", "TOMCAT_MAX_CONNECTIONS": "1",
+        "TOMCAT_ACCEPT_COUNT": "1", "REQUESTS_PER_VU": "1", "CONNECTION_REUSE": "1", "START_SPREAD_LIMIT_MS": "1000",
+        "STAGES": "5s:10,10s:40,5s:0"}
+SYSCTLS = {"server": {"net.core.somaxconn": "4096"},
+           "client": {"net.ipv4.tcp_syn_retries": "4", "net.ipv4.tcp_syn_linear_timeouts": "0"}}
+MACHINE = {"cpus": 2, "nofile": 20000, "mem_available_mb": 20000, "vu_start_rate": 1600}
+
+
+def env(**patch):
+    return {**BASE, **patch}
+
+
+def verdict(row, deltas=None, cell=None, sysctls=SYSCTLS, findings=()):
+    cell = cell or BASE
+    predicted = design.predictions(cell, sysctls, MACHINE)
+    return design.prediction_verdict(cell, sysctls, predicted, row, deltas or {}, MACHINE, list(findings))
+
+
+def test_a_graceful_stop_shorter_than_a_request_may_take_is_warned_about():
+    warnings = design.design_warnings(env(GRACEFUL_STOP="5s"), MACHINE)
+    assert any(w.startswith("GRACEFUL_STOP=5s is shorter than an iteration may take (10000 ms") for w in warnings)
+    assert [w for w in design.design_warnings(BASE, MACHINE) if "GRACEFUL_STOP" in w] == []
+
+
+def test_a_delay_as_long_as_the_timeout_every_request_times_out():
+    assert "DELAY_MS=30000 is not shorter than REQUEST_TIMEOUT=10s: every request times out before the server answers" \
+        in design.design_warnings(BASE, MACHINE)
+    assert not any("not shorter than REQUEST_TIMEOUT" in w for w in design.design_warnings(env(DELAY_MS="100"), MACHINE))
+
+
+def test_more_vus_than_k6_starts_within_duration_at_the_measured_rate():
+    warnings = design.design_warnings(env(VUS="10000", DELAY_MS="5000", REQUEST_TIMEOUT="60s", GRACEFUL_STOP="70s"), MACHINE)
+    assert any("k6 needs about 6.3 s to start 10000 VUs here (K6_VU_START_RATE=1600/s) but DURATION=1s" in w for w in warnings)
+    assert not any("k6 needs about" in w for w in design.design_warnings(env(VUS="1000", DURATION="10s"), MACHINE))
+
+
+def test_more_vus_than_ports_or_open_files():
+    warnings = " | ".join(design.design_warnings(env(VUS="30000"), MACHINE))
+    assert "one client address has 28232 ephemeral ports (32768-60999)" in warnings
+    assert "a process may open at most 20000 (ulimit -Hn" in warnings
+    wide = " | ".join(design.design_warnings(env(VUS="30000", CLIENT_IP_LOCAL_PORT_RANGE="1024-65535"), MACHINE))
+    assert "ephemeral ports" not in wide
+
+
+def test_late_start_vus_that_never_sent_a_request_with_the_numbers():
+    notes = [f.note for f in design.design_findings(env(VUS="10000"), {
+        "http_reqs": 1636, "vus_started": 1636, "first_request_after_s": 6.1, "first_request_spread_ms": 3900}, MACHINE)]
+    assert ("only 1636 of 10000 VUs sent a request: k6 needed 6.1 s from its start to the first request and spread "
+            "the first requests over 3.9 s, and DURATION is 1s") in notes
+    assert ("the first requests of 1636 VUs were spread over 3.9 s (START_SPREAD_LIMIT_MS=1000): the users did not "
+            "arrive at once") in notes
+
+
+def test_cut_off_iterations_and_no_request_at_all():
+    found = design.design_findings(env(GRACEFUL_STOP="5s"), {
+        "http_reqs": 0, "vus_started": 11, "iterations_started": 11, "iterations_interrupted": 11,
+        "first_request_spread_ms": 5}, MACHINE)
+    assert [f.note for f in found] == ["no request completed (http_reqs is 0)",
+                                       "11 of 11 iterations were interrupted by GRACEFUL_STOP=5s before REQUEST_TIMEOUT=10s"]
+    assert [f.flag for f in found] == ["none", "cut"]
+
+
+def test_a_saturated_generator():
+    found = design.design_findings(BASE, {"http_reqs": 10, "vus_started": 11, "k6_cpu_saturated_s": 5,
+                                          "k6_cpu_peak_pct": 190.4}, MACHINE)
+    assert found == [Finding("gen", "k6 used 190 % CPU of 2 cores for 5 s: the generator, not the target, set the pace")]
+
+
+def test_no_finding_for_a_cell_that_ran_as_designed():
+    assert design.design_findings(BASE, {"http_reqs": 10, "vus_started": 11, "iterations_started": 11,
+                                         "iterations_interrupted": 0, "first_request_spread_ms": 20,
+                                         "k6_cpu_saturated_s": 0}, MACHINE) == []
+
+
+def test_predictions_of_a_held_burst_capacity_failed_users_syns_per_failed_user():
+    p = design.predictions(BASE, SYSCTLS, MACHINE)
+    # capacity 1 + 1 + 1 = 3; 8 fail; SYNs at 0 1 3 7 before the 10 s timeout.
+    assert [p["predicted_server_conns_peak"], p["predicted_failed_users"], p["predicted_listen_overflows"],
+            p["predicted_syn_retrans"], p["predicted_lat_max_ms"]] == [3, 8, 32, 24, 10000]
+
+
+def test_somaxconn_caps_the_backlog_in_the_predicted_capacity():
+    sysctls = {"server": {"net.core.somaxconn": "128"}, "client": {"net.ipv4.tcp_syn_retries": "6"}}
+    cell = env(VUS="3000", TOMCAT_MAX_CONNECTIONS="8192", TOMCAT_ACCEPT_COUNT="10000")
+    assert design.predictions(cell, sysctls, MACHINE)["predicted_server_conns_peak"] == 3000
+    cell = env(VUS="3000", TOMCAT_MAX_CONNECTIONS="100", TOMCAT_ACCEPT_COUNT="10000")
+    assert design.predictions(cell, sysctls, MACHINE)["predicted_server_conns_peak"] == 229
+
+
+def test_no_overflow_prediction_when_connections_are_released_before_the_failed_users_stop_trying():
+    p = design.predictions(env(DELAY_MS="2000"), SYSCTLS, MACHINE)
+    assert [p["predicted_server_conns_peak"], p["predicted_failed_users"], p["predicted_listen_overflows"]] == [3, None, None]
+
+
+def test_verdict_exact_counts_match_and_the_queue_race_may_add_one_user_per_extra_cpu():
+    assert verdict({"server_conns_peak": 3, "listen_overflows": 32, "syn_retrans": 24}) == {
+        "prediction_check": "match", "prediction_notes": None, "predicted_failed_users_from": None}
+    assert verdict({"server_conns_peak": 4, "listen_overflows": 28, "syn_retrans": 21})["prediction_check"] == "match"
+    assert verdict({"server_conns_peak": 5, "listen_overflows": 24, "syn_retrans": 18})["prediction_check"] == "mismatch"
+
+
+def test_verdict_syn_cookies_explain_a_mismatch():
+    notes = verdict({"server_conns_peak": 3, "listen_overflows": 40, "syn_retrans": 5},
+                    {"server": {"TcpExtTCPReqQFullDoCookies": 3, "TcpExtSyncookiesRecv": 24}})["prediction_notes"]
+    assert notes.startswith("listen_overflows 40 where 32 was predicted; syn_retrans 5 where 24 was predicted: the "
+                            "server sent SYN cookies (TCPReqQFullDoCookies 3, SyncookiesRecv 24) because its SYN queue "
+                            "counted as full")
+
+
+def test_verdict_late_connects_explain_extra_overflows_otherwise_nothing_does():
+    notes = verdict({"server_conns_peak": 3, "listen_overflows": 35, "syn_retrans": 27})["prediction_notes"]
+    assert "3 more overflows and as many more SYN retransmits than predicted" in notes
+    notes = verdict({"server_conns_peak": 3, "listen_overflows": 30, "syn_retrans": 24})["prediction_notes"]
+    assert notes.endswith("nothing in the cell's counters explains the difference")
+
+
+def test_verdict_empty_where_no_rule_applies():
+    predicted = design.predictions(BASE, {}, MACHINE)
+    assert design.prediction_verdict(BASE, SYSCTLS, predicted, {"server_conns_peak": 3}, {}, MACHINE, []) == {
+        "prediction_check": None, "prediction_notes": None, "predicted_failed_users_from": None}
+
+
+def test_verdict_final_acks_that_met_a_full_queue_explain_a_mismatch():
+    notes = verdict({"server_conns_peak": 3, "listen_overflows": 94, "syn_retrans": 9},
+                    {"server": {"TcpExtTCPSynRetrans": 21}})["prediction_notes"]
+    assert "the server retransmitted SYN-ACKs 21 times (server TCPSynRetrans)" in notes
+    assert "nothing in the cell's counters" not in notes
+
+
+def test_verdict_failed_users_are_the_dial_failures_when_connect_gives_up_before_the_timeout():
+    cell = env(VUS="10000", DELAY_MS="45000", REQUEST_TIMEOUT="60s", TOMCAT_MAX_THREADS="1000",
+               TOMCAT_MAX_CONNECTIONS="8192", TOMCAT_ACCEPT_COUNT="100", SCENARIO="burst", DURATION="75s")
+    # connect() gives up at 31 s (4 retries, linear 0), before the 60 s timeout.
+    row = {"server_conns_peak": 8293, "fail_connect": 1707, "failed_reqs": 9000, "listen_overflows": 8535,
+           "syn_retrans": 6828}
+    assert verdict(row, cell=cell) == {"prediction_check": "match", "prediction_notes": None,
+                                       "predicted_failed_users_from": "fail_connect"}
+    notes = verdict({**row, "fail_connect": 1234}, cell=cell)["prediction_notes"]
+    assert "failed users (fail_connect) 1234 where 1707 was predicted" in notes
+
+
+def test_a_burst_against_a_fast_endpoint_predicts_no_connection_peak():
+    assert design.predictions(env(SCENARIO="burst", DELAY_MS="0"), SYSCTLS, MACHINE)["predicted_server_conns_peak"] is None
+    assert design.predictions(env(SCENARIO="burst", DELAY_MS="5000"), SYSCTLS, MACHINE)["predicted_server_conns_peak"] == 3
+
+
+def test_the_port_wall_ephemeral_ports_times_client_addresses_cap_the_connections():
+    sysctls = {"server": {"net.core.somaxconn": "4096"},
+               "client": {"net.ipv4.tcp_syn_retries": "6", "net.ipv4.tcp_syn_linear_timeouts": "4",
+                          "net.ipv4.ip_local_port_range": "60000\t60999"}}
+    cell = env(SCENARIO="burst", VUS="1500", DELAY_MS="15000", REQUEST_TIMEOUT="30s", TOMCAT_MAX_THREADS="2000",
+               TOMCAT_MAX_CONNECTIONS="8192", TOMCAT_ACCEPT_COUNT="2000", DURATION="40s")
+    p = design.predictions(cell, sysctls, MACHINE)
+    assert [p["predicted_server_conns_peak"], p["predicted_failed_users"], p["predicted_listen_overflows"]] == [1000, 500, 0]
+    assert design.predictions({**cell, "CLIENT_ADDRESSES": "2"}, sysctls, MACHINE)["predicted_server_conns_peak"] == 1500
+    # Three ports still in TIME-WAIT from the health checks: a match.
+    row = {"server_conns_peak": 997, "fail_connect": 503, "failed_reqs": 503, "listen_overflows": 0, "syn_retrans": 0}
+    assert verdict(row, cell=cell, sysctls=sysctls)["prediction_check"] == "match"
+    row = {"server_conns_peak": 700, "fail_connect": 800, "failed_reqs": 800, "listen_overflows": 0, "syn_retrans": 0,
+           "fail_no_local_port": 800}
+    assert ("800 requests failed with 'cannot assign requested address': the client ran out of ephemeral ports (1000"
+            in verdict(row, cell=cell, sysctls=sysctls)["prediction_notes"])
+
+
+def test_a_script_of_ones_own_its_vus_and_executors_from_k6_inspect():
+    assert design.script_facts({"scenarios": {"default": {"executor": "constant-vus", "vus": 16, "duration": "5s",
+                                                          "startTime": None}}}) == {"vus": 16, "at_once": True, "load_ms": 5000}
+    assert design.script_facts({"scenarios": {"r": {"executor": "ramping-vus", "startVUs": 0, "stages": [
+        {"duration": "5s", "target": 30}, {"duration": "5s", "target": 0}]}}}) == {"vus": 30, "at_once": False, "load_ms": None}
+    assert design.script_facts({"scenarios": {"o": {"executor": "constant-arrival-rate", "rate": 10}}}) == {
+        "vus": None, "at_once": False, "load_ms": None}
+
+
+def test_the_design_checks_apply_to_a_script_of_ones_own_where_its_knobs_are_known():
+    cell = design.with_script(BASE, {"scenarios": {"default": {"executor": "constant-vus", "vus": 8000, "duration": "2s"}}})
+    assert any("k6 needs about 5 s to start 8000 VUs here (K6_VU_START_RATE=1600/s) but the script's duration is 2 s" in w
+               for w in design.design_warnings(cell, MACHINE))
+    cell = design.with_script(BASE, {"scenarios": {"default": {"executor": "constant-vus", "vus": 16, "duration": "5s"}}})
+    found = design.design_findings(cell, {"http_reqs": 20, "vus_started": 9, "first_request_spread_ms": 2500,
+                                          "first_request_after_s": 0.1}, MACHINE)
+    assert [f.flag for f in found] == ["late", "late"]
+
+
+def test_a_burst_is_checked_against_its_duration_less_the_lead():
+    burst = {"SCENARIO": "burst", "VUS": "6000", "DELAY_MS": "5000", "REQUEST_TIMEOUT": "160s", "TOMCAT_MAX_THREADS": "200",
+             "TOMCAT_MAX_CONNECTIONS": "8192", "DURATION": "175s", "BURST_LEAD_MS": "6000", "GRACEFUL_STOP": "5s",
+             "REQUESTS_PER_VU": "1"}
+    assert [w for w in design.design_warnings(burst, MACHINE) if "interrupted" in w] == []
+    warnings = design.design_warnings({**burst, "DURATION": "60s"}, MACHINE)
+    assert any(w.startswith("DURATION=60s less BURST_LEAD_MS=6000, plus GRACEFUL_STOP=5s, leaves 59000 ms, less than "
+                            "REQUESTS_PER_VU=1 requests may take (160000 ms each") for w in warnings)
+
+
+def test_the_command_line_prints_a_cells_warnings_one_a_line(tmp_path):
+    cell_env = tmp_path / "cell.env"
+    cell_env.write_text("".join(f"{k}={v}\n" for k, v in env(GRACEFUL_STOP="5s", K6_VU_START_RATE="1600").items()))
+    run = subprocess.run([sys.executable, "-m", "ltsuite.design", "warnings", str(cell_env), json.dumps(MACHINE), "null"],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "scripts")}, check=True)
+    assert run.stdout.splitlines() == design.design_warnings(env(GRACEFUL_STOP="5s", K6_VU_START_RATE="1600"), MACHINE)
+    assert run.stdout.splitlines()[0].startswith("GRACEFUL_STOP=5s is shorter than an iteration may take")
+
+
+@pytest.mark.parametrize("stages,vus", [("5s:10,10s:40,5s:0", 40), ("2s:8,3s:8,1s:0", 8)])
+def test_a_ramps_designed_vus_are_its_highest_stage_target(stages, vus):
+    assert design.designed_vus(env(SCENARIO="ramp", STAGES=stages)) == vus

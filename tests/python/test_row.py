@@ -1,0 +1,255 @@
+"""The row builder (ltsuite.row) over cells recorded by real runs (tests/python/fixtures, made
+with record_fixture.py from runs of tests/fixtures/{tiny,design-cut,design-cookies,scenarios,
+websocket-failures}.matrix): the row it builds is the row.json the run wrote, key for key; and what
+a cell missing some of its measurements gives."""
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ltsuite import counters, latency
+from ltsuite.cellfiles import read_samples
+from ltsuite.row import Cell, build_row, sample_peaks
+
+from conftest import ROOT
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CELLS = sorted(p.name for p in FIXTURES.iterdir() if (p / "row.json").is_file())
+
+
+def recorded(cell_dir):
+    """The row the run wrote, its cell named as the fixture's directory."""
+    return {**json.loads((cell_dir / "row.json").read_text()), "cell": cell_dir.name}
+
+
+def rebuild(cell_dir, **changes):
+    """The row of cell_dir built with the arguments its recorded row was built with."""
+    rec = recorded(cell_dir)
+    args = dict(run_id=rec["run_id"], status=rec["status"], error=rec.get("error") or "", axes=rec["axes"],
+                wall_s="" if rec.get("cell_wall_s") is None else str(rec["cell_wall_s"]),
+                repeat={"of": rec["repeat_of"], "k": rec["repeat"]},
+                k6_exit="" if rec.get("k6_exit") is None else str(rec["k6_exit"]), cpus=2)
+    args.update(changes)
+    return build_row(Cell.read(cell_dir), **args)
+
+
+@pytest.fixture
+def cell_copy(tmp_path):
+    """A writable copy of a recorded cell."""
+    def copy(name):
+        target = tmp_path / name
+        shutil.copytree(FIXTURES / name, target)
+        return target
+    return copy
+
+
+@pytest.mark.parametrize("name", CELLS)
+def test_the_row_is_the_recorded_row_key_for_key(name):
+    rec = recorded(FIXTURES / name)
+    row = rebuild(FIXTURES / name)
+    assert row == rec
+    assert list(row) == list(rec)
+
+
+@pytest.mark.parametrize("name", CELLS)
+def test_counter_deltas_are_the_recorded_ones(name):
+    assert counters.cell_deltas(FIXTURES / name) == (FIXTURES / name / "netstat-delta.tsv").read_text()
+
+
+def test_the_recorded_checks_cut_off_iterations():
+    row = recorded(FIXTURES / "cut-off")
+    assert row["as_designed"] == 0
+    assert row["design_notes"] == ("no request completed (http_reqs is 0); 11 of 11 iterations were interrupted by "
+                                   "GRACEFUL_STOP=5s before REQUEST_TIMEOUT=10s")
+
+
+def test_the_recorded_checks_syn_cookies_explain_the_counters():
+    row = rebuild(FIXTURES / "syn-cookies-backlog-10")
+    assert row["prediction_check"] == "mismatch"
+    assert row["prediction_notes"].startswith("listen_overflows 94 where 32 was predicted; syn_retrans 9 where 24 was "
+                                              "predicted: the server retransmitted SYN-ACKs 21 times")
+    assert rebuild(FIXTURES / "syn-cookies-2")["predicted_server_conns_peak"] == 3
+
+
+def test_the_waiting_room_row_carries_the_servers_own_account():
+    extra = rebuild(FIXTURES / "waiting-room")["extra"]
+    assert [extra["wr_admit_per_second"], extra["wr_server_admitted"], extra["wr_admitted"]] == [4, 30, 30]
+
+
+def test_a_sampler_that_never_sampled_checks_nothing_and_says_so(cell_copy):
+    cell = cell_copy("tiny-spike")
+    header = (cell / "samples.tsv").read_text().splitlines()[0]
+    (cell / "samples.tsv").write_text(header + "\n")
+    row = rebuild(cell)
+    assert row["as_designed"] == 0
+    assert row["generator_bound"] is None
+    assert row["design_notes"] == ("the sampler took no sample (samples.tsv has no row): k6's CPU, the connection "
+                                   "peak and the queues were not measured, so whether the generator kept up was not "
+                                   "checked")
+    assert [row["k6_cpu_avg_pct"], row["k6_cpu_saturated_s"], row["server_conns_peak"], row["time_wait_peak"]] == [None] * 4
+    assert row["prediction_check"] is None
+    (cell / "samples.tsv").unlink()
+    assert rebuild(cell)["design_notes"].startswith("the sampler wrote no samples.tsv: ")
+
+
+def test_a_sampler_that_stopped_early_is_named(cell_copy):
+    cell = cell_copy("syn-cookies-1")
+    lines = (cell / "samples.tsv").read_text().splitlines()
+    (cell / "samples.tsv").write_text("\n".join(lines[:3]) + "\n")
+    row = rebuild(cell)
+    assert row["as_designed"] == 0
+    assert "the sampler stopped " in row["design_notes"]
+    assert " s before k6 ended (samples.tsv): k6's CPU" in row["design_notes"]
+
+
+def test_an_external_target_leaves_the_server_side_empty_not_zero(cell_copy):
+    cell = cell_copy("tiny-spike")
+    env = (cell / "cell.env").read_text().replace("TARGET_URL=\n", "TARGET_URL=http://127.0.0.1:8080\n")
+    (cell / "cell.env").write_text(env)
+    for snapshot in cell.glob("nstat-server-*.txt"):
+        snapshot.unlink()
+    (cell / "netstat-delta.tsv").write_text(counters.cell_deltas(cell))
+    row = rebuild(cell)
+    for column in ("server_accepts", "listen_overflows", "listen_drops", "syn_cookies_sent", "syn_recv_peak",
+                   "server_conns_peak", "accept_queue_peak", "listen_backlog", "server_time_wait_peak", "queue_capacity"):
+        assert row[column] is None, column
+    assert [row["client_connects"], row["syn_retrans"], row["client_time_wait_peak"], row["time_wait_peak"]] == [3, 0, 2, 2]
+    assert row["notes"].endswith("an external target (TARGET_URL): the server's counters, connections and queues are "
+                                 "not measured and stay empty")
+
+
+def test_a_side_whose_counters_were_not_read_is_empty(cell_copy):
+    cell = cell_copy("tiny-spike")
+    for snapshot in cell.glob("nstat-client-*.txt"):
+        snapshot.unlink()
+    row = rebuild(cell)
+    assert [row["client_connects"], row["syn_retrans"], row["server_accepts"]] == [None, None, 4]
+
+
+def test_counter_deltas_past_2_pow_31_are_exact(cell_copy):
+    cell = cell_copy("tiny-spike")
+    before = (cell / "nstat-server-before.txt").read_text() + "IpExtInOctets 1000 0.0\n"
+    after = (cell / "nstat-server-after.txt").read_text() + "IpExtInOctets 9007199254741993 0.0\n"
+    (cell / "nstat-server-before.txt").write_text(before)
+    (cell / "nstat-server-after.txt").write_text(after)
+    assert "IpExtInOctets\tserver\t9007199254740993\n" in counters.cell_deltas(cell)
+
+
+def test_peaks_take_the_largest_value_of_each_series(cell_copy):
+    cell = cell_copy("tiny-spike")
+    header = (cell / "samples.tsv").read_text().splitlines()[0]
+    (cell / "samples.tsv").write_text("\n".join([
+        header,
+        "1.0\t0\t1\t2\t0\t0\t2\t5\t1\t3\t\t80",
+        "2.0\t2\t1\t4\t1\t3\t4\t1\t2\t3\t95.0\t100",
+        "3.0\t\t\t0\t0\t0\t0\t0\t\t\t85.0\t90"]) + "\n")
+    peaks = sample_peaks(Cell.read(cell), cpus=1)
+    assert [peaks.peak["server_estab"], peaks.peak["listen_recvq"], peaks.peak["tomcat_threads_busy"],
+            peaks.peak["k6_rss_mb"]] == [4, 2, 2, 100]
+    # the peak of the sum (5), not the sum of the peaks (3 + 5)
+    assert peaks.time_wait_total == 5
+    # The average CPU is over the samples that have a value: (95 + 85) / 2; 2 samples at >= 90 % of 1 core.
+    assert [peaks.k6_cpu_avg, peaks.k6_cpu_saturated_s] == [90, 1]
+
+
+def test_k6s_percentiles_are_recomputed_exactly_from_its_samples():
+    cell = FIXTURES / "tiny-spike"
+    durations = latency.answered_durations(latency.read_lines(cell / "k6-samples.json.gz"))
+    summary = json.loads((cell / "summary.json").read_text())
+    k6 = summary["metrics"]["http_req_duration{traffic:load,expected_response:true}"]["values"]
+    got = latency.figures(durations)
+    assert got["count"] == k6["count"] == 74
+    for name in ("min", "med", "p(90)", "p(95)", "p(99)", "max"):
+        assert got[name] == pytest.approx(k6[name], rel=1e-12), name
+
+
+def split_samples(cell, parts):
+    """k6-samples.json.gz cut into `parts` files of every k-th line, as k6 processes would write them."""
+    lines = gzip.open(cell / "k6-samples.json.gz", "rt").read().splitlines(keepends=True)
+    for k in range(parts):
+        name = "k6-samples.json.gz" if k == 0 else f"k6-samples-{k + 1}.json.gz"
+        with gzip.open(cell / name, "wt") as out:
+            out.writelines(lines[k::parts])
+
+
+def merged_summary_without_percentiles(cell):
+    summary = json.loads((cell / "summary.json").read_text())
+    values = summary["metrics"]["http_req_duration{traffic:load,expected_response:true}"]["values"]
+    for name in ("med", "p(90)", "p(95)", "p(99)"):
+        values.pop(name)
+    (cell / "summary.json").write_text(json.dumps(summary))
+
+
+def test_several_k6_processes_give_exact_percentiles_from_all_their_samples(cell_copy):
+    cell = cell_copy("tiny-spike")
+    rec = recorded(cell)
+    (cell / "cell.env").write_text((cell / "cell.env").read_text().replace("K6_INSTANCES=1\n", "K6_INSTANCES=2\n"))
+    split_samples(cell, 2)
+    merged_summary_without_percentiles(cell)
+    row = rebuild(cell)
+    assert [row[c] for c in ("lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms")] == \
+        [rec[c] for c in ("lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms")]
+    assert row["lat_p99_ms"] == 148.852
+    assert row["notes"].endswith("latency percentiles computed from all 74 answered requests of 2 k6 processes")
+
+
+def test_a_missing_process_sample_file_leaves_the_percentiles_empty_with_the_reason(cell_copy):
+    cell = cell_copy("tiny-spike")
+    (cell / "cell.env").write_text((cell / "cell.env").read_text().replace("K6_INSTANCES=1\n", "K6_INSTANCES=2\n"))
+    merged_summary_without_percentiles(cell)
+    row = rebuild(cell)
+    assert [row["lat_p95_ms"], row["lat_max_ms"]] == [None, 157.829]
+    assert row["notes"].endswith("latency percentiles left empty: 2 k6 processes ran and k6-samples-2.json.gz is "
+                                 "missing, so their samples cannot all be read")
+
+
+def test_k6_warnings_are_notes(cell_copy):
+    cell = cell_copy("tiny-spike")
+    (cell / "k6-warnings.txt").write_text("handleSummary's output 'x.json' was not written: permission denied\n")
+    assert rebuild(cell)["notes"].endswith("; handleSummary's output 'x.json' was not written: permission denied")
+
+
+def run_row(cell, *args):
+    return subprocess.run([sys.executable, "-m", "ltsuite.row", str(cell), "--run-id", "r1", *args],
+                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "scripts")})
+
+
+def test_the_command_line_writes_row_json(cell_copy):
+    cell = cell_copy("tiny-spike")
+    rec = recorded(cell)
+    (cell / "row.json").unlink()
+    run = run_row(cell, "--status", "ok", "--axes", '{"TOMCAT_ACCEPT_COUNT": "10"}', "--wall-s", "14.13",
+                  "--repeat", json.dumps({"of": rec["repeat_of"], "k": 1}), "--k6-exit", "0", "--cpus", "2")
+    assert run.returncode == 0, run.stderr
+    row = json.loads((cell / "row.json").read_text())
+    assert row == {**rec, "run_id": "r1"}
+
+
+def test_a_row_that_cannot_be_built_is_still_written_failed_with_the_reason(cell_copy):
+    cell = cell_copy("tiny-spike")
+    run = run_row(cell, "--status", "ok", "--axes", '{"broken"', "--error", "earlier")
+    assert run.returncode == 1
+    row = json.loads((cell / "row.json").read_text())
+    assert [row["status"], row["axes"], row["scenario"]] == ["failed", {}, "spike"]
+    assert row["error"].startswith("the row could not be built: json.decoder.JSONDecodeError: Expecting ':' delimiter")
+    assert row["error"].endswith("; earlier")
+
+
+def test_require_as_designed_fails_a_cell_that_was_not(cell_copy):
+    cell = cell_copy("cut-off")
+    (cell / "cell.env").write_text((cell / "cell.env").read_text() + "REQUIRE_AS_DESIGNED=1\n")
+    row = rebuild(cell, status="ok", error="")
+    assert row["status"] == "failed"
+    assert row["error"] == ("not as designed (REQUIRE_AS_DESIGNED=1): no request completed (http_reqs is 0); 11 of 11 "
+                            "iterations were interrupted by GRACEFUL_STOP=5s before REQUEST_TIMEOUT=10s")
+
+
+def test_samples_read_by_header_name():
+    samples = read_samples(FIXTURES / "tiny-spike" / "samples.tsv")
+    assert samples.columns[:3] == ["ts", "listen_recvq", "listen_sendq"]
+    assert samples.rows[0]["k6_cpu_pct"] is None
+    assert samples.values("k6_rss_mb")[:2] == [45, 45]
