@@ -135,6 +135,15 @@ ssm_aws_global_args() {
   [[ -z "${FANOUT[FANOUT_PROFILE]:-}" ]] || global_out+=(--profile "${FANOUT[FANOUT_PROFILE]}")
 }
 
+# ssm_instance_aws_args: the AWS CLI's global arguments an instance gets for
+# its own calls (the S3 copy of the scenario files), one word a line: the
+# region only. The operator's profile names credentials on the operator's
+# machine; an instance has its own role, and `--profile` of a name it does
+# not know makes its aws fail ("The config profile (...) could not be found").
+ssm_instance_aws_args() {
+  [[ -z "${FANOUT[FANOUT_REGION]:-}" ]] || printf '%s\n' --region "${FANOUT[FANOUT_REGION]}"
+}
+
 # ssm_aws ARGS...: run the AWS CLI with the fan-out's region and profile.
 ssm_aws() {
   local -a global
@@ -283,9 +292,7 @@ ssm_instance_command() {
   )
   k6_lines+=("$(sh_quote_line script.tar)")
   if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
-    local -a global
-    ssm_aws_global_args global
-    [[ ${#global[@]} -eq 0 ]] || aws_args="$(printf '%s\n' "${global[@]}")"
+    aws_args="$(ssm_instance_aws_args)"
   else
     bundle_b64="$(base64 -w0 "$SSM_BUNDLE_FILE")"
   fi

@@ -197,6 +197,7 @@ two_rows() {
 
 # build_command [WITH_INFLUXDB]: the command of one instance (i-0abc, the
 # second of 3) for the small matrix; with an argument, it writes to InfluxDB.
+# BUNDLE_S3_URI set: the scenario files go through S3, not inline.
 # shellcheck disable=SC2120 # the argument comes through bats' run, which shellcheck does not follow
 build_command() {
   knobs_load "$LT_ROOT/env/defaults.env"
@@ -211,7 +212,7 @@ build_command() {
   SSM_CELL_ID=01_delay_ms-10
   SSM_START_AT=1700000000
   SSM_BUNDLE_FILE="$BATS_TEST_TMPDIR/scenarios.tar.gz"
-  SSM_BUNDLE_S3_URI=""
+  SSM_BUNDLE_S3_URI="${BUNDLE_S3_URI:-}"
   ssm_prepare_script "$BATS_TEST_TMPDIR/cell.env" "${FANOUT[TARGET_URL]}" run1 01_delay_ms-10 "$BATS_TEST_TMPDIR" >&2
   mapfile -t SSM_K6_ARGS < <(k6_script_args "$(cell_env_get "$BATS_TEST_TMPDIR/cell.env" SCENARIO)" "$BATS_TEST_TMPDIR/k6-script.json" run1 01_delay_ms-10)
   ssm_bundle "$BATS_TEST_TMPDIR" "$SSM_BUNDLE_FILE"
@@ -235,6 +236,21 @@ build_command() {
   [ "$(tail -n "$(wc -l <"$LT_ROOT/scripts/ssm-instance.sh")" "$BATS_TEST_TMPDIR/command.sh")" = "$(cat "$LT_ROOT/scripts/ssm-instance.sh")" ]
   sh -n "$BATS_TEST_TMPDIR/command.sh"
   if command -v dash >/dev/null; then dash -n "$BATS_TEST_TMPDIR/command.sh"; fi
+}
+
+@test "an instance's command has the operator's region but never the operator's --profile" {
+  export FANOUT_PROFILE=ops-admin FANOUT_REGION=eu-west-1
+  BUNDLE_S3_URI=s3://lt-bucket/prefix/scenarios.tar.gz build_command >"$BATS_TEST_TMPDIR/command.sh"
+  run cat "$BATS_TEST_TMPDIR/command.sh"
+  # The instance's aws copies the scenario files in the region, with its own role.
+  assert_line "LT_AWS_ARGS='--region"
+  assert_line "eu-west-1'"
+  assert_line "LT_BUNDLE_S3=s3://lt-bucket/prefix/scenarios.tar.gz"
+  refute_output --partial "ops-admin"
+  refute_output --partial "--profile"
+  # The operator's own calls keep it.
+  run ssm_aws_line s3api head-bucket --bucket lt-bucket
+  assert_output "aws --region eu-west-1 --profile ops-admin s3api head-bucket --bucket lt-bucket"
 }
 
 @test "an instance's command writes to InfluxDB when FANOUT_INFLUXDB_URL is set" {
