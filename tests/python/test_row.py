@@ -253,3 +253,12 @@ def test_samples_read_by_header_name():
     assert samples.columns[:3] == ["ts", "listen_recvq", "listen_sendq"]
     assert samples.rows[0]["k6_cpu_pct"] is None
     assert samples.values("k6_rss_mb")[:2] == [45, 45]
+
+
+@pytest.mark.parametrize("name", CELLS)
+def test_every_field_of_a_built_row_is_a_column_of_the_schema(name):
+    from ltsuite import columns
+    row = rebuild(FIXTURES / name)
+    known = set(columns.BY_NAME)
+    assert [k for k in row if k not in known and k not in ("axes", "extra")] == []
+    assert [k for k in row["extra"] if k not in known] == []

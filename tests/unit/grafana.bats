@@ -190,7 +190,9 @@ panel_queries() {
     [[ "$field" == tomcat_threads_max || "$field" == tomcat_connections_max ]] && continue
     [[ $'\t'"$SAMPLES_HEADER"$'\t' == *$'\t'"$field"$'\t'* ]] || fail "$field is not a column of samples.tsv"
   done < <(grep 'FROM "ltsuite_samples"' <<<"$queries" | grep -o '("[a-z_]*")' | tr -d '()"' | sort -u)
+  local fields
+  fields="$(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.columns --json | jq -r '.columns[].name')"
   while IFS= read -r field; do
-    grep -qE "^ +$field:" "$LT_ROOT/scripts/lib/row.jq" || fail "$field is not a field of row.json"
+    grep -qxF "$field" <<<"$fields" || fail "$field is not a column of the results row (scripts/ltsuite/columns.py)"
   done < <(grep 'FROM "ltsuite_cells"' <<<"$queries" | grep -o 'last("[a-z_0-9]*")' | sed 's/last("\(.*\)")/\1/' | sort -u)
 }

@@ -49,14 +49,23 @@ JSON
   assert_output '["ok",2,20,1,40,2,10,1]'
 }
 
-@test "a row that cannot be built is still written, failed, with jq's reason" {
+@test "a row that cannot be built is still written, failed, with the reason" {
   printf '{"metrics": {}}' >"$CELL_DIR/summary.json"
   printf 'not a samples file\n1\t2\n' >"$CELL_DIR/samples.tsv"
-  # A broken axes argument stands for any input row.jq cannot take.
+  # A broken axes argument stands for any input the row builder cannot take.
   run results_row "$CELL_DIR" ok "" '{"broken"'
   assert_failure
-  run jq -r '[.status, (.error | startswith("the row could not be built"))] | @tsv' "$CELL_DIR/row.json"
-  assert_output $'failed\ttrue'
+  assert_output --partial "row.json: the row could not be built: json.decoder.JSONDecodeError"
+  run jq -r '[.status, .error] | @tsv' "$CELL_DIR/row.json"
+  assert_output $'failed\tthe row could not be built: json.decoder.JSONDecodeError: Expecting \':\' delimiter: line 1 column 10 (char 9)'
+}
+
+@test "k6's exit status reaches the row as given, not through a global" {
+  printf '{"metrics": {}}' >"$CELL_DIR/summary.json"
+  CELL_K6_EXIT=7 run results_row "$CELL_DIR" ok "" '{}' 1.5 null 99
+  assert_success
+  run jq -c '[.k6_exit, .cell_wall_s, .status]' "$CELL_DIR/row.json"
+  assert_output '[99,1.5,"ok"]'
 }
 
 @test "write_atomic keeps the old file when its producer wrote nothing" {
