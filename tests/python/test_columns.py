@@ -7,9 +7,13 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+# The package under test (tests/python/conftest.py does the same for the whole directory).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 from ltsuite import columns, tables
 
