@@ -22,7 +22,8 @@ shq = '$(subst ','\'',$(1))'
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
 
-CDS := server/target/cds/app.jsa
+# The start archives of the target (class-data sharing, and an AOT cache with a JDK 25 or later).
+CDS := server/target/start/app.jsa
 
 tools: run-tools $(BATS) $(TOOLS)/bin/influxd ## Install or build everything a run and the tests need
 
@@ -60,7 +61,7 @@ $(OWNAPP_JAR): tests/fixtures/ownapp/pom.xml $(shell find tests/fixtures/ownapp/
 ownapp: $(OWNAPP_JAR) ## Build the example Spring Boot service of tests/fixtures/ownapp (a target the suite did not write)
 
 $(CDS): $(JAR)
-	@scripts/setup/build-target-cds.sh
+	@scripts/setup/build-target-start.sh
 
 # Knobs given as KNOB=value on this command line reach the runner through
 # the environment; it layers them over the matrix.

@@ -47,9 +47,13 @@ netns_backend_start() {
   cell_step "creating the network namespaces" netns_up "${start_values[SERVER_ADDR]}" \
     "$(netns_client_addresses "${start_values[CLIENT_ADDR]}" "${start_values[CLIENT_ADDRESSES]}")" || return 1
   cell_step "setting the sysctls" netns_apply_sysctls start_values || return 1
-  cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
+  # A jar of one's own without its start archive: one training start first
+  # (marked train_start..train_end, before target_start).
+  target_train start_values "$cell_dir" "$base_url"
   phase_mark "$cell_dir" target_start
   target_start start_values "$cell_dir/target.log"
+  # While the JVM starts: the effective sysctls (set above, read only).
+  cell_step "reading the effective sysctls" record_sysctls "$cell_dir" || return 1
   local side url output_tail
   read -r side url < <(target_health_probe start_values "$base_url")
   if ! target_wait_healthy "$url" "${start_values[TARGET_START_TIMEOUT]}" target_alive \

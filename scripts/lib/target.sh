@@ -4,10 +4,12 @@
 # server command (TARGET_CMD).
 
 TARGET_OWN_JAR="$LT_ROOT/server/target/loadtest-target.jar"
-TARGET_CDS_DIR="$LT_ROOT/server/target/cds"
 # The pid of the target this file started (its own state: target_alive and
 # target_stop read it).
 TARGET_PID=""
+# The start modes and their archives (TARGET_START_MODE).
+# shellcheck source=scripts/lib/target_start.sh
+source "$LT_ROOT/scripts/lib/target_start.sh"
 
 # The cell's Tomcat knobs as Spring Boot's own properties, so any Spring Boot
 # application takes them without code (knob=property). They reach the JVM as
@@ -90,28 +92,28 @@ target_cmd_words() {
 }
 
 # target_java_args CELL_ASSOC: the JVM's arguments after the heap: the
-# TARGET_JAVA_OPTS words, then the jar and the TARGET_ARGS words. The
-# suite's own jar with TARGET_START_MODE=cds starts from its extracted copy
-# and class-data-sharing archive (scripts/setup/build-target-cds.sh) when
-# they are newer than the jar.
+# TARGET_JAVA_OPTS words, then the archive option of the cell's start mode
+# (target_start_plan: an AOT cache, a class-data-sharing archive or none),
+# -jar and the jar (an extracted copy when there is an archive), then the
+# TARGET_ARGS words.
 target_java_args() {
   local -n java_values="$1"
-  local -a opts args
+  local -a opts args words
   read -r -a opts <<<"${java_values[TARGET_JAVA_OPTS]:-}"
   read -r -a args <<<"${java_values[TARGET_ARGS]:-}"
+  mapfile -t words < <(target_start_words java_values)
   # An empty list prints nothing (printf would print one empty word).
   [[ ${#opts[@]} -eq 0 ]] || printf '%s\n' "${opts[@]}"
-  if [[ "$(target_kind java_values)" == jar ]]; then
-    printf '%s\n' -jar "${java_values[TARGET_JAR]}"
-  elif [[ "${java_values[TARGET_START_MODE]:-jar}" == cds && -s "$TARGET_CDS_DIR/app.jsa" \
-    && "$TARGET_CDS_DIR/app.jsa" -nt "$TARGET_OWN_JAR" ]]; then
-    # -Xshare:auto: a mismatched archive is ignored, never fatal.
-    printf '%s\n' "-XX:SharedArchiveFile=$TARGET_CDS_DIR/app.jsa" -Xshare:auto \
-      -jar "$TARGET_CDS_DIR/app/loadtest-target.jar"
-  else
-    printf '%s\n' -jar "$TARGET_OWN_JAR"
-  fi
+  # words: the java, the archive options, the jar.
+  [[ ${#words[@]} -le 2 ]] || printf '%s\n' "${words[@]:1:${#words[@]}-2}"
+  printf '%s\n' -jar "${words[-1]}"
   [[ ${#args[@]} -eq 0 ]] || printf '%s\n' "${args[@]}"
+}
+
+# target_java_bin CELL_ASSOC: the java the cell's target starts with (a JDK
+# 25 or later for an AOT cache, the java on PATH otherwise).
+target_java_bin() {
+  target_start_words "$1" | head -n 1
 }
 
 # target_start CELL_ASSOC LOG: start the target with the cell's settings, in
@@ -139,9 +141,12 @@ target_start() {
   else
     env_args+=("${app_env[@]}")
     mapfile -t -O "${#env_args[@]}" env_args < <(target_spring_env cell_values "${cell_values[SERVER_ADDR]}")
-    command=(java "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID")
+    target_start_warm cell_values
+    command=("$(target_java_bin cell_values)" "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID")
     mapfile -t -O "${#command[@]}" command < <(target_java_args cell_values)
   fi
+  # Which start it got (not for a training start: target_train).
+  [[ -n "$TARGET_TRAINING" ]] || target_record_start cell_values "$(dirname "$log")/target-start.txt"
   # A simple command (not a function) in the background, and ip netns exec
   # and env both exec: $! is the server itself.
   ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 &

@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# How the target's JVM starts (TARGET_START_MODE): the AOT cache of a JDK 25
+# or later, a class-data-sharing archive, or plain java -jar, and the
+# archives of a jar of one's own, by its checksum.
+# shellcheck disable=SC2034 # SC2034: read by the sourced library under test, or through a nameref
+
+setup() {
+  load '../test_helper'
+  lt_source_libs envfile netns results target
+  # A JDK 25 and a JDK 17 of their own (their release files say which), and
+  # the suite's own jar with its start directory, all in the test's dir.
+  JDKS="$BATS_TEST_TMPDIR/jdks"
+  fake_jdk 25 "25.0.1"
+  fake_jdk 17 "17.0.9"
+  TARGET_JDK_DIRS="$JDKS"
+  PATH="$JDKS/17/bin:$PATH"
+  unset JAVA_HOME
+  TARGET_OWN_JAR="$BATS_TEST_TMPDIR/own/loadtest-target.jar"
+  TARGET_START_DIR="$BATS_TEST_TMPDIR/own/start"
+  TARGET_START_CACHE="$BATS_TEST_TMPDIR/cache"
+  mkdir -p "$TARGET_START_DIR/app"
+  printf 'jar\n' >"$TARGET_OWN_JAR"
+  touch -d '1 hour ago' "$TARGET_OWN_JAR"
+  : >"$TARGET_START_DIR/app/loadtest-target.jar"
+}
+
+# fake_jdk DIR VERSION: JDKS/DIR, a java that prints VERSION like java does.
+fake_jdk() {
+  mkdir -p "$JDKS/$1/bin"
+  printf 'JAVA_VERSION="%s"\n' "$2" >"$JDKS/$1/release"
+  printf '#!/bin/sh\necho '"'"'openjdk version "%s" 2025-01-01'"'"' >&2\n' "$2" >"$JDKS/$1/bin/java"
+  chmod +x "$JDKS/$1/bin/java"
+}
+
+# archive FILE JAVA: a trained archive, made by JAVA.
+archive() {
+  printf 'archive\n' >"$1"
+  printf '%s\n' "$2" >"$1.java"
+}
+
+@test "the newest JDK 25 or later is found from its release file; none below 25" {
+  run target_aot_java
+  assert_output "$JDKS/25/bin/java"
+  rm -rf "${JDKS:?}/25"
+  TARGET_AOT_JAVA_FOUND=""
+  run target_aot_java
+  assert_output ""
+}
+
+@test "auto starts the suite's own jar from the AOT cache, with the java that made it and the extracted copy" {
+  archive "$TARGET_START_DIR/app.aot" "$JDKS/25/bin/java"
+  archive "$TARGET_START_DIR/app.jsa" "$JDKS/17/bin/java"
+  local -A cell=([TARGET_START_MODE]=auto [TARGET_JAVA_OPTS]='-XX:+UseSerialGC' [TARGET_ARGS]='--a=1')
+  run target_java_bin cell
+  assert_output "$JDKS/25/bin/java"
+  run target_java_args cell
+  assert_output "$(printf '%s\n' -XX:+UseSerialGC "-XX:AOTCache=$TARGET_START_DIR/app.aot" \
+    -jar "$TARGET_START_DIR/app/loadtest-target.jar" --a=1)"
+  cell[TARGET_START_MODE]=cds
+  run target_java_args cell
+  assert_output "$(printf '%s\n' -XX:+UseSerialGC "-XX:SharedArchiveFile=$TARGET_START_DIR/app.jsa" -Xshare:auto \
+    -jar "$TARGET_START_DIR/app/loadtest-target.jar" --a=1)"
+  run target_java_bin cell
+  assert_output "$JDKS/17/bin/java"
+}
+
+@test "without a JDK 25 the start falls back to class-data sharing, and says why" {
+  archive "$TARGET_START_DIR/app.jsa" "$JDKS/17/bin/java"
+  rm -rf "${JDKS:?}/25"
+  local -A cell=([TARGET_START_MODE]=aot)
+  target_record_start cell "$BATS_TEST_TMPDIR/target-start.txt"
+  run cat "$BATS_TEST_TMPDIR/target-start.txt"
+  assert_output "$(printf '%s\n' target_start_mode=cds target_java=17.0.9 \
+    "target_start_archive=$TARGET_START_DIR/app.jsa" 'target_start_note=no AOT cache: no JDK 25 or later found')"
+}
+
+@test "an archive older than the jar, or one whose java is gone, is not used: plain java -jar" {
+  archive "$TARGET_START_DIR/app.jsa" "$JDKS/17/bin/java"
+  archive "$TARGET_START_DIR/app.aot" "$JDKS/gone/bin/java"
+  touch -d '2 hours ago' "$TARGET_START_DIR/app.jsa"
+  local -A cell=([TARGET_START_MODE]=auto)
+  run target_start_plan cell
+  assert_output "$(printf '%s\n' jar java "" "$TARGET_OWN_JAR" \
+    "no aot archive newer than the jar (make $TARGET_START_DIR/app.jsa); no cds archive newer than the jar (make $TARGET_START_DIR/app.jsa)")"
+  cell[TARGET_START_MODE]=jar
+  run target_java_args cell
+  assert_output "$(printf '%s\n' -jar "$TARGET_OWN_JAR")"
+}
+
+@test "a jar of one's own: its archives live under its checksum, one per set of TARGET_JAVA_OPTS" {
+  local jar="$BATS_TEST_TMPDIR/app.jar" sum
+  printf 'a jar\n' >"$jar"
+  sum="$(sha256sum "$jar" | cut -d' ' -f1)"
+  local -A cell=([TARGET_JAR]="$jar" [TARGET_START_MODE]=auto [TARGET_JAVA_OPTS]='')
+  run target_archive_path cell aot
+  assert_output --regexp "^$TARGET_START_CACHE/$sum/app-[0-9a-f]{12}\.aot\$"
+  local plain="$output"
+  cell[TARGET_JAVA_OPTS]='-XX:+UseSerialGC'
+  run target_archive_path cell aot
+  refute_output "$plain"
+  # Not trained yet: the jar itself, and the training it needs.
+  run target_java_args cell
+  assert_output "$(printf '%s\n' -XX:+UseSerialGC -jar "$jar")"
+  run target_train_wanted cell
+  assert_output aot
+  cell[TARGET_START_MODE]=cds
+  run target_train_wanted cell
+  assert_output cds
+  # Trained: the copy and the archive, whatever the jar's age.
+  cell[TARGET_START_MODE]=auto
+  mkdir -p "$TARGET_START_CACHE/$sum/app"
+  : >"$TARGET_START_CACHE/$sum/app/app.jar"
+  archive "$(target_archive_path cell aot)" "$JDKS/25/bin/java"
+  run target_java_args cell
+  assert_output "$(printf '%s\n' -XX:+UseSerialGC "-XX:AOTCache=$(target_archive_path cell aot)" -jar "$TARGET_START_CACHE/$sum/app/app.jar")"
+  run target_train_wanted cell
+  assert_output ""
+}
+
+@test "a training that failed is not tried again, and the start says why it has no archive" {
+  local jar="$BATS_TEST_TMPDIR/app.jar"
+  printf 'a jar\n' >"$jar"
+  local -A cell=([TARGET_JAR]="$jar" [TARGET_START_MODE]=auto [TARGET_JAVA_OPTS]='')
+  mkdir -p "$(dirname "$(target_archive_path cell aot)")"
+  printf 'target did not answer\n' >"$(target_archive_path cell aot).failed"
+  run target_train_wanted cell
+  assert_output ""
+  run target_start_plan cell
+  assert_output "$(printf '%s\n' jar java "" "$jar" \
+    "no aot archive: its training start failed (target did not answer); no cds archive yet for this jar")"
+}
+
+@test "only a jar of one's own is trained in a cell; a TARGET_CMD gets no JVM start" {
+  local -A cell=([TARGET_START_MODE]=auto)
+  run target_train_wanted cell
+  assert_output ""
+  cell[TARGET_CMD]='./server {SERVER_PORT}'
+  run target_start_plan cell
+  assert_line --index 0 cmd
+}
