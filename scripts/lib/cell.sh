@@ -54,12 +54,16 @@ run_cell() {
     "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')" "$CELL_K6_EXIT"; then
     warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
   fi
+  # Marks after the row's own: its phase timings stop at files; these are
+  # for the run's tables and make bench (row, reported).
+  phase_mark "$cell_dir" row
   status="$(jq -r .status "$cell_dir/row.json")"
   monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
   say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
     + (if .as_designed == 0 then "\n  not as designed: \(.design_notes)" else "" end)
     + (if .prediction_check == "mismatch" then "\n  prediction mismatch: \(.prediction_notes)" else "" end)
     + (if .error != null and .error != "" then " (\(.error))" else "" end)' "$cell_dir/row.json")"
+  phase_mark "$cell_dir" reported
   [[ "$status" == ok ]]
 }
 
@@ -90,17 +94,20 @@ run_cell_steps() {
   local cell_dir="$2" inspected="$3" k6_status=0 limit base_url
   local -a k6_options
   base_url="$(backend_url values)"
+  # What does not depend on the target comes first, so a bad script fails
+  # the cell before a JVM starts: k6's script and options, the monitoring.
+  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" "$inspected" || return 1
+  limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
+  monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
+  mapfile -t k6_options < <(monitoring_k6_options values "$cell_dir")
   # The netns backend marks target_start again once its namespaces are set
   # up (the last mark counts), so setup_s is the namespaces' share.
   phase_mark "$cell_dir" target_start
   backend_start values "$cell_dir" "$base_url" || return 1
   phase_mark "$cell_dir" target_ready
+  # The client's counters after the health checks, so their connections are
+  # not in the deltas.
   cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
-
-  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" "$inspected" || return 1
-  limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
-  monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
-  mapfile -t k6_options < <(monitoring_k6_options values "$cell_dir")
   # The client's sockets towards the target: an external target's own port.
   local load_port="${values[SERVER_PORT]}"
   backend_has_server_side || load_port="$(cell_url_port "$base_url")"
