@@ -563,9 +563,8 @@ collect_instance() {
 # write_row: each good instance's row, then the cell's aggregated row.
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 write_row() {
-  local cell_dir="$RUN_DIR/cells/$CELL_ID" id env_json axes_json pct="null" notes why status=ok
+  local cell_dir="$RUN_DIR/cells/$CELL_ID" id axes_json pct="null" notes why status=ok
   local -a errors=()
-  env_json="$(results_env_json "$cell_dir/cell.env")"
   axes_json="$(fanout_axes_json "$cell_dir/cell.env")"
   for id in "${INSTANCES[@]}"; do
     if [[ -n "${INV_ERROR[$id]:-}" ]]; then
@@ -587,9 +586,9 @@ write_row() {
     fi
   fi
   [[ ${#errors[@]} -eq 0 ]] || status=failed
-  ssm_aggregate_row "$(instance_rows_json "$cell_dir")" "$RUN_ID" "$CELL_ID" "$axes_json" "$env_json" \
-    "$status" "$(join_lines "${errors[@]}")" "$pct" "$notes" \
-    | write_atomic "$cell_dir/row.json"
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.fanout "$cell_dir" --run-id "$RUN_ID" --cell "$CELL_ID" \
+    --axes "$axes_json" --status "$status" --error "$(join_lines "${errors[@]}")" --percentiles "$pct" \
+    --notes "$notes" | write_atomic "$cell_dir/row.json"
   manifest_update "$RUN_DIR" '.notes = $n' --arg n "$notes"
 }
 
@@ -600,20 +599,6 @@ join_lines() {
     printf '%s%s' "$sep" "$text"
     sep="; "
   done
-}
-
-# instance_rows_json CELL_DIR: the rows of the instances that succeeded, as one array.
-instance_rows_json() {
-  local -a rows=()
-  local row
-  for row in "$1"/instances/*/row.json; do
-    [[ -e "$row" ]] && rows+=("$row")
-  done
-  if [[ ${#rows[@]} -eq 0 ]]; then
-    printf '[]\n'
-  else
-    jq -cs . "${rows[@]}"
-  fi
 }
 
 # fanout_axes_json CELL_ENV: {"AXIS_KEY": "value", ...} for the row, from the

@@ -466,48 +466,6 @@ ssm_instance_row() {
     "$dir/row.json" | write_atomic "$dir/row.json"
 }
 
-# ssm_aggregate_row ROWS_JSON RUN_ID CELL_ID AXES_JSON ENV_JSON STATUS ERROR
-# PERCENTILES_JSON NOTES: one row for the whole cell from the instances' rows.
-# Counters add up; min and max are the extremes; the mean is weighted by the
-# number of answered requests; percentiles come only from PERCENTILES_JSON
-# (InfluxDB's raw samples), since percentiles of parts cannot be combined.
-ssm_aggregate_row() {
-  jq -n --argjson rows "$1" --arg run_id "$2" --arg cell "$3" --argjson axes "$4" \
-    --argjson env "$5" --arg status "$6" --arg error "$7" --argjson pct "$8" --arg notes "$9" '
-    def num: if . == null then null else (. * 1000 | round) / 1000 end;
-    def total($k): [$rows[][$k] | select(. != null)] | if length == 0 then null else add end;
-    def present($k): [$rows[][$k] | select(. != null)];
-    total("http_reqs") as $reqs
-    | (present("duration_s") | max) as $duration
-    | total("failed_reqs") as $failed
-    | ([$rows[] | select(.lat_avg_ms != null and (.lat_count // 0) > 0)]) as $timed
-    | {
-        run_id: $run_id, cell: $cell, scenario: $env.SCENARIO, status: $status, axes: $axes,
-        backend: "ssm", instances: ($rows | length),
-        vus_max: total("vus_max"),
-        duration_s: $duration,
-        http_reqs: $reqs,
-        tps: (if $reqs == null or ($duration // 0) == 0 then null else ($reqs / $duration | num) end),
-        lat_min_ms: (present("lat_min_ms") | min),
-        lat_avg_ms: (if ($timed | length) == 0 then null
-                     else (($timed | map(.lat_avg_ms * .lat_count) | add) / ($timed | map(.lat_count) | add) | num) end),
-        lat_med_ms: ($pct.lat_med_ms // null),
-        lat_p90_ms: ($pct.lat_p90_ms // null),
-        lat_p95_ms: ($pct.lat_p95_ms // null),
-        lat_p99_ms: ($pct.lat_p99_ms // null),
-        lat_max_ms: (present("lat_max_ms") | max),
-        failed_reqs: $failed,
-        failed_rate: (if $reqs == null or $reqs == 0 then null else ($failed // 0) / $reqs | num end),
-        fail_connect: total("fail_connect"), fail_reset: total("fail_reset"),
-        fail_timeout: total("fail_timeout"), fail_http_4xx: total("fail_http_4xx"),
-        fail_http_5xx: total("fail_http_5xx"), fail_other: total("fail_other"),
-        iterations: total("iterations"),
-        dropped_iterations: total("dropped_iterations"),
-        error: $error,
-        notes: $notes
-      }'
-}
-
 # --- InfluxDB -------------------------------------------------------------------------------------
 
 # ssm_influx_db URL: the database named by the path of an InfluxDB v1 URL.

@@ -148,53 +148,6 @@ PY
   assert_failure
 }
 
-# two_rows: the rows of two instances, as ssm_instance_row writes them.
-two_rows() {
-  jq -cn '[
-    {vus_max: 3, duration_s: 10, http_reqs: 100, lat_min_ms: 5, lat_avg_ms: 10, lat_med_ms: 9,
-     lat_p95_ms: 20, lat_max_ms: 50, lat_count: 90, failed_reqs: 10, fail_connect: 4, fail_timeout: 6,
-     fail_reset: 0, fail_http_4xx: 0, fail_http_5xx: 0, fail_other: 0, iterations: 100, dropped_iterations: 1},
-    {vus_max: 2, duration_s: 12, http_reqs: 300, lat_min_ms: 3, lat_avg_ms: 30, lat_med_ms: 29,
-     lat_p95_ms: 80, lat_max_ms: 90, lat_count: 270, failed_reqs: 30, fail_connect: 0, fail_timeout: 30,
-     fail_reset: 0, fail_http_4xx: 0, fail_http_5xx: 0, fail_other: 0, iterations: 300, dropped_iterations: 2}]'
-}
-
-@test "the cell's row adds up counters and VUs over the instances" {
-  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
-  assert_success
-  local row="$output"
-  [ "$(jq -c '[.vus_max, .http_reqs, .failed_reqs, .fail_connect, .fail_timeout, .iterations, .dropped_iterations, .instances]' <<<"$row")" = "[5,400,40,4,36,400,3,2]" ]
-  [ "$(jq -c '[.duration_s, .tps, .failed_rate]' <<<"$row")" = "[12,33.333,0.1]" ]
-}
-
-@test "min and max are the extremes, the mean is weighted by answered requests" {
-  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
-  # (10 * 90 + 30 * 270) / 360 = 25, not the plain mean of means (20).
-  [ "$(jq -c '[.lat_min_ms, .lat_max_ms, .lat_avg_ms]' <<<"$output")" = "[3,90,25]" ]
-}
-
-@test "without InfluxDB the percentiles stay empty: never an average of percentiles" {
-  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "percentiles not mergeable"
-  [ "$(jq -c '[.lat_med_ms, .lat_p90_ms, .lat_p95_ms, .lat_p99_ms]' <<<"$output")" = "[null,null,null,null]" ]
-  [ "$(jq -r .notes <<<"$output")" = "percentiles not mergeable" ]
-}
-
-@test "with InfluxDB's percentiles the row takes them as they are" {
-  run ssm_aggregate_row "$(two_rows)" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" \
-    '{"lat_med_ms": 28, "lat_p90_ms": 70, "lat_p95_ms": 77.5, "lat_p99_ms": 88, "samples": 360}' "from InfluxDB"
-  [ "$(jq -c '[.lat_med_ms, .lat_p90_ms, .lat_p95_ms, .lat_p99_ms]' <<<"$output")" = "[28,70,77.5,88]" ]
-}
-
-@test "the row of a fan-out leaves out what only a local run measures" {
-  # The instances' rows carry them; the fan-out's row must not add them up.
-  local rows
-  rows="$(jq -c 'map(. + {listen_overflows: 7, server_conns_peak: 12, syn_retrans: 3})' <<<"$(two_rows)")"
-  run ssm_aggregate_row "$rows" run1 01 '{}' '{"SCENARIO": "spike"}' ok "" null "n"
-  assert_success
-  run jq -r 'has("listen_overflows"), has("server_conns_peak"), has("syn_retrans")' <<<"$output"
-  assert_output $'false\nfalse\nfalse'
-}
-
 # build_command [WITH_INFLUXDB]: the command of one instance (i-0abc, the
 # second of 3) for the small matrix; with an argument, it writes to InfluxDB.
 # BUNDLE_S3_URI set: the scenario files go through S3, not inline.

@@ -1,0 +1,100 @@
+"""The row of a fan-out cell (scripts/ssm-fanout.sh): one row for the whole cell from the rows of
+its instances, each built by ltsuite.row from that instance's k6 summary (ssm_instance_row).
+
+  python3 -m ltsuite.fanout CELL_DIR --run-id ID --cell CELL_ID --axes JSON [--status ok|failed]
+                            [--error TEXT] [--percentiles JSON] [--notes TEXT]
+
+reads CELL_DIR/cell.env and CELL_DIR/instances/*/row.json and prints the cell's row.
+
+Counters and VUs add up over the instances; min and max are the extremes; the mean latency is
+weighted by each instance's answered requests (lat_count). Percentiles of parts do not combine:
+they come from the raw samples of every instance (InfluxDB's PERCENTILE over them, --percentiles)
+or stay empty, never an average of percentiles. What only a local run measures (the server's
+counters, queues and the sampler's peaks) is left out: the instances do not see the server.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .cellfiles import read_cell_env, read_json
+from .numbers import num, or_default, tidy
+
+#: The counters that add up over instances.
+TOTALS = ("fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx", "fail_http_5xx", "fail_other")
+
+
+def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: Any, env: dict[str, str],
+                  status: str, error: str, percentiles: dict[str, Any] | None, notes: str) -> dict[str, Any]:
+    """The cell's row from its instances' rows (see the module's docstring for the rules)."""
+    def present(key: str) -> list[Any]:
+        return [row[key] for row in rows if row.get(key) is not None]
+
+    def total(key: str) -> Any:
+        values = present(key)
+        return sum(values) if values else None
+
+    reqs = total("http_reqs")
+    durations = present("duration_s")
+    duration = max(durations) if durations else None
+    failed = total("failed_reqs")
+    timed = [row for row in rows if row.get("lat_avg_ms") is not None and or_default(row.get("lat_count"), 0) > 0]
+    pct = percentiles or {}
+    lat_min, lat_max = present("lat_min_ms"), present("lat_max_ms")
+    row: dict[str, Any] = {
+        "run_id": run_id, "cell": cell, "scenario": env.get("SCENARIO"), "status": status, "axes": axes,
+        "backend": "ssm", "instances": len(rows),
+        "vus_max": total("vus_max"),
+        "duration_s": duration,
+        "http_reqs": reqs,
+        "tps": None if reqs is None or or_default(duration, 0) == 0 else num(reqs / duration),
+        "lat_min_ms": min(lat_min) if lat_min else None,
+        "lat_avg_ms": (None if not timed else
+                       num(sum(r["lat_avg_ms"] * r["lat_count"] for r in timed) / sum(r["lat_count"] for r in timed))),
+        "lat_med_ms": pct.get("lat_med_ms"),
+        "lat_p90_ms": pct.get("lat_p90_ms"),
+        "lat_p95_ms": pct.get("lat_p95_ms"),
+        "lat_p99_ms": pct.get("lat_p99_ms"),
+        "lat_max_ms": max(lat_max) if lat_max else None,
+        "failed_reqs": failed,
+        "failed_rate": None if reqs is None or reqs == 0 else num(or_default(failed, 0) / reqs),
+    }
+    row.update({key: total(key) for key in TOTALS})
+    row["iterations"] = total("iterations")
+    row["dropped_iterations"] = total("dropped_iterations")
+    row["error"] = error
+    row["notes"] = notes
+    return {key: tidy(value) for key, value in row.items()}
+
+
+def instance_rows(cell_dir: Path) -> list[dict[str, Any]]:
+    """The rows of the instances that succeeded (CELL_DIR/instances/*/row.json), in name order."""
+    rows = [read_json(path) for path in sorted(cell_dir.glob("instances/*/row.json"))]
+    return [row for row in rows if isinstance(row, dict)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.fanout", description="Print a fan-out cell's row.")
+    parser.add_argument("cell_dir", type=Path)
+    parser.add_argument("--run-id", required=True)
+    parser.add_argument("--cell", required=True)
+    parser.add_argument("--axes", default="{}")
+    parser.add_argument("--status", default="ok")
+    parser.add_argument("--error", default="")
+    parser.add_argument("--percentiles", default="null")
+    parser.add_argument("--notes", default="")
+    args = parser.parse_args(argv)
+    row = aggregate_row(instance_rows(args.cell_dir), run_id=args.run_id, cell=args.cell,
+                        axes=json.loads(args.axes), env=read_cell_env(args.cell_dir / "cell.env") or {},
+                        status=args.status, error=args.error, percentiles=json.loads(args.percentiles),
+                        notes=args.notes)
+    json.dump(row, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The row of a fan-out cell (ltsuite.fanout) from its instances' rows (the cases
+tests/unit/ssm.bats checked on ssm_aggregate_row)."""
+import json
+import subprocess
+import sys
+
+from ltsuite.fanout import aggregate_row
+
+from conftest import ROOT
+
+#: The rows of two instances, as ssm_instance_row writes them.
+TWO_ROWS = [
+    {"vus_max": 3, "duration_s": 10, "http_reqs": 100, "lat_min_ms": 5, "lat_avg_ms": 10, "lat_med_ms": 9,
+     "lat_p95_ms": 20, "lat_max_ms": 50, "lat_count": 90, "failed_reqs": 10, "fail_connect": 4, "fail_timeout": 6,
+     "fail_reset": 0, "fail_http_4xx": 0, "fail_http_5xx": 0, "fail_other": 0, "iterations": 100, "dropped_iterations": 1},
+    {"vus_max": 2, "duration_s": 12, "http_reqs": 300, "lat_min_ms": 3, "lat_avg_ms": 30, "lat_med_ms": 29,
+     "lat_p95_ms": 80, "lat_max_ms": 90, "lat_count": 270, "failed_reqs": 30, "fail_connect": 0, "fail_timeout": 30,
+     "fail_reset": 0, "fail_http_4xx": 0, "fail_http_5xx": 0, "fail_other": 0, "iterations": 300, "dropped_iterations": 2},
+]
+
+
+def aggregate(rows=TWO_ROWS, percentiles=None, notes="n"):
+    return aggregate_row(rows, run_id="run1", cell="01", axes={}, env={"SCENARIO": "spike"}, status="ok", error="",
+                         percentiles=percentiles, notes=notes)
+
+
+def test_the_cells_row_adds_up_counters_and_vus_over_the_instances():
+    row = aggregate()
+    assert [row[k] for k in ("vus_max", "http_reqs", "failed_reqs", "fail_connect", "fail_timeout", "iterations",
+                             "dropped_iterations", "instances")] == [5, 400, 40, 4, 36, 400, 3, 2]
+    assert [row["duration_s"], row["tps"], row["failed_rate"]] == [12, 33.333, 0.1]
+
+
+def test_min_and_max_are_the_extremes_the_mean_is_weighted_by_answered_requests():
+    # (10 * 90 + 30 * 270) / 360 = 25, not the plain mean of means (20).
+    row = aggregate()
+    assert [row["lat_min_ms"], row["lat_max_ms"], row["lat_avg_ms"]] == [3, 90, 25]
+
+
+def test_without_influxdb_the_percentiles_stay_empty_never_an_average_of_percentiles():
+    row = aggregate(notes="percentiles not mergeable")
+    assert [row["lat_med_ms"], row["lat_p90_ms"], row["lat_p95_ms"], row["lat_p99_ms"]] == [None] * 4
+    assert row["notes"] == "percentiles not mergeable"
+
+
+def test_with_influxdbs_percentiles_the_row_takes_them_as_they_are():
+    row = aggregate(percentiles={"lat_med_ms": 28, "lat_p90_ms": 70, "lat_p95_ms": 77.5, "lat_p99_ms": 88, "samples": 360})
+    assert [row["lat_med_ms"], row["lat_p90_ms"], row["lat_p95_ms"], row["lat_p99_ms"]] == [28, 70, 77.5, 88]
+
+
+def test_the_row_of_a_fan_out_leaves_out_what_only_a_local_run_measures():
+    # The instances' rows carry them; the fan-out's row must not add them up.
+    row = aggregate([{**r, "listen_overflows": 7, "server_conns_peak": 12, "syn_retrans": 3} for r in TWO_ROWS])
+    assert [k in row for k in ("listen_overflows", "server_conns_peak", "syn_retrans")] == [False, False, False]
+
+
+def test_no_instance_row_gives_empty_figures_not_zeros():
+    row = aggregate([])
+    assert [row["instances"], row["http_reqs"], row["tps"], row["lat_min_ms"], row["failed_rate"]] == [0, None, None, None, None]
+
+
+def test_the_command_line_reads_the_instances_rows_and_the_cells_knobs(tmp_path):
+    for k, row in enumerate(TWO_ROWS):
+        (tmp_path / "instances" / f"i-{k}").mkdir(parents=True)
+        (tmp_path / "instances" / f"i-{k}" / "row.json").write_text(json.dumps(row))
+    (tmp_path / "cell.env").write_text("SCENARIO=burst\nVUS=5\n")
+    run = subprocess.run([sys.executable, "-m", "ltsuite.fanout", str(tmp_path), "--run-id", "r", "--cell", "02",
+                          "--axes", '{"VUS": "5"}', "--status", "failed", "--error", "instance i-9: no summary",
+                          "--notes", "n"], capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "scripts")},
+                         check=True)
+    row = json.loads(run.stdout)
+    assert list(row)[:7] == ["run_id", "cell", "scenario", "status", "axes", "backend", "instances"]
+    assert [row["scenario"], row["status"], row["axes"], row["http_reqs"], row["error"]] == \
+        ["burst", "failed", {"VUS": "5"}, 400, "instance i-9: no summary"]
