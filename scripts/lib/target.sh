@@ -91,29 +91,35 @@ target_cmd_words() {
   done
 }
 
-# target_java_args CELL_ASSOC: the JVM's arguments after the heap: the
-# TARGET_JAVA_OPTS words, then the archive option of the cell's start mode
-# (target_start_plan: an AOT cache, a class-data-sharing archive or none),
-# -jar and the jar (an extracted copy when there is an archive), then the
-# TARGET_ARGS words.
-target_java_args() {
+# target_java_command CELL_ASSOC: the java the cell's target starts with (a
+# JDK 25 or later for an AOT cache, the java on PATH otherwise), then its
+# arguments after the heap: the TARGET_JAVA_OPTS words, the archive option
+# of the cell's start mode (target_start_plan: an AOT cache, a
+# class-data-sharing archive or none), -jar and the jar (an extracted copy
+# when there is an archive), then the TARGET_ARGS words. One a line.
+target_java_command() {
   local -n java_values="$1"
   local -a opts args words
   read -r -a opts <<<"${java_values[TARGET_JAVA_OPTS]:-}"
   read -r -a args <<<"${java_values[TARGET_ARGS]:-}"
+  # words: the java, the archive options, the jar.
   mapfile -t words < <(target_start_words java_values)
+  printf '%s\n' "${words[0]}"
   # An empty list prints nothing (printf would print one empty word).
   [[ ${#opts[@]} -eq 0 ]] || printf '%s\n' "${opts[@]}"
-  # words: the java, the archive options, the jar.
   [[ ${#words[@]} -le 2 ]] || printf '%s\n' "${words[@]:1:${#words[@]}-2}"
   printf '%s\n' -jar "${words[-1]}"
   [[ ${#args[@]} -eq 0 ]] || printf '%s\n' "${args[@]}"
 }
 
-# target_java_bin CELL_ASSOC: the java the cell's target starts with (a JDK
-# 25 or later for an AOT cache, the java on PATH otherwise).
+# target_java_args CELL_ASSOC: target_java_command without the java.
+target_java_args() {
+  target_java_command "$1" | tail -n +2
+}
+
+# target_java_bin CELL_ASSOC: the java of target_java_command.
 target_java_bin() {
-  target_start_words "$1" | head -n 1
+  target_java_command "$1" | head -n 1
 }
 
 # target_start CELL_ASSOC LOG: start the target with the cell's settings, in
@@ -142,15 +148,18 @@ target_start() {
     env_args+=("${app_env[@]}")
     mapfile -t -O "${#env_args[@]}" env_args < <(target_spring_env cell_values "${cell_values[SERVER_ADDR]}")
     target_start_warm cell_values
-    command=("$(target_java_bin cell_values)" "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID")
-    mapfile -t -O "${#command[@]}" command < <(target_java_args cell_values)
+    local -a java_command
+    mapfile -t java_command < <(target_java_command cell_values)
+    command=("${java_command[0]}" "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID"
+      "${java_command[@]:1}")
   fi
-  # Which start it got (not for a training start: target_train).
-  [[ -n "$TARGET_TRAINING" ]] || target_record_start cell_values "$(dirname "$log")/target-start.txt"
   # A simple command (not a function) in the background, and ip netns exec
   # and env both exec: $! is the server itself.
   ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 &
   TARGET_PID=$!
+  # Which start it got (not for a training start: target_train), written
+  # while the JVM starts.
+  [[ -n "$TARGET_TRAINING" ]] || target_record_start cell_values "$(dirname "$log")/target-start.txt"
 }
 
 # target_knob_problems ORIGINS_ASSOC VALUES_ASSOC: "WHERE: KEY: message" for

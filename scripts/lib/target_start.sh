@@ -39,6 +39,17 @@ target_java_feature() {
   printf '%s\n' "${version:-0}"
 }
 
+# target_java_version JAVA: the full version of JAVA (25.0.3), from its
+# JDK's release file (no JVM started), else from -version.
+target_java_version() {
+  local java home version=""
+  java="$(readlink -f "$(command -v "$1")")"
+  home="$(dirname "$(dirname "$java")")"
+  [[ ! -f "$home/release" ]] || version="$(sed -n 's/^JAVA_VERSION="\([^"]*\)".*/\1/p' "$home/release")"
+  [[ -n "$version" ]] || version="$("$java" -version 2>&1 | sed -n '1s/.*version "\([^"]*\)".*/\1/p')"
+  printf '%s\n' "$version"
+}
+
 # target_aot_java: the java of the newest JDK 25 or later found (JAVA_HOME,
 # PATH, TARGET_JDK_DIRS/*), as a resolved path; nothing when there is none
 # (then the start falls back to class-data sharing).
@@ -204,7 +215,7 @@ target_record_start() {
   {
     printf 'target_start_mode=%s\n' "${plan[0]}"
     if [[ "${plan[0]}" != cmd ]]; then
-      printf 'target_java=%s\n' "$("${plan[1]}" -version 2>&1 | sed -n '1s/.*version "\([^"]*\)".*/\1/p')"
+      printf 'target_java=%s\n' "$(target_java_version "${plan[1]}")"
     fi
     printf 'target_start_archive=%s\n' "${plan[2]#"$LT_ROOT"/}"
     printf 'target_start_note=%s\n' "${plan[4]}"
