@@ -7,8 +7,10 @@
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
 # median of BENCH_REPS repetitions, with the spread (min..max) shown.
-#   1. orchestration: wall time per cell minus k6's own test time, plain jar
-#      versus the class-data-sharing start (TARGET_START_MODE=jar|cds)
+#   1. orchestration: where a cell's time goes outside k6's own test time,
+#      phase by phase (phases.tsv), per cell and per run, for each start of
+#      the target (TARGET_START_MODE=jar|cds|aot: plain java -jar, the
+#      class-data-sharing archive, the JDK 25 AOT cache), runs alternating
 #   2. metrics perturbation: the same cell with the suite's monitoring
 #      defaults versus none, in the seeds' regime and with k6 saturated
 #   3. generator capacity: the largest spike against a 5 s endpoint that one
@@ -88,19 +90,50 @@ record() {
   printf '%s\n' "$@" | jq -c --arg f "$figure" '. + {figure: $f}' >>"$BENCH_DIR/measurements.jsonl"
 }
 
+# bench_orchestration: one run of 4 short cells per start mode, the modes
+# alternating run by run, BENCH_REPS times. Per cell: its phases from
+# phases.tsv (bench-cell.jq), up to the next cell's start; per run: its wall
+# time minus k6's test time, over its cells (what a user waits per cell).
 bench_orchestration() {
-  say "1/5 orchestration overhead: 4 short cells per start mode, alternating"
-  local rep run_dir row
+  say "1/6 orchestration overhead: 4 short cells per run, start modes jar, cds and aot alternating"
+  local rep mode run_dir started ended
   for ((rep = 1; rep <= REPS; rep++)); do
-    run_dir="$(run_matrix "orchestration-$rep" \
-      "TARGET_START_MODE=jar cds" "TOMCAT_ACCEPT_COUNT=100 101" \
-      "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
-    for row in "$run_dir"/cells/*/row.json; do
-      record orchestration "$(jq -c --argjson rep "$rep" '{rep: $rep, variant: .axes.TARGET_START_MODE,
-        wall_s: .cell_wall_s, k6_s: .duration_s, overhead_s: (.cell_wall_s - .duration_s),
-        setup_s, target_start_s, k6_process_s: .k6_s, teardown_s, files_s}' "$row")"
+    for mode in jar cds aot; do
+      started="$(date +%s%3N)"
+      run_dir="$(run_matrix "orchestration-$mode-$rep" "TARGET_START_MODE=$mode" \
+        "TOMCAT_ACCEPT_COUNT=100 101 102 103" "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
+      ended="$(date +%s%3N)"
+      bench_orchestration_record "$rep" "$mode" "$run_dir" "$started" "$ended"
     done
   done
+}
+
+# bench_orchestration_record REP MODE RUN_DIR STARTED_MS ENDED_MS: one
+# measurement per cell of the run (figure orchestration) and one for the run
+# (figure orchestration-run), each with the start the target got.
+bench_orchestration_record() {
+  local rep="$1" mode="$2" run_dir="$3" started="$4" ended="$5" cell next_start got
+  local -a cells
+  mapfile -t cells < <(find "$run_dir/cells" -mindepth 1 -maxdepth 1 -type d | sort)
+  local i
+  for ((i = 0; i < ${#cells[@]}; i++)); do
+    cell="${cells[i]}"
+    next_start=""
+    if ((i + 1 < ${#cells[@]})); then
+      next_start="$(awk -F'\t' '$1 == "cell_start" { print $2; exit }' "${cells[i + 1]}/phases.tsv")"
+    fi
+    got="$(sed -n 's/^target_start_mode=//p' "$cell/target-start.txt" 2>/dev/null)"
+    record orchestration "$(jq -Rn -c --argjson rep "$rep" --arg asked "$mode" --arg got "${got:-$mode}" \
+      --arg next_start "$next_start" --slurpfile row "$cell/row.json" \
+      --arg started_line "$(grep -m1 -oE 'Started .* in [0-9.]+ seconds \(process running for [0-9.]+\)' "$cell/target.log" 2>/dev/null)" \
+      -f "$LT_ROOT/scripts/lib/bench-cell.jq" <"$cell/phases.tsv")"
+  done
+  record orchestration-run "$(jq -n -c --argjson rep "$rep" --arg variant "$mode" \
+    --argjson wall_s "$((ended - started))" \
+    --argjson k6 "$(jq -s '[.[].duration_s // 0] | add' "$run_dir"/cells/*/row.json)" \
+    --argjson cells "${#cells[@]}" \
+    '{rep: $rep, variant: $variant, cells: $cells, wall_s: ($wall_s / 1000), k6_s: $k6,
+      overhead_per_cell_s: (if $cells > 0 then (($wall_s / 1000 - $k6) / $cells * 100 | round / 100) else null end)}')"
 }
 
 bench_perturbation() {

@@ -1,22 +1,30 @@
 # bench.md from bench.json.
 def f: if . == null then "-" else (. * 100 | round / 100 | tostring) end;
-def s: "\(.median | f) (\(.min | f)..\(.max | f), n=\(.n))";
+def s: if (.n // 0) == 0 then "-" else "\(.median | f) (\(.min | f)..\(.max | f), n=\(.n))" end;
 "# Suite benchmarks",
 "",
 "Medians of side-by-side repetitions, with min..max.",
 "",
-"## 1. Orchestration overhead per cell (wall time minus k6's test time, s)",
+"## 1. Orchestration overhead per cell (s outside k6's test time; 4-cell runs, one start mode each)",
 "",
-"| start mode | overhead per cell | wall / k6 time |",
-"|---|---|---|",
-(.orchestration as $o | $o.overhead_s | to_entries[] | "| \(.key) | \(.value | s) | \($o.wall_over_k6[.key] | f) |"),
+"| start mode | per cell, start to next cell's start | per cell of the run (run wall / cells) | in the row (cell_wall_s) | wall / k6 time |",
+"|---|---|---|---|---|",
+(.orchestration as $o | $o.overhead_s | keys[]
+  | "| \(.) | \($o.period_overhead_s[.] // {} | s) | \($o.run_overhead_per_cell_s[.] // {} | s) | \($o.overhead_s[.] | s) | \($o.wall_over_k6[.] | f) |"),
 "",
-"Where a cell's time goes (s, from each row's phase timings):",
+"Where a cell's time goes (s, from each cell's phases.tsv; consecutive marks, so they add up to the cell):",
 "",
-"| start mode | setup (namespaces, sysctls) | target start | k6 process | teardown | files |",
-"|---|---|---|---|---|---|",
+"| start mode | k6 script | namespaces, sysctls | target start | counters, sampler | k6 process | k6 start+stop | teardown | deltas | row | report | tables, next cell |",
+"|---|---|---|---|---|---|---|---|---|---|---|---|",
 (.orchestration.phases_s as $p | ($p.setup_s // {} | keys[]) as $mode
-  | "| \($mode) | \($p.setup_s[$mode] | s) | \($p.target_start_s[$mode] | s) | \($p.k6_process_s[$mode] | s) | \($p.teardown_s[$mode] | s) | \($p.files_s[$mode] | s) |"),
+  | "| \($mode) | \($p.prep_s[$mode] // {} | s) | \($p.setup_s[$mode] | s) | \($p.target_start_s[$mode] | s) | \($p.k6_prep_s[$mode] // {} | s) | \($p.k6_process_s[$mode] | s) | \($p.k6_startstop_s[$mode] // {} | s) | \($p.teardown_s[$mode] | s) | \($p.files_s[$mode] | s) | \($p.row_s[$mode] // {} | s) | \($p.report_s[$mode] // {} | s) | \($p.between_s[$mode] // {} | s) |"),
+"",
+"The target's start (s): the JVM up to Spring Boot, Spring Boot's own \"Started ... in\", then up to the runner's first 200 on the health path:",
+"",
+"| start mode | JVM to Spring | Spring (context, Tomcat) | logged start to healthy |",
+"|---|---|---|---|",
+(.orchestration.start_s as $t | ($t.spring_s // {} | keys[]) as $mode
+  | "| \($mode) | \($t.jvm_to_spring_s[$mode] | s) | \($t.spring_s[$mode] | s) | \($t.ready_after_log_s[$mode] | s) |"),
 "",
 "## 2. Metrics perturbation (suite's monitoring defaults / none)",
 "",

@@ -1,0 +1,43 @@
+# One cell of the bench's orchestration runs: where its time went, phase by
+# phase, from its phases.tsv (the input, raw lines "name<TAB>epoch_ms"), up
+# to the next cell's start ($next_start, "" for a run's last cell).
+# Args: $rep, $asked and $got (the start mode asked for and the one the
+# target got, target-start.txt), $row (row.json, slurped), $started_line
+# (Spring Boot's "Started ... in S seconds (process running for P)", or "").
+# Consecutive marks cover the cell without a gap, so the phases add up to
+# the cell's period.
+[inputs | split("\t") | select(length == 2) | {name: .[0], ms: (.[1] | tonumber)}] as $marks
+| def first_mark($n): [$marks[] | select(.name == $n) | .ms] | first;
+  def last_mark($n): [$marks[] | select(.name == $n) | .ms] | last;
+  def span($a; $b): if $a == null or $b == null then null else (($b - $a) / 1000 * 1000 | round / 1000) end;
+  def r3: if . == null then null else (. * 1000 | round / 1000) end;
+  ($row[0] // {}) as $r
+| ($next_start | if . == "" then null else tonumber end) as $next
+| span(first_mark("train_start"); last_mark("train_end")) as $train
+| ($started_line | capture("in (?<s>[0-9.]+) seconds \\(process running for (?<p>[0-9.]+)\\)")? // null) as $started
+| {
+    rep: $rep, variant: $got, asked: $asked,
+    wall_s: $r.cell_wall_s, k6_s: $r.duration_s,
+    overhead_s: (if $r.cell_wall_s == null or $r.duration_s == null then null else ($r.cell_wall_s - $r.duration_s | r3) end),
+    prep_s: span(first_mark("cell_start"); first_mark("target_start")),
+    setup_s: (span(first_mark("target_start"); last_mark("target_start")) as $s
+      | if $s == null then null else ($s - ($train // 0) | r3) end),
+    train_s: $train,
+    target_start_s: span(last_mark("target_start"); last_mark("target_ready")),
+    k6_prep_s: span(last_mark("target_ready"); last_mark("k6_start")),
+    k6_process_s: span(last_mark("k6_start"); last_mark("k6_end")),
+    k6_startstop_s: (span(last_mark("k6_start"); last_mark("k6_end")) as $k
+      | if $k == null or $r.duration_s == null then null else ($k - $r.duration_s | r3) end),
+    teardown_s: span(last_mark("k6_end"); last_mark("stopped")),
+    files_s: span(last_mark("stopped"); last_mark("files")),
+    row_s: span(last_mark("files"); last_mark("row")),
+    report_s: span(last_mark("row"); last_mark("reported")),
+    between_s: span(last_mark("reported"); $next),
+    period_s: span(first_mark("cell_start"); $next),
+    period_overhead_s: (span(first_mark("cell_start"); $next) as $p
+      | if $p == null or $r.duration_s == null then null else ($p - $r.duration_s | r3) end),
+    spring_s: ($started.s // null | if . == null then null else tonumber end),
+    jvm_to_spring_s: (if $started == null then null else ($started.p | tonumber) - ($started.s | tonumber) | r3 end),
+    ready_after_log_s: (span(last_mark("target_start"); last_mark("target_ready")) as $t
+      | if $t == null or $started == null then null else ($t - ($started.p | tonumber) | r3) end)
+  }
