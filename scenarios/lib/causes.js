@@ -2,8 +2,10 @@
 // the suite's scenarios (failures.js) and a script of one's own
 // (own-script.js) count failures by. A request fails exactly when k6 counts
 // it in http_req_failed (no response, or a status outside 200-399), so the
-// six causes add up to that count. (The report's chart reads k6's samples
-// with the same rule in Python: scripts/lib/k6-series.py.)
+// six causes add up to that count. The rule is the suite's one table of
+// causes, scripts/ltsuite/causes.tsv, which the Python side reads (the
+// report's chart: scripts/lib/k6-series.py); tests/python/test_causes.py
+// runs this file against it.
 
 // failureCause(res): null for an answered request, else its cause.
 export function failureCause(res) {

@@ -9,10 +9,10 @@ short by a killed k6 is skipped. Setup traffic (traffic=setup) is left out.
 
 Output, one JSON object:
   per_second: requests per second of completion, every second from the
-              first request's to the last's, split by cause (the rule of
-              scenarios/lib/causes.js: answered is status 200-399, then dial
-              errors 1210-1219, reset 1220, request timeout 1050, HTTP
-              4xx/5xx, other);
+              first request's to the last's, split by cause (the suite's one
+              table, scripts/ltsuite/causes.tsv: answered is status 200-399,
+              then dial errors 1210-1219, reset 1220, request timeout 1050,
+              HTTP 4xx/5xx (together: http_error), other);
   latency:    every STRIDE-th answered request: its start (epoch s, to the
               ms) and its http_req_duration (ms, to 0.1), so a large cell
               stays small; with the count of answered requests.
@@ -22,9 +22,14 @@ Two requests can share a time stamp to the nanosecond (15 in 539,292 of one
 cell): a metric seen twice at one time starts the next request.
 """
 import json
+import os
 import sys
+from functools import lru_cache
 
 from k6time import Clock
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from ltsuite.causes import cause as request_cause  # noqa: E402 (after its path)
 
 CAUSES = ("answered", "connect", "reset", "timeout", "http_error", "other")
 PREFIXES = ('{"metric":"http_req_duration"', '{"metric":"http_req_blocked"')
@@ -38,19 +43,14 @@ def number(text):
 
 
 def cause(tags):
-    status = number(tags.get("status", "0"))
-    code = number(tags.get("error_code", "0"))
-    if 200 <= status < 400:
-        return "answered"
-    if 1210 <= code <= 1219:
-        return "connect"
-    if code == 1220:
-        return "reset"
-    if code == 1050:
-        return "timeout"
-    if 400 <= status < 600:
-        return "http_error"
-    return "other"
+    return cause_of(tags.get("status", "0"), tags.get("error_code", "0"))
+
+
+@lru_cache(maxsize=4096)
+def cause_of(status, code):
+    """The chart's cause of a status and error code: causes.tsv's, its two HTTP causes as one."""
+    why = request_cause(number(status), number(code))
+    return "http_error" if why in ("http_4xx", "http_5xx") else why
 
 
 def half_up(value, scale):

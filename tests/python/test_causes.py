@@ -1,0 +1,61 @@
+"""One table of a failure's causes (scripts/ltsuite/causes.tsv): the Python side reads it, and k6's
+side (scenarios/lib/causes.js, run here by node) gives the same cause for every status and error
+code tried."""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from ltsuite.causes import cause, failure_causes, rules
+
+from conftest import ROOT
+
+STATUSES = [0, 101, 199, 200, 204, 302, 399, 400, 404, 429, 499, 500, 503, 599, 600]
+CODES = [0, 1000, 1050, 1100, 1200, 1209, 1210, 1211, 1212, 1219, 1220, 1221, 1400, 1404, 1503, 1599, 1600]
+
+
+def test_the_causes_in_order():
+    assert [r.cause for r in rules()] == ["answered", "connect", "reset", "timeout", "http_4xx", "http_5xx", "other"]
+    assert failure_causes() == ["connect", "reset", "timeout", "http_4xx", "http_5xx", "other"]
+
+
+@pytest.mark.parametrize("status,code,expected", [
+    (200, 0, "answered"), (399, 1220, "answered"), (0, 1210, "connect"), (0, 1219, "connect"), (0, 1220, "reset"),
+    (0, 1050, "timeout"), (404, 1404, "http_4xx"), (503, 1503, "http_5xx"), (0, 1000, "other"), (600, 0, "other")])
+def test_a_requests_cause(status, code, expected):
+    assert cause(status, code) == expected
+
+
+def run_causes_js(tmp_path, program):
+    """Run a node ES module that imports scenarios/lib/causes.js (copied as .mjs, which node reads
+    as a module) and prints JSON."""
+    if shutil.which("node") is None:
+        pytest.fail("node is not installed (the suite's report tools need it: make tools)")
+    shutil.copy(ROOT / "scenarios" / "lib" / "causes.js", tmp_path / "causes.mjs")
+    (tmp_path / "main.mjs").write_text(program)
+    run = subprocess.run(["node", str(tmp_path / "main.mjs")], capture_output=True, text=True, check=True)
+    return json.loads(run.stdout)
+
+
+def test_causes_js_gives_the_tables_cause_for_every_status_and_code(tmp_path):
+    got = run_causes_js(tmp_path, f"""
+import {{ failureCause }} from './causes.mjs';
+const out = [];
+for (const status of {json.dumps(STATUSES)}) for (const code of {json.dumps(CODES)})
+  out.push([status, code, failureCause({{ status, error_code: code }}) ?? 'answered']);
+console.log(JSON.stringify(out));
+""")
+    assert len(got) == len(STATUSES) * len(CODES)
+    assert [row for row in got if row[2] != cause(row[0], row[1])] == []
+
+
+def test_causes_js_error_codes_by_counter_are_the_tables(tmp_path):
+    got = run_causes_js(tmp_path, "import { CAUSE_CODES } from './causes.mjs'; console.log(JSON.stringify(CAUSE_CODES));")
+    codes = [1050] + list(range(1210, 1221)) + list(range(1400, 1600))
+    expected = {}
+    for code in codes:
+        status = code - 1000 if code >= 1400 else 0
+        expected.setdefault(f"fail_{cause(status, code)}", []).append(code)
+    assert got == expected
+    assert sorted(got) == sorted(f"fail_{c}" for c in failure_causes() if c != "other")
