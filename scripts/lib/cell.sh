@@ -179,17 +179,10 @@ cell_axes_json() {
   done | jq -Rn '[inputs | split("\t") | {(.[0]): .[1]}] | add // {}'
 }
 
-# counters_cell_deltas CELL_DIR: netstat-delta.tsv from the four snapshots.
+# counters_cell_deltas CELL_DIR: netstat-delta.tsv from the four snapshots
+# (a side without both is left out), in one process (ltsuite.counters).
 counters_cell_deltas() {
-  local cell_dir="$1" side
-  {
-    printf 'counter\tside\tdelta\n'
-    for side in server client; do
-      if [[ -s "$cell_dir/nstat-$side-before.txt" && -s "$cell_dir/nstat-$side-after.txt" ]]; then
-        counters_delta "$side" "$cell_dir/nstat-$side-before.txt" "$cell_dir/nstat-$side-after.txt"
-      fi
-    done
-  } | write_atomic "$cell_dir/netstat-delta.tsv"
+  PYTHONPATH="$LT_ROOT/scripts" python3 -S -m ltsuite.counters "$1"
 }
 
 # stop_cell_processes: k6, sampler and target of the current cell, then the namespaces.

@@ -264,6 +264,16 @@ k6_start() {
     extra_env=("${option_env[@]}")
     if [[ "$instances" -gt 1 ]]; then
       [[ $i -eq 0 ]] || { extra_args=(); extra_env=(); }
+      # Every process writes its own per-request samples (k6-samples-<n>.json.gz,
+      # named as its log), so the row's latency percentiles are computed over
+      # all of them (ltsuite.latency); the other side outputs stay the first's.
+      for option in "${option_args[@]}" "${option_env[@]}"; do
+        case "$i:$option" in
+          0:*) ;;
+          *:--out=json=*/k6-samples.json.gz) extra_args+=("${option%.json.gz}-$((i + 1)).json.gz") ;;
+          *:K6_SYSTEM_TAGS=*) extra_env+=("$option") ;;
+        esac
+      done
       segment=(--execution-segment "$i/$instances:$((i + 1))/$instances"
         --execution-segment-sequence "$(k6_segment_sequence "$instances")")
     fi
