@@ -210,7 +210,7 @@ compose_cell_env() {
       done
     fi
     target_app_env env_values
-    target_spring_env env_values 0.0.0.0
+    target_spring_env env_values 0.0.0.0 "$COMPOSE_ACCESS_LOG_DIR"
     printf 'JDK_JAVA_OPTIONS=%s\n' "-Xmx${env_values[SERVER_HEAP]} -Dltsuite.run_id=$LT_RUN_ID${env_values[TARGET_JAVA_OPTS]:+ ${env_values[TARGET_JAVA_OPTS]}}"
   )
   for key in "${names[@]}"; do
@@ -297,6 +297,18 @@ compose_save_log() {
   fi
 }
 
+# Where the container's Tomcat writes its access log (target_accesslog_env):
+# inside the container, copied into the cell's directory once it stopped.
+readonly COMPOSE_ACCESS_LOG_DIR=/tmp/ltsuite-cell
+
+# compose_save_access_log: the stopped container's access log into the
+# cell's directory (beside target.log); nothing when it wrote none.
+compose_save_access_log() {
+  [[ -n "$COMPOSE_TARGET_LOG" ]] || return 0
+  docker cp "$COMPOSE_CONTAINER:$COMPOSE_ACCESS_LOG_DIR/$TARGET_ACCESS_LOG_FILE" \
+    "$(dirname "$COMPOSE_TARGET_LOG")/$TARGET_ACCESS_LOG_FILE" >/dev/null 2>&1 || true
+}
+
 # compose_target_stop: stop the container (SIGTERM, SIGKILL after 10 s, as
 # target_stop does), keep its log and remove it. Nothing to do if this run
 # made no container since the last stop.
@@ -304,6 +316,7 @@ compose_target_stop() {
   ((COMPOSE_TARGET_CREATED)) || return 0
   docker stop --time 10 "$COMPOSE_CONTAINER" >/dev/null 2>&1 || true
   compose_save_log
+  compose_save_access_log
   docker rm --force "$COMPOSE_CONTAINER" >/dev/null 2>&1 || true
   COMPOSE_TARGET_CREATED=0
   COMPOSE_TARGET_LOG=""

@@ -48,11 +48,12 @@ target_env_name() {
   printf '%s\n' "${name^^}"
 }
 
-# target_spring_env CELL_ASSOC ADDRESS: "NAME=value" lines that give a Spring
-# Boot application the cell's connector: address, port, the Tomcat knobs,
-# and the actuator on its own connector at 127.0.0.1:MANAGEMENT_PORT (so
-# sampling it never queues behind the saturated main port), with the
-# readiness probe at /readyz on the main port.
+# target_spring_env CELL_ASSOC ADDRESS [ACCESS_LOG_DIR]: "NAME=value" lines
+# that give a Spring Boot application the cell's connector: address, port,
+# the Tomcat knobs, and the actuator on its own connector at
+# 127.0.0.1:MANAGEMENT_PORT (so sampling it never queues behind the saturated
+# main port), with the readiness probe at /readyz on the main port; with
+# ACCESS_LOG_DIR, Tomcat's access log there (target_accesslog_env).
 target_spring_env() {
   local -n spring_values="$1"
   local address="$2" pair
@@ -64,6 +65,31 @@ target_spring_env() {
   for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
   done
+  [[ -z "${3:-}" ]] || target_accesslog_env "$3"
+}
+
+# Tomcat's access log of the port under test (AccessLogValve), the
+# application's own account of every request: when a thread began it (epoch
+# ms), its processing time (%D: microseconds from Tomcat 10.1 on), status,
+# the client's port, the request id header of the suite's scenarios
+# (scenarios/lib/requestid.js), method and path. Read by
+# scripts/ltsuite/accesslog.py, which knows these fields by this order.
+readonly TARGET_ACCESS_LOG_PATTERN='%{begin:msec}t %D %s %{remote}p %{X-Request-Id}i %m %U'
+readonly TARGET_ACCESS_LOG_FILE=tomcat-access.log
+
+# target_accesslog_env DIR: "NAME=value" lines that turn on Spring Boot's
+# server.tomcat.accesslog.* in any Spring Boot jar, without code: one file,
+# DIR/tomcat-access.log, not rotated (no date in its name) and unbuffered,
+# so every line is on disk when the row is read, even after a SIGKILL. The
+# actuator's own connector logs to management_tomcat-access.log beside it
+# (Spring Boot's management.server.accesslog.prefix).
+target_accesslog_env() {
+  local dir="$1"
+  printf 'SERVER_TOMCAT_ACCESSLOG_ENABLED=true\nSERVER_TOMCAT_ACCESSLOG_DIRECTORY=%s\n' "$dir"
+  printf 'SERVER_TOMCAT_ACCESSLOG_PREFIX=%s\nSERVER_TOMCAT_ACCESSLOG_SUFFIX=.%s\n' \
+    "${TARGET_ACCESS_LOG_FILE%.*}" "${TARGET_ACCESS_LOG_FILE##*.}"
+  printf 'SERVER_TOMCAT_ACCESSLOG_ROTATE=false\nSERVER_TOMCAT_ACCESSLOG_BUFFERED=false\n'
+  printf 'SERVER_TOMCAT_ACCESSLOG_PATTERN=%s\n' "$TARGET_ACCESS_LOG_PATTERN"
 }
 
 # target_app_env CELL_ASSOC: "NAME=value" lines of TARGET_ENV_FILE (the
@@ -146,7 +172,7 @@ target_start() {
     mapfile -t command < <(target_cmd_words cell_values)
   else
     env_args+=("${app_env[@]}")
-    mapfile -t -O "${#env_args[@]}" env_args < <(target_spring_env cell_values "${cell_values[SERVER_ADDR]}")
+    mapfile -t -O "${#env_args[@]}" env_args < <(target_spring_env cell_values "${cell_values[SERVER_ADDR]}" "$(readlink -f "$(dirname "$log")")")
     target_start_warm cell_values
     local -a java_command
     mapfile -t java_command < <(target_java_command cell_values)

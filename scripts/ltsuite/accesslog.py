@@ -1,0 +1,152 @@
+"""The application's own account of every request: Tomcat's access log of the port under test.
+
+The suite turns it on in any Spring Boot target without code (scripts/lib/target.sh,
+target_accesslog_env: Spring Boot's server.tomcat.accesslog.* properties) and Tomcat writes it,
+unbuffered, to the cell's directory as tomcat-access.log, one line per request, in the pattern
+
+  %{begin:msec}t %D %s %{remote}p %{X-Request-Id}i %m %U
+
+Tomcat's AccessLogValve (org.apache.catalina.valves.AbstractAccessLogValve): %{begin:msec}t is
+when Tomcat started the request, in epoch ms (a thread had taken the connection and read the
+request line); %D the time it spent on it, in microseconds from Tomcat 10.1 on (milliseconds
+before); %s the status; %{remote}p the client's port; %{Name}i a request header ("-" when the
+request had none); %m the method; %U the path.
+
+The log also holds what is not the load: the runner's health checks before k6 started and the
+health check of the scenarios' setup(). The load is what Tomcat began after k6 started and,
+when any of those requests carries the suite's request id (scenarios/lib/requestid.js), only
+those that do.
+
+  python3 -m ltsuite.accesslog CELL_DIR    prints the cell's app_* figures as JSON
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cellfiles import read_phases, read_text
+from .latency import percentile
+from .numbers import num
+
+#: The file the target writes into the cell's directory (target.sh TARGET_ACCESS_LOG_FILE).
+ACCESS_LOG = "tomcat-access.log"
+#: Fields of a line, in the pattern's order (target.sh TARGET_ACCESS_LOG_PATTERN).
+FIELDS = 7
+
+
+@dataclass(frozen=True)
+class AppRequest:
+    """One request as Tomcat logged it."""
+
+    begin_ms: int
+    """When Tomcat started it (%{begin:msec}t, epoch ms, whole ms)."""
+    service_us: int
+    """Its processing time (%D, microseconds)."""
+    status: int
+    remote_port: int | None
+    request_id: str | None
+    """The X-Request-Id header; None when the request had none."""
+    method: str
+    path: str
+
+    @property
+    def service_ms(self) -> float:
+        """%D in milliseconds."""
+        return self.service_us / 1000
+
+    @property
+    def end_ms(self) -> float:
+        """When Tomcat finished it by its own account: begin + %D."""
+        return self.begin_ms + self.service_us / 1000
+
+
+def parse_line(line: str) -> AppRequest | None:
+    """One access-log line, or None when it does not have the pattern's fields (a line cut short
+    by a killed target, or a log in another pattern)."""
+    fields = line.split(" ")
+    if len(fields) != FIELDS:
+        return None
+    begin, service, status, port, request_id, method, path = fields
+    if not (begin.isdigit() and service.isdigit() and status.isdigit()):
+        return None
+    return AppRequest(begin_ms=int(begin), service_us=int(service), status=int(status),
+                      remote_port=int(port) if port.isdigit() else None,
+                      request_id=None if request_id in ("-", "") else request_id, method=method, path=path)
+
+
+@dataclass
+class AccessLog:
+    """An access log's requests, in the order Tomcat wrote them (as each ended), and how many
+    lines could not be read."""
+
+    requests: list[AppRequest] = field(default_factory=list)
+    unreadable: int = 0
+
+
+def read_access_log(path: Path) -> AccessLog | None:
+    """The access log at path; None when there is none (a target that is not a Spring Boot
+    application, an external TARGET_URL, or a cell that failed before its target started)."""
+    body = read_text(path)
+    if body is None:
+        return None
+    log = AccessLog()
+    for line in body.split("\n"):
+        if line.strip() == "":
+            continue
+        request = parse_line(line.rstrip("\r"))
+        if request is None:
+            log.unreadable += 1
+        else:
+            log.requests.append(request)
+    return log
+
+
+def load_requests(log: AccessLog, k6_start_ms: int | None) -> list[AppRequest]:
+    """The load's requests: begun at or after k6 started (the runner's health checks come
+    before), and, when any of them carries a request id, only those (the scenarios' setup()
+    health check carries none)."""
+    after = [r for r in log.requests if k6_start_ms is None or r.begin_ms >= k6_start_ms]
+    if any(r.request_id is not None for r in after):
+        return [r for r in after if r.request_id is not None]
+    return after
+
+
+def app_figures(requests: list[AppRequest] | None) -> dict[str, Any]:
+    """app_reqs and the median, p99 and max of the processing time (%D, ms) of the requests the
+    application logged, computed as k6 computes a trend's percentiles (ltsuite.latency), so
+    they stand beside k6's lat_* on the same terms. None figures when there is no log; a log
+    with no load request gives app_reqs 0 and no latency."""
+    if requests is None:
+        return {"app_reqs": None, "app_lat_med_ms": None, "app_lat_p99_ms": None, "app_lat_max_ms": None}
+    times = sorted(r.service_ms for r in requests)
+    return {
+        "app_reqs": len(requests),
+        "app_lat_med_ms": num(percentile(times, 0.5)) if times else None,
+        "app_lat_p99_ms": num(percentile(times, 0.99)) if times else None,
+        "app_lat_max_ms": num(times[-1]) if times else None,
+    }
+
+
+def cell_load_requests(cell_dir: Path) -> list[AppRequest] | None:
+    """The load's requests of a cell directory's access log (None without one)."""
+    log = read_access_log(cell_dir / ACCESS_LOG)
+    if log is None:
+        return None
+    return load_requests(log, read_phases(cell_dir / "phases.tsv").last().get("k6_start"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        sys.stderr.write("usage: python3 -m ltsuite.accesslog CELL_DIR\n")
+        return 2
+    json.dump(app_figures(cell_load_requests(Path(args[0]))), sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
