@@ -12,6 +12,7 @@ import * as env from './lib/env.js';
 import { recordFailure } from './lib/failures.js';
 import { LOAD_THRESHOLDS, TREND_STATS, writeSummary } from './lib/summary.js';
 import { checkTargetUp } from './lib/target.js';
+import { withRequestId } from './lib/requestid.js';
 
 const config = {
   targetUrl: env.required('TARGET_URL'),
@@ -79,7 +80,7 @@ export function setup() {
 // register(): POST /api/wait; its ticket, or null.
 function register() {
   waitRequests.add(1);
-  return answer(delivered.send(() => http.post(`${config.targetUrl}/api/wait`, '{}', waitParams)));
+  return answer(delivered.send(() => http.post(`${config.targetUrl}/api/wait`, '{}', withRequestId(waitParams))));
 }
 
 export default function () {
@@ -103,7 +104,7 @@ export default function () {
     if (!lost) {
       entryRequests.add(1);
       const token = body.token;
-      const res = delivered.send(() => http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), entryParams));
+      const res = delivered.send(() => http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), withRequestId(entryParams)));
       next = answer(res);
       lost = res.status === 404;
       if (lost) forgotten.add(1);

@@ -6,6 +6,7 @@ import { check, sleep } from 'k6';
 import * as env from './env.js';
 import * as delivered from './delivered.js';
 import { recordFailure } from './failures.js';
+import { clearRequestId, withRequestId } from './requestid.js';
 import { LOAD_THRESHOLDS, TREND_STATS } from './summary.js';
 
 // helloConfig(): the knobs every /hello scenario reads, read once.
@@ -46,7 +47,8 @@ export function helloIteration(config) {
     // A start barrier (burst) waits after the iteration counts as started,
     // so nothing but the request follows the release.
     if (barrier !== null) barrier(data);
-    const res = delivered.send(() => http.get(url, __ITER === last ? lastParams : params));
+    const res = delivered.send(() => http.get(url, withRequestId(__ITER === last ? lastParams : params)));
+    clearRequestId();
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
     if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);
