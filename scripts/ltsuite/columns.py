@@ -154,6 +154,12 @@ COLUMNS: tuple[Column, ...] = (
            label="p95 latency of answered requests (ms)"),
     Column("lat_p99_ms", NUMBER, "ms", "99th percentile latency of answered requests", md=170),
     Column("lat_max_ms", NUMBER, "ms", "slowest answered request", md=180, label="slowest answered request (ms)"),
+    # The application's own account (Tomcat's access log, scripts/ltsuite/accesslog.py).
+    Column("app_reqs", INTEGER, "requests", "load requests the application logged (Tomcat's access log)"),
+    Column("app_lat_med_ms", NUMBER, "ms", "median processing time the application logged (%D) of its requests"),
+    Column("app_lat_p99_ms", NUMBER, "ms", "99th percentile processing time the application logged: its own view "
+           "beside lat_p99_ms", md=175),
+    Column("app_lat_max_ms", NUMBER, "ms", "slowest request by the application's own account"),
     Column("failed_reqs", INTEGER, "requests", "requests with no answer or a status outside 200-399 "
            "(http_req_failed); the fail_* columns add up to it", md=190, label="failed requests"),
     Column("failed_rate", NUMBER, "fraction", "failed_reqs / http_reqs", label="failed rate"),
@@ -166,6 +172,23 @@ COLUMNS: tuple[Column, ...] = (
     Column("fail_other", INTEGER, "requests", "failed for any other reason"),
     Column("fail_no_local_port", INTEGER, "requests", "dial errors \"cannot assign requested address\" in k6's log: "
            "the client ran out of ephemeral ports"),
+    # Each request split (scripts/ltsuite/timeparts.py: k6's samples joined with the access log by
+    # the request id).
+    Column("reqs_never_seen_by_app_connect_failed", INTEGER, "requests", "requests k6 sent that the application "
+           "never logged because they failed to connect"),
+    Column("reqs_never_seen_by_app_never_read", INTEGER, "requests", "requests k6 sent on a connection that the "
+           "application never logged (never read: queued when k6 gave up, reset)"),
+    Column("decomposed_reqs", INTEGER, "requests", "answered requests joined with the application's log by their "
+           "request id: the t_* columns are theirs"),
+    Column("t_connect_med_ms", NUMBER, "ms", "median time to connect (k6's connecting: SYN retransmits included)"),
+    Column("t_connect_p99_ms", NUMBER, "ms", "99th percentile time to connect"),
+    Column("t_queued_med_ms", NUMBER, "ms", "median time from the request leaving k6 to Tomcat starting it (accept "
+           "queue, max-connections, thread pool)"),
+    Column("t_queued_p99_ms", NUMBER, "ms", "99th percentile queued time", md=176),
+    Column("t_service_med_ms", NUMBER, "ms", "median processing time of the joined requests (Tomcat's %D)"),
+    Column("t_service_p99_ms", NUMBER, "ms", "99th percentile processing time of the joined requests"),
+    Column("parts_out_of_order", INTEGER, "requests", "joined requests whose Tomcat start or end falls outside k6's "
+           "own window of the request by more than 3 ms (the parts then do not add up)"),
     Column("iterations", INTEGER, "iterations", "iterations k6 completed"),
     Column("iterations_started", INTEGER, "iterations", "iterations that started"),
     Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by GRACEFUL_STOP)"),
@@ -211,6 +234,10 @@ COLUMNS: tuple[Column, ...] = (
            label="predicted_tps"),
     Column("predicted_lat_max_ms", NUMBER, "ms", "the rules' slowest answer: the waves of users per worker",
            label="predicted_lat_max_ms"),
+    Column("predicted_t_queued_p99_ms", NUMBER, "ms", "the rules' t_queued_p99_ms: the waves of users per thread, "
+           "the k-th waiting (k - 1) x DELAY_MS"),
+    Column("predicted_t_connect_p99_ms", NUMBER, "ms", "the rules' t_connect_p99_ms: users past the queues connect "
+           "at the SYN schedule's next retransmit once room frees"),
     Column("prediction_check", TEXT, "", "match or mismatch of the kernel figures against the predictions; empty "
            "when no rule applies", md=320),
     Column("prediction_notes", TEXT, "", "what a mismatch differs in, and the counters that explain it", md=920),

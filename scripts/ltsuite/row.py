@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import design, latency
+from . import design, latency, timeparts
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
                         read_text, summary_problem)
@@ -425,6 +425,8 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     predicted = design.predictions(env, cell.sysctls, machine)
     row.update(predicted)
     row.update(design.prediction_verdict(env, cell.sysctls, predicted, row, cell.deltas, machine, findings))
+    # The application's own account beside k6's, and each request split (ltsuite.timeparts).
+    row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row))
     if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":
         row["status"] = "failed"
         row["error"] = "not as designed (REQUIRE_AS_DESIGNED=1): " + row["design_notes"]

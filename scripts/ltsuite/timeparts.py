@@ -1,0 +1,464 @@
+"""Where each user's time went: k6's per-request samples joined with the application's own
+account of the same request (Tomcat's access log, ltsuite.accesslog), and each request split
+into the parts that live in different places.
+
+The join. The suite's scenarios send every request with an id (scenarios/lib/requestid.js): the
+X-Request-Id header, which Tomcat logs, and the same id in the metadata of k6's samples of that
+request (key "rid", written by k6's --out json). A request of k6 whose id Tomcat never logged
+was never seen by the application: it failed to connect (k6 error_code 1210-1219, a dial error)
+or it connected and Tomcat never read it (a connection in the accept queue or past
+max-connections when k6 gave up, a reset).
+
+The parts of one request. k6 measures, per request (lib/netext/httpext/tracer.go, Done()):
+blocked, from asking for a connection to having one (connecting included, so it is the whole
+of the connection's set-up), connecting (the TCP handshake: SYN retransmits included),
+sending, waiting (to the first byte of the answer) and receiving; its sample's time is the
+request's end, and http_req_duration = sending + waiting + receiving. So the request left k6
+at end - waiting - receiving, and its whole time is blocked + duration. The parts:
+
+  connect   k6's connecting time (0 on a reused connection)
+  queued    from the request leaving k6 to Tomcat starting it (%{begin:msec}t): the accept
+            queue, Tomcat's max-connections and its thread pool's queue
+  service   Tomcat's processing time (%D)
+  rest      the whole less the three: k6's own set-up around the handshake, sending the
+            request, and the answer's way back
+
+They add up to blocked + duration by construction; what can fail is the order of the two
+clocks' events: Tomcat's start must come after the request left k6, and Tomcat's end
+(begin + %D) before k6's end, each within TOLERANCE_MS. Both sides read one clock here (one
+host); docs/time-parts.md says what changes when they do not.
+
+  python3 -m ltsuite.timeparts CELL_DIR          prints the cell's figures (the row's columns)
+  python3 -m ltsuite.timeparts bars CELL_DIR [N] prints at most N requests' parts for the report
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import accesslog, design, rules
+from .accesslog import AppRequest
+from .cellfiles import read_cell_env, read_sysctls
+from .latency import percentile, read_lines, sample_files
+from .numbers import num, or_default, text, to_number
+
+#: How far Tomcat's events may sit outside k6's window of a request (ms) and the parts still
+#: add up: %{begin:msec}t is in whole ms (up to 1 ms early), and %D runs until Tomcat logs the
+#: request, after the answer's last byte left (measured here: up to 1.4 ms after k6 had it).
+TOLERANCE_MS = 3.0
+
+#: k6's metrics of a request that the parts are made of.
+METRICS = {
+    "http_req_duration": "duration",
+    "http_req_blocked": "blocked",
+    "http_req_connecting": "connecting",
+    "http_req_sending": "sending",
+    "http_req_waiting": "waiting",
+    "http_req_receiving": "receiving",
+}
+_PREFIXES = tuple('{"metric":"%s"' % name for name in METRICS)
+#: The metadata key of the request id (scenarios/lib/requestid.js REQUEST_ID_KEY).
+RID = "rid"
+
+EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
+                 "t_service_p99_ms", "decomposed_reqs", "reqs_never_seen_by_app_connect_failed",
+                 "reqs_never_seen_by_app_never_read", "parts_out_of_order")
+
+
+@dataclass(slots=True)
+class K6Request:
+    """One load request as k6 measured it (times in ms; end in epoch ms)."""
+
+    end_ms: float
+    request_id: str | None
+    status: int
+    error_code: int
+    duration: float = 0.0
+    blocked: float = 0.0
+    connecting: float = 0.0
+    sending: float = 0.0
+    waiting: float = 0.0
+    receiving: float = 0.0
+
+    @property
+    def whole(self) -> float:
+        """From asking for a connection to the answer's last byte: blocked + duration."""
+        return self.blocked + self.duration
+
+    @property
+    def left_ms(self) -> float:
+        """When the request had left k6 (epoch ms): its end less waiting and receiving."""
+        return self.end_ms - self.waiting - self.receiving
+
+    @property
+    def start_ms(self) -> float:
+        """When k6 asked for a connection (epoch ms)."""
+        return self.end_ms - self.whole
+
+    @property
+    def dial_failed(self) -> bool:
+        """k6 could not connect: error_code 1210-1219 (dial errors)."""
+        return 1210 <= self.error_code <= 1219
+
+
+def _k6_clock() -> Any:
+    """scripts/lib/k6time.py's Clock: the one reader of k6's sample times."""
+    spec = importlib.util.spec_from_file_location("k6time", Path(__file__).resolve().parents[1] / "lib" / "k6time.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Clock()
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def k6_requests(lines: Iterable[str]) -> list[K6Request]:
+    """The load requests among k6's JSON sample lines (--out json): the samples of one request
+    share its end time (and id) and are written together; a metric seen again starts the next
+    request. Setup traffic (traffic=setup) is left out; a line cut short is skipped."""
+    out: list[K6Request] = []
+    clock = _k6_clock()
+    key: tuple[str, Any] | None = None
+    seen: set[str] = set()
+    current: K6Request | None = None
+    for line in lines:
+        if not line.startswith(_PREFIXES):
+            continue
+        try:
+            sample = json.loads(line)
+            data = sample["data"]
+            metric, stamp, value = sample["metric"], data["time"], float(data["value"])
+            tags = data.get("tags") or {}
+            meta = data.get("metadata") or {}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if sample.get("type") != "Point" or tags.get("traffic", "load") == "setup":
+            continue
+        rid = meta.get(RID) if isinstance(meta, dict) else None
+        field = METRICS[metric]
+        if current is None or key != (stamp, rid) or field in seen:
+            try:
+                end = int(clock.ns(stamp)) / 1e6
+            except ValueError:
+                current = None
+                continue
+            current = K6Request(end_ms=end, request_id=rid, status=_int(tags.get("status")),
+                                error_code=_int(tags.get("error_code")))
+            out.append(current)
+            key, seen = (stamp, rid), set()
+        seen.add(field)
+        setattr(current, field, value)
+    return out
+
+
+def cell_k6_requests(cell_dir: Path) -> list[K6Request] | None:
+    """Every k6 process's load requests of a cell (None when no samples file was written:
+    K6_SAMPLES=0, or k6 never ran)."""
+    instances = _int((read_cell_env(cell_dir / "cell.env") or {}).get("K6_INSTANCES") or "1") or 1
+    files = [f for f in sample_files(cell_dir, instances) if f.is_file()]
+    if not files:
+        return None
+    out: list[K6Request] = []
+    for path in files:
+        out.extend(k6_requests(read_lines(path)))
+    return out
+
+
+@dataclass(slots=True)
+class Parts:
+    """One request split (ms); start is when k6 asked for its connection (epoch ms)."""
+
+    request_id: str
+    start_ms: float
+    connect: float
+    queued: float
+    service: float
+    rest: float
+    whole: float
+    tomcat_after_k6_end: float
+    """Tomcat's end (begin + %D) less k6's end: above 0 when Tomcat still counted after k6 had
+    the whole answer."""
+
+    def off_by(self) -> float:
+        """How far the two clocks' events are out of order (ms, 0 when in order): Tomcat began
+        before the request left k6, or ended after k6 had the answer."""
+        return max(0.0, -self.queued, self.tomcat_after_k6_end)
+
+
+def split(k6: K6Request, app: AppRequest) -> Parts:
+    """The parts of one request both sides saw (the module's docstring)."""
+    connect = k6.connecting
+    queued = app.begin_ms - k6.left_ms
+    service = app.service_ms
+    return Parts(request_id=k6.request_id or "", start_ms=k6.start_ms, connect=connect, queued=queued,
+                 service=service, rest=k6.whole - connect - queued - service, whole=k6.whole,
+                 tomcat_after_k6_end=app.end_ms - k6.end_ms)
+
+
+@dataclass
+class Join:
+    """k6's requests beside the application's: the parts of those both saw (answered by
+    Tomcat, logged once), and k6's requests the application never logged."""
+
+    parts: list[Parts]
+    connect_failed: int
+    never_read: int
+    ids: bool
+    """Whether k6's requests carried ids (without them nothing is joined)."""
+
+
+def join(k6: list[K6Request], app: list[AppRequest]) -> Join:
+    """Join on the request id. An id Tomcat logged twice is left out (not one request)."""
+    by_id: dict[str, AppRequest | None] = {}
+    for request in app:
+        if request.request_id is not None:
+            by_id[request.request_id] = None if request.request_id in by_id else request
+    parts, connect_failed, never_read = [], 0, 0
+    ids = any(r.request_id is not None for r in k6)
+    for request in k6:
+        if request.request_id is None:
+            continue
+        if request.request_id not in by_id:
+            if request.dial_failed:
+                connect_failed += 1
+            else:
+                never_read += 1
+            continue
+        logged = by_id[request.request_id]
+        if logged is not None and request.status > 0:
+            parts.append(split(request, logged))
+    return Join(parts, connect_failed, never_read, ids)
+
+
+def _p(values: list[float], fraction: float) -> Any:
+    return num(percentile(sorted(values), fraction)) if values else None
+
+
+def figures(joined: Join | None) -> dict[str, Any]:
+    """The row's t_* columns, decomposed_reqs, the requests never seen by the application and
+    how many joined requests are out of order by more than TOLERANCE_MS; all None when there
+    was nothing to join (no samples, no access log, or requests without ids)."""
+    if joined is None or not joined.ids:
+        return {name: None for name in EMPTY_FIGURES}
+    parts = joined.parts
+    connect = [p.connect for p in parts]
+    queued = [p.queued for p in parts]
+    service = [p.service for p in parts]
+    return {
+        "t_connect_med_ms": _p(connect, 0.5),
+        "t_connect_p99_ms": _p(connect, 0.99),
+        "t_queued_med_ms": _p(queued, 0.5),
+        "t_queued_p99_ms": _p(queued, 0.99),
+        "t_service_med_ms": _p(service, 0.5),
+        "t_service_p99_ms": _p(service, 0.99),
+        "decomposed_reqs": len(parts),
+        "reqs_never_seen_by_app_connect_failed": joined.connect_failed,
+        "reqs_never_seen_by_app_never_read": joined.never_read,
+        "parts_out_of_order": sum(1 for p in parts if p.off_by() > TOLERANCE_MS),
+    }
+
+
+# ---- Predictions: the waves and the SYN schedule ------------------------------------------------
+
+
+@dataclass
+class Predicted:
+    """Each user's predicted connect and queued times (ms), in the order they connect."""
+
+    connect: list[float]
+    queued: list[float]
+
+
+def simulate(users: int, threads: int, max_connections: int, backlog: int, service_ms: float,
+             syn_times_s: list[int]) -> Predicted:
+    """users requests sent at one instant, each on its own connection that closes after the
+    answer, to a server that holds max_connections + backlog + 1 connections
+    (rules.server_capacity) and serves them in arrival order on `threads` threads for
+    service_ms each: the k-th wave waits (k - 1) x service_ms (seed 003). A user with no room
+    has its SYN dropped and sends it again at the SYN schedule's times (rules.syn_send_times);
+    at each, as many get in as there is room (connections whose answer has gone free theirs).
+    A user still out at the schedule's end is left out (it fails to connect)."""
+    capacity = max_connections + backlog + 1
+    connect, queued = [], []
+    finishes: list[float] = []  # the held connections' ends
+    free_at = [0.0] * max(threads, 1)  # when each thread is next free
+    waiting = users
+    for t_s in syn_times_s:
+        now = t_s * 1000.0
+        held = sum(1 for f in finishes if f > now)
+        room = max(capacity - held, 0)
+        for _ in range(min(room, waiting)):
+            thread = min(range(len(free_at)), key=lambda i: free_at[i])
+            start = max(now, free_at[thread])
+            free_at[thread] = start + service_ms
+            finishes.append(start + service_ms)
+            connect.append(now)
+            queued.append(start - now)
+            waiting -= 1
+        if waiting == 0:
+            break
+    return Predicted(connect, queued)
+
+
+def one_request_at_once(env: dict[str, Any]) -> bool:
+    """The cells the waves predict: every user sends one request at one instant on its own
+    connection to the suite's /hello (a burst of REQUESTS_PER_VU=1: its only request is its
+    last and says Connection: close)."""
+    return (env.get("script") is None and env.get("SCENARIO") == "burst"
+            and (env.get("REQUESTS_PER_VU") or "") == "1" and (env.get("TARGET_CMD") or "") == ""
+            and (env.get("TARGET_JAR") or "") == "" and (env.get("TARGET_URL") or "") == "")
+
+
+def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """predicted_t_queued_p99_ms and predicted_t_connect_p99_ms (None where the rule does not
+    apply: see one_request_at_once), from simulate() with the cell's knobs, its recorded
+    somaxconn (the listen backlog, rules.listen_backlog) and the client's SYN schedule."""
+    none = {"predicted_t_queued_p99_ms": None, "predicted_t_connect_p99_ms": None}
+    if not one_request_at_once(env):
+        return none
+    users, threads = to_number(env.get("VUS")), to_number(env.get("TOMCAT_MAX_THREADS"))
+    max_conns, accept = to_number(env.get("TOMCAT_MAX_CONNECTIONS")), to_number(env.get("TOMCAT_ACCEPT_COUNT"))
+    somaxconn = to_number((sysctls.get("server") or {}).get("net.core.somaxconn"))
+    delay = to_number(env.get("DELAY_MS"))
+    retries = design.syn_retries(sysctls)
+    timeout_ms = rules.duration_ms(env.get("REQUEST_TIMEOUT") or "")
+    if None in (users, threads, max_conns, accept, somaxconn, delay, retries, timeout_ms):
+        return none
+    schedule = [t for t in rules.syn_send_times(retries, design.syn_linear(sysctls)) if t * 1000 < timeout_ms]
+    predicted = simulate(int(users), int(min(threads, max_conns)), int(max_conns),
+                         rules.listen_backlog(int(accept), int(somaxconn)), float(delay), schedule)
+    return {"predicted_t_queued_p99_ms": _p(predicted.queued, 0.99),
+            "predicted_t_connect_p99_ms": _p(predicted.connect, 0.99)}
+
+
+def close_enough(measured: Any, predicted: Any, scale_ms: float) -> bool:
+    """A measured part near its prediction: within 10 % of scale_ms (the service time for the
+    waves, the SYN schedule's 1 s step for connecting) plus 50 ms for k6's start spread and
+    the JVM's first requests."""
+    if measured is None or predicted is None:
+        return False
+    return abs(measured - predicted) <= 0.1 * scale_ms + 50
+
+
+def verdict(env: dict[str, Any], row: dict[str, Any], figures_: dict[str, Any],
+            predicted: dict[str, Any]) -> dict[str, Any]:
+    """prediction_check and prediction_notes with the parts' checks folded in, as
+    ltsuite.design's prediction_verdict words them ("NAME measured where predicted was
+    predicted"): unchanged when no part was predicted or measured."""
+    checks = []
+    delay = or_default(to_number(env.get("DELAY_MS")), 0)
+    pairs = (("t_queued_p99_ms", "predicted_t_queued_p99_ms", delay),
+             ("t_connect_p99_ms", "predicted_t_connect_p99_ms", 1000))
+    for name, predicted_name, scale in pairs:
+        if predicted.get(predicted_name) is None or figures_.get(name) is None:
+            continue
+        checks.append((name, predicted[predicted_name], figures_[name],
+                       close_enough(figures_[name], predicted[predicted_name], scale)))
+    if not checks:
+        return {}
+    off = [c for c in checks if not c[3]]
+    check, notes = row.get("prediction_check"), row.get("prediction_notes")
+    if not off:
+        return {"prediction_check": check or "match"}
+    what = "; ".join(f"{name} {text(measured)} where {text(pred)} was predicted" for name, pred, measured, _ in off)
+    service = figures_.get("t_service_med_ms")
+    why = []
+    if service is not None and delay and abs(service - delay) > 0.1 * delay:
+        why.append(f"the service took {text(service)} ms (t_service_med_ms), not DELAY_MS={text(delay)}")
+    if or_default(row.get("as_designed"), 1) == 0:
+        why.append("the load did not run as designed (design_notes)")
+    reason = "; ".join(why) if why else "the waves and the SYN schedule do not explain the difference"
+    note = f"{what} (within 10 % of the step and 50 ms): {reason}"
+    return {"prediction_check": "mismatch", "prediction_notes": f"{notes}; {note}" if notes else note}
+
+
+# ---- The row's hook -------------------------------------------------------------------------------
+
+
+def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str, str]],
+                row: dict[str, Any]) -> dict[str, Any]:
+    """Everything this module adds to a cell's row: the application's figures (app_*), the
+    parts (t_*), the requests it never saw, the parts' predictions and the prediction check
+    with them folded in. Nothing when the target wrote no access log (TARGET_CMD, TARGET_URL, a
+    target that never started): the row then has none of these keys, and results.csv shows them
+    empty. Without ids in k6's samples (a script of one's own that does not send them) the app_* and
+    the never-seen counts from k6's own figures remain."""
+    app = accesslog.cell_load_requests(cell_dir)
+    if app is None:
+        return {}
+    out = accesslog.app_figures(app)
+    k6 = cell_k6_requests(cell_dir)
+    joined = join(k6, app) if k6 is not None and app is not None else None
+    out.update(figures(joined))
+    if joined is None or not joined.ids:
+        # No per-request join: requests k6 sent that the application did not log, by count.
+        failed_connect = row.get("fail_connect")
+        sent = row.get("http_reqs")
+        out["reqs_never_seen_by_app_connect_failed"] = failed_connect
+        if sent is not None and failed_connect is not None:
+            out["reqs_never_seen_by_app_never_read"] = max(sent - failed_connect - len(app), 0)
+    predicted = predictions(env, sysctls)
+    out.update(predicted)
+    out.update(verdict(env, row, out, predicted))
+    return out
+
+
+def bars(cell_dir: Path, most: int) -> dict[str, Any]:
+    """The report's picture of a cell: every joined request's parts (at most `most`, every
+    n-th of them above that, in order of start), times in ms from the first request's start."""
+    app = accesslog.cell_load_requests(cell_dir)
+    k6 = cell_k6_requests(cell_dir) if app is not None else None
+    if app is None or k6 is None:
+        return {"count": 0, "bars": [], "app_ms": [], "k6_ms": []}
+    joined = join(k6, app)
+    parts = sorted(joined.parts, key=lambda p: p.start_ms)
+    stride = max(1, math.ceil(len(parts) / most)) if most > 0 else 1
+    shown = parts[::stride]
+    origin = parts[0].start_ms if parts else 0
+    answered = sorted(r.whole for r in k6 if r.status > 0)
+    served = sorted(r.service_ms for r in app)
+    step_k6 = max(1, math.ceil(len(answered) / most)) if most > 0 else 1
+    step_app = max(1, math.ceil(len(served) / most)) if most > 0 else 1
+    return {
+        "count": len(parts),
+        "stride": stride,
+        "tolerance_ms": TOLERANCE_MS,
+        # [start, connect, queued, service, rest] each in ms, to 0.1.
+        "bars": [[round(p.start_ms - origin, 1), round(p.connect, 1), round(p.queued, 1), round(p.service, 1),
+                  round(p.rest, 1)] for p in shown],
+        # Latency distributions, sorted (every n-th above `most`): the application's %D and
+        # the users' blocked + duration of answered requests.
+        "app_ms": [round(v, 1) for v in served[::step_app]],
+        "k6_ms": [round(v, 1) for v in answered[::step_k6]],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) >= 2 and args[0] == "bars":
+        most = int(args[2]) if len(args) > 2 else 2000
+        json.dump(bars(Path(args[1]), most), sys.stdout, separators=(",", ":"))
+        sys.stdout.write("\n")
+        return 0
+    if len(args) != 1:
+        sys.stderr.write("usage: python3 -m ltsuite.timeparts CELL_DIR | bars CELL_DIR [N]\n")
+        return 2
+    cell_dir = Path(args[0])
+    row = json.loads((cell_dir / "row.json").read_text()) if (cell_dir / "row.json").is_file() else {}
+    json.dump(row_figures(cell_dir, read_cell_env(cell_dir / "cell.env") or {},
+                          read_sysctls(cell_dir / "sysctls.tsv"), row), sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
