@@ -232,6 +232,37 @@ report_scripts() {
   printf '\n</script>\n<script>\n'
   cat "$REPORT_SOURCE_DIR/report.js"
   printf '</script>\n'
+  report_time_parts_scripts "$1"
+}
+
+# Requests drawn per cell at most in the picture of each request's parts; a
+# larger cell draws every Nth (in order of start).
+REPORT_TIME_PART_BARS="${REPORT_TIME_PART_BARS:-2000}"
+
+# report_time_parts_scripts RUN_DIR: each cell's requests split into connect,
+# queued, service and rest, and the application's latency beside the users'
+# (scripts/ltsuite/timeparts.py, from k6's samples and Tomcat's access log),
+# and the code that draws them (scripts/report/time-parts.js), inlined.
+report_time_parts_scripts() {
+  printf '<script type="application/json" id="time-parts-data">\n'
+  report_time_parts_data "$1" | sed 's#</#<\\/#g'
+  printf '\n</script>\n<script>\n'
+  cat "$REPORT_SOURCE_DIR/time-parts.js"
+  printf '</script>\n'
+}
+
+# report_time_parts_data RUN_DIR: {"cells": {CELL: parts}} for every cell
+# whose target wrote an access log (ltsuite.timeparts bars).
+report_time_parts_data() {
+  local run_dir="$1" cell_dir
+  {
+    for cell_dir in "$run_dir"/cells/*/; do
+      [[ -s "$cell_dir/tomcat-access.log" ]] || continue
+      printf '%s\t' "$(basename "$cell_dir")"
+      PYTHONPATH="$REPORT_LIB_DIR/.." python3 -m ltsuite.timeparts bars "${cell_dir%/}" "$REPORT_TIME_PART_BARS" \
+        || printf 'null\n'
+    done
+  } | jq -cRn '{cells: ([inputs | split("\t") | {(.[0]): (.[1] | fromjson? // null)}] | add // {})}'
 }
 
 # report_data RUN_DIR: what the charts draw, as one JSON object: the run's
