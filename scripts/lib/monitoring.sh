@@ -22,6 +22,8 @@
 #   ltsuite_samples  samples.tsv (queues, connection states, Tomcat threads)
 #   ltsuite_counters netstat-delta.tsv (field delta, tags side and counter)
 #   ltsuite_cells    row.json (every number of the results row)
+#   ltsuite_time_parts each request's connect, queued, service and rest
+#                    (k6's samples joined with Tomcat's access log), per second
 # Every point carries the tags run_id, cell and scenario.
 #
 # Needs common.sh, manifest.sh and results.sh (write_atomic); netns.sh for
@@ -282,6 +284,17 @@ monitoring_cell_lines() {
   if [[ -s "$cell_dir/row.json" ]]; then
     monitoring_row_lines "$end_ns" <"$cell_dir/row.json"
   fi
+  if [[ -s "$cell_dir/tomcat-access.log" ]]; then
+    monitoring_time_parts_lines "$run_id" "$cell" "$scenario" "$cell_dir"
+  fi
+}
+
+# monitoring_time_parts_lines RUN_ID CELL SCENARIO CELL_DIR: where the users'
+# time went, as ltsuite_time_parts points, one per second of the requests'
+# starts: the mean connect, queued, service and rest (ms) of the requests
+# k6 and Tomcat's access log both saw (ltsuite.timeparts).
+monitoring_time_parts_lines() {
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.timeparts lines "$4" "$1" "$2" "$3"
 }
 
 # monitoring_cell_end_ns CELL_DIR: when the load of the cell ended, in ns:

@@ -30,6 +30,8 @@ host); docs/time-parts.md says what changes when they do not.
 
   python3 -m ltsuite.timeparts CELL_DIR          prints the cell's figures (the row's columns)
   python3 -m ltsuite.timeparts bars CELL_DIR [N] prints at most N requests' parts for the report
+  python3 -m ltsuite.timeparts lines CELL_DIR RUN_ID CELL SCENARIO
+                                                 prints the parts per second as InfluxDB lines
 """
 from __future__ import annotations
 
@@ -442,6 +444,35 @@ def bars(cell_dir: Path, most: int) -> dict[str, Any]:
     }
 
 
+def _tag(value: str) -> str:
+    """A line-protocol tag value: spaces, commas and equals signs escaped; never empty."""
+    out = "".join("\\" + c if c in " ,=\\" else c for c in (value or "none"))
+    return out
+
+
+def influx_lines(cell_dir: Path, run_id: str, cell: str, scenario: str) -> list[str]:
+    """The cell's parts as ltsuite_time_parts points of InfluxDB's line protocol, one per second
+    of the requests' starts: the mean of each part (ms) and the requests that started in it,
+    tagged with the run, the cell and the scenario (Grafana's connection-path dashboard stacks
+    them)."""
+    app = accesslog.cell_load_requests(cell_dir)
+    k6 = cell_k6_requests(cell_dir) if app is not None else None
+    if app is None or k6 is None:
+        return []
+    by_second: dict[int, list[Parts]] = {}
+    for part in join(k6, app).parts:
+        by_second.setdefault(int(part.start_ms // 1000), []).append(part)
+    tags = f"ltsuite_time_parts,run_id={_tag(run_id)},cell={_tag(cell)},scenario={_tag(scenario)}"
+    out = []
+    for second in sorted(by_second):
+        parts = by_second[second]
+        mean = {name: sum(getattr(p, name) for p in parts) / len(parts)
+                for name in ("connect", "queued", "service", "rest")}
+        fields = ",".join(f"{name}_ms={mean[name]:.3f}" for name in mean) + f",requests={len(parts)}i"
+        out.append(f"{tags} {fields} {second * 1_000_000_000}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) >= 2 and args[0] == "bars":
@@ -449,8 +480,13 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(bars(Path(args[1]), most), sys.stdout, separators=(",", ":"))
         sys.stdout.write("\n")
         return 0
+    if len(args) == 5 and args[0] == "lines":
+        for line in influx_lines(Path(args[1]), args[2], args[3], args[4]):
+            sys.stdout.write(line + "\n")
+        return 0
     if len(args) != 1:
-        sys.stderr.write("usage: python3 -m ltsuite.timeparts CELL_DIR | bars CELL_DIR [N]\n")
+        sys.stderr.write("usage: python3 -m ltsuite.timeparts CELL_DIR | bars CELL_DIR [N]"
+                         " | lines CELL_DIR RUN_ID CELL SCENARIO\n")
         return 2
     cell_dir = Path(args[0])
     row = json.loads((cell_dir / "row.json").read_text()) if (cell_dir / "row.json").is_file() else {}
