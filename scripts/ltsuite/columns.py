@@ -188,7 +188,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("t_service_med_ms", NUMBER, "ms", "median processing time of the joined requests (Tomcat's %D)"),
     Column("t_service_p99_ms", NUMBER, "ms", "99th percentile processing time of the joined requests"),
     Column("parts_out_of_order", INTEGER, "requests", "joined requests whose Tomcat start or end falls outside k6's "
-           "own window of the request by more than 3 ms (the parts then do not add up)"),
+           "own window of the request by more than 10 ms (the parts then do not add up)"),
     Column("iterations", INTEGER, "iterations", "iterations k6 completed"),
     Column("iterations_started", INTEGER, "iterations", "iterations that started"),
     Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by GRACEFUL_STOP)"),

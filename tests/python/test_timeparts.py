@@ -1,0 +1,185 @@
+"""Each request split (ltsuite.timeparts): k6's samples joined with Tomcat's access log on the
+request id, the parts and their tolerance, the requests the application never saw, the waves'
+and the SYN schedule's predictions; over made-up samples with known answers and over cells
+recorded by real runs of tests/fixtures/time-parts*.matrix (tests/python/fixtures/time-parts-*)."""
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from ltsuite import accesslog, timeparts
+from ltsuite.accesslog import parse_line
+from ltsuite.row import Cell, build_row
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def k6_lines(end_ms, rid, status=200, error_code=None, traffic="load", **values):
+    """The JSON lines k6 writes for one request (its samples share the end time and metadata)."""
+    stamp = datetime.fromtimestamp(end_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f") + "000Z"
+    tags = {"status": str(status), "traffic": traffic, "scenario": "burst"}
+    if error_code is not None:
+        tags["error_code"] = str(error_code)
+    out = []
+    for metric in ("duration", "blocked", "connecting", "sending", "waiting", "receiving"):
+        data = {"time": stamp, "value": values.get(metric, 0.0), "tags": tags}
+        if rid is not None:
+            data["metadata"] = {"rid": rid}
+        out.append(json.dumps({"metric": f"http_req_{metric}", "type": "Point", "data": data},
+                              separators=(",", ":")) + "\n")
+    return out
+
+
+# One request: k6 asked for a connection at 10,000 ms, connected in 2 ms (blocked 3), sent in
+# 1 ms (it left k6 at 10,004), waited 900 ms and received in 1 ms: it ended at 10,905.
+# Tomcat began it at 10,300 and spent 600 ms: queued 296, service 600.
+ONE = dict(duration=902.0, blocked=3.0, connecting=2.0, sending=1.0, waiting=900.0, receiving=1.0)
+
+
+def test_one_request_s_parts_add_up_to_blocked_plus_duration():
+    k6 = timeparts.k6_requests(k6_lines(10_905, "1-0-1", **ONE))
+    assert [(r.request_id, r.end_ms, r.left_ms, r.start_ms) for r in k6] == [("1-0-1", 10_905, 10_004, 10_000)]
+    parts = timeparts.split(k6[0], parse_line("10300 600000 200 5000 1-0-1 GET /hello"))
+    assert (parts.connect, parts.queued, parts.service) == (2.0, 296.0, 600.0)
+    assert parts.rest == pytest.approx(905 - 2 - 296 - 600)
+    assert parts.connect + parts.queued + parts.service + parts.rest == pytest.approx(ONE["blocked"] + ONE["duration"])
+    assert parts.tomcat_after_k6_end == pytest.approx(10_900 - 10_905)
+    assert parts.off_by() == 0
+
+
+def test_tomcat_starting_before_the_request_left_k6_is_out_of_order():
+    k6 = timeparts.k6_requests(k6_lines(10_905, "1-0-1", **ONE))
+    parts = timeparts.split(k6[0], parse_line("9990 600000 200 5000 1-0-1 GET /hello"))
+    assert parts.queued == -14.0
+    assert parts.off_by() == 14.0 > timeparts.TOLERANCE_MS
+
+
+def test_setup_traffic_and_cut_lines_are_not_requests():
+    lines = k6_lines(5_000, None, traffic="setup", **ONE) + k6_lines(10_905, "1-0-1", **ONE)
+    lines[-1] = lines[-1][:40]
+    k6 = timeparts.k6_requests(lines)
+    assert [(r.request_id, r.receiving) for r in k6] == [("1-0-1", 0.0)]
+
+
+def test_two_requests_ending_at_one_instant_stay_two():
+    lines = k6_lines(10_905, "1-0-1", **ONE) + k6_lines(10_905, "2-0-1", **ONE)
+    assert [r.request_id for r in timeparts.k6_requests(lines)] == ["1-0-1", "2-0-1"]
+
+
+def test_requests_the_application_never_saw_are_split_by_cause():
+    lines = (k6_lines(10_905, "1-0-1", **ONE)
+             + k6_lines(13_000, "2-0-1", status=0, error_code=1211, blocked=3000.0, connecting=0.0)
+             + k6_lines(20_000, "3-0-1", status=0, error_code=1050, duration=10_000.0, blocked=1.0))
+    joined = timeparts.join(timeparts.k6_requests(lines), [parse_line("10300 600000 200 5000 1-0-1 GET /hello")])
+    assert (len(joined.parts), joined.connect_failed, joined.never_read) == (1, 1, 1)
+    figures = timeparts.figures(joined)
+    assert {k: figures[k] for k in ("decomposed_reqs", "reqs_never_seen_by_app_connect_failed",
+                                    "reqs_never_seen_by_app_never_read", "t_queued_med_ms", "t_service_p99_ms",
+                                    "parts_out_of_order")} == {
+        "decomposed_reqs": 1, "reqs_never_seen_by_app_connect_failed": 1, "reqs_never_seen_by_app_never_read": 1,
+        "t_queued_med_ms": 296, "t_service_p99_ms": 600, "parts_out_of_order": 0}
+
+
+def test_an_id_tomcat_logged_twice_is_left_out():
+    k6 = timeparts.k6_requests(k6_lines(10_905, "1-0-1", **ONE))
+    twice = [parse_line("10300 600000 200 5000 1-0-1 GET /hello"), parse_line("10301 600000 200 5001 1-0-1 GET /hello")]
+    joined = timeparts.join(k6, twice)
+    assert (joined.parts, joined.never_read) == ([], 0)
+
+
+def test_without_ids_nothing_is_joined_and_the_parts_are_empty():
+    joined = timeparts.join(timeparts.k6_requests(k6_lines(10_905, None, **ONE)),
+                            [parse_line("10300 600000 200 5000 - GET /hello")])
+    assert joined.ids is False
+    assert set(timeparts.figures(joined).values()) == {None}
+
+
+def test_the_waves_8_users_on_2_threads_wait_0_400_800_1200():
+    predicted = timeparts.simulate(users=8, threads=2, max_connections=8192, backlog=100, service_ms=400,
+                                   syn_times_s=[0, 1, 2, 3])
+    assert predicted.queued == [0, 0, 400, 400, 800, 800, 1200, 1200]
+    assert predicted.connect == [0] * 8
+
+
+def test_users_past_a_full_queue_connect_at_the_syn_schedule_once_room_frees():
+    # Capacity 2 + 1 + 1 = 4; answers at 1.3 s free 2 connections, so the SYNs sent again at 2 s
+    # get in and wait for the threads (busy until 2.6 s); the last two get in at 3 s.
+    predicted = timeparts.simulate(users=8, threads=2, max_connections=2, backlog=1, service_ms=1300,
+                                   syn_times_s=[0, 1, 2, 3, 4, 5, 7])
+    assert predicted.connect == [0, 0, 0, 0, 2000, 2000, 3000, 3000]
+    assert predicted.queued == [0, 0, 1300, 1300, 600, 600, 900, 900]
+
+
+def test_predictions_apply_to_a_burst_of_one_request_per_user_only():
+    env = {"SCENARIO": "burst", "REQUESTS_PER_VU": "1", "VUS": "8", "TOMCAT_MAX_THREADS": "2",
+           "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_ACCEPT_COUNT": "100", "DELAY_MS": "400",
+           "REQUEST_TIMEOUT": "5s"}
+    sysctls = {"server": {"net.core.somaxconn": "4096"},
+               "client": {"net.ipv4.tcp_syn_retries": "6", "net.ipv4.tcp_syn_linear_timeouts": "4"}}
+    assert timeparts.predictions(env, sysctls) == {"predicted_t_queued_p99_ms": 1200, "predicted_t_connect_p99_ms": 0}
+    assert set(timeparts.predictions({**env, "SCENARIO": "spike"}, sysctls).values()) == {None}
+    assert set(timeparts.predictions({**env, "REQUESTS_PER_VU": "20"}, sysctls).values()) == {None}
+
+
+def test_a_part_off_its_prediction_makes_the_check_a_mismatch_and_says_why():
+    env = {"DELAY_MS": "400"}
+    figures = {"t_queued_p99_ms": 1500, "t_connect_p99_ms": 1, "t_service_med_ms": 520}
+    predicted = {"predicted_t_queued_p99_ms": 1200, "predicted_t_connect_p99_ms": 0}
+    out = timeparts.verdict(env, {"prediction_check": "match", "prediction_notes": None}, figures, predicted)
+    assert out == {"prediction_check": "mismatch", "prediction_notes":
+                   "t_queued_p99_ms 1500 where 1200 was predicted (within 10 % of the step and 50 ms): the service "
+                   "took 520 ms (t_service_med_ms), not DELAY_MS=400"}
+    near = timeparts.verdict(env, {"prediction_check": None}, {**figures, "t_queued_p99_ms": 1265}, predicted)
+    assert near == {"prediction_check": "match"}
+    assert timeparts.verdict(env, {"prediction_check": "match"}, figures, {}) == {}
+
+
+# ---- Cells recorded by real runs ------------------------------------------------------------------
+
+RECORDED = sorted(p.name for p in FIXTURES.glob("time-parts-*") if (p / accesslog.ACCESS_LOG).is_file())
+
+
+def recorded_row(name):
+    return json.loads((FIXTURES / name / "row.json").read_text())
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_every_joined_request_s_parts_add_up_within_the_tolerance(name):
+    app = accesslog.cell_load_requests(FIXTURES / name)
+    joined = timeparts.join(timeparts.cell_k6_requests(FIXTURES / name), app)
+    assert len(joined.parts) == recorded_row(name)["decomposed_reqs"] > 0
+    for part in joined.parts:
+        assert part.connect + part.queued + part.service + part.rest == pytest.approx(part.whole, abs=1e-6)
+        assert part.queued >= -timeparts.TOLERANCE_MS, part
+        assert part.tomcat_after_k6_end <= timeparts.TOLERANCE_MS, part
+        assert part.rest >= -timeparts.TOLERANCE_MS, part
+
+
+def test_the_recorded_full_queue_shows_the_syn_schedule_and_its_prediction():
+    # tests/fixtures/time-parts-queue.matrix as it first ran (DELAY_MS=1500): capacity 4, the other
+    # four users' SYNs dropped until answers freed room, at the 2 s and 3 s retransmits.
+    cell = FIXTURES / "time-parts-queue"
+    drawn = timeparts.bars(cell, 100)
+    assert sorted(round(b[1] / 1000) for b in drawn["bars"]) == [0, 0, 0, 0, 2, 2, 3, 3]
+    row = recorded_row("time-parts-queue")
+    assert [row["predicted_t_connect_p99_ms"], row["predicted_t_queued_p99_ms"], row["prediction_check"]] == \
+        [3000, 1500, "match"]
+    assert row["app_reqs"] == row["decomposed_reqs"] == row["http_reqs"] == 8
+    assert drawn["app_ms"] == sorted(drawn["app_ms"]) and len(drawn["app_ms"]) == len(drawn["k6_ms"]) == 8
+
+
+def test_a_few_bars_of_many_are_every_nth_in_order_of_start():
+    drawn = timeparts.bars(FIXTURES / "time-parts-queue", 3)
+    assert (drawn["count"], drawn["stride"], len(drawn["bars"])) == (8, 3, 3)
+    assert [b[0] for b in drawn["bars"]] == sorted(b[0] for b in drawn["bars"])
+
+
+def test_the_parts_reach_influxdb_as_one_point_per_second_of_start():
+    lines = timeparts.influx_lines(FIXTURES / "time-parts-queue", "r 1", "01", "burst")
+    assert len(lines) == 1
+    head, fields, stamp = lines[0].split(" ")[-3:]
+    assert lines[0].startswith("ltsuite_time_parts,run_id=r\\ 1,cell=01,scenario=burst ")
+    assert [f.split("=")[0] for f in fields.split(",")] == ["connect_ms", "queued_ms", "service_ms", "rest_ms",
+                                                            "requests"]
+    assert fields.endswith(",requests=8i") and stamp.endswith("000000000")
