@@ -128,7 +128,7 @@ compose_target_start() {
   COMPOSE_TARGET_LOG="$cell_dir/target.log"
   COMPOSE_TARGET_CREATED=1
   if ! "${COMPOSE[@]}" -p "$COMPOSE_TARGET_PROJECT" -f "$cell_dir/compose.yml" \
-    up --detach --force-recreate --no-build >"$COMPOSE_TARGET_LOG" 2>&1; then
+    up --detach --force-recreate --no-build >"$COMPOSE_TARGET_LOG" 2>&1 9>&-; then # 9>&-: not the run lock
     CELL_ERROR="${COMPOSE[*]} up failed: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
     return 1
   fi

@@ -26,11 +26,13 @@ sampler_start() {
   else
     args+=(--server-ns "$(netns_name server)" --client-ns "$(netns_name client)")
   fi
-  # A simple command in the background: $! is the sampler itself.
+  # A simple command in the background: $! is the sampler itself. It carries
+  # the run's id (--k6-mark), and closes the run lock (run-matrix.sh
+  # LT_LOCK_FD) before the hook's reader is started, so neither holds it.
   if [[ -n "$hook" ]]; then
-    python3 "$SAMPLER_PROGRAM" "${args[@]}" > >(sampler_each_row "$hook") &
+    python3 "$SAMPLER_PROGRAM" "${args[@]}" 9>&- > >(sampler_each_row "$hook") &
   else
-    python3 "$SAMPLER_PROGRAM" "${args[@]}" >/dev/null &
+    python3 "$SAMPLER_PROGRAM" "${args[@]}" 9>&- >/dev/null &
   fi
   SAMPLER_PID=$!
 }

@@ -159,7 +159,8 @@ target_start() {
   local -n cell_values="$1"
   local log="$2" key kind
   kind="$(target_kind cell_values)"
-  local -a env_args=("PATH=$PATH" "HOME=${HOME:-/root}") app_env command
+  # LT_RUN_ID marks every target (and what a TARGET_CMD starts) as this run's.
+  local -a env_args=("PATH=$PATH" "HOME=${HOME:-/root}" "LT_RUN_ID=$LT_RUN_ID") app_env command
   mapfile -t app_env < <(target_app_env cell_values)
   if [[ "$kind" == own ]]; then
     env_args+=("MANAGEMENT_ADDRESS=127.0.0.1")
@@ -180,8 +181,9 @@ target_start() {
       "${java_command[@]:1}")
   fi
   # A simple command (not a function) in the background, and ip netns exec
-  # and env both exec: $! is the server itself.
-  ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 &
+  # and env both exec: $! is the server itself. 9>&-: it must not hold the
+  # run lock (run-matrix.sh LT_LOCK_FD).
+  ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
   TARGET_PID=$!
   # Which start it got (not for a training start: target_train), written
   # while the JVM starts.

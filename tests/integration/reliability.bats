@@ -17,10 +17,12 @@ teardown() {
   wait 2>/dev/null || true
 }
 
-# start_runner: run-matrix on $MATRIX in the background.
+# start_runner: run-matrix on $MATRIX in the background; returns once it
+# has the host-wide lock (other runs on the host may hold it for minutes).
 start_runner() {
   "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" >"$BATS_TEST_TMPDIR/run.log" 2>&1 &
   RUNNER_PID=$!
+  wait_for_log "^run .* cell(s) from " "$((LT_LOCK_WAIT + 60))"
 }
 
 # wait_for_log TEXT SECONDS: wait until the run's log contains TEXT.
@@ -103,6 +105,105 @@ host_sysctls() {
   run lt_csv_column "$run_dir/results.csv" status
   assert_output $'ok\nok\nok'
   [ "$(sha256sum "$run_dir/cells/01_accept_count-10/row.json" "$run_dir/cells/01_accept_count-10/summary.json")" = "$kept" ]
+  assert_nothing_left
+}
+
+# pid_running PID: the process exists and is not a zombie.
+pid_running() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ "${stat##*) }" != Z* ]]
+}
+
+# hold_host_lock: take the host-wide run lock for this test (queued like a
+# run), so that no other run starts while the test's runs use a lock of
+# their own (LT_LOCK_FILE) and the fixed namespaces. Released when the test
+# ends; the runners close it (HOST_LOCK_FD).
+hold_host_lock() {
+  exec {HOST_LOCK_FD}>>/run/lock/ltsuite-run-matrix.lock
+  flock -w 900 "$HOST_LOCK_FD" || fail "the host-wide run lock stayed taken for 900 s"
+  export LT_LOCK_FILE="$BATS_TEST_TMPDIR/lock" LT_LOCK_WAIT=0
+}
+
+@test "a runner killed with SIGKILL mid-cell: the next run ends what it left, says so, and completes" {
+  hold_host_lock
+  mkdir "$BATS_TEST_TMPDIR/tmp"
+  TMPDIR="$BATS_TEST_TMPDIR/tmp" "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" >"$BATS_TEST_TMPDIR/run.log" 2>&1 {HOST_LOCK_FD}>&- &
+  RUNNER_PID=$!
+  wait_for_log "cell 2/3" 60
+  local deadline=$((SECONDS + 60)) java_pid="" k6_pid="" sampler_pid="" timeout_pid=""
+  until [[ -n "$k6_pid" && -n "$sampler_pid" ]]; do
+    ((SECONDS < deadline)) || fail "k6 or the sampler never started: $(cat "$BATS_TEST_TMPDIR/run.log")"
+    k6_pid="$(pid_in_netns ltsuite-cli k6)"
+    sampler_pid="$(pgrep -P "$RUNNER_PID" -f 'sampler.py run' || true)"
+    sleep 0.1
+  done
+  java_pid="$(pid_in_netns ltsuite-srv java)"
+  timeout_pid="$(ps -o ppid= -p "$k6_pid" | tr -d ' ')"
+  [[ "$(cat "/proc/$timeout_pid/comm")" == timeout ]]
+  local dead_run
+  dead_run="$(basename "$(readlink -f "$LT_RESULTS_DIR/latest")")"
+  local dead_pid="$RUNNER_PID"
+  kill -KILL "$RUNNER_PID"
+  wait_runner
+  [ "$RUNNER_STATUS" -eq 137 ]
+  # The runner could clean nothing: its target, k6 and sampler still run.
+  pid_running "$java_pid"
+  pid_running "$k6_pid"
+
+  # The next run (one cell) ends them, by the run id they carry, and starts.
+  printf 'TOMCAT_ACCEPT_COUNT=10\n' >"$MATRIX.2"
+  grep -v TOMCAT_ACCEPT_COUNT "$MATRIX" >>"$MATRIX.2"
+  TMPDIR="$BATS_TEST_TMPDIR/tmp" run "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX.2" {HOST_LOCK_FD}>&-
+  assert_success
+  assert_output --partial "run-matrix: warning: run $dead_run (runner pid $dead_pid) was killed before it could clean up"
+  assert_line --regexp "^ending what it left running: .*pid $java_pid \(java\)"
+  assert_line --regexp "^ending what it left running: .*pid $k6_pid \(k6\)"
+  assert_line --regexp "^ending what it left running: .*pid $timeout_pid \(timeout\)"
+  assert_line --regexp "^ending what it left running: .*pid $sampler_pid \(python3\)"
+  assert_line --regexp "^removing its temporary directory $BATS_TEST_TMPDIR/tmp/ltsuite-run\."
+  assert_output --partial "removing network namespaces left by an earlier run"
+  local pid
+  for pid in "$java_pid" "$k6_pid" "$timeout_pid" "$sampler_pid"; do
+    ! pid_running "$pid" || fail "pid $pid of the killed run still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  done
+  [ "$(jq -r .status "$LT_RESULTS_DIR/$dead_run/manifest.json")" = interrupted ]
+  jq -e --arg p "$dead_pid" 'any(.warnings[]; startswith("the runner (pid \($p)) was killed"))' "$LT_RESULTS_DIR/$dead_run/manifest.json"
+  local run_dir
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  [ "$(jq -r .status "$run_dir/manifest.json")" = complete ]
+  run lt_csv_column "$run_dir/results.csv" status
+  assert_output ok
+  # Nothing of either run is left: no temporary file, no lock state.
+  run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
+  assert_output ''
+  [ ! -e "$LT_LOCK_FILE.pid" ]
+  assert_nothing_left
+}
+
+@test "Ctrl-C during the design checks leaves no temporary file" {
+  hold_host_lock
+  mkdir "$BATS_TEST_TMPDIR/tmp"
+  # SIGINT as from a terminal: a background job of a script starts with
+  # SIGINT ignored, and bash cannot trap a signal ignored at entry.
+  TMPDIR="$BATS_TEST_TMPDIR/tmp" python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" \
+    >"$BATS_TEST_TMPDIR/run.log" 2>&1 {HOST_LOCK_FD}>&- &
+  RUNNER_PID=$!
+  # The design checks' file of a cell's knobs (check_design).
+  local deadline=$((SECONDS + 120)) file=""
+  until [[ -n "$file" ]]; do
+    ((SECONDS < deadline)) || fail "no design-check file: $(cat "$BATS_TEST_TMPDIR/run.log")"
+    file="$(find "$BATS_TEST_TMPDIR/tmp" -name 'tmp.*' -print -quit)"
+  done
+  kill -INT "$RUNNER_PID"
+  wait_runner
+  [ "$RUNNER_STATUS" -eq 130 ]
+  grep -q "interrupted: stopping k6 and the target" "$BATS_TEST_TMPDIR/run.log"
+  run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
+  assert_output ''
+  [ ! -e "$LT_LOCK_FILE.pid" ]
   assert_nothing_left
 }
 
