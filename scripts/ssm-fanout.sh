@@ -46,6 +46,8 @@ LT_OVERRIDES=""
 FINISHED=0
 # How the instances were found, for the dry run's report.
 LOOKUP_NOTE="read-only; this call did run"
+# The signal that ended the run (SIGHUP, SIGINT, SIGTERM), for on_exit.
+ENDED_BY=""
 # Per instance, by id: the command id, the invocation's status and details,
 # and the error that made the instance fail (empty when it did not).
 declare -a INSTANCES=()
@@ -61,8 +63,14 @@ declare -a SSM_K6_ARGS=()
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 main() {
   parse_args "$@"
+  # Whatever ends the run (a signal, an error, the end) goes through
+  # on_exit: nothing sent is left running unattended, the manifest never
+  # stays "running".
+  trap on_exit EXIT
+  trap 'on_signal HUP' HUP
+  trap 'on_signal INT' INT
+  trap 'on_signal TERM' TERM
   WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/ssm-fanout.XXXXXX")"
-  trap 'rm -rf "$WORK_DIR"' EXIT
   if [[ -n "$OPT_COLLECT" ]]; then
     collect_run "$OPT_COLLECT"
     return
@@ -341,7 +349,6 @@ send_run() {
       || finish_failed "cannot upload the scenario files to $SSM_BUNDLE_S3_URI"
   fi
 
-  trap on_signal INT TERM
   say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$SSM_START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
   for ((index = 0; index < count; index++)); do
     id="${INSTANCES[$index]}"
@@ -432,7 +439,6 @@ save_instances() {
 collect_run() {
   local failed=0 id
   load_run "$1"
-  trap on_signal INT TERM
   poll_invocations
   for id in "${INSTANCES[@]}"; do
     collect_instance "$id"
@@ -616,22 +622,66 @@ finish_failed() {
   abort "$1"
 }
 
-# on_signal: an interrupted run cancels what it started, so no instance goes
-# on loading the target unattended.
+# on_signal NAME: a signal (HUP: the terminal closed; INT; TERM) ends the
+# run; on_exit cancels and records. Exit status 128 + the signal's number.
 on_signal() {
-  local id
-  trap - INT TERM
+  trap - HUP INT TERM
+  ENDED_BY="SIG$1"
   say ""
-  say "interrupted: cancelling the invocations that have not ended"
+  exit $((128 + $(kill -l "$1")))
+}
+
+# on_exit: the EXIT trap. A run that has not finished (a signal, an error
+# after the sends, an abort) cancels the invocations that have not ended
+# and records how it ended (fanout_record_end); the work directory goes.
+# Keeps the exit status.
+on_exit() {
+  local status=$?
+  trap - EXIT HUP INT TERM
+  if [[ -n "$RUN_DIR" && $FINISHED -eq 0 ]]; then
+    fanout_record_end "$status" || warn "could not record the end of the run in $RUN_DIR/manifest.json"
+  fi
+  [[ -z "$WORK_DIR" ]] || rm -rf "$WORK_DIR"
+  exit "$status"
+}
+
+# fanout_record_end STATUS: the run ended before it finished, with exit
+# STATUS (by ENDED_BY if a signal): cancel every invocation that was sent
+# and has not ended (so no instance goes on loading the target unattended),
+# name each in the instances' errors, and finish the manifest "interrupted"
+# (a signal) or "failed" (an error), with a warning that says why.
+fanout_record_end() {
+  local status="$1" why id sent=0 cancelled=0
+  local -a not_cancelled=()
+  if [[ -n "$ENDED_BY" ]]; then
+    why="interrupted by $ENDED_BY"
+  else
+    why="stopped by an error (exit status $status)"
+  fi
   for id in "${INSTANCES[@]}"; do
-    if [[ -n "${COMMAND_ID[$id]:-}" ]] && ! ssm_is_terminal "${INV_STATUS[$id]:-}"; then
-      ssm_cancel "${COMMAND_ID[$id]}" "$id" || warn "could not cancel the command on $id"
+    [[ -n "${COMMAND_ID[$id]:-}" ]] || continue
+    sent=$((sent + 1))
+    ! ssm_is_terminal "${INV_STATUS[$id]:-}" || continue
+    if ssm_cancel "${COMMAND_ID[$id]}" "$id"; then
+      INV_ERROR[$id]="instance $id: cancelled: the fan-out was $why before the invocation ended"
+      INV_STATUS[$id]=Cancelled
+      cancelled=$((cancelled + 1))
+    else
+      INV_ERROR[$id]="instance $id: the fan-out was $why before the invocation ended, and the cancel failed: check the instance"
+      not_cancelled+=("$id")
     fi
   done
-  if [[ -n "$RUN_DIR" && $FINISHED -eq 0 ]]; then
-    manifest_finish "$RUN_DIR" interrupted || true
+  if ((sent == 0)); then
+    manifest_warn "$RUN_DIR" "the fan-out was $why before any command was sent"
+  else
+    save_instances
+    manifest_warn "$RUN_DIR" "the fan-out was $why after the commands were sent: $cancelled invocation(s) cancelled$([[ ${#not_cancelled[@]} -eq 0 ]] || printf '; the cancel failed on %s: check those instances' "${not_cancelled[*]}")"
   fi
-  exit 130
+  manifest_finish "$RUN_DIR" "$([[ -n "$ENDED_BY" ]] && echo interrupted || echo failed)"
+  say "the fan-out was $why; ${RUN_DIR#"$LT_ROOT"/} records it"
+  for id in "${not_cancelled[@]}"; do
+    warn "could not cancel the command on $id: check the instance"
+  done
 }
 
 main "$@"

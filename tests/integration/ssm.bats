@@ -447,6 +447,80 @@ copy_outputs() {
   [ "$(jq -r --arg id "$slow" '.instances[] | select(.instance_id == $id) | .status' "$run_dir/manifest.json")" = TimedOut ]
 }
 
+# start_fanout_stuck LOG [BIN_DIR]: a fan-out (not --no-wait) whose two
+# invocations never end (LT_SSM_STATUS_OVERRIDES), in the background, with
+# BIN_DIR first in its PATH; FANOUT_PID is its pid. Returns once it polls,
+# after the sends.
+start_fanout_stuck() {
+  local id deadline=$((SECONDS + 120))
+  : >"$BATS_TEST_TMPDIR/statuses"
+  while IFS= read -r id; do
+    printf '%s InProgress\n' "$id" >>"$BATS_TEST_TMPDIR/statuses"
+  done <"$BATS_FILE_TMPDIR/k6-instances"
+  FANOUT_INFLUXDB_URL="" LT_SSM_STATUS_OVERRIDES="$BATS_TEST_TMPDIR/statuses" PATH="${2:+$2:}$PATH" \
+    "$LT_ROOT/scripts/ssm-fanout.sh" "$MATRIX" >"$1" 2>&1 3>&- &
+  FANOUT_PID=$!
+  until grep -q "waiting for 2 of 2" "$1"; do
+    ((SECONDS < deadline)) || fail "the fan-out never polled: $(cat "$1")"
+    sleep 0.2
+  done
+}
+
+# assert_cancelled_and_recorded RUN_DIR STATUS WHY: the manifest is
+# finished with STATUS, says WHY after the sends, and every sent command had
+# a CancelCommand for its instance (moto lacks the operation: the failed
+# cancel is named in the instance's error).
+assert_cancelled_and_recorded() {
+  local run_dir="$1" id command_id
+  [ "$(jq -r .status "$run_dir/manifest.json")" = "$2" ]
+  [ "$(jq -r .ended_at "$run_dir/manifest.json")" != null ]
+  jq -e --arg w "the fan-out was $3 after the commands were sent: 0 invocation(s) cancelled; the cancel failed on " \
+    '.warnings | any(startswith($w))' "$run_dir/manifest.json"
+  while IFS= read -r id; do
+    command_id="$(jq -r --arg id "$id" '.instances[] | select(.instance_id == $id) | .command_id' "$run_dir/manifest.json")"
+    [ -n "$command_id" ]
+    [ "$(recorded CancelCommand | jq -r --arg id "$id" --arg c "$command_id" 'select(.InstanceIds == [$id] and .CommandId == $c) | .CommandId' | wc -l)" -eq 1 ]
+    [ "$(jq -r --arg id "$id" '.instances[] | select(.instance_id == $id) | .error' "$run_dir/manifest.json")" \
+      = "instance $id: the fan-out was $3 before the invocation ended, and the cancel failed: check the instance" ]
+  done <"$BATS_FILE_TMPDIR/k6-instances"
+}
+
+@test "a SIGHUP after the commands were sent cancels them and records the run as interrupted" {
+  local status=0 run_dir
+  start_fanout_stuck "$BATS_TEST_TMPDIR/fanout.log"
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  kill -HUP "$FANOUT_PID"
+  wait "$FANOUT_PID" || status=$?
+  [ "$status" -eq 129 ]
+  assert_cancelled_and_recorded "$run_dir" interrupted "interrupted by SIGHUP"
+  grep -q "the fan-out was interrupted by SIGHUP; " "$BATS_TEST_TMPDIR/fanout.log"
+}
+
+@test "a SIGTERM after the commands were sent does the same" {
+  # (SIGINT takes the same trap; a background job of a script ignores it
+  # from the start, so this test cannot send it.)
+  local status=0 run_dir
+  start_fanout_stuck "$BATS_TEST_TMPDIR/fanout.log"
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  kill -TERM "$FANOUT_PID"
+  wait "$FANOUT_PID" || status=$?
+  [ "$status" -eq 143 ]
+  assert_cancelled_and_recorded "$run_dir" interrupted "interrupted by SIGTERM"
+}
+
+@test "an error after the commands were sent cancels them and records the run as failed" {
+  local status=0 run_dir
+  # The poller's sleep fails once the sends are done: an error midway.
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  printf '#!/bin/sh\necho "sleep: cannot sleep" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/sleep"
+  chmod +x "$BATS_TEST_TMPDIR/bin/sleep"
+  start_fanout_stuck "$BATS_TEST_TMPDIR/fanout.log" "$BATS_TEST_TMPDIR/bin"
+  wait "$FANOUT_PID" || status=$?
+  [ "$status" -eq 1 ]
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  assert_cancelled_and_recorded "$run_dir" failed "stopped by an error (exit status 1)"
+}
+
 @test "a missing S3 output is an error naming each instance" {
   FANOUT_INFLUXDB_URL="" run "$LT_ROOT/scripts/ssm-fanout.sh" "$MATRIX"
   assert_failure 1
