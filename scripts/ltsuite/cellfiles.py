@@ -195,8 +195,10 @@ class Summary:
 
     def values(self, name: str) -> dict[str, Any] | None:
         """A metric's values, that of its load traffic ({traffic:load}) first."""
-        metric = self.metrics.get(name + "{traffic:load}") or self.metrics.get(name)
-        if not metric:
+        metric = self.metrics.get(name + "{traffic:load}")
+        if metric is None or metric is False:
+            metric = self.metrics.get(name)
+        if not isinstance(metric, dict):
             return None
         values = metric.get("values")
         return values if isinstance(values, dict) else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 
 from . import rules
 from .cellfiles import read_cell_env
-from .numbers import (above, at_least, at_most, below, or_default, r1, r2, rounded, smallest, text,
+from .numbers import (at_least, at_most, below, or_default, r1, r2, rounded, smallest, text,
                       tidy, to_number)
 
 Env = dict[str, Any]
@@ -311,7 +312,6 @@ def client_ports(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
     port_range = (sysctls.get("client") or {}).get("net.ipv4.ip_local_port_range")
     if port_range is None:
         return None
-    import re
     bounds = [int(n) for n in re.findall(r"[0-9]+", port_range)]
     if len(bounds) != 2:
         return None
