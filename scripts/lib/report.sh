@@ -228,27 +228,22 @@ report_scripts() {
   printf '<script>\n'
   sed 's#</script#<\\/script#g' "$REPORT_UPLOT_DIR/uPlot.iife.min.js"
   printf '\n</script>\n<script type="application/json" id="report-data">\n'
-  report_data "$1" | sed 's#</#<\\/#g'
+  report_data "$1" | report_with_time_parts "$1" | sed 's#</#<\\/#g'
   printf '\n</script>\n<script>\n'
-  cat "$REPORT_SOURCE_DIR/report.js"
+  cat "$REPORT_SOURCE_DIR/report.js" "$REPORT_SOURCE_DIR/time-parts.js"
   printf '</script>\n'
-  report_time_parts_scripts "$1"
 }
 
 # Requests drawn per cell at most in the picture of each request's parts; a
 # larger cell draws every Nth (in order of start).
 REPORT_TIME_PART_BARS="${REPORT_TIME_PART_BARS:-2000}"
 
-# report_time_parts_scripts RUN_DIR: each cell's requests split into connect,
-# queued, service and rest, and the application's latency beside the users'
-# (scripts/ltsuite/timeparts.py, from k6's samples and Tomcat's access log),
-# and the code that draws them (scripts/report/time-parts.js), inlined.
-report_time_parts_scripts() {
-  printf '<script type="application/json" id="time-parts-data">\n'
-  report_time_parts_data "$1" | sed 's#</#<\\/#g'
-  printf '\n</script>\n<script>\n'
-  cat "$REPORT_SOURCE_DIR/time-parts.js"
-  printf '</script>\n'
+# report_with_time_parts RUN_DIR: the report's data (stdin) with
+# "time_parts": each cell's requests split into connect, queued, service and
+# rest, and the application's latency beside the users' (drawn by
+# scripts/report/time-parts.js).
+report_with_time_parts() {
+  jq -c --slurpfile parts <(report_time_parts_data "$1") '. + {time_parts: $parts[0]}'
 }
 
 # report_time_parts_data RUN_DIR: {"cells": {CELL: parts}} for every cell

@@ -403,6 +403,11 @@ def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str
     joined = join(k6, app) if k6 is not None and app is not None else None
     out.update(figures(joined))
     if joined is None or not joined.ids:
+        why = ("k6 wrote no per-request samples (K6_SAMPLES=0)" if k6 is None else
+               "the k6 script sends no request id (withRequestId of scenarios/lib/requestid.js)")
+        out["notes"] = "; ".join(n for n in (row.get("notes"), f"{why}: the application's own figures (app_*) "
+                                 "stand, each request's split (t_*, decomposed_reqs) is empty and the requests it "
+                                 "never saw are counted from k6's figures") if n)
         # No per-request join: requests k6 sent that the application did not log, by count.
         failed_connect = row.get("fail_connect")
         sent = row.get("http_reqs")

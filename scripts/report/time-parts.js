@@ -1,5 +1,6 @@
-// Draws, per cell of report.html, where each user's time went (the JSON in
-// <script id="time-parts-data">, made by scripts/ltsuite/timeparts.py):
+// Draws, per cell of report.html, where each user's time went ("time_parts"
+// in the JSON of <script id="report-data">, made by
+// scripts/ltsuite/timeparts.py):
 //   - every request as a horizontal bar from when k6 asked for a connection,
 //     split into connect / queued / service / rest (a few thousand bars at
 //     most: every n-th request above that, in order of start);
@@ -10,9 +11,9 @@
 (function () {
   'use strict';
 
-  const source = document.getElementById('time-parts-data');
-  if (!source) return;
-  const data = JSON.parse(source.textContent);
+  const source = document.getElementById('report-data');
+  const data = source ? JSON.parse(source.textContent).time_parts : null;
+  if (!data) return;
   const charts = window.ltReportCharts || (window.ltReportCharts = []);
 
   const PARTS = [

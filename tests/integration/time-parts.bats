@@ -141,6 +141,7 @@ print(" ".join(str(round(p.queued / 400)) for p in sorted(joined.parts, key=lamb
       *spike-test.js)
         [ "$(row ownapp "$cell" decomposed_reqs)" = null ]
         [ "$(row ownapp "$cell" t_service_med_ms)" = null ]
+        [[ "$(row ownapp "$cell" notes)" == *"the k6 script sends no request id (withRequestId of scenarios/lib/requestid.js)"* ]]
         ;;
       *time-parts-own-script.js)
         [ "$(row ownapp "$cell" decomposed_reqs)" -eq "$(row ownapp "$cell" http_reqs)" ]
