@@ -188,6 +188,16 @@ def unknown_extra(names: Iterable[str]) -> list[str]:
     return [n for n in names if columns.BY_NAME.get(n) is None or columns.BY_NAME[n].scenario is None]
 
 
+def unknown_keys(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """Keys at a row's top that ltsuite.columns does not define: no table shows them."""
+    names: list[str] = []
+    for row in rows:
+        for key in row:
+            if key not in ("axes", "extra") and key not in columns.BY_NAME and key not in names:
+                names.append(key)
+    return names
+
+
 def csv_head(run: Run) -> list[str]:
     """results.csv's header for this run."""
     return columns.csv_head(run.axes, extra_names(run.rows))
@@ -383,6 +393,10 @@ def render(run_dir: Path) -> None:
     if unknown:
         print(f"{PROG}: {run_dir}: column(s) not in scripts/ltsuite/columns.py (shown anyway): "
               + ", ".join(unknown), file=sys.stderr)
+    hidden = unknown_keys(run.rows)
+    if hidden:
+        print(f"{PROG}: {run_dir}: row key(s) not in scripts/ltsuite/columns.py (in row.json only): "
+              + ", ".join(hidden), file=sys.stderr)
     csv_text = render_csv(run)
     md_text_ = render_md(run)
     write_atomic(run_dir / "results.csv", csv_text)
