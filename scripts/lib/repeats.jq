@@ -41,16 +41,6 @@ def with_range:
   elif .n == 1 or .min == .max then (.median | tostring)
   else "\(.median) (\(.min)..\(.max))" end;
 
-# table_figures: the figures results.md and report.html show for every row
-# and matrix cell (a subset that fits a screen; results.csv has them all).
-def table_figures: [
-  "vus_max", "vus_started", "first_request_spread_ms", "http_reqs", "tps", "lat_med_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
-  "failed_reqs", "fail_connect", "fail_reset", "fail_timeout",
-  "listen_overflows", "listen_drops", "syn_retrans",
-  "server_conns_peak", "predicted_server_conns_peak", "queue_capacity", "accept_queue_peak", "listen_backlog",
-  "predicted_listen_overflows", "prediction_check", "time_wait_peak"
-];
-
 # group_value($rows; $f): a group's figure $f as text: the median (min..max)
 # of a number, else its repetitions' distinct values joined by "/" (such as
 # prediction_check's "match/differs").
