@@ -1,0 +1,23 @@
+#!/usr/bin/env bats
+# .ci/run's count line: bats' TAP and pytest's verbose lines, in one sum.
+
+setup() {
+  load '../test_helper'
+}
+
+@test "the count adds pytest's passed, failed and skipped tests to bats'" {
+  cat >"$BATS_TEST_TMPDIR/log" <<'LOG'
+ok 1 a bats test
+ok 2 a skipped one # skip no root
+not ok 3 a failed bats test
+tests/python/test_row.py::test_the_row_is_the_recorded_row_key_for_key[cut-off] PASSED [  1%]
+tests/python/test_row.py::test_counter_deltas_are_the_recorded_ones[cut-off] FAILED [  2%]
+tests/python/test_rules.py::test_k6_durations_in_milliseconds PASSED   [  3%]
+tests/python/test_causes.py::test_the_causes_in_order SKIPPED (no node) [  4%]
+tests/python/test_design.py::test_x ERROR [  5%]
+============================= 2 passed, 1 failed in 0.1s ==============================
+LOG
+  run "$LT_ROOT/.ci/run" --count "$BATS_TEST_TMPDIR/log"
+  assert_success
+  assert_output 'tests: 3 passed, 3 failed, 2 skipped'
+}
