@@ -377,6 +377,12 @@ def verdict(env: dict[str, Any], row: dict[str, Any], figures_: dict[str, Any],
     why = []
     if service is not None and delay and abs(service - delay) > 0.1 * delay:
         why.append(f"the service took {text(service)} ms (t_service_med_ms), not DELAY_MS={text(delay)}")
+    drops, overflows = row.get("listen_drops"), row.get("listen_overflows")
+    if drops is not None and overflows is not None and drops > overflows:
+        why.append(f"{text(drops - overflows)} SYNs were dropped while the accept queue had room (ListenDrops "
+                   f"{text(drops)}, ListenOverflows {text(overflows)}): in a burst the listener holds at most its "
+                   "backlog of half-open handshakes (tcp_conn_request(), inet_csk_reqsk_queue_is_full()), so some "
+                   "users the queue had room for waited for a SYN retransmit")
     if or_default(row.get("as_designed"), 1) == 0:
         why.append("the load did not run as designed (design_notes)")
     reason = "; ".join(why) if why else "the waves and the SYN schedule do not explain the difference"

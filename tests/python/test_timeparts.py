@@ -183,3 +183,24 @@ def test_the_parts_reach_influxdb_as_one_point_per_second_of_start():
     assert [f.split("=")[0] for f in fields.split(",")] == ["connect_ms", "queued_ms", "service_ms", "rest_ms",
                                                             "requests"]
     assert fields.endswith(",requests=8i") and stamp.endswith("000000000")
+
+
+def test_the_recorded_waves_wait_0_400_800_1200_ms_and_the_service_is_delay_ms():
+    # tests/fixtures/time-parts.matrix: 8 users at once on 2 threads, DELAY_MS=400.
+    joined = timeparts.join(timeparts.cell_k6_requests(FIXTURES / "time-parts-waves"),
+                            accesslog.cell_load_requests(FIXTURES / "time-parts-waves"))
+    assert sorted(round(p.queued / 400) for p in joined.parts) == [0, 0, 1, 1, 2, 2, 3, 3]
+    row = recorded_row("time-parts-waves")
+    assert abs(row["t_service_med_ms"] - 400) <= 20 and abs(row["t_queued_p99_ms"] - 1200) <= 90
+    assert row["t_connect_p99_ms"] < 20
+    assert [row["predicted_t_queued_p99_ms"], row["prediction_check"]] == [1200, "match"]
+
+
+def test_syns_dropped_while_the_accept_queue_had_room_explain_a_mismatch():
+    row = {"prediction_check": None, "listen_drops": 54, "listen_overflows": 39}
+    out = timeparts.verdict({"DELAY_MS": "1300"}, row, {"t_connect_p99_ms": 3065.9, "t_service_med_ms": 1304.8},
+                            {"predicted_t_connect_p99_ms": 2000})
+    assert out["prediction_check"] == "mismatch"
+    assert out["prediction_notes"].startswith("t_connect_p99_ms 3065.9 where 2000 was predicted (within 10 % of the "
+                                              "step and 50 ms): 15 SYNs were dropped while the accept queue had room "
+                                              "(ListenDrops 54, ListenOverflows 39)")
