@@ -38,7 +38,8 @@ main() {
   (( OPT_CELL <= $(matrix_cell_count) )) || usage_error "--cell $OPT_CELL: the matrix has $(matrix_cell_count) cell(s)"
   cell_id="$(matrix_cell_id $((OPT_CELL - 1)))"
   matrix_cell_values $((OPT_CELL - 1)) >"$work/cell.env"
-  fanout_use_cell_target "$work/cell.env" manifest
+  # The manifest is made to be applied: its load goes where a run's would.
+  fanout_use_cell_target "$work/cell.env" run
   run_id="${OPT_RUN_ID:-$(date +%Y%m%d-%H%M%S)-$(basename "$OPT_MATRIX" .matrix)-k8s}"
   name="$(k8s_name "k6-$run_id-$cell_id")"
 
@@ -116,14 +117,31 @@ make_archive() {
   k6_archive cell "${FANOUT[TARGET_URL]}" "$4" || abort "$CELL_ERROR"
 }
 
-# k6_arguments CELL_ENV RUN_ID CELL_ID DIR: the runners' k6 arguments: the
-# script's (k6_script_args: k6's --tag replaces the script's own tags, and
-# the operator adds its own), and the InfluxDB output when one is set.
+# k6_arguments CELL_ENV RUN_ID CELL_ID DIR: the runners' k6 arguments, one
+# line: the script's (k6_script_args: k6's --tag replaces the script's own
+# tags, and the operator adds its own), and the InfluxDB output when one is
+# set. k6-operator splits the line at every space (TestRun.spec.arguments
+# is one string), so no word may hold one. A tag of a script of one's own
+# whose value has a space stays off the line: the entry module gives the
+# script's own tags to every VU itself (scenarios/lib/own-script.js). Any
+# other word with a space is refused, naming it.
 k6_arguments() {
-  local -a args=()
-  mapfile -t args < <(k6_script_args "$(cell_env_get "$1" SCENARIO)" "$4/k6-script.json" "$2" "$3")
+  local scenario i word
+  local -a args=() kept=()
+  scenario="$(cell_env_get "$1" SCENARIO)"
+  mapfile -t args < <(k6_script_args "$scenario" "$4/k6-script.json" "$2" "$3")
   [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || args+=(--out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")
-  printf '%s\n' "${args[*]}"
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    word="${args[i]}"
+    if [[ "$word" == --tag && "${args[i + 1]:-}" =~ [[:space:]] ]] && k6_own_script "$scenario"; then
+      i=$((i + 1))
+      continue
+    fi
+    [[ ! "$word" =~ [[:space:]] ]] \
+      || usage_error "k6 argument '$word' has a space in it; k6-operator splits its arguments at spaces, so it cannot pass it (a tag of the script's own options.tags can have one only in a script of one's own)"
+    kept+=("$word")
+  done
+  printf '%s\n' "${kept[*]}"
 }
 
 # print_manifest NAME RUN_ID CELL_ID WORK_DIR: the ConfigMap and the TestRun

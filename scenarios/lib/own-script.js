@@ -8,6 +8,10 @@
 //     load's figures (the runner tags everything else traffic=load);
 //   - options: the thresholds that make k6 report the load-only sub-metrics,
 //     and one sub-metric per k6 error_code that splits failures by cause;
+//   - the script's own options.tags, given to each VU's metrics as it
+//     starts (setup's too): a --tag on k6's command line replaces them, and
+//     where the command line cannot carry a value (k6-operator splits its
+//     arguments at spaces) this is how they still arrive;
 //   - handleSummary(): the full summary goes to SUMMARY_FILE, with the
 //     fail_* counters the suite's own scenarios count themselves, whatever
 //     the script's own handleSummary returns (which is kept), and the list
@@ -20,8 +24,21 @@ import { LOAD_THRESHOLDS, textLines } from './summary.js';
 
 const codeMetric = (code) => `http_reqs{traffic:load,error_code:${code}}`;
 
+// The script's own options.tags (options() keeps them), and whether this
+// VU has them yet.
+let ownTags = {};
+let tagged = false;
+
+// tagVu(): the script's own tags on this VU's metrics, once.
+function tagVu() {
+  if (tagged) return;
+  tagged = true;
+  for (const [name, value] of Object.entries(ownTags)) exec.vu.metrics.tags[name] = value;
+}
+
 // options(own): the script's options plus the suite's thresholds.
 export function options(own) {
+  ownTags = Object.assign({}, (own && own.tags) || {});
   const thresholds = Object.assign({}, LOAD_THRESHOLDS);
   for (const codes of Object.values(CAUSE_CODES)) {
     for (const code of codes) thresholds[codeMetric(code)] = ['count>=0'];
@@ -34,6 +51,7 @@ export function options(own) {
 export function iteration(fn) {
   if (typeof fn !== 'function') return fn;
   return function (data) {
+    tagVu();
     delivered.iterationStarted();
     delivered.started(Date.now());
     let result;
@@ -54,6 +72,7 @@ export function iteration(fn) {
 // setup(fn): the script's setup (if any), its requests tagged traffic=setup.
 export function setup(fn) {
   return function () {
+    tagVu();
     delivered.declare();
     exec.vu.metrics.tags.traffic = 'setup';
     return typeof fn === 'function' ? fn() : undefined;

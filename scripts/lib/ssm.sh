@@ -58,9 +58,10 @@ fanout_check_url() {
 
 # fanout_use_cell_target CELL_ENV MODE: take TARGET_URL and ALLOW_REMOTE_TARGET
 # from the cell (they are knobs), and check them and the InfluxDB URLs. MODE
-# "run": a target off 127.0.0.0/8 needs ALLOW_REMOTE_TARGET=1, as for a local
-# run; "dry-run": only a warning, nothing is sent; "manifest": no check (a
-# printed manifest sends nothing either).
+# "run" (a fan-out, or a k6-operator manifest that someone will apply): a
+# target off 127.0.0.0/8 needs ALLOW_REMOTE_TARGET=1, as for a local run
+# (run-matrix.sh check_target_url); "dry-run": only a warning, nothing is
+# sent.
 fanout_use_cell_target() {
   local cell_env="$1" mode="$2" host
   FANOUT[TARGET_URL]="$(cell_env_get "$cell_env" TARGET_URL)"
@@ -69,9 +70,10 @@ fanout_use_cell_target() {
   [[ "${FANOUT[TARGET_URL]}" != *" "* ]] || usage_error "TARGET_URL: one target per run, not an axis"
   fanout_check_url TARGET_URL "${FANOUT[TARGET_URL]}"
   host="${FANOUT[TARGET_URL]#*://}"
-  host="${host%%[/?]*}"
-  host="${host%:*}"
-  if [[ "$mode" != manifest && ! "$host" =~ ^(127\.[0-9.]+|localhost)$
+  host="${host%%[/?#]*}"
+  # Drop a port, but not the colons of a bracketed IPv6 address.
+  [[ "$host" =~ ^(\[[^]]*\]|[^:]*)(:[0-9]+)?$ ]] && host="${BASH_REMATCH[1]}"
+  if [[ ! "$host" =~ ^(127\.[0-9.]+|localhost|\[::1\])$
     && "$(cell_env_get "$cell_env" ALLOW_REMOTE_TARGET)" != 1 ]]; then
     [[ "$mode" == dry-run ]] \
       || usage_error "TARGET_URL: $host is not loopback; set ALLOW_REMOTE_TARGET=1 to send load there"

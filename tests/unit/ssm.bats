@@ -285,7 +285,7 @@ build_command() {
 # operator_manifest ARGS...: the manifest as JSON (one array of documents),
 # read back with a real YAML parser.
 operator_manifest() {
-  TARGET_URL=http://10.9.8.7:8080 "$LT_ROOT/scripts/k6-operator.sh" "$@" >"$BATS_TEST_TMPDIR/testrun.yaml"
+  TARGET_URL=http://10.9.8.7:8080 ALLOW_REMOTE_TARGET=1 "$LT_ROOT/scripts/k6-operator.sh" "$@" >"$BATS_TEST_TMPDIR/testrun.yaml"
   "$PYTHON" -c 'import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))' \
     "$BATS_TEST_TMPDIR/testrun.yaml"
 }
@@ -343,6 +343,42 @@ operator_manifest() {
   run "$LT_K6" inspect "$BATS_TEST_TMPDIR/archive.tar"
   assert_success
   [ "$(jq -r '.vus' <<<"$output")" = 16 ]
+}
+
+@test "k6-operator: a target off loopback is refused without ALLOW_REMOTE_TARGET=1, as for a local run" {
+  TARGET_URL=http://10.9.8.7:8080 run "$LT_ROOT/scripts/k6-operator.sh" --parallelism 2 "$MATRIX"
+  assert_failure 2
+  assert_output "k6-operator: TARGET_URL: 10.9.8.7 is not loopback; set ALLOW_REMOTE_TARGET=1 to send load there"
+  TARGET_URL='http://[2001:db8::5]:8080' run "$LT_ROOT/scripts/k6-operator.sh" --parallelism 2 "$MATRIX"
+  assert_failure 2
+  assert_output --partial "TARGET_URL: [2001:db8::5] is not loopback"
+  # Loopback needs nothing more.
+  TARGET_URL=http://127.0.0.1:8080 run "$LT_ROOT/scripts/k6-operator.sh" --parallelism 2 "$MATRIX"
+  assert_success
+  assert_output --partial "kind: TestRun"
+}
+
+@test "k6-operator: a tag value with a space survives the operator's split of the arguments" {
+  printf 'SCENARIO=%s\n' "$LT_ROOT/tests/fixtures/own-script/tagged.js" | lt_write "$MATRIX"
+  run operator_manifest --parallelism 2 --run-id r42 "$MATRIX"
+  assert_success
+  local docs="$output" arguments
+  arguments="$(jq -r '.[1].spec.arguments' <<<"$docs")"
+  [[ "$arguments" != *team* ]]
+  [[ "$arguments" == *"--tag service=checkout"* ]]
+  jq -r '.[0].binaryData["archive.tar"]' <<<"$docs" | base64 -d >"$BATS_TEST_TMPDIR/archive.tar"
+  # What a runner pod does (k6-operator's runner job): the arguments split at
+  # spaces, its own tags after them, the runner's env; the first segment of two.
+  local -a words env_args
+  read -r -a words <<<"$arguments"
+  mapfile -t env_args < <(jq -r '.[1].spec.runner.env[] | "\(.name)=\(.value)"' <<<"$docs")
+  run env -i PATH="$PATH" HOME="$BATS_TEST_TMPDIR" "${env_args[@]}" "$LT_K6" run --quiet --no-usage-report --address "" \
+    --execution-segment 0:1/2 --execution-segment-sequence 0,1/2,1 "${words[@]}" \
+    --tag instance_id=0 --tag testrun_name=k6-r42 --out "json=$BATS_TEST_TMPDIR/points.json" "$BATS_TEST_TMPDIR/archive.tar"
+  assert_success
+  run jq -c 'select(.type == "Point" and .metric == "iterations") | .data.tags
+             | {team, service, run_id, cell, instance_id, traffic}' "$BATS_TEST_TMPDIR/points.json"
+  assert_output '{"team":"load test","service":"checkout","run_id":"r42","cell":"01","instance_id":"0","traffic":"load"}'
 }
 
 @test "k6-operator: --parallelism is required" {
