@@ -66,6 +66,8 @@ netns_backend_start() {
     fi
     return 1
   fi
+  # The CPU time the start took (less shaken by a busy machine than its wall time).
+  target_record_start_cpu "$cell_dir/target-start.txt"
   # The effective connector settings against the cell's, where the app shows them.
   target_check_connector start_values | write_atomic "$cell_dir/connector.json" || true
   cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt"

@@ -222,6 +222,17 @@ target_record_start() {
   } | write_atomic "$2"
 }
 
+# target_record_start_cpu FILE: add to FILE (target-start.txt) the CPU time
+# the running target has used so far (target_start_cpu_s, user + system, of
+# all its threads), read when it is healthy: the start's cost in CPU-seconds.
+target_record_start_cpu() {
+  local -a stat
+  [[ -n "$TARGET_PID" && -r "/proc/$TARGET_PID/stat" ]] || return 0
+  # Fields after "pid (comm) ": state is the first, utime the 12th, stime the 13th.
+  read -r -a stat < <(sed 's/^.*) //' "/proc/$TARGET_PID/stat")
+  printf 'target_start_cpu_s=%s\n' "$(awk -v t=$((stat[11] + stat[12])) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }')" >>"$1"
+}
+
 # target_train_wanted CELL_ASSOC: the mode (aot or cds) of the archive a
 # jar of one's own still lacks for its start mode; nothing when it has it,
 # asked for none, or its training failed before.

@@ -138,3 +138,22 @@ archive() {
   run target_start_plan cell
   assert_line --index 0 cmd
 }
+
+@test "the start's CPU time is read from the running target and added to target-start.txt" {
+  printf 'target_start_mode=aot\n' >"$BATS_TEST_TMPDIR/target-start.txt"
+  # A target that burns CPU for a moment, then waits.
+  bash -c 'i=0; while ((i < 200000)); do ((i++)); done; sleep 30' &
+  TARGET_PID=$!
+  sleep 1.5
+  target_record_start_cpu "$BATS_TEST_TMPDIR/target-start.txt"
+  kill "$TARGET_PID"
+  run cat "$BATS_TEST_TMPDIR/target-start.txt"
+  assert_line --index 0 target_start_mode=aot
+  assert_line --index 1 --regexp '^target_start_cpu_s=[0-9]+\.[0-9]{2}$'
+  [[ "${lines[1]#*=}" != 0.00 ]]
+  # Without a target (TARGET_CMD gone, a compose container): nothing added.
+  TARGET_PID=""
+  target_record_start_cpu "$BATS_TEST_TMPDIR/target-start.txt"
+  run wc -l <"$BATS_TEST_TMPDIR/target-start.txt"
+  assert_output 2
+}
