@@ -105,8 +105,9 @@ def cell_percentiles(cell_dir: Path, instances: int) -> Exact:
     files = sample_files(cell_dir, instances)
     missing = [f.name for f in files if not f.is_file()]
     if missing:
-        return Exact(None, f"latency percentiles left empty: {instances} k6 processes ran and "
-                           f"{', '.join(missing)} is missing, so their samples cannot all be read")
+        why = "k6 wrote no samples (K6_SAMPLES=0)" if len(missing) == len(files) else f"{', '.join(missing)} is missing"
+        return Exact(None, f"latency percentiles left empty: {instances} k6 processes ran and {why}, so their "
+                           "samples cannot all be read")
     durations: list[float] = []
     for path in files:
         durations.extend(answered_durations(read_lines(path)))

@@ -205,6 +205,9 @@ def test_a_missing_process_sample_file_leaves_the_percentiles_empty_with_the_rea
     assert [row["lat_p95_ms"], row["lat_max_ms"]] == [None, 157.829]
     assert row["notes"].endswith("latency percentiles left empty: 2 k6 processes ran and k6-samples-2.json.gz is "
                                  "missing, so their samples cannot all be read")
+    (cell / "k6-samples.json.gz").unlink()
+    assert rebuild(cell)["notes"].endswith("latency percentiles left empty: 2 k6 processes ran and k6 wrote no "
+                                           "samples (K6_SAMPLES=0), so their samples cannot all be read")
 
 
 def test_k6_warnings_are_notes(cell_copy):
