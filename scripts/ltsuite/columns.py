@@ -462,6 +462,20 @@ def markdown() -> str:
     if rest:
         lines += ["", "## In row.json only", ""]
         lines += table(rest)
+    lines += [
+        "",
+        "## Adding a column",
+        "",
+        "A column is one entry of `COLUMNS` in `scripts/ltsuite/columns.py`, where the row builder's key",
+        "goes: name, type, unit and a one-line meaning. Its place in that list is its place in",
+        "`results.csv`. A number is an InfluxDB field and a figure of `make compare` by itself;",
+        f"`md=` gives it a place in `results.md` (below {MD_FIGURES.start}: the lead columns; "
+        f"{MD_FIGURES.start}-{MD_FIGURES.stop - 1}: the figures;",
+        f"{MD_EXTRA}: the scenarios' own; from {MD_EXTRA + 100}: the trailing text), `label=` a chart across cells in",
+        "`report.html` (its title; `scripts/report/report.js` names the charts), `scenario=` makes it a scenario's",
+        "own (row.json's `extra`). Then `make columns-doc` writes this page again; `make test-python` fails",
+        "while a table or this page disagrees with the list.",
+    ]
     return "\n".join(lines) + "\n"
 
 
