@@ -133,9 +133,10 @@ print(" ".join(str(round(p.queued / 400)) for p in sorted(joined.parts, key=lamb
     cell="$(basename "$cell")"
     script="$(row ownapp "$cell" scenario)"
     [ "$(row ownapp "$cell" status)" = ok ]
-    # Every request k6 sent, the application logged: 1 s each (greeting.env).
+    # Every request k6 sent, the application logged: 1 s each (greeting.env),
+    # within 10 %.
     [ "$(row ownapp "$cell" app_reqs)" -eq "$(row ownapp "$cell" http_reqs)" ]
-    near "$(row ownapp "$cell" app_lat_med_ms)" 1000 50
+    near "$(row ownapp "$cell" app_lat_med_ms)" 1000 100
     [ "$(row ownapp "$cell" reqs_never_seen_by_app_never_read)" -eq 0 ]
     case "$script" in
       *spike-test.js)
@@ -145,7 +146,7 @@ print(" ".join(str(round(p.queued / 400)) for p in sorted(joined.parts, key=lamb
         ;;
       *time-parts-own-script.js)
         [ "$(row ownapp "$cell" decomposed_reqs)" -eq "$(row ownapp "$cell" http_reqs)" ]
-        near "$(row ownapp "$cell" t_service_med_ms)" 1000 50
+        near "$(row ownapp "$cell" t_service_med_ms)" 1000 100
         ;;
       *) fail "unexpected scenario $script" ;;
     esac
