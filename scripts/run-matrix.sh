@@ -57,6 +57,7 @@ main() {
   check_repeat
   check_target_url
   check_client_addresses
+  check_server_subnet
   check_target_knobs
   check_health_path
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then backend_use external; else backend_use "$LT_BACKEND"; fi
@@ -265,6 +266,23 @@ check_client_addresses() {
         [[ " $addresses " != *" $s "* ]] \
           || usage_error "CLIENT_ADDRESSES: $c addresses from $f include SERVER_ADDR $s"
       done
+    done
+  done
+}
+
+# check_server_subnet: SERVER_ADDR is on CLIENT_ADDR's /24 (either may be an
+# axis): the two namespaces share one link whose addresses are /24
+# (netns_up), so k6 could not reach a server address off it. Named by the
+# key that was set (SERVER_ADDR when both were). An external TARGET_URL has
+# no namespaces.
+check_server_subnet() {
+  local server client key=SERVER_ADDR other=CLIENT_ADDR
+  [[ -z "${MATRIX_VALUE[TARGET_URL]}" ]] || return 0
+  [[ "${MATRIX_ORIGIN[SERVER_ADDR]}" != defaults ]] || { key=CLIENT_ADDR other=SERVER_ADDR; }
+  for server in ${MATRIX_VALUE[SERVER_ADDR]}; do
+    for client in ${MATRIX_VALUE[CLIENT_ADDR]}; do
+      [[ "${server%.*}" != "${client%.*}" ]] || continue
+      usage_error "${MATRIX_ORIGIN[$key]}: $key: SERVER_ADDR $server is not on the /24 of CLIENT_ADDR $client ($other is set in ${MATRIX_ORIGIN[$other]}); the namespaces share one /24 link: use ${client%.*}.x for both"
     done
   done
 }

@@ -131,6 +131,10 @@ envfile_check_type() {
   case "$type" in
     uint)
       [[ "$value" =~ ^[0-9]+$ ]] || { printf "'%s' is not a whole number >= 0" "$value"; return 1; } ;;
+    uint\<=*)
+      envfile_check_at_most "${type#uint<=}" "$value" || return 1 ;;
+    port)
+      envfile_check_port "$value" || return 1 ;;
     count)
       [[ "$value" =~ ^[0-9]+$ && ! "$value" =~ ^0+$ ]] \
         || { printf "'%s' is not a whole number > 0" "$value"; return 1; } ;;
@@ -150,8 +154,7 @@ envfile_check_type() {
     stages)
       envfile_check_stages "$value" || return 1 ;;
     ipv4)
-      [[ "$value" =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] \
-        || { printf "'%s' is not an IPv4 address" "$value"; return 1; } ;;
+      envfile_check_ipv4 "$value" || return 1 ;;
     url)
       [[ "$value" =~ ^https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\])(:[0-9]{1,5})?(/[^[:space:]]*)?$ ]] \
         || { printf "'%s' is not an http(s) URL such as http://127.0.0.1:8080" "$value"; return 1; } ;;
@@ -172,6 +175,42 @@ envfile_check_type() {
       printf "unknown type '%s' (defaults.env is wrong)" "$type"
       return 1 ;;
   esac
+}
+
+# envfile_check_port VALUE: a TCP port, 1-65535.
+envfile_check_port() {
+  local value="$1"
+  if [[ "$value" =~ ^[0-9]{1,5}$ ]] && ((10#$value >= 1 && 10#$value <= 65535)); then
+    return 0
+  fi
+  printf "'%s' is not a port (1-65535)" "$value"
+  return 1
+}
+
+# envfile_check_ipv4 VALUE: a dotted-quad IPv4 address, each number 0-255.
+envfile_check_ipv4() {
+  local value="$1"
+  if [[ "$value" =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] \
+    && ((10#${BASH_REMATCH[1]} <= 255 && 10#${BASH_REMATCH[2]} <= 255 \
+      && 10#${BASH_REMATCH[3]} <= 255 && 10#${BASH_REMATCH[4]} <= 255)); then
+    return 0
+  fi
+  printf "'%s' is not an IPv4 address (four numbers of 0-255)" "$value"
+  return 1
+}
+
+# envfile_check_at_most MAX VALUE: a whole number >= 0 and <= MAX (type
+# "uint<=MAX": a knob whose consumer refuses more, e.g. DELAY_MS and the
+# target's own limit).
+envfile_check_at_most() {
+  local max="$1" value="$2"
+  [[ "$value" =~ ^[0-9]+$ ]] || { printf "'%s' is not a whole number >= 0" "$value"; return 1; }
+  # Compared as digits first: bash's arithmetic wraps above 2^63.
+  local digits="${value#"${value%%[!0]*}"}"
+  if [[ ${#digits} -gt ${#max} ]] || ((${#digits} == ${#max} && 10#${digits:-0} > max)); then
+    printf "'%s' is above %s, the most it can be" "$value" "$max"
+    return 1
+  fi
 }
 
 # envfile_check_portrange VALUE: LOW-HIGH with 1 <= LOW < HIGH <= 65535.

@@ -221,6 +221,9 @@ target_knob_problems() {
       printf '%s: TARGET_IMAGE: BACKEND=compose builds the image of TARGET_JAR itself; set one of TARGET_JAR and TARGET_IMAGE\n' "${origin_of[TARGET_IMAGE]}"
     fi
   fi
+  if [[ -z "${knob_value[TARGET_CMD]:-}" && -z "${knob_value[TARGET_URL]:-}" ]]; then
+    _target_port_clash origin_of knob_value
+  fi
   [[ "${knob_value[TARGET_HEALTH_PATH]}" == /* ]] \
     || printf "%s: TARGET_HEALTH_PATH: '%s' is not a path (it starts with /)\n" "${origin_of[TARGET_HEALTH_PATH]}" "${knob_value[TARGET_HEALTH_PATH]}"
   local -a words
@@ -235,6 +238,25 @@ target_knob_problems() {
   if [[ -n "${knob_value[TARGET_ENV_FILE]}" ]]; then
     envfile_each "${knob_value[TARGET_ENV_FILE]}" _target_reserved_env
   fi
+}
+
+# _target_port_clash ORIGINS_ASSOC VALUES_ASSOC: a SERVER_PORT that is also a
+# MANAGEMENT_PORT (either may be an axis). Spring Boot then puts the actuator
+# on the port under test, where sampling it queues behind the load and the
+# runner's 127.0.0.1:MANAGEMENT_PORT finds nothing. Named by the key that was
+# set (MANAGEMENT_PORT when both were).
+_target_port_clash() {
+  local -n clash_origin="$1" clash_value="$2"
+  local server management key=MANAGEMENT_PORT other=SERVER_PORT
+  [[ "${clash_origin[MANAGEMENT_PORT]:-defaults}" != defaults ]] || { key=SERVER_PORT other=MANAGEMENT_PORT; }
+  for server in ${clash_value[SERVER_PORT]:-}; do
+    for management in ${clash_value[MANAGEMENT_PORT]:-}; do
+      ((10#$server != 10#$management)) && continue
+      printf '%s: %s: %s is %s too (%s); the actuator needs a port of its own\n' "${clash_origin[$key]}" "$key" \
+        "$([[ $key == SERVER_PORT ]] && printf '%s' "$server" || printf '%s' "$management")" "$other" "${clash_origin[$other]}"
+      return 0
+    done
+  done
 }
 
 # _target_reserved_env FILE LINE KEY VALUE: a TARGET_ENV_FILE line that would

@@ -154,3 +154,70 @@ setup() {
   run envfile_check_type linger ''
   assert_failure
 }
+
+@test "types: an IPv4 address has four numbers of 0-255" {
+  run envfile_check_type ipv4 198.18.0.255
+  assert_success
+  run envfile_check_type ipv4 999.1.1.1
+  assert_failure
+  assert_output "'999.1.1.1' is not an IPv4 address (four numbers of 0-255)"
+  run envfile_check_type ipv4 198.18.0.256
+  assert_failure
+  assert_output "'198.18.0.256' is not an IPv4 address (four numbers of 0-255)"
+  run envfile_check_type ipv4 198.18.0
+  assert_failure
+}
+
+@test "types: a port is 1-65535" {
+  run envfile_check_type port 65535
+  assert_success
+  run envfile_check_type port 70000
+  assert_failure
+  assert_output "'70000' is not a port (1-65535)"
+  run envfile_check_type port 0
+  assert_failure
+  assert_output "'0' is not a port (1-65535)"
+  run envfile_check_type port 99999999999999999999999
+  assert_failure
+  run envfile_check_type port 08080
+  assert_success
+}
+
+@test "types: a whole number with a most it can be" {
+  run envfile_check_type 'uint<=60000' 60000
+  assert_success
+  run envfile_check_type 'uint<=60000' 700000
+  assert_failure
+  assert_output "'700000' is above 60000, the most it can be"
+  run envfile_check_type 'uint<=60000' 99999999999999999999999
+  assert_failure
+  assert_output "'99999999999999999999999' is above 60000, the most it can be"
+  run envfile_check_type 'uint<=60000' -1
+  assert_failure
+  assert_output "'-1' is not a whole number >= 0"
+}
+
+@test "ports above 65535, an address out of range and DELAY_MS above the target's limit are refused with file:line" {
+  printf 'SERVER_PORT=70000\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: SERVER_PORT: '70000' is not a port (1-65535)"
+  printf '# x\nMANAGEMENT_PORT=8081 65536\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:2: MANAGEMENT_PORT: '65536' is not a port (1-65535)"
+  printf 'SERVER_ADDR=999.1.1.1\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: SERVER_ADDR: '999.1.1.1' is not an IPv4 address (four numbers of 0-255)"
+  printf 'DELAY_MS=700000\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: DELAY_MS: '700000' is above 60000, the most it can be"
+}
+
+@test "DELAY_MS's limit is the target's own (HelloController.MAX_DELAY_MS)" {
+  run grep -oE 'MAX_DELAY_MS = [0-9_]+' "$LT_ROOT/server/src/main/java/loadtest/target/HelloController.java"
+  assert_output 'MAX_DELAY_MS = 60_000'
+  [ "${KNOB_TYPE[DELAY_MS]}" = 'uint<=60000' ]
+}

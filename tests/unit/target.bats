@@ -206,3 +206,19 @@ teardown() {
   target_exit_reason "$BATS_TEST_TMPDIR/empty.log"
   assert_equal "$CELL_ERROR" 'target exited during start-up: exit status 1; it wrote nothing'
 }
+
+@test "SERVER_PORT equal to MANAGEMENT_PORT is a knob problem, named where it was set" {
+  local -A origin=([SERVER_PORT]="m.matrix:2" [MANAGEMENT_PORT]=defaults [TARGET_HEALTH_PATH]=defaults)
+  local -A value=([TARGET_CMD]='' [TARGET_URL]='' [BACKEND]=netns [TARGET_HEALTH_PATH]=/health
+    [TARGET_ARGS]='' [TARGET_ENV_FILE]='' [TARGET_JAR]='' [SERVER_PORT]='8080 8081' [MANAGEMENT_PORT]=8081)
+  run target_knob_problems origin value
+  assert_output "m.matrix:2: SERVER_PORT: 8081 is MANAGEMENT_PORT too (defaults); the actuator needs a port of its own"
+  origin[MANAGEMENT_PORT]="command line"
+  value[SERVER_PORT]=8080 value[MANAGEMENT_PORT]=08080
+  run target_knob_problems origin value
+  assert_output "command line: MANAGEMENT_PORT: 08080 is SERVER_PORT too (m.matrix:2); the actuator needs a port of its own"
+  # A server command has no actuator.
+  value[TARGET_CMD]='python3 -m http.server'
+  run target_knob_problems origin value
+  refute_output --partial "a port of its own"
+}
