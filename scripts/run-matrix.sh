@@ -45,7 +45,9 @@ main() {
   local resume="${RESUME:-}"
   if [[ -n "$resume" ]]; then
     matrix="$(resume_matrix "$resume")"
+    resume_refuse_knobs "$resume"
     resolve_matrix "$matrix" "$LT_RESULTS_DIR/$resume/manifest.json"
+    resume_check_inputs "$resume"
   else
     [[ -f "$matrix" ]] || usage_error "$matrix: no such matrix file"
     matrix="$(cd "$(dirname "$matrix")" && pwd)/$(basename "$matrix")"
@@ -147,6 +149,53 @@ resume_matrix() {
     usage_error "RESUME: $matrix changed since run $run_id (sha256 $actual, was $recorded); start a new run instead"
   fi
   printf '%s\n' "$matrix"
+}
+
+# resume_refuse_knobs RUN_ID: a resumed run keeps the knobs of the run it
+# finishes (its matrix and the overrides it recorded): a knob set in the
+# environment beside RESUME is refused, unless it is one of those overrides
+# with the same value.
+resume_refuse_knobs() {
+  local run_id="$1" key
+  local -a given=() recorded=()
+  local -A exported=()
+  knobs_load "$LT_ROOT/env/defaults.env"
+  envfile_exported exported
+  mapfile -t recorded < <(jq -r '.overrides // [] | .[]' "$LT_RESULTS_DIR/$run_id/manifest.json")
+  for key in "${KNOB_ORDER[@]}"; do
+    [[ -n "${exported[$key]:-}" ]] || continue
+    printf '%s\n' "${recorded[@]}" | grep -qxF -- "$key=${!key}" || given+=("$key=${!key}")
+  done
+  [[ ${#given[@]} -eq 0 ]] \
+    || usage_error "RESUME: ${given[*]} given beside RESUME; run $run_id keeps its own knobs (its overrides: ${recorded[*]:-none}); unset them, or start a new run"
+}
+
+# resume_check_inputs RUN_ID: the files the cells depend on
+# (manifest_inputs) and the suite's commit are those run RUN_ID recorded;
+# a resumed run with other inputs would mix two configurations in one
+# table, so it is refused, naming what changed.
+# shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
+resume_check_inputs() {
+  local run_id="$1" manifest recorded_commit commit
+  local -a changes=()
+  manifest="$LT_RESULTS_DIR/$run_id/manifest.json"
+  mapfile -t changes < <(jq -r --argjson now "$(manifest_inputs MATRIX_VALUE)" '
+    (.inputs // null) as $was
+    | if $was == null then empty
+      else ($was + $now | keys[]) as $path
+        | if $was[$path] == null then "\($path) (not an input then)"
+          elif $now[$path] == null then "\($path) (no longer an input)"
+          elif $now[$path] == "missing" then "\($path) (now missing)"
+          elif $was[$path] != $now[$path] then "\($path) (sha256 \($now[$path][0:12]), was \($was[$path][0:12]))"
+          else empty end
+      end' "$manifest")
+  recorded_commit="$(jq -r '.git_commit // ""' "$manifest")"
+  commit="$(manifest_git_commit)"
+  if [[ -n "$recorded_commit" && "$recorded_commit" != "$commit" ]]; then
+    changes+=("the suite's git commit ($commit, was $recorded_commit)")
+  fi
+  [[ ${#changes[@]} -eq 0 ]] \
+    || usage_error "RESUME: the inputs of run $run_id changed: $(join_words '; ' "${changes[@]}"); start a new run instead"
 }
 
 # resolve_matrix FILE [MANIFEST]: defaults < matrix < environment; stops on

@@ -1,13 +1,49 @@
 # shellcheck shell=bash
 # Summary: the run's manifest.json (identity, versions, status, warnings).
 
-# manifest_create RUN_DIR MATRIX_FILE AXES_JSON CELLS: the manifest of a new run.
-manifest_create() {
-  local run_dir="$1" matrix="$2" axes_json="$3" cells="$4" commit
+# manifest_git_commit: the suite's commit, "-dirty" when a tracked file
+# differs from it ("unknown" outside a git checkout).
+manifest_git_commit() {
+  local commit
   commit="$(git -C "$LT_ROOT" rev-parse HEAD 2>/dev/null || printf 'unknown')"
   if [[ -n "$(git -C "$LT_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
     commit+="-dirty"
   fi
+  printf '%s\n' "$commit"
+}
+
+# manifest_inputs VALUES_ASSOC: the files the cells depend on besides the
+# matrix and the suite's scripts, {"PATH": "SHA256"} (PATH relative to the
+# suite when inside it; "missing" for a file that is not there): the knobs'
+# defaults and the sysctl whitelist, the target's jar (TARGET_JAR, or the
+# suite's own when the suite starts it), TARGET_ENV_FILE, every scenario file
+# of the suite and every script of one's own. A resumed run must find them
+# unchanged (run-matrix.sh resume_check_inputs).
+manifest_inputs() {
+  local -n input_values="$1"
+  local word
+  local -a files=("$LT_ROOT/env/defaults.env" "$LT_ROOT/env/sysctls.tsv") words
+  if [[ -z "${input_values[TARGET_JAR]}${input_values[TARGET_CMD]}${input_values[TARGET_URL]}" ]]; then
+    files+=("$TARGET_OWN_JAR")
+  fi
+  read -r -a words <<<"${input_values[TARGET_JAR]} ${input_values[TARGET_ENV_FILE]}"
+  files+=("${words[@]}")
+  mapfile -t -O "${#files[@]}" files < <(find "$LT_ROOT/scenarios" -type f -name '*.js' | LC_ALL=C sort)
+  read -r -a words <<<"${input_values[SCENARIO]}"
+  for word in "${words[@]}"; do
+    k6_own_script "$word" && files+=("$word")
+  done
+  local file
+  for file in "${files[@]}"; do
+    printf '%s\t%s\n' "${file#"$LT_ROOT"/}" "$( (sha256sum "$file" 2>/dev/null || echo missing) | cut -d' ' -f1)"
+  done | jq -Rn '[inputs | split("\t") | {key: .[0], value: .[1]}] | from_entries'
+}
+
+# manifest_create RUN_DIR MATRIX_FILE AXES_JSON CELLS: the manifest of a new
+# run (with the inputs of MATRIX_VALUE's cells, manifest_inputs).
+manifest_create() {
+  local run_dir="$1" matrix="$2" axes_json="$3" cells="$4" commit
+  commit="$(manifest_git_commit)"
   jq -n \
     --arg run_id "$LT_RUN_ID" \
     --arg matrix "${matrix#"$LT_ROOT"/}" \
@@ -23,13 +59,14 @@ manifest_create() {
     --arg overrides "$LT_OVERRIDES" \
     --argjson nofile "$(ulimit -n | sed 's/unlimited/null/')" \
     --argjson cpus "$(nproc)" \
+    --argjson inputs "$(manifest_inputs MATRIX_VALUE)" \
     '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
       versions: {k6: $k6, java: $java, kernel: $kernel}, backend: $backend,
       started_at: $started, ended_at: null, resumed_at: [], status: "running",
       axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,
       cells_as_designed: 0, first_design_reason: null,
       overrides: ($overrides | split("\n") | map(select(length > 0))),
-      limits: {nofile: $nofile, cpus: $cpus},
+      limits: {nofile: $nofile, cpus: $cpus}, inputs: $inputs,
       warnings: []}' \
     | write_atomic "$run_dir/manifest.json"
 }

@@ -165,3 +165,54 @@ setup() {
   run pgrep -f "k6 run .*-e LT_RUN_ID="
   assert_failure
 }
+
+@test "the manifest records what the cells depend on: defaults, the target's jar, every scenario file" {
+  jq -e --arg sha "$(sha256sum "$LT_ROOT/env/defaults.env" | cut -d' ' -f1)" '.inputs["env/defaults.env"] == $sha' "$RUN_DIR/manifest.json"
+  jq -e --arg sha "$(sha256sum "$LT_ROOT/server/target/loadtest-target.jar" | cut -d' ' -f1)" \
+    '.inputs["server/target/loadtest-target.jar"] == $sha' "$RUN_DIR/manifest.json"
+  local file started
+  started="$(date -d "$(jq -r .started_at "$RUN_DIR/manifest.json")" +%s)"
+  for file in "$LT_ROOT"/scenarios/*.js "$LT_ROOT"/scenarios/lib/*.js; do
+    # As the file was when the run started (it may have been edited since).
+    jq -e --arg f "${file#"$LT_ROOT"/}" --arg sha "$(sha256sum "$file" | cut -d' ' -f1)" '.inputs[$f] == $sha' "$RUN_DIR/manifest.json" >/dev/null \
+      || [ "$(stat -c %Y "$file")" -ge "$started" ] \
+      || fail "${file#"$LT_ROOT"/} not recorded with its sha256"
+  done
+  # Nothing else: the files of the scenarios, defaults, sysctls and the jar.
+  [ "$(jq '.inputs | length' "$RUN_DIR/manifest.json")" -eq "$(($(find "$LT_ROOT/scenarios" -name '*.js' | wc -l) + 3))" ]
+}
+
+@test "RESUME refuses a knob given beside it, naming it" {
+  local before
+  before="$(sha256sum "$RUN_DIR/manifest.json")"
+  VUS=3 RESUME="$(basename "$RUN_DIR")" run "$LT_ROOT/scripts/run-matrix.sh"
+  assert_failure 2
+  assert_output "run-matrix: RESUME: VUS=3 given beside RESUME; run $(basename "$RUN_DIR") keeps its own knobs (its overrides: none); unset them, or start a new run"
+  [ "$(sha256sum "$RUN_DIR/manifest.json")" = "$before" ]
+}
+
+@test "RESUME refuses a run whose inputs changed, naming each change" {
+  # A copy of the run, as if a scenario file, a TARGET_ENV_FILE and the
+  # commit had been other ones when it ran.
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  mkdir "$LT_RESULTS_DIR"
+  cp -r "$RUN_DIR" "$LT_RESULTS_DIR/"
+  local id manifest commit spike
+  id="$(basename "$RUN_DIR")"
+  manifest="$LT_RESULTS_DIR/$id/manifest.json"
+  # The inputs as they are now (files of this tree may be edited after the run).
+  local path now
+  for path in $(jq -r '.inputs | keys[]' "$manifest"); do
+    now="$(sha256sum "$LT_ROOT/$path" | cut -d' ' -f1)"
+    jq --arg p "$path" --arg sha "$now" '.inputs[$p] = $sha' "$manifest" >"$manifest.new" && mv "$manifest.new" "$manifest"
+  done
+  jq '.inputs["scenarios/spike.js"] = ("0" * 64) | .inputs["/srv/app/target.env"] = ("1" * 64) | .git_commit = "0123abc"' \
+    "$manifest" >"$manifest.new" && mv "$manifest.new" "$manifest"
+  RESUME="$id" run "$LT_ROOT/scripts/run-matrix.sh"
+  assert_failure 2
+  commit="$(git -C "$LT_ROOT" rev-parse HEAD)"
+  [[ -z "$(git -C "$LT_ROOT" status --porcelain --untracked-files=no)" ]] || commit+="-dirty"
+  spike="$(sha256sum "$LT_ROOT/scenarios/spike.js" | cut -c1-12)"
+  assert_output "run-matrix: RESUME: the inputs of run $id changed: /srv/app/target.env (no longer an input); scenarios/spike.js (sha256 $spike, was 000000000000); the suite's git commit ($commit, was 0123abc); start a new run instead"
+  [ "$(jq -r .status "$manifest")" = complete ]
+}
