@@ -226,6 +226,7 @@ target_knob_problems() {
   fi
   [[ "${knob_value[TARGET_HEALTH_PATH]}" == /* ]] \
     || printf "%s: TARGET_HEALTH_PATH: '%s' is not a path (it starts with /)\n" "${origin_of[TARGET_HEALTH_PATH]}" "${knob_value[TARGET_HEALTH_PATH]}"
+  _target_actuator_health_scenario origin_of knob_value
   local -a words
   read -r -a words <<<"${knob_value[TARGET_ARGS]}"
   for word in "${words[@]}"; do
@@ -256,6 +257,23 @@ _target_port_clash() {
         "$([[ $key == SERVER_PORT ]] && printf '%s' "$server" || printf '%s' "$management")" "$other" "${clash_origin[$other]}"
       return 0
     done
+  done
+}
+
+# _target_actuator_health_scenario ORIGINS_ASSOC VALUES_ASSOC: a health path
+# under /actuator/ is asked on the actuator's own port (target_health_probe),
+# but a shipped scenario checks TARGET_HEALTH_PATH on the port under test in
+# its setup() (scenarios/lib/target.js), where it is a 404: every cell would
+# fail there. A script of one's own (a .js path) checks what it likes.
+_target_actuator_health_scenario() {
+  local -n scenario_origin="$1" scenario_value="$2"
+  local scenario
+  [[ "${scenario_value[TARGET_HEALTH_PATH]}" == /actuator/* && -z "${scenario_value[TARGET_CMD]:-}" ]] || return 0
+  for scenario in ${scenario_value[SCENARIO]:-}; do
+    [[ "$scenario" != */* && "$scenario" != *.js ]] || continue
+    printf "%s: TARGET_HEALTH_PATH: '%s' is on the actuator's own port, but the shipped scenario '%s' checks it on the port under test (SERVER_PORT) before its load; use /readyz (the readiness probe the suite turns on)\n" \
+      "${scenario_origin[TARGET_HEALTH_PATH]}" "${scenario_value[TARGET_HEALTH_PATH]}" "$scenario"
+    return 0
   done
 }
 

@@ -222,3 +222,15 @@ teardown() {
   run target_knob_problems origin value
   refute_output --partial "a port of its own"
 }
+
+@test "a health path under /actuator/ with a shipped scenario, which checks it on the port under test, is a knob problem" {
+  local -A origin=([TARGET_HEALTH_PATH]="m.matrix:1" [SERVER_PORT]=defaults [MANAGEMENT_PORT]=defaults)
+  local -A value=([TARGET_CMD]='' [TARGET_URL]='' [BACKEND]=netns [TARGET_HEALTH_PATH]=/actuator/health
+    [TARGET_ARGS]='' [TARGET_ENV_FILE]='' [TARGET_JAR]='' [SCENARIO]='spike' [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081)
+  run target_knob_problems origin value
+  assert_output "m.matrix:1: TARGET_HEALTH_PATH: '/actuator/health' is on the actuator's own port, but the shipped scenario 'spike' checks it on the port under test (SERVER_PORT) before its load; use /readyz (the readiness probe the suite turns on)"
+  # A script of one's own checks what it likes.
+  value[SCENARIO]=tests/fixtures/own-script/spike-test.js
+  run target_knob_problems origin value
+  assert_output ""
+}
