@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
-#        BENCH_START_VUS="1000 5000 10000 20000";
+#        BENCH_START_VUS="1000 5000 10000 20000"; BENCH_START_MODES="jar cds aot";
 #        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
@@ -37,6 +37,7 @@ done
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
 readonly START_VUS="${BENCH_START_VUS:-1000 5000 10000 20000}"
+readonly START_MODES="${BENCH_START_MODES:-jar cds aot}"
 readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript}"
 BENCH_DIR=""
 STARTED_MONITORING=0
@@ -44,7 +45,10 @@ STARTED_MONITORING=0
 main() {
   [[ "${1:-}" == -h || "${1:-}" == --help ]] && { print_summary "${BASH_SOURCE[0]}"; return 0; }
   [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
-  local section
+  local section mode
+  for mode in $START_MODES; do
+    [[ "$mode" =~ ^(jar|cds|aot|auto)$ ]] || usage_error "BENCH_START_MODES: unknown start mode '$mode' (jar cds aot auto)"
+  done
   for section in $SECTIONS; do
     case "$section" in
       orchestration | perturbation | capacity | start | wrk | sampler | ownscript) ;;
@@ -93,12 +97,13 @@ record() {
 # bench_orchestration: one run of 4 short cells per start mode, the modes
 # alternating run by run, BENCH_REPS times. Per cell: its phases from
 # phases.tsv (bench-cell.jq), up to the next cell's start; per run: its wall
-# time minus k6's test time, over its cells (what a user waits per cell).
+# time from its first cell on, minus k6's test time, over its cells (what a
+# user waits per cell).
 bench_orchestration() {
-  say "1/6 orchestration overhead: 4 short cells per run, start modes jar, cds and aot alternating"
+  say "1/6 orchestration overhead: 4 short cells per run, start modes $START_MODES alternating"
   local rep mode run_dir started ended
   for ((rep = 1; rep <= REPS; rep++)); do
-    for mode in jar cds aot; do
+    for mode in $START_MODES; do
       started="$(date +%s%3N)"
       run_dir="$(run_matrix "orchestration-$mode-$rep" "TARGET_START_MODE=$mode" \
         "TOMCAT_ACCEPT_COUNT=100 101 102 103" "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
@@ -110,7 +115,8 @@ bench_orchestration() {
 
 # bench_orchestration_record REP MODE RUN_DIR STARTED_MS ENDED_MS: one
 # measurement per cell of the run (figure orchestration) and one for the run
-# (figure orchestration-run), each with the start the target got.
+# (figure orchestration-run: from its first cell's start to its end, the
+# final tables and report included), each with the start the target got.
 bench_orchestration_record() {
   local rep="$1" mode="$2" run_dir="$3" started="$4" ended="$5" cell next_start got
   local -a cells
@@ -124,10 +130,16 @@ bench_orchestration_record() {
     fi
     got="$(sed -n 's/^target_start_mode=//p' "$cell/target-start.txt" 2>/dev/null)"
     record orchestration "$(jq -Rn -c --argjson rep "$rep" --arg asked "$mode" --arg got "${got:-$mode}" \
+      --arg cpu_s "$(sed -n 's/^target_start_cpu_s=//p' "$cell/target-start.txt" 2>/dev/null)" \
       --arg next_start "$next_start" --slurpfile row "$cell/row.json" \
       --arg started_line "$(grep -m1 -oE 'Started .* in [0-9.]+ seconds \(process running for [0-9.]+\)' "$cell/target.log" 2>/dev/null)" \
       -f "$LT_ROOT/scripts/lib/bench-cell.jq" <"$cell/phases.tsv")"
   done
+  # From the first cell's start, not from the call: the run may have waited
+  # for the host-wide lock.
+  if ((${#cells[@]} > 0)); then
+    started="$(awk -F'\t' '$1 == "cell_start" { print $2; exit }' "${cells[0]}/phases.tsv")"
+  fi
   record orchestration-run "$(jq -n -c --argjson rep "$rep" --arg variant "$mode" \
     --argjson wall_s "$((ended - started))" \
     --argjson k6 "$(jq -s '[.[].duration_s // 0] | add' "$run_dir"/cells/*/row.json)" \

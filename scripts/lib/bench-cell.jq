@@ -3,7 +3,8 @@
 # to the next cell's start ($next_start, "" for a run's last cell).
 # Args: $rep, $asked and $got (the start mode asked for and the one the
 # target got, target-start.txt), $row (row.json, slurped), $started_line
-# (Spring Boot's "Started ... in S seconds (process running for P)", or "").
+# (Spring Boot's "Started ... in S seconds (process running for P)", or ""),
+# $cpu_s (the target's CPU-seconds up to healthy, target-start.txt, or "").
 # Consecutive marks cover the cell without a gap, so the phases add up to
 # the cell's period.
 [inputs | split("\t") | select(length == 2) | {name: .[0], ms: (.[1] | tonumber)}] as $marks
@@ -36,6 +37,7 @@
     period_s: span(first_mark("cell_start"); $next),
     period_overhead_s: (span(first_mark("cell_start"); $next) as $p
       | if $p == null or $r.duration_s == null then null else ($p - $r.duration_s | r3) end),
+    target_start_cpu_s: ($cpu_s | if . == "" then null else tonumber end),
     spring_s: ($started.s // null | if . == null then null else tonumber end),
     jvm_to_spring_s: (if $started == null then null else ($started.p | tonumber) - ($started.s | tonumber) | r3 end),
     ready_after_log_s: (span(last_mark("target_start"); last_mark("target_ready")) as $t

@@ -21,10 +21,10 @@ def s: if (.n // 0) == 0 then "-" else "\(.median | f) (\(.min | f)..\(.max | f)
 "",
 "The target's start (s): the JVM up to Spring Boot, Spring Boot's own \"Started ... in\", then up to the runner's first 200 on the health path:",
 "",
-"| start mode | JVM to Spring | Spring (context, Tomcat) | logged start to healthy |",
-"|---|---|---|---|",
+"| start mode | JVM to Spring | Spring (context, Tomcat) | logged start to healthy | CPU-seconds to healthy |",
+"|---|---|---|---|---|",
 (.orchestration.start_s as $t | ($t.spring_s // {} | keys[]) as $mode
-  | "| \($mode) | \($t.jvm_to_spring_s[$mode] | s) | \($t.spring_s[$mode] | s) | \($t.ready_after_log_s[$mode] | s) |"),
+  | "| \($mode) | \($t.jvm_to_spring_s[$mode] | s) | \($t.spring_s[$mode] | s) | \($t.ready_after_log_s[$mode] | s) | \($t.target_start_cpu_s[$mode] // {} | s) |"),
 "",
 "## 2. Metrics perturbation (suite's monitoring defaults / none)",
 "",

@@ -20,7 +20,7 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
           phases_s: (["prep_s", "setup_s", "train_s", "target_start_s", "k6_prep_s", "k6_process_s", "k6_startstop_s",
                       "teardown_s", "files_s", "row_s", "report_s", "between_s"]
             | map(. as $phase | {key: $phase, value: ($o | by_variant($phase))}) | from_entries),
-          start_s: (["jvm_to_spring_s", "spring_s", "ready_after_log_s"]
+          start_s: (["jvm_to_spring_s", "spring_s", "ready_after_log_s", "target_start_cpu_s"]
             | map(. as $part | {key: $part, value: ($o | by_variant($part))}) | from_entries),
           wall_over_k6: ($o | group_by(.variant) | map({key: .[0].variant,
             value: ((map(.wall_s) | add) / (map(.k6_s) | add) | r3)}) | from_entries)

@@ -105,7 +105,7 @@ JSON
 }
 
 @test "a cell's phases come from its phases.tsv, add up to its period, and keep a training start apart" {
-  run jq -Rn -c --argjson rep 1 --arg asked auto --arg got aot --arg next_start 16000 \
+  run jq -Rn -c --argjson rep 1 --arg asked auto --arg got aot --arg next_start 16000 --arg cpu_s 3.52 \
     --slurpfile row <(printf '{"cell_wall_s": 14.3, "duration_s": 2.0}') \
     --arg started_line 'Started App in 1.2 seconds (process running for 1.4)' \
     -f "$LT_ROOT/scripts/lib/bench-cell.jq" < <(printf '%s\t%s\n' cell_start 1000 target_start 1010 \
@@ -119,26 +119,27 @@ JSON
   jq -e '([.prep_s, .setup_s, .train_s, .target_start_s, .k6_prep_s, .k6_process_s, .teardown_s,
            .files_s, .row_s, .report_s, .between_s] | add * 1000 | round) == (.period_s * 1000 | round)' <<<"$output"
   jq -e '.period_s == 15 and .period_overhead_s == 13 and .k6_startstop_s == 0.25' <<<"$output"
-  jq -e '.spring_s == 1.2 and .jvm_to_spring_s == 0.2 and .ready_after_log_s == 0.1' <<<"$output"
+  jq -e '.spring_s == 1.2 and .jvm_to_spring_s == 0.2 and .ready_after_log_s == 0.1 and .target_start_cpu_s == 3.52' <<<"$output"
 }
 
 @test "a run's last cell has no period, and a target without Spring Boot's log line no start breakdown" {
-  run jq -Rn -c --argjson rep 1 --arg asked jar --arg got jar --arg next_start "" \
+  run jq -Rn -c --argjson rep 1 --arg asked jar --arg got jar --arg next_start "" --arg cpu_s "" \
     --slurpfile row <(printf '{"cell_wall_s": 5, "duration_s": 2}') --arg started_line "" \
     -f "$LT_ROOT/scripts/lib/bench-cell.jq" < <(printf '%s\t%s\n' cell_start 0 target_start 100 target_ready 2100)
   assert_success
-  jq -e '.period_s == null and .between_s == null and .train_s == null and .spring_s == null and .setup_s == 0' <<<"$output"
+  jq -e '.period_s == null and .between_s == null and .train_s == null and .spring_s == null and .setup_s == 0
+          and .target_start_cpu_s == null' <<<"$output"
 }
 
 @test "the overhead per cell of a run, by start mode, and the start's parts, rendered" {
   run summarise <<'JSON'
 {"figure":"orchestration-run","rep":1,"variant":"aot","cells":4,"wall_s":30,"k6_s":12,"overhead_per_cell_s":4.5}
 {"figure":"orchestration-run","rep":2,"variant":"aot","cells":4,"wall_s":26,"k6_s":12,"overhead_per_cell_s":3.5}
-{"figure":"orchestration","rep":1,"variant":"aot","wall_s":5,"k6_s":3,"overhead_s":2,"period_overhead_s":2.5,"setup_s":0.1,"target_start_s":1.4,"jvm_to_spring_s":0.3,"spring_s":1.0,"ready_after_log_s":0.1}
+{"figure":"orchestration","rep":1,"variant":"aot","wall_s":5,"k6_s":3,"overhead_s":2,"period_overhead_s":2.5,"setup_s":0.1,"target_start_s":1.4,"jvm_to_spring_s":0.3,"spring_s":1.0,"ready_after_log_s":0.1,"target_start_cpu_s":3.5}
 JSON
   assert_success
   jq -e '.orchestration.run_overhead_per_cell_s.aot == {median: 4, min: 3.5, max: 4.5, n: 2}' <<<"$output"
   run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
   assert_output --partial "| aot | 2.5 (2.5..2.5, n=1) | 4 (3.5..4.5, n=2) | 2 (2..2, n=1) | 1.67 |"
-  assert_output --partial "| aot | 0.3 (0.3..0.3, n=1) | 1 (1..1, n=1) | 0.1 (0.1..0.1, n=1) |"
+  assert_output --partial "| aot | 0.3 (0.3..0.3, n=1) | 1 (1..1, n=1) | 0.1 (0.1..0.1, n=1) | 3.5 (3.5..3.5, n=1) |"
 }
