@@ -66,7 +66,7 @@ main() {
 
   require_runtime
   take_lock
-  trap on_signal INT TERM
+  trap on_signal INT TERM HUP
   trap on_exit EXIT
   remove_stale_namespaces
   # The plan: which cell runs when (run_plan); a resumed run keeps its own.
@@ -553,6 +553,8 @@ remove_stale_namespaces() {
   fi
 }
 
+# on_signal: Ctrl-C, SIGTERM, or a closed terminal (SIGHUP): the run stops
+# as interrupted; on_exit cleans up.
 on_signal() {
   LT_INTERRUPTED=1
   say ""
@@ -562,7 +564,7 @@ on_signal() {
 
 on_exit() {
   local status=$?
-  trap - EXIT INT TERM
+  trap - EXIT INT TERM HUP
   stop_cell_processes
   [[ -z "$LT_TMP_DIR" ]] || rm -rf "$LT_TMP_DIR"
   if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then
