@@ -450,7 +450,9 @@ copy_outputs() {
 # start_fanout_stuck LOG [BIN_DIR]: a fan-out (not --no-wait) whose two
 # invocations never end (LT_SSM_STATUS_OVERRIDES), in the background, with
 # BIN_DIR first in its PATH; FANOUT_PID is its pid. Returns once it polls,
-# after the sends.
+# after the sends. It starts with SIGINT at its default (a background job of
+# a script would ignore it from the start, and bash cannot trap a signal
+# ignored at entry).
 start_fanout_stuck() {
   local id deadline=$((SECONDS + 120))
   : >"$BATS_TEST_TMPDIR/statuses"
@@ -458,6 +460,7 @@ start_fanout_stuck() {
     printf '%s InProgress\n' "$id" >>"$BATS_TEST_TMPDIR/statuses"
   done <"$BATS_FILE_TMPDIR/k6-instances"
   FANOUT_INFLUXDB_URL="" LT_SSM_STATUS_OVERRIDES="$BATS_TEST_TMPDIR/statuses" PATH="${2:+$2:}$PATH" \
+    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
     "$LT_ROOT/scripts/ssm-fanout.sh" "$MATRIX" >"$1" 2>&1 3>&- &
   FANOUT_PID=$!
   until grep -q "waiting for 2 of 2" "$1"; do
@@ -496,16 +499,17 @@ assert_cancelled_and_recorded() {
   grep -q "the fan-out was interrupted by SIGHUP; " "$BATS_TEST_TMPDIR/fanout.log"
 }
 
-@test "a SIGTERM after the commands were sent does the same" {
-  # (SIGINT takes the same trap; a background job of a script ignores it
-  # from the start, so this test cannot send it.)
-  local status=0 run_dir
-  start_fanout_stuck "$BATS_TEST_TMPDIR/fanout.log"
-  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
-  kill -TERM "$FANOUT_PID"
-  wait "$FANOUT_PID" || status=$?
-  [ "$status" -eq 143 ]
-  assert_cancelled_and_recorded "$run_dir" interrupted "interrupted by SIGTERM"
+@test "a SIGTERM or a SIGINT after the commands were sent does the same" {
+  local signal status run_dir
+  for signal in TERM INT; do
+    status=0
+    start_fanout_stuck "$BATS_TEST_TMPDIR/fanout-$signal.log"
+    run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+    kill -"$signal" "$FANOUT_PID"
+    wait "$FANOUT_PID" || status=$?
+    [ "$status" -eq $((128 + $(kill -l "$signal"))) ]
+    assert_cancelled_and_recorded "$run_dir" interrupted "interrupted by SIG$signal"
+  done
 }
 
 @test "an error after the commands were sent cancels them and records the run as failed" {
