@@ -94,31 +94,30 @@ record() {
   printf '%s\n' "$@" | jq -c --arg f "$figure" '. + {figure: $f}' >>"$BENCH_DIR/measurements.jsonl"
 }
 
-# bench_orchestration: one run of 4 short cells per start mode, the modes
-# alternating run by run, BENCH_REPS times. Per cell: its phases from
-# phases.tsv (bench-cell.jq), up to the next cell's start; per run: its wall
-# time from its first cell on, minus k6's test time, over its cells (what a
-# user waits per cell).
+# bench_orchestration: BENCH_REPS runs of 4 short cells per start mode,
+# the modes alternating cell by cell (the last axis changes fastest), so a
+# machine that gets busier or quieter shakes every mode alike. Per cell: its
+# phases from phases.tsv (bench-cell.jq), up to the next cell's start; per
+# run: its wall time from its first cell on, minus k6's test time, over its
+# cells (what a user waits per cell; all the modes of the run together).
 bench_orchestration() {
-  say "1/6 orchestration overhead: 4 short cells per run, start modes $START_MODES alternating"
-  local rep mode run_dir started ended
+  say "1/6 orchestration overhead: 4 short cells per start mode ($START_MODES), alternating cell by cell"
+  local rep run_dir started ended
   for ((rep = 1; rep <= REPS; rep++)); do
-    for mode in $START_MODES; do
-      started="$(date +%s%3N)"
-      run_dir="$(run_matrix "orchestration-$mode-$rep" "TARGET_START_MODE=$mode" \
-        "TOMCAT_ACCEPT_COUNT=100 101 102 103" "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
-      ended="$(date +%s%3N)"
-      bench_orchestration_record "$rep" "$mode" "$run_dir" "$started" "$ended"
-    done
+    started="$(date +%s%3N)"
+    run_dir="$(run_matrix "orchestration-$rep" "TOMCAT_ACCEPT_COUNT=100 101 102 103" "TARGET_START_MODE=$START_MODES" \
+      "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
+    ended="$(date +%s%3N)"
+    bench_orchestration_record "$rep" "$run_dir" "$started" "$ended"
   done
 }
 
-# bench_orchestration_record REP MODE RUN_DIR STARTED_MS ENDED_MS: one
+# bench_orchestration_record REP RUN_DIR STARTED_MS ENDED_MS: one
 # measurement per cell of the run (figure orchestration) and one for the run
 # (figure orchestration-run: from its first cell's start to its end, the
 # final tables and report included), each with the start the target got.
 bench_orchestration_record() {
-  local rep="$1" mode="$2" run_dir="$3" started="$4" ended="$5" cell next_start got
+  local rep="$1" run_dir="$2" started="$3" ended="$4" cell next_start got asked
   local -a cells
   mapfile -t cells < <(find "$run_dir/cells" -mindepth 1 -maxdepth 1 -type d | sort)
   local i
@@ -128,8 +127,9 @@ bench_orchestration_record() {
     if ((i + 1 < ${#cells[@]})); then
       next_start="$(awk -F'\t' '$1 == "cell_start" { print $2; exit }' "${cells[i + 1]}/phases.tsv")"
     fi
+    asked="$(jq -r '.axes.TARGET_START_MODE // "auto"' "$cell/row.json")"
     got="$(sed -n 's/^target_start_mode=//p' "$cell/target-start.txt" 2>/dev/null)"
-    record orchestration "$(jq -Rn -c --argjson rep "$rep" --arg asked "$mode" --arg got "${got:-$mode}" \
+    record orchestration "$(jq -Rn -c --argjson rep "$rep" --arg asked "$asked" --arg got "${got:-$asked}" \
       --arg cpu_s "$(sed -n 's/^target_start_cpu_s=//p' "$cell/target-start.txt" 2>/dev/null)" \
       --arg next_start "$next_start" --slurpfile row "$cell/row.json" \
       --arg started_line "$(grep -m1 -oE 'Started .* in [0-9.]+ seconds \(process running for [0-9.]+\)' "$cell/target.log" 2>/dev/null)" \
@@ -140,7 +140,7 @@ bench_orchestration_record() {
   if ((${#cells[@]} > 0)); then
     started="$(awk -F'\t' '$1 == "cell_start" { print $2; exit }' "${cells[0]}/phases.tsv")"
   fi
-  record orchestration-run "$(jq -n -c --argjson rep "$rep" --arg variant "$mode" \
+  record orchestration-run "$(jq -n -c --argjson rep "$rep" --arg variant "${START_MODES// /+}" \
     --argjson wall_s "$((ended - started))" \
     --argjson k6 "$(jq -s '[.[].duration_s // 0] | add' "$run_dir"/cells/*/row.json)" \
     --argjson cells "${#cells[@]}" \
