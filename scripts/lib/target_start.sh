@@ -178,7 +178,7 @@ target_missing_note() {
   elif [[ "$(target_kind note_values)" == jar ]]; then
     printf 'no %s archive yet for this jar' "$mode"
   else
-    printf 'no %s archive newer than the jar (make %s)' "$mode" "${TARGET_START_DIR#"$LT_ROOT"/}/app.jsa"
+    printf 'no %s archive newer than the jar (scripts/setup/build-target-start.sh makes it)' "$mode"
   fi
 }
 

@@ -81,7 +81,7 @@ archive() {
   local -A cell=([TARGET_START_MODE]=auto)
   run target_start_plan cell
   assert_output "$(printf '%s\n' jar java "" "$TARGET_OWN_JAR" \
-    "no aot archive newer than the jar (make $TARGET_START_DIR/app.jsa); no cds archive newer than the jar (make $TARGET_START_DIR/app.jsa)")"
+    "no aot archive newer than the jar (scripts/setup/build-target-start.sh makes it); no cds archive newer than the jar (scripts/setup/build-target-start.sh makes it)")"
   cell[TARGET_START_MODE]=jar
   run target_java_args cell
   assert_output "$(printf '%s\n' -jar "$TARGET_OWN_JAR")"
