@@ -124,6 +124,49 @@ def _int(value: Any) -> int:
         return 0
 
 
+_POINT = '","type":"Point","data":{"time":"'
+_RID = '"metadata":{"rid":"'
+
+
+def _quoted(line: str, key: str) -> str | None:
+    """The string value of key ('"status":"') in a JSON line, or None. A key inside a string
+    value would have its quotes escaped, so it cannot match."""
+    i = line.find(key)
+    if i < 0:
+        return None
+    i += len(key)
+    return line[i:line.index('"', i)]
+
+
+def _sample(line: str) -> tuple[str, str, float, dict[str, Any], str | None] | None:
+    """(metric, time, value, tags, request id) of one of k6's sample lines; None when it is not
+    a whole Point. The layout k6's --out json writes ({"metric","type","data":{"time","value",
+    "tags","metadata"}}) is read by position; any other line by a JSON parser."""
+    try:
+        if not line.rstrip().endswith("}}"):
+            return None
+        m_end = line.index('"', 11)
+        if line.startswith(_POINT, m_end):
+            t0 = m_end + len(_POINT)
+            t1 = line.index('"', t0)
+            if line.startswith('","value":', t1):
+                v1 = line.index(',"tags":{', t1)
+                rid = _quoted(line, _RID)
+                if rid is not None or '"metadata":' not in line:
+                    tags = {k: v for k in ("status", "error_code", "traffic")
+                            if (v := _quoted(line, f'"{k}":"')) is not None}
+                    return line[11:m_end], line[t0:t1], float(line[t1 + 10:v1]), tags, rid
+        sample = json.loads(line)
+        data = sample["data"]
+        if sample.get("type") != "Point":
+            return None
+        meta = data.get("metadata") or {}
+        return (sample["metric"], data["time"], float(data["value"]), data.get("tags") or {},
+                meta.get(RID) if isinstance(meta, dict) else None)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def k6_requests(lines: Iterable[str]) -> list[K6Request]:
     """The load requests among k6's JSON sample lines (--out json): the samples of one request
     share its end time (and id) and are written together; a metric seen again starts the next
@@ -136,17 +179,12 @@ def k6_requests(lines: Iterable[str]) -> list[K6Request]:
     for line in lines:
         if not line.startswith(_PREFIXES):
             continue
-        try:
-            sample = json.loads(line)
-            data = sample["data"]
-            metric, stamp, value = sample["metric"], data["time"], float(data["value"])
-            tags = data.get("tags") or {}
-            meta = data.get("metadata") or {}
-        except (ValueError, KeyError, TypeError, AttributeError):
+        sample = _sample(line)
+        if sample is None:
             continue
-        if sample.get("type") != "Point" or tags.get("traffic", "load") == "setup":
+        metric, stamp, value, tags, rid = sample
+        if tags.get("traffic", "load") == "setup":
             continue
-        rid = meta.get(RID) if isinstance(meta, dict) else None
         field = METRICS[metric]
         if current is None or key != (stamp, rid) or field in seen:
             try:

@@ -204,3 +204,26 @@ def test_syns_dropped_while_the_accept_queue_had_room_explain_a_mismatch():
     assert out["prediction_notes"].startswith("t_connect_p99_ms 3065.9 where 2000 was predicted (within 10 % of the "
                                               "step and 50 ms): 15 SYNs were dropped while the accept queue had room "
                                               "(ListenDrops 54, ListenOverflows 39)")
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_k6_s_lines_read_by_position_are_what_a_json_parser_reads(name):
+    from ltsuite.latency import read_lines
+    lines = [line for line in read_lines(FIXTURES / name / "k6-samples.json.gz") if line.startswith(timeparts._PREFIXES)]
+    assert lines
+    for line in lines:
+        sample = json.loads(line)
+        data = sample["data"]
+        tags = {k: v for k, v in data["tags"].items() if k in ("status", "error_code", "traffic")}
+        assert timeparts._sample(line) == (sample["metric"], data["time"], data["value"], tags,
+                                           (data.get("metadata") or {}).get("rid"))
+
+
+def test_a_line_in_another_layout_is_read_by_the_json_parser_and_a_cut_one_not_at_all():
+    other = ('{"type":"Point","metric":"http_req_waiting","data":{"value":5,"time":"2026-11-24T10:00:00Z",'
+             '"metadata":{"trace":"x","rid":"1-0-1"},"tags":{"status":"200"}}}')
+    assert timeparts._sample('{"metric":"http_req_waiting","type":"Point","data":{"time":"2026-11-24T10:00:00Z",'
+                             '"value":5,"tags":{"status":"200"},"metadata":{"trace":"x","rid":"1-0-1"}}}') == \
+        ("http_req_waiting", "2026-11-24T10:00:00Z", 5.0, {"status": "200"}, "1-0-1")
+    assert timeparts._sample(other) == ("http_req_waiting", "2026-11-24T10:00:00Z", 5.0, {"status": "200"}, "1-0-1")
+    assert timeparts._sample(k6_lines(10_905, "1-0-1", **ONE)[0][:-10]) is None
