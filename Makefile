@@ -9,7 +9,7 @@ TOOLS := .tools
 K6 := $(TOOLS)/bin/k6
 BATS := $(TOOLS)/bats/node_modules/bats/bin/bats
 JAR := server/target/loadtest-target.jar
-# A Spring Boot service the suite did not write, for the tests and the README's example.
+# A Spring Boot service the suite did not write, for the tests and the example of docs/own-service.md.
 OWNAPP_JAR := tests/fixtures/ownapp/target/greeting-service.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 # $(call shq,VALUE): VALUE as one single-quoted shell word (a quote becomes

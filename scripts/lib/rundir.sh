@@ -104,7 +104,7 @@ update_cell_counts() {
 }
 
 # check_design TOTAL: warn about every cell whose design makes its result
-# unlikely to mean what it seems to (design.jq); the warnings go to the
+# unlikely to mean what it seems to (ltsuite/design.py); the warnings go to the
 # manifest too. They never stop the run: a user may mean it.
 check_design() {
   local total="$1" index cell_id machine warning

@@ -38,7 +38,7 @@ setup_file() {
   printf 'run %ss\n' $((SECONDS - started)) >>"$TIMES_FILE"
 
   # A service the suite did not write, in a container built from its jar:
-  # the worked example of the README (tests/fixtures/own-app.matrix).
+  # the worked example of docs/own-service.md (tests/fixtures/own-app.matrix).
   local own_status=0
   started=$SECONDS
   (cd "$LT_ROOT" && LT_RESULTS_DIR="$BATS_FILE_TMPDIR/own-results" BACKEND=compose \
