@@ -241,8 +241,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("prediction_check", TEXT, "", "match or mismatch of the kernel figures against the predictions; empty "
            "when no rule applies", md=320),
     Column("prediction_notes", TEXT, "", "what a mismatch differs in, and the counters that explain it", md=920),
-    Column("setup_s", NUMBER, "s", "from the cell's start to the target's start (namespaces, sysctls)"),
+    Column("setup_s", NUMBER, "s", "from the cell's start to the target's start (k6's script, namespaces, "
+           "sysctls), a training start left out"),
+    Column("target_train_s", NUMBER, "s", "the one training start that made the start archive of a jar of one's "
+           "own, in its first cell (empty in every other cell)"),
     Column("target_start_s", NUMBER, "s", "from the target's start to its first healthy answer"),
+    Column("target_start_mode", TEXT, "", "how the JVM started: aot (JDK 25+ AOT cache), cds (class-data-sharing "
+           "archive) or jar (neither), from target-start.txt"),
+    Column("target_start_cpu_s", NUMBER, "s", "the target JVM's CPU-seconds up to its first healthy answer"),
+    Column("k6_prep_s", NUMBER, "s", "from the target healthy to k6's start (client counters, sampler)"),
     Column("k6_s", NUMBER, "s", "k6's wall time"),
     Column("teardown_s", NUMBER, "s", "from k6's end to the target stopped"),
     Column("files_s", NUMBER, "s", "writing the cell's files and its row"),

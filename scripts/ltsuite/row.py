@@ -36,6 +36,33 @@ SERVER_SAMPLED = ("listen_recvq", "listen_sendq", "server_estab", "server_syn_re
 
 
 
+def start_figures(cell: "Cell") -> dict[str, Any]:
+    """How the target started and the phases around it, where the cell recorded them: the start
+    mode and the JVM's CPU-seconds to healthy (target-start.txt, scripts/lib/target_start.sh), a
+    training start (marks train_start/train_end) and k6's preparation (target_ready to k6_start).
+    A cell without them (an older run, an external target) gets no key: unmeasured, not 0."""
+    start = read_cell_env(cell.dir / "target-start.txt") or {}
+    figures = {
+        "target_train_s": cell.phases.seconds("train_start", "train_end"),
+        "target_start_mode": start.get("target_start_mode") or None,
+        "target_start_cpu_s": to_number(start.get("target_start_cpu_s") or ""),
+        "k6_prep_s": cell.phases.seconds("target_ready", "k6_start"),
+    }
+    return {key: num(value) if isinstance(value, float) else value
+            for key, value in figures.items() if value is not None}
+
+
+def setup_s(cell: "Cell") -> Any:
+    """Seconds from the cell's start to the target's (last) start, without a training start of
+    the target's start archive (marks train_start/train_end, scripts/lib/target_start.sh), which
+    is counted apart in target_train_s."""
+    seconds = cell.phases.seconds("cell_start", "target_start")
+    if seconds is None:
+        return None
+    train = cell.phases.seconds("train_start", "train_end") or 0
+    return num(seconds - train)
+
+
 def k6_warnings(cell_dir: Path, _env: dict[str, Any]) -> list[str]:
     """k6-warnings.txt (scripts/lib/k6.sh, k6_outputs_check): each output a script's
     handleSummary asked for that k6 could not write, a line each."""
@@ -390,7 +417,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         # Seconds in which k6 used at least 90 % of all the machine's cores.
         "k6_cpu_saturated_s": peaks.k6_cpu_saturated_s,
         "k6_rss_peak_mb": p.get("k6_rss_mb"),
-        "setup_s": phase_s("cell_start", "target_start"),
+        "setup_s": setup_s(cell),
         "target_start_s": phase_s("target_start", "target_ready"),
         "k6_s": phase_s("k6_start", "k6_end"),
         "teardown_s": phase_s("k6_end", "stopped"),
@@ -427,6 +454,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     row.update(design.prediction_verdict(env, cell.sysctls, predicted, row, cell.deltas, machine, findings))
     # The application's own account beside k6's, and each request split (ltsuite.timeparts).
     row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row))
+    row.update(start_figures(cell))
     if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":
         row["status"] = "failed"
         row["error"] = "not as designed (REQUIRE_AS_DESIGNED=1): " + row["design_notes"]
