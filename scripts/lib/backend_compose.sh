@@ -152,7 +152,7 @@ compose_target_start() {
 # doubled, so compose takes it literally.
 compose_cell_file() {
   local -n file_values="$1"
-  local cell_dir="$2" soft hard name value image word
+  local cell_dir="$2" soft hard name value image word line
   local -a args
   soft="$(ulimit -Sn)"
   hard="$(ulimit -Hn)"
@@ -169,10 +169,14 @@ compose_cell_file() {
   if [[ "$soft" =~ ^[0-9]+$ && "$hard" =~ ^[0-9]+$ ]]; then
     printf '    ulimits:\n      nofile:\n        soft: %s\n        hard: %s\n' "$soft" "$hard"
   fi
-  printf '    sysctls:\n'
-  while read -r name value; do
+  # No server sysctl set: no key at all (compose refuses an empty "sysctls:").
+  local -a sysctl_lines
+  mapfile -t sysctl_lines < <(compose_server_sysctls file_values)
+  [[ ${#sysctl_lines[@]} -eq 0 ]] || printf '    sysctls:\n'
+  for line in "${sysctl_lines[@]}"; do
+    read -r name value <<<"$line"
     printf '      %s: %s\n' "$name" "$(compose_quote "$value")"
-  done < <(compose_server_sysctls file_values)
+  done
   read -r -a args <<<"${file_values[TARGET_ARGS]:-}"
   if [[ ${#args[@]} -gt 0 ]]; then
     printf '    command:\n'

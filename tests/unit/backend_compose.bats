@@ -41,6 +41,18 @@ setup() {
   done
 }
 
+@test "no server-side sysctl set: the file has no empty sysctls key (compose refuses one)" {
+  CELL[SOMAXCONN]=""
+  local key
+  for key in "${!SYSCTL_SIDE[@]}"; do
+    [[ "${SYSCTL_SIDE[$key]}" != server ]] || CELL[$key]=""
+  done
+  run compose_cell_file CELL "$BATS_TEST_TMPDIR/cells/01_cell"
+  assert_success
+  refute_line '    sysctls:'
+  assert_line '    network_mode: none'
+}
+
 @test "a command substitution in a knob reaches the container as text" {
   CELL[STAGES]='5s:10,$(touch /tmp/ltsuite-never)'
   run compose_cell_file CELL "$BATS_TEST_TMPDIR/cells/01_cell"
