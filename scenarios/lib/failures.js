@@ -1,11 +1,12 @@
 // Counts failed requests by cause (causes.js: from k6's error_code and the
 // status). A request fails exactly when k6 counts it in http_req_failed (no
-// response, or a status outside 200-399), so the six counters add up to that
-// count.
+// response, or a status outside 200-399), so the seven counters add up to
+// that count.
 import { Counter } from 'k6/metrics';
 import { failureCause } from './causes.js';
 
 const causes = {
+  no_fd: new Counter('fail_no_fd'),
   connect: new Counter('fail_connect'),
   reset: new Counter('fail_reset'),
   timeout: new Counter('fail_timeout'),

@@ -12,15 +12,17 @@ TABLE = Path(__file__).with_name("causes.tsv")
 
 @dataclass(frozen=True)
 class Rule:
-    """One line of causes.tsv: a cause and the status and error-code ranges it matches (None:
-    any value)."""
+    """One line of causes.tsv: a cause, the status and error-code ranges it matches (None: any
+    value) and a text k6's error message must contain ("": any message)."""
 
     cause: str
     status: tuple[int, int] | None
     error_code: tuple[int, int] | None
+    error: str = ""
 
-    def matches(self, status: int, error_code: int) -> bool:
-        return all(r is None or r[0] <= v <= r[1] for r, v in ((self.status, status), (self.error_code, error_code)))
+    def matches(self, status: int, error_code: int, error: str = "") -> bool:
+        return (all(r is None or r[0] <= v <= r[1] for r, v in ((self.status, status), (self.error_code, error_code)))
+                and self.error in error)
 
 
 def _range(text: str, where: str) -> tuple[int, int] | None:
@@ -46,18 +48,19 @@ def rules(path: Path = TABLE) -> tuple[Rule, ...]:
         if not header_seen:
             header_seen = True
             continue
-        if len(fields) != 3:
-            raise ValueError(f"{path}:{number}: expected 3 tab-separated fields, got {len(fields)}")
+        if len(fields) != 4:
+            raise ValueError(f"{path}:{number}: expected 4 tab-separated fields, got {len(fields)}")
         out.append(Rule(fields[0], _range(fields[1], f"{path}:{number}: status"),
-                        _range(fields[2], f"{path}:{number}: error_code")))
+                        _range(fields[2], f"{path}:{number}: error_code"), fields[3]))
     return tuple(out)
 
 
-def cause(status: int, error_code: int) -> str:
-    """The cause of a request: "answered" for a 2xx/3xx answer, else connect, reset, timeout,
-    http_4xx, http_5xx or other (causes.tsv)."""
+def cause(status: int, error_code: int, error: str = "") -> str:
+    """The cause of a request: "answered" for a 2xx/3xx answer, else no_fd, connect, reset,
+    timeout, http_4xx, http_5xx or other (causes.tsv). error: k6's error message (without it a
+    cause told apart by its message alone, no_fd, counts as the next line that matches)."""
     for rule in rules():
-        if rule.matches(status, error_code):
+        if rule.matches(status, error_code, error):
             return rule.cause
     return "other"
 

@@ -164,7 +164,9 @@ COLUMNS: tuple[Column, ...] = (
            "(http_req_failed); the fail_* columns add up to it", md=190, label="failed requests"),
     Column("failed_rate", NUMBER, "fraction", "failed_reqs / http_reqs", label="failed rate"),
     Column("fail_connect", INTEGER, "requests", "failed to connect: k6 error_code 1210-1219 (dial timeout, refused, "
-           "no free port)", md=200),
+           "no free port), other than fail_no_fd", md=200),
+    Column("fail_no_fd", INTEGER, "requests", "no file descriptor for the connection: k6's dial failed with \"too many "
+           "open files\" (the k6 process's open-file limit; K6_INSTANCES spreads the VUs)", md=205),
     Column("fail_reset", INTEGER, "requests", "connection reset by the peer (error_code 1220)", md=210),
     Column("fail_timeout", INTEGER, "requests", "request timeout after connecting (error_code 1050)", md=220),
     Column("fail_http_4xx", INTEGER, "requests", "answered with a 4xx status"),

@@ -191,6 +191,19 @@ def _values(summary: Summary, name: str) -> dict[str, Any] | None:
     return summary.values(name)
 
 
+def failed_for_files(cell: Cell, summary: Summary) -> dict[str, Any]:
+    """fail_no_fd and fail_connect: requests the client had no file descriptor for ("too many
+    open files", scenarios/lib/causes.js) and the dial failures that were not that. The suite's
+    scenarios count both; a script of one's own counts k6's error codes only, where both are
+    1213, so its fail_no_fd is the "too many open files" lines of k6's log, taken out of
+    fail_connect. Every fail_* still adds up to failed_reqs."""
+    connect = summary.count("fail_connect")
+    if summary.values("fail_no_fd") is not None:
+        return {"fail_no_fd": summary.count("fail_no_fd"), "fail_connect": connect}
+    no_fd = min(log_count(cell.dir, "too many open files"), connect)
+    return {"fail_no_fd": no_fd, "fail_connect": connect - no_fd}
+
+
 def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
     """The latency of answered requests (2xx/3xx; failures are counted apart) from k6's summary;
     no answered request gives None, not k6's zeros. When k6's percentiles are missing (several
@@ -382,7 +395,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "lat_max_ms": num(d.get("max")),
         "failed_reqs": None if failed is None else failed.get("passes"),
         "failed_rate": None if failed is None else num(failed.get("rate")),
-        "fail_connect": summary.count("fail_connect"),
+        **failed_for_files(cell, summary),
         "fail_reset": summary.count("fail_reset"),
         "fail_timeout": summary.count("fail_timeout"),
         "fail_http_4xx": summary.count("fail_http_4xx"),

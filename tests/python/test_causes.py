@@ -16,8 +16,9 @@ CODES = [0, 1000, 1050, 1100, 1200, 1209, 1210, 1211, 1212, 1219, 1220, 1221, 14
 
 
 def test_the_causes_in_order():
-    assert [r.cause for r in rules()] == ["answered", "connect", "reset", "timeout", "http_4xx", "http_5xx", "other"]
-    assert failure_causes() == ["connect", "reset", "timeout", "http_4xx", "http_5xx", "other"]
+    assert [r.cause for r in rules()] == ["answered", "no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx",
+                                          "other"]
+    assert failure_causes() == ["no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx", "other"]
 
 
 @pytest.mark.parametrize("status,code,expected", [
@@ -25,6 +26,19 @@ def test_the_causes_in_order():
     (0, 1050, "timeout"), (404, 1404, "http_4xx"), (503, 1503, "http_5xx"), (0, 1000, "other"), (600, 0, "other")])
 def test_a_requests_cause(status, code, expected):
     assert cause(status, code) == expected
+
+
+#: k6 v1.8.1's messages for a dial that failed with EMFILE and with EADDRNOTAVAIL: both code 1213.
+NO_FD = "dial: unknown errno 24 error with msg `socket: too many open files`"
+NO_PORT = "dial: unknown errno 99 error with msg `connect: cannot assign requested address`"
+
+
+@pytest.mark.parametrize("status,code,error,expected", [
+    (0, 1213, NO_FD, "no_fd"), (0, 1213, NO_PORT, "connect"), (0, 1213, "", "connect"),
+    (0, 1202, "read: unknown errno 24 on linux with message `too many open files`", "no_fd"),
+    (0, 1050, "request timeout", "timeout"), (200, 1213, NO_FD, "answered")])
+def test_a_client_out_of_file_descriptors_is_not_a_connect_failure(status, code, error, expected):
+    assert cause(status, code, error) == expected
 
 
 def run_causes_js(tmp_path, program):
@@ -50,6 +64,22 @@ console.log(JSON.stringify(out));
     assert [row for row in got if row[2] != cause(row[0], row[1])] == []
 
 
+def test_causes_js_tells_no_fd_by_the_message_as_the_table(tmp_path):
+    errors = [NO_FD, NO_PORT, "", "socket: too many open files"]
+    got = run_causes_js(tmp_path, f"""
+import {{ failureCause }} from './causes.mjs';
+const out = [];
+for (const status of [0, 200, 503]) for (const code of [0, 1200, 1213, 1220, 1503]) for (const error of {json.dumps(errors)})
+  out.push([status, code, error, failureCause({{ status, error_code: code, error }}) ?? 'answered']);
+console.log(JSON.stringify(out));
+""")
+    assert len(got) == 3 * 5 * len(errors)
+    assert [row for row in got if row[3] != cause(row[0], row[1], row[2])] == []
+    assert [row[:3] for row in got if row[3] == "no_fd" and row[0] == 0] == [[0, 1200, NO_FD], [0, 1200, "socket: too many open files"],
+                                                           [0, 1213, NO_FD], [0, 1213, "socket: too many open files"],
+                                                           [0, 1220, NO_FD], [0, 1220, "socket: too many open files"]]
+
+
 def test_causes_js_error_codes_by_counter_are_the_tables(tmp_path):
     got = run_causes_js(tmp_path, "import { CAUSE_CODES } from './causes.mjs'; console.log(JSON.stringify(CAUSE_CODES));")
     codes = [1050] + list(range(1210, 1221)) + list(range(1400, 1600))
@@ -58,4 +88,6 @@ def test_causes_js_error_codes_by_counter_are_the_tables(tmp_path):
         status = code - 1000 if code >= 1400 else 0
         expected.setdefault(f"fail_{cause(status, code)}", []).append(code)
     assert got == expected
-    assert sorted(got) == sorted(f"fail_{c}" for c in failure_causes() if c != "other")
+    # no_fd is told apart by its message, so no error code is its own (the row takes a script of
+    # one's own's from k6's log).
+    assert sorted(got) == sorted(f"fail_{c}" for c in failure_causes() if c not in ("other", "no_fd"))

@@ -38,7 +38,7 @@ def rebuild(cell_dir, **changes):
 
 
 #: Columns added after the cells were recorded, from marks those cells already have.
-ADDED_SINCE_RECORDED = {"k6_prep_s"}
+ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd"}
 
 
 def since_recorded(row, rec):
