@@ -41,6 +41,10 @@ TOGETHER = ("constant-vus", "per-vu-iterations", "shared-iterations")
 #: The runner's own health checks leave a few client ports in TIME-WAIT when the load starts, so
 #: where the port range is the limit the measured peak may be this many below it.
 PORT_SLACK = 10
+#: Where k6's open files are the limit, the measured peak and fail_no_fd may each be this many off
+#: the prediction: the files a k6 process holds besides its sockets (rules.K6_OWN_FILES) vary
+#: with its outputs by a few.
+FILE_SLACK = 10
 
 
 @dataclass
@@ -121,6 +125,106 @@ def cell_capacity(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
         return None
     return rules.server_capacity(_int(env["TOMCAT_MAX_CONNECTIONS"]), _int(env.get("TOMCAT_ACCEPT_COUNT")),
                                  somaxconn)
+
+
+# ---- Open files (every socket is a file) --------------------------------------------------------
+
+
+def k6_nofile(env: Env, machine: dict[str, Any]) -> Any:
+    """The open-file limit each k6 process runs with: K6_NOFILE when set, else the hard limit
+    (machine "nofile", which k6_start raises the soft limit to); the row's machine gives the
+    limit the cell's processes ran with ("k6_nofile", file-limits.tsv)."""
+    if machine.get("k6_nofile") is not None:
+        return machine["k6_nofile"]
+    knob = _int(env.get("K6_NOFILE") or "")
+    return knob if knob is not None else machine.get("nofile")
+
+
+def k6_instances(env: Env, machine: dict[str, Any]) -> int:
+    """The k6 processes of the cell: K6_INSTANCES, or for "auto" rules.k6_instances of the
+    designed VUs (1 when they are unknown) and k6's open-file limit."""
+    knob = or_default(env.get("K6_INSTANCES"), "1")
+    if knob != "auto":
+        return _int(knob) or 1
+    nofile = k6_nofile(env, machine)
+    if not nofile:
+        return 1
+    return rules.k6_instances(or_default(designed_vus(env), 1), nofile)
+
+
+def client_files(env: Env, machine: dict[str, Any]) -> Any:
+    """Connections the cell's k6 processes can open (rules.client_file_room); None when k6's
+    open-file limit is unknown."""
+    nofile = k6_nofile(env, machine)
+    return None if not nofile else rules.client_file_room(k6_instances(env, machine), nofile)
+
+
+def server_capacity_with_files(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str, Any]) -> Any:
+    """cell_capacity, bounded by the target's own open-file limit when the cell recorded it
+    (machine "target_nofile" and the files the JVM had open before the load, "target_own_files":
+    rules.server_file_capacity)."""
+    capacity = cell_capacity(env, sysctls)
+    files = machine.get("target_nofile")
+    if capacity is None or files is None:
+        return capacity
+    somaxconn = _int((sysctls.get("server") or {}).get("net.core.somaxconn"))
+    return min(capacity, rules.server_file_capacity(_int(env["TOMCAT_MAX_CONNECTIONS"]), files,
+                                                    or_default(machine.get("target_own_files"), 0),
+                                                    _int(env.get("TOMCAT_ACCEPT_COUNT")), somaxconn))
+
+
+def file_limits(cell_dir: Path) -> dict[str, Any]:
+    """The open-file limits a cell ran with (file-limits.tsv, written by k6_start: "k6" LIMIT,
+    "target" LIMIT OWN_FILES, the JVM's soft limit and its open files as the load started), as
+    the machine keys k6_nofile, target_nofile, target_own_files; {} when not recorded."""
+    try:
+        lines = (cell_dir / "file-limits.tsv").read_text(encoding="utf-8").split("\n")
+    except OSError:
+        return {}
+    out: dict[str, Any] = {}
+    for line in lines:
+        fields = line.split("\t")
+        if fields[0] == "k6" and len(fields) >= 2 and _int(fields[1]) is not None:
+            out["k6_nofile"] = _int(fields[1])
+        elif fields[0] == "target" and len(fields) >= 3 and _int(fields[1]) is not None:
+            out["target_nofile"] = _int(fields[1])
+            out["target_own_files"] = _int(fields[2])
+    return out
+
+
+def limit_note(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str, Any], predicted: Row) -> Any:
+    """Which open-file limit bound predicted_server_conns_peak, with its numbers (None when
+    neither k6's nor the target's did)."""
+    conns = predicted.get("predicted_server_conns_peak")
+    if conns is None:
+        return None
+    files = client_files(env, machine)
+    if files is not None and conns == files and below(files, designed_vus(env)):
+        nofile = k6_nofile(env, machine)
+        return (f"bound by k6's open-file limit: {text(k6_instances(env, machine))} k6 process(es) x ({text(nofile)} "
+                f"files less {text(rules.K6_OWN_FILES)} of k6's own) = {text(files)} connections for "
+                f"{text(designed_vus(env))} VUs; the others fail with 'too many open files' (fail_no_fd)")
+    with_files = server_capacity_with_files(env, sysctls, machine)
+    capacity = cell_capacity(env, sysctls)
+    if with_files is not None and capacity is not None and with_files < capacity and conns == with_files:
+        return (f"bound by the target's open-file limit: {text(machine.get('target_nofile'))} files less the "
+                f"{text(machine.get('target_own_files'))} its JVM had open before the load, plus the accept queue "
+                f"= {text(with_files)} connections, fewer than TOMCAT_MAX_CONNECTIONS="
+                f"{text(env.get('TOMCAT_MAX_CONNECTIONS'))} allows ({text(capacity)})")
+    return None
+
+
+def refusals(env: Env, machine: dict[str, Any]) -> list[str]:
+    """Why the cell cannot run as designed on this machine at all (the runner refuses it, exit
+    2): its VUs need more memory than is available even at k6's lowest measured cost per VU
+    (rules.K6_KB_PER_VU_LOW)."""
+    vus = designed_vus(env)
+    mem = or_default(machine.get("mem_available_mb"), 0)
+    need = None if vus is None else vus * rules.K6_KB_PER_VU_LOW / 1024
+    if need is not None and mem > 0 and need > mem:
+        return [f"{text(vus)} VUs need at least {text(rounded(need, 1))} MB in k6 ({text(rules.K6_KB_PER_VU_LOW)}-"
+                f"{text(rules.K6_KB_PER_VU_HIGH)} KB each, measured), more than the {text(mem)} MB available"]
+    return []
 
 
 def _workers(env: Env) -> list[Any]:
@@ -211,13 +315,20 @@ def design_warnings(env: Env, machine: dict[str, Any]) -> list[str]:
             out.append(f"k6 needs about {text(r1(start_s))} s to start {text(vus)} VUs here "
                        f"(K6_VU_START_RATE={text(rate)}/s) but {what}: many VUs will start late or never send a "
                        "request; the burst scenario releases them together")
-    instances = _int(or_default(env.get("K6_INSTANCES"), "1"))
-    nofile = or_default(machine.get("nofile"), 0)
-    if vus is not None and nofile > 0 and (vus / instances) + 100 > nofile:
+    instances = k6_instances(env, machine)
+    nofile = or_default(k6_nofile(env, machine), 0)
+    hard = or_default(machine.get("nofile"), 0)
+    if (env.get("K6_NOFILE") or "") != "" and hard > 0 and _int(env["K6_NOFILE"]) > hard:
+        out.append(f"K6_NOFILE={text(env['K6_NOFILE'])} is above the hard open-file limit {text(hard)} (ulimit -Hn): "
+                   f"k6 runs with {text(hard)}")
+        nofile = hard
+    if vus is not None and nofile > 0 and (vus / instances) + rules.K6_FILE_HEADROOM > nofile:
+        limit = (f"K6_NOFILE={text(env['K6_NOFILE'])}" if (env.get("K6_NOFILE") or "") != ""
+                 else "ulimit -Hn, which this machine does not let the suite raise")
         out.append(f"{text(vus)} VUs in {text(instances)} k6 process(es) need about {text(math.ceil(vus / instances))} "
-                   f"open files each, but a process may open at most {text(nofile)} (ulimit -Hn, which this machine "
-                   "does not let the suite raise): connects will fail with 'too many open files'; set K6_INSTANCES to "
-                   "spread the VUs over more k6 processes")
+                   f"open files each, but a process may open at most {text(nofile)} ({limit}): connects will fail "
+                   f"with 'too many open files' (fail_no_fd); K6_INSTANCES=auto runs "
+                   f"{text(rules.k6_instances(vus, nofile))}")
     port_range = or_default(env.get("CLIENT_IP_LOCAL_PORT_RANGE"), "")
     if port_range == "":
         port_range = or_default(machine.get("port_range_default"), "32768-60999")
@@ -228,9 +339,11 @@ def design_warnings(env: Env, machine: dict[str, Any]) -> list[str]:
                    f"ephemeral ports ({port_range}) towards one server port: connects will fail with 'cannot assign "
                    "requested address'")
     mem = or_default(machine.get("mem_available_mb"), 0)
-    if vus is not None and mem > 0 and vus * 0.25 > mem * 0.8:
-        out.append(f"{text(vus)} VUs need about {text(rounded(vus * 0.25, 1))} MB in k6 (about 250 KB each), close to "
-                   f"the {text(mem)} MB available")
+    high = None if vus is None else vus * rules.K6_KB_PER_VU_HIGH / 1024
+    if high is not None and mem > 0 and high > mem * 0.8 and not refusals(env, machine):
+        out.append(f"{text(vus)} VUs may need up to {text(rounded(high, 1))} MB in k6 ({text(rules.K6_KB_PER_VU_LOW)}-"
+                   f"{text(rules.K6_KB_PER_VU_HIGH)} KB each, measured), close to or above the {text(mem)} MB "
+                   "available")
     return out
 
 
@@ -320,15 +433,18 @@ def client_ports(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
 
 def predictions(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str, Any]) -> Row:
     """The predicted_* columns (None where no rule applies): the server holds at most
-    min(VUs, capacity, client ports) connections (sk_acceptq_is_full(), __sys_listen());
-    users past the client's ports fail at once ("cannot assign requested address") and send no
+    min(VUs, capacity, client ports, client files) connections (sk_acceptq_is_full(),
+    __sys_listen(); capacity bounded by the target's open-file limit,
+    server_capacity_with_files; client files: client_files); users past the client's ports or
+    files fail at once ("cannot assign requested address", "too many open files") and send no
     SYN; users with a port but no room on the server send their SYNs into a full queue, each
     one a ListenOverflows (tcp_v4_syn_recv_sock()) and all but the first a TCPSynRetrans
     (rules.syns_within); throughput and the latest answer follow the thread pool's waves."""
-    capacity = cell_capacity(env, sysctls)
+    capacity = server_capacity_with_files(env, sysctls, machine)
     vus = designed_vus(env)
     scenario = env.get("SCENARIO")
-    ports = client_ports(env, sysctls)
+    # The client's sockets: its ports, and the files its k6 processes may open.
+    ports = smallest([client_ports(env, sysctls), client_files(env, machine)])
     # A burst's users leave after their answer: their connections are all open at once only if
     # each is held longer than the burst takes to arrive.
     if (capacity is None or vus is None or scenario == "waiting-room"
@@ -385,8 +501,11 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
     present = [w for w in _workers(env) if w is not None]
     workers = min(present) if present else None
     ports = client_ports(env, sysctls)
+    files = client_files(env, machine)
     vus = designed_vus(env)
     p_conns = predicted.get("predicted_server_conns_peak")
+    file_bound = (files is not None and p_conns is not None and p_conns == files and below(files, vus)
+                  and not (ports is not None and ports < files))
     p_failed = predicted.get("predicted_failed_users")
     p_overflows = predicted.get("predicted_listen_overflows")
     port_bound = ports is not None and p_conns is not None and p_conns == ports and below(ports, vus)
@@ -394,6 +513,8 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
     failed_measure: tuple[str, Any] | None = None
     if p_failed is None:
         failed_measure = None
+    elif file_bound and or_default(p_overflows, 0) == 0:
+        failed_measure = ("fail_no_fd", row.get("fail_no_fd"))
     elif port_bound and or_default(p_overflows, 0) == 0:
         failed_measure = ("fail_connect", row.get("fail_connect"))
     elif retries is not None and rules.syn_give_up_s(retries, linear) * 1000 < timeout_ms:
@@ -407,7 +528,9 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
     overflowing = None if not syns else p_overflows / syns
     checks: list[tuple[str, Any, Any, bool]] = []
     if p_conns is not None and peak is not None:
-        if port_bound:
+        if file_bound:
+            ok = abs(peak - p_conns) <= FILE_SLACK
+        elif port_bound:
             ok = peak <= p_conns and peak >= p_conns - PORT_SLACK
         else:
             ok = peak >= p_conns and peak <= p_conns + (slack if below(p_conns, vus) else 0)
@@ -418,7 +541,9 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
         extra_in = max(peak - p_conns, 0)
         if failed_measure is not None:
             what, measured = failed_measure
-            if port_bound:
+            if file_bound:
+                ok = measured is not None and abs(measured - p_failed) <= FILE_SLACK
+            elif port_bound:
                 ok = at_least(measured, p_failed) and at_most(measured, p_failed + PORT_SLACK)
             else:
                 ok = measured == p_failed - extra_in
@@ -457,6 +582,10 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
             why.append(f"{text(row['fail_no_local_port'])} requests failed with 'cannot assign requested address': the "
                        f"client ran out of ephemeral ports ({text(or_default(ports, '?'))} towards the server's address "
                        "and port)")
+        if or_default(row.get("fail_no_fd"), 0) > 0:
+            why.append(f"{text(row['fail_no_fd'])} requests failed with 'too many open files': k6's "
+                       f"{text(k6_instances(env, machine))} process(es) ran out of file descriptors "
+                       f"({text(k6_nofile(env, machine))} each)")
         if or_default(srv.get("TcpExtTCPSynRetrans"), 0) > 0:
             why.append(f"the server retransmitted SYN-ACKs {text(srv['TcpExtTCPSynRetrans'])} times (server "
                        "TCPSynRetrans): handshakes whose SYN found room but whose final ACK met a full accept queue "
@@ -474,6 +603,9 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
                        "queue race allows CPUs - 1 more): check the effective accept-count in target.log")
         reason = "; ".join(why) if why else "nothing in the cell's counters explains the difference"
         out = {"prediction_check": "mismatch", "prediction_notes": f"{what}: {reason}"}
+    bound = limit_note(env, sysctls, machine, predicted)
+    if bound is not None:
+        out["prediction_notes"] = bound if out["prediction_notes"] is None else f"{out['prediction_notes']}; {bound}"
     # Which measured column the failed users were checked against (the report draws the
     # prediction beside that one).
     out["predicted_failed_users_from"] = None if failed_measure is None else failed_measure[0]
@@ -482,23 +614,31 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
 
 # ---- Command line -------------------------------------------------------------------------------
 
+USAGE = ("usage: python3 -m ltsuite.design warnings|refusals CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n"
+         "       python3 -m ltsuite.design instances CELL_ENV NOFILE [INSPECTED_JSON]\n")
+
 
 def main(argv: list[str] | None = None) -> int:
-    """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]`: one warning a line."""
+    """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]`: one warning a line; `refusals ...`:
+    one reason a line why the cell cannot run here; `instances CELL_ENV NOFILE
+    [INSPECTED_JSON]`: the k6 processes of the cell (K6_INSTANCES, auto resolved)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) not in (3, 4) or args[0] != "warnings":
-        sys.stderr.write("usage: python3 -m ltsuite.design warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n")
+    if len(args) not in (3, 4) or args[0] not in ("warnings", "refusals", "instances"):
+        sys.stderr.write(USAGE)
         return 2
     env = read_cell_env(Path(args[1]))
     if env is None:
         sys.stderr.write(f"{args[1]}: cannot read the cell's settings\n")
         return 1
-    machine = json.loads(args[2])
     inspected = json.loads(args[3]) if len(args) == 4 and args[3] else None
     full = with_script(env, inspected)
+    if args[0] == "instances":
+        print(k6_instances(full, {"nofile": _int(args[2])}))
+        return 0
+    machine = json.loads(args[2])
     machine = {**machine, "vu_start_rate": _int(or_default(full.get("K6_VU_START_RATE"), "0")) or 0}
-    for warning in design_warnings(full, machine):
-        print(warning)
+    for line in (design_warnings if args[0] == "warnings" else refusals)(full, machine):
+        print(line)
     return 0
 
 

@@ -337,7 +337,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     if problem is not None and status == "ok":
         status, error = "failed", problem
     cpus = cpus or machine_cpus()
-    machine = {"cpus": cpus}
+    machine = {"cpus": cpus, **design.file_limits(cell.dir)}
     env = design.with_script(cell.env, cell.inspected)
     summary = cell.summary
     metric = summary.values

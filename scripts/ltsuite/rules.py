@@ -111,3 +111,44 @@ def closed_tps(users: float, workers: float, delay_ms: float, think_ms: float) -
     if users > workers:
         return workers * 1000 / delay_ms
     return users * 1000 / (delay_ms + think_ms)
+
+
+#: Files a k6 process holds besides its VUs' sockets: measured with k6 v1.8.1 here, a 1-VU run
+#: that sleeps holds 9 (stdin, two log descriptors, epoll, eventfd, a pipe, the cgroup's CPU
+#: quota files); the suite's samples output and the REST API's socket add up to a few more.
+K6_OWN_FILES = 12
+#: The files a k6 process is planned with below its open-file limit when K6_INSTANCES=auto
+#: chooses the processes (k6's own, and outputs the suite cannot count in advance).
+K6_FILE_HEADROOM = 100
+#: k6 v1.8.1's memory per VU on this machine (../shared/DESIGN.md sections 3 and 6): 10,000
+#: VUs used 2.3 GB (about 240 KB each), 30,000 VUs at once 12.7 GB (about 420 KB each).
+K6_KB_PER_VU_LOW = 240
+K6_KB_PER_VU_HIGH = 420
+
+
+def k6_instances(vus: int, nofile: int) -> int:
+    """The k6 processes K6_INSTANCES=auto runs for `vus` VUs: one socket per VU (HTTP/1.1, one
+    connection each), and a process may hold at most its open-file limit `nofile` less
+    K6_FILE_HEADROOM of them, so ceil(vus / (nofile - headroom)), at least 1. The client's
+    ephemeral ports do not change the count: they belong to the client's address and the
+    server's address and port (Linux __inet_hash_connect()), shared by every process of the
+    namespace, so only more CLIENT_ADDRESSES add ports."""
+    per_process = max(nofile - K6_FILE_HEADROOM, 1)
+    return max(1, -(-max(vus, 0) // per_process))
+
+
+def client_file_room(instances: int, nofile: int) -> int:
+    """Connections `instances` k6 processes can open with an open-file limit of `nofile` each:
+    every socket is a file (socket(2) fails with EMFILE at the limit), less K6_OWN_FILES each."""
+    return instances * max(nofile - K6_OWN_FILES, 0)
+
+
+def server_file_capacity(max_connections: int, files: int, own_files: int, accept_count: int,
+                         somaxconn: int) -> int:
+    """Established connections a server whose process may open `files` files, `own_files` of them
+    already open, holds at saturation: Tomcat accepts at most min(max-connections, files -
+    own_files) (accept(2) fails with EMFILE past the limit and Tomcat's acceptor backs off,
+    NioEndpoint's Acceptor), and the kernel still completes handshakes into the accept queue,
+    backlog + 1 (server_capacity)."""
+    accepted = max(min(max_connections, files - own_files), 0)
+    return accepted + listen_backlog(accept_count, somaxconn) + 1
