@@ -17,7 +17,7 @@ SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 # script as that text, never as shell syntax.
 shq = '$(subst ','\'',$(1))'
 
-.PHONY: help tools run-tools packages report-tools chromium run-matrix report compare test test-unit test-integration lint clean-tools ownapp test-java
+.PHONY: help tools run-tools packages report-tools chromium run-matrix advise report compare test test-unit test-integration lint clean-tools ownapp test-java
 
 help: ## Show the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ printf "  %-18s %s\n", $$1, $$2 }'
@@ -72,6 +72,11 @@ run-matrix: run-tools ## Run a matrix (MATRIX=env/matrices/NAME.matrix; RESUME=<
 # RUN=<run-id> (default: the latest run); the runner writes it at the end of every run.
 report: report-tools ## Write results/<run-id>/report.html again (RUN=<run-id>, default the latest run)
 	scripts/report.sh $(call shq,$(or $(RUN),latest))
+
+# MATRIX is the load file here (a matrix without axes, plus the goal: docs/advise.md).
+advise: run-tools ## From a load and a goal to verified settings (MATRIX=env/advise/NAME.env); writes results/advise-<id>/
+	@scripts/setup/require.sh root
+	scripts/advise.sh $(call shq,$(MATRIX))
 
 compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5); writes results/compare-<A>-vs-<B>/
 	@test -n $(call shq,$(A)) -a -n $(call shq,$(B)) || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }

@@ -1,0 +1,595 @@
+"""From a burst and a goal to Tomcat and kernel settings, predicted by the rules, then verified by
+real cells (scripts/advise.sh is the command; this module is the model and the advice).
+
+The model (every rule from ltsuite.rules, each citing its Linux or Tomcat source):
+  - capacity = max-connections + min(accept-count, somaxconn) + 1 (rules.server_capacity); a
+    burst of N users with at most F failures needs capacity >= N - F. The kernel's accept queue
+    is raised first (a slot costs nothing until a user waits in it), max-connections only when
+    the queue may not change (each connection Tomcat holds costs a socket and its buffers).
+  - the users are answered in waves of workers = min(max-threads, max-connections)
+    (rules.waves_ms): the last answer comes after ceil(N / workers) x DELAY_MS, which must be
+    within REQUEST_TIMEOUT (else the users of the late waves fail as timeouts) and, with
+    GOAL_P99_MS, the wave of the 99th-percentile user within the goal. Threads are raised before
+    memory: each costs a stack (THREAD_STACK_MB) and a box has only so much.
+  - a margin of 10 % and 100 ms on a wave's time (connect, scheduling and k6's own timing: the
+    same margin as design.request_time_ms) before a setting counts as meeting a time.
+  - a boundary cell (the next cheaper setting of a knob the advice raised) is the largest value
+    the model says must fail: capacity + rules.capacity_slack(cpus) below the users, or the
+    user's wave past the time.
+
+Command line (scripts/advise.sh runs it after validating the file):
+  python3 -m ltsuite.advise run CELL_ENV BASE_MATRIX OUT_DIR SOURCE
+CELL_ENV: every knob as KEY=VALUE (the resolved file); BASE_MATRIX: the lines of the generated
+matrix that are not tuned; OUT_DIR: results/advise-<id>/; SOURCE: the file given, for the advice.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import rules
+
+#: The knobs the advice may tune, cheapest first (the order it prefers to raise them in).
+TUNABLE = ("SOMAXCONN", "TOMCAT_ACCEPT_COUNT", "TCP_MAX_SYN_BACKLOG", "TOMCAT_MAX_THREADS",
+           "TOMCAT_MAX_CONNECTIONS")
+#: net.core.somaxconn of a new network namespace on kernels since 5.4 (include/linux/socket.h,
+#: SOMAXCONN 4096), what a cell gets when SOMAXCONN is not set.
+SOMAXCONN_DEFAULT = 4096
+#: A Java thread's stack on x86_64 Linux (the JVM's default -Xss, 1 MiB): what a thread costs.
+THREAD_STACK_MB = 1
+#: Memory k6 took per VU here (../shared/DESIGN.md: 420 KB per VU at 30,000 users).
+K6_KB_PER_VU = 420
+#: Descriptors a k6 process keeps besides its VUs' sockets (logs, outputs, its API).
+K6_FD_OVERHEAD = 50
+PROPERTY = {"TOMCAT_MAX_THREADS": "server.tomcat.threads.max",
+            "TOMCAT_MAX_CONNECTIONS": "server.tomcat.max-connections",
+            "TOMCAT_ACCEPT_COUNT": "server.tomcat.accept-count"}
+SYSCTL = {"SOMAXCONN": "net.core.somaxconn", "TCP_MAX_SYN_BACKLOG": "net.ipv4.tcp_max_syn_backlog"}
+
+
+@dataclass(frozen=True)
+class Load:
+    """What the advice file fixes: a burst of `users` (one request each) against an endpoint of
+    delay_ms, with the settings it starts from."""
+
+    users: int
+    delay_ms: int
+    timeout_ms: int
+    settings: dict[str, int]
+    syncookies: int = 1
+    cpus: int = 2
+    k6_instances: int = 1
+    #: How long a client that cannot connect keeps sending SYNs (design.syn_window_s), s.
+    syn_window_s: float = 127
+    #: When the server gives up on a handshake it answered (tcp_synack_retries), s.
+    synack_expiry_s: float = 63
+
+
+@dataclass(frozen=True)
+class Goal:
+    """At most failed_rate of the users fail; with p99_ms, the 99th percentile answers within it."""
+
+    failed_rate: float = 0.0
+    p99_ms: int | None = None
+
+    def allowed_failures(self, users: int) -> int:
+        """Users that may fail: floor(rate x users)."""
+        return math.floor(self.failed_rate * users + 1e-9)
+
+
+@dataclass
+class Prediction:
+    """What the rules say one setting gives: capacity, workers, the waves of the last user and of
+    the 99th-percentile user, and whether the goal is met (with the margin) or surely missed."""
+
+    capacity: int
+    workers: int
+    last_ms: int
+    p99_ms: int
+    meets: bool
+    fails: bool
+    why: str
+
+
+@dataclass
+class Plan:
+    """The model's answer: the settings (None when no setting of TUNE can meet the goal, with
+    `cannot` saying why), one reason per knob, and the cheaper value of each raised knob."""
+
+    settings: dict[str, int] | None
+    reasons: dict[str, str] = field(default_factory=dict)
+    cannot: str | None = None
+    cheaper: dict[str, int] = field(default_factory=dict)
+    changed: list[str] = field(default_factory=list)
+    prediction: Prediction | None = None
+
+
+def with_margin(ms: float) -> float:
+    """A wave's time with the margin of design.request_time_ms: 10 % and 100 ms."""
+    return ms * 1.1 + 100
+
+
+def p99_rank(users: int) -> int:
+    """The 1-based rank whose latency bounds k6's p(99) from above: k6 interpolates between the
+    sorted values at 0.99 x (n - 1), so the higher of the two is rank ceil(0.99 x (n - 1)) + 1."""
+    return min(users, math.ceil(0.99 * (users - 1)) + 1)
+
+
+def backlog(settings: dict[str, int]) -> int:
+    """The listen backlog granted: rules.listen_backlog (accept-count capped by somaxconn)."""
+    return rules.listen_backlog(settings["TOMCAT_ACCEPT_COUNT"], settings["SOMAXCONN"])
+
+
+def rescued(load: Load, settings: dict[str, int]) -> int:
+    """Users past the capacity who may still be served: a handshake the server answered while
+    the accept queue had room, whose final ACK then met a full queue, leaves the client
+    connected and the server a request socket (at most backlog + 1 of them: the SYN queue counts
+    as full past the backlog, inet_csk_reqsk_queue_is_full()); its retransmitted request gets in
+    once Tomcat frees room, unless the server gave up on it first (tcp_synack_retries, then a
+    reset: docs/seeds.md, seed 001). With SYN cookies on, clients past the SYN queue are answered
+    too, so more may be rescued than this bound (the bisection finds how many)."""
+    if load.syncookies == 0 and load.synack_expiry_s * 1000 < load.delay_ms:
+        return 0
+    return backlog(settings) + 1
+
+
+def predict(load: Load, goal: Goal, settings: dict[str, int]) -> Prediction:
+    """The rules applied to one setting (see the module's docstring)."""
+    capacity = rules.server_capacity(settings["TOMCAT_MAX_CONNECTIONS"], settings["TOMCAT_ACCEPT_COUNT"],
+                                     settings["SOMAXCONN"])
+    workers = min(settings["TOMCAT_MAX_THREADS"], settings["TOMCAT_MAX_CONNECTIONS"])
+    served = min(load.users, capacity)
+    last_ms = int(rules.waves_ms(served, workers, load.delay_ms) or 0)
+    p99_ms = int(rules.waves_ms(p99_rank(served), workers, load.delay_ms) or 0)
+    need = load.users - goal.allowed_failures(load.users)
+    slack = rules.capacity_slack(load.cpus) + rescued(load, settings)
+    meets = capacity >= need and with_margin(last_ms) <= load.timeout_ms
+    fails = (capacity + slack < need and load.syn_window_s * 1000 <= load.delay_ms) or last_ms > load.timeout_ms
+    why = f"capacity {capacity} for {need} users, last wave at {last_ms} ms"
+    if goal.p99_ms is not None:
+        meets = meets and with_margin(p99_ms) <= goal.p99_ms
+        fails = fails or p99_ms > goal.p99_ms
+        why += f", p99 {p99_ms} ms"
+    return Prediction(capacity, workers, last_ms, p99_ms, meets, fails and not meets, why)
+
+
+def _need_workers(load: Load, goal: Goal) -> tuple[int | None, str]:
+    """Workers the waves need: the last wave within REQUEST_TIMEOUT and the p99 user's within
+    GOAL_P99_MS, each with the margin; None (and why) when one wave alone is too long."""
+    waves_timeout = math.floor((load.timeout_ms - 100) / (1.1 * load.delay_ms)) if load.delay_ms else load.users
+    if waves_timeout < 1:
+        return None, (f"one request takes DELAY_MS {load.delay_ms} ms, {with_margin(load.delay_ms):.0f} ms with "
+                      f"the margin, beyond REQUEST_TIMEOUT {load.timeout_ms} ms: no setting makes it shorter")
+    users = load.users - goal.allowed_failures(load.users)
+    need = math.ceil(users / waves_timeout)
+    if goal.p99_ms is not None:
+        waves_goal = math.floor((goal.p99_ms - 100) / (1.1 * load.delay_ms)) if load.delay_ms else load.users
+        if waves_goal < 1:
+            return None, (f"one request takes DELAY_MS {load.delay_ms} ms ({with_margin(load.delay_ms):.0f} ms "
+                          f"with the margin), more than GOAL_P99_MS {goal.p99_ms}: the endpoint, not a queue "
+                          f"or a thread, is the limit")
+        need = max(need, math.ceil(p99_rank(load.users) / waves_goal))
+    return need, ""
+
+
+def plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) -> Plan:
+    """The cheapest settings the rules predict to meet the goal: keep every knob that already
+    suffices, raise threads (then max-connections) for the waves, then the kernel queue
+    (accept-count and somaxconn) for the capacity, max-connections only if the queue may not
+    change. Refuses (cannot) what the generator or the box cannot hold."""
+    s = dict(load.settings)
+    reasons: dict[str, str] = {}
+    per_process = math.ceil(load.users / load.k6_instances) + K6_FD_OVERHEAD
+    if per_process > nofile:
+        return Plan(None, cannot=(f"the generator is the limit: {load.users} users need about {per_process} "
+                                  f"open files in each of {load.k6_instances} k6 process(es), the limit is "
+                                  f"{nofile} (raise K6_INSTANCES)"))
+    if load.users * K6_KB_PER_VU / 1024 > memory_mb:
+        return Plan(None, cannot=(f"the generator is the limit: {load.users} users take about "
+                                  f"{load.users * K6_KB_PER_VU // 1024} MB of k6 (420 KB each), "
+                                  f"{memory_mb} MB are available"))
+    workers, why = _need_workers(load, goal)
+    if workers is None:
+        return Plan(None, cannot=why)
+    for knob, label in (("TOMCAT_MAX_THREADS", "threads"), ("TOMCAT_MAX_CONNECTIONS", "max-connections")):
+        if s[knob] >= workers:
+            continue
+        if knob not in tune:
+            return Plan(None, cannot=(f"the waves need {workers} workers (min of threads and max-connections: "
+                                      f"rules.waves_ms), {label} is {s[knob]} and {knob} is not in TUNE"))
+        if knob == "TOMCAT_MAX_THREADS" and workers * THREAD_STACK_MB > memory_mb:
+            return Plan(None, cannot=(f"the goal needs {workers} threads, {workers * THREAD_STACK_MB} MB of "
+                                      f"stacks ({THREAD_STACK_MB} MB each), more than the {memory_mb} MB available"))
+        reasons[knob] = (f"the waves rule (rules.waves_ms): {load.users} users in waves of {workers} workers "
+                         f"(min of threads and max-connections) x {load.delay_ms} ms meet the time; "
+                         f"{s[knob]} asked, {workers} needed")
+        s[knob] = workers
+    need = load.users - goal.allowed_failures(load.users)
+    queue = need - s["TOMCAT_MAX_CONNECTIONS"] - 1
+    if backlog(s) < queue:
+        queue_knobs = [k for k in ("TOMCAT_ACCEPT_COUNT", "SOMAXCONN") if s[k] < queue]
+        if all(k in tune for k in queue_knobs):
+            for knob in queue_knobs:
+                s[knob] = queue
+            granted = rules.listen_backlog(load.settings["TOMCAT_ACCEPT_COUNT"], load.settings["SOMAXCONN"])
+            for knob in queue_knobs:
+                reasons[knob] = (f"capacity rule (rules.server_capacity): {need} users need max-connections "
+                                 f"{s['TOMCAT_MAX_CONNECTIONS']} + a queue of {queue} + 1; somaxconn caps "
+                                 f"accept-count: {load.settings['TOMCAT_ACCEPT_COUNT']} asked, {granted} granted")
+        elif "TOMCAT_MAX_CONNECTIONS" in tune:
+            mc = need - backlog(s) - 1
+            reasons["TOMCAT_MAX_CONNECTIONS"] = (
+                f"capacity rule (rules.server_capacity): the queue may not change ({', '.join(queue_knobs)} not "
+                f"in TUNE, backlog {backlog(s)}), so max-connections carries {need} users: {mc} + {backlog(s)} + 1")
+            s["TOMCAT_MAX_CONNECTIONS"] = mc
+        else:
+            return Plan(None, cannot=(f"capacity {rules.server_capacity(s['TOMCAT_MAX_CONNECTIONS'], s['TOMCAT_ACCEPT_COUNT'], s['SOMAXCONN'])} "
+                                      f"< {need} users (rules.server_capacity) and no knob of TUNE raises it"))
+    if load.syncookies == 0 and "TCP_MAX_SYN_BACKLOG" in tune and 0 < s["TCP_MAX_SYN_BACKLOG"] < backlog(s):
+        reasons["TCP_MAX_SYN_BACKLOG"] = (
+            f"without SYN cookies tcp_conn_request() drops SYNs once the SYN queue nears "
+            f"tcp_max_syn_backlog: raised with the backlog, {s['TCP_MAX_SYN_BACKLOG']} asked, {backlog(s)} set")
+        s["TCP_MAX_SYN_BACKLOG"] = backlog(s)
+    prediction = predict(load, goal, s)
+    changed = [k for k in TUNABLE if k in s and s[k] != load.settings.get(k)]
+    for knob in tune:
+        if knob not in reasons:
+            reasons[knob] = _kept_reason(knob, load, s, prediction)
+    result = Plan(s, reasons, None, {}, changed, prediction)
+    result.cheaper = {k: v for k in changed if (v := cheaper_value(load, goal, s, k)) is not None}
+    return result
+
+
+def _kept_reason(knob: str, load: Load, s: dict[str, int], prediction: Prediction) -> str:
+    """Why a knob keeps its value."""
+    if knob == "TCP_MAX_SYN_BACKLOG":
+        if load.syncookies != 0:
+            return ("kept: with SYN cookies on, a full SYN queue answers with cookies (tcp_conn_request()), "
+                    "so tcp_max_syn_backlog does not bound the burst")
+        return f"kept at {s[knob] or 'the kernel default'}: not below the backlog {backlog(s)}"
+    return (f"kept at {s[knob]}: it already suffices ({prediction.why}; capacity rule "
+            f"rules.server_capacity and waves rule rules.waves_ms)")
+
+
+def cheaper_value(load: Load, goal: Goal, settings: dict[str, int], knob: str) -> int | None:
+    """The largest value below the recommended one at which the model says the goal must fail
+    (binary search: failing is monotone in each knob); None when none does."""
+    lo, hi = 0 if knob != "TOMCAT_MAX_THREADS" else 1, settings[knob] - 1
+    if hi < lo or not predict(load, goal, {**settings, knob: lo}).fails:
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if predict(load, goal, {**settings, knob: mid}).fails:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def verification_axes(p: Plan, budget: int) -> dict[str, list[int]]:
+    """The one matrix's axes: for each raised knob with a cheaper value, [cheaper, recommended]
+    (a cartesian product: 2^k cells); knobs are left out from the last while 2^k exceeds the
+    budget less one cell for a bisection probe."""
+    knobs = [k for k in p.changed if k in p.cheaper]
+    while knobs and 2 ** len(knobs) > max(budget - 1, 1):
+        knobs.pop()
+    return {k: [p.cheaper[k], p.settings[k]] for k in knobs}
+
+
+def cell_passes(row: dict[str, Any], goal: Goal, users: int) -> bool | None:
+    """Did a cell meet the goal: complete, its failed users within the rate, its p99 within
+    GOAL_P99_MS. None when the cell did not give the figures (not ok, no requests)."""
+    if row.get("status") != "ok" or row.get("failed_reqs") is None:
+        return None
+    if row["failed_reqs"] > goal.allowed_failures(users):
+        return False
+    if goal.p99_ms is not None:
+        p99 = row.get("lat_p99_ms")
+        if p99 is None:
+            return None
+        return p99 <= goal.p99_ms
+    return True
+
+
+# ---- Orchestration: the runs ------------------------------------------------------------------
+
+
+def read_env(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines (the resolved knobs scripts/advise.sh wrote)."""
+    env = {}
+    for line in path.read_text().splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            env[key] = value
+    return env
+
+
+def _ms(text: str) -> int:
+    return int(rules.duration_ms(text) or 0)
+
+
+def load_from_env(env: dict[str, str]) -> tuple[Load, Goal, list[str], int]:
+    """The load, the goal, TUNE and ADVISE_MAX_CELLS from the resolved knobs."""
+    settings = {
+        "TOMCAT_MAX_THREADS": int(env["TOMCAT_MAX_THREADS"]),
+        "TOMCAT_MAX_CONNECTIONS": int(env["TOMCAT_MAX_CONNECTIONS"]),
+        "TOMCAT_ACCEPT_COUNT": int(env["TOMCAT_ACCEPT_COUNT"]),
+        "SOMAXCONN": int(env.get("SOMAXCONN") or SOMAXCONN_DEFAULT),
+        "TCP_MAX_SYN_BACKLOG": int(env.get("TCP_MAX_SYN_BACKLOG") or 0),
+    }
+    users = int(env["VUS"])
+    instances = env.get("K6_INSTANCES") or "1"
+    if not instances.isdigit():
+        # auto: as many k6 processes as the users need (one below the open-file limit).
+        instances = str(math.ceil(users / max(nofile_limit() - 100, 1)))
+    timeout_ms = _ms(env["REQUEST_TIMEOUT"])
+    # The kernel's defaults where the file leaves them: tcp_syn_retries 6, tcp_synack_retries 5.
+    syn_retries = int(env.get("CLIENT_TCP_SYN_RETRIES") or 6)
+    linear = int(env.get("CLIENT_TCP_SYN_LINEAR_TIMEOUTS") or 4)
+    load = Load(users=users, delay_ms=int(env["DELAY_MS"]), timeout_ms=timeout_ms,
+                settings=settings, syncookies=int(env.get("TCP_SYNCOOKIES") or 1),
+                cpus=os.cpu_count() or 1, k6_instances=int(instances),
+                syn_window_s=min(rules.syn_give_up_s(syn_retries, linear), timeout_ms / 1000),
+                synack_expiry_s=rules.syn_model_timeout_s(int(env.get("TCP_SYNACK_RETRIES") or 5)))
+    goal = Goal(float(env.get("GOAL_FAILED_RATE") or 0), int(env["GOAL_P99_MS"]) if env.get("GOAL_P99_MS") else None)
+    return load, goal, env.get("TUNE", "").split(), int(env.get("ADVISE_MAX_CELLS") or 8)
+
+
+def nofile_limit() -> int:
+    """The open-file hard limit a k6 process gets (RLIMIT_NOFILE)."""
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+
+
+def memory_available_mb() -> int:
+    """MemAvailable of /proc/meminfo, in MB."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+@dataclass
+class Runner:
+    """Runs generated matrices through scripts/run-matrix.sh into OUT_DIR/runs/ and keeps every
+    cell's row."""
+
+    root: Path
+    out: Path
+    base: list[str]
+    knobs: list[str]
+    cells: list[dict[str, Any]] = field(default_factory=list)
+
+    def run(self, name: str, settings: dict[str, int], axes: dict[str, list[int]]) -> list[dict[str, Any]]:
+        """One matrix: the base lines, the tuned settings, the axes; returns its cells."""
+        lines = list(self.base)
+        for knob, value in settings.items():
+            if knob in axes:
+                lines.append(f"{knob}={' '.join(str(v) for v in axes[knob])}")
+            elif knob != "TCP_MAX_SYN_BACKLOG" or value > 0:
+                lines.append(f"{knob}={value}")
+        matrix = self.out / f"{name}.matrix"
+        matrix.write_text("# Generated by scripts/advise.sh\n" + "\n".join(lines) + "\n")
+        env = {k: v for k, v in os.environ.items() if k not in self.knobs}
+        env["LT_RESULTS_DIR"] = str(self.out / "runs")
+        before = set((self.out / "runs").glob("*")) if (self.out / "runs").exists() else set()
+        code = subprocess.run([str(self.root / "scripts/run-matrix.sh"), str(matrix)], env=env,
+                              stdout=sys.stderr, check=False).returncode
+        if code == 2 and not self.cells:
+            # Refused before anything ran (run-matrix.sh named the key): bad input, as everywhere.
+            raise SystemExit(2)
+        new = [d for d in (self.out / "runs").glob("*") if d not in before and d.name != "latest" and d.is_dir()]
+        if not new:
+            raise RuntimeError(f"run-matrix.sh {matrix.name} made no run (exit {code})")
+        run_dir = new[0]
+        found = []
+        for row_file in sorted(run_dir.glob("cells/*/row.json")):
+            row = json.loads(row_file.read_text())
+            cell_settings = dict(settings)
+            for knob in axes:
+                cell_settings[knob] = int(row["axes"][knob])
+            found.append({"run": run_dir.name, "cell": row["cell"], "row": str(row_file.relative_to(self.out)),
+                          "report": str((run_dir / "report.html").relative_to(self.out)),
+                          "settings": cell_settings, "row_data": row})
+        self.cells.extend(found)
+        return found
+
+
+def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner | None,
+           memory_mb: int, nofile: int) -> dict[str, Any]:
+    """The whole advice: the model's plan, the verification matrix, a bisection where the runs
+    disagree, as a dict (advice.json)."""
+    p = plan(load, goal, tune, memory_mb, nofile)
+    advice: dict[str, Any] = {
+        "goal": {"users": load.users, "failed_rate": goal.failed_rate, "allowed_failures":
+                 goal.allowed_failures(load.users), "p99_ms": goal.p99_ms},
+        "starting_from": {k: load.settings[k] for k in TUNABLE},
+        "tune": tune, "budget": budget, "recommended": {}, "verified": False, "cannot": p.cannot,
+        "model": None, "boundary": [], "cells": [], "reasons": p.reasons, "model_wrong": [],
+    }
+    if p.settings is None or runner is None:
+        return advice
+    pred = p.prediction
+    advice["model"] = {"settings": {k: p.settings[k] for k in tune}, "capacity": pred.capacity,
+                       "workers": pred.workers, "last_wave_ms": pred.last_ms, "p99_wave_ms": pred.p99_ms,
+                       "capacity_margin": pred.capacity - (load.users - goal.allowed_failures(load.users)),
+                       "p99_margin_ms": None if goal.p99_ms is None else goal.p99_ms - pred.p99_ms,
+                       "cheaper": p.cheaper}
+    axes = verification_axes(p, budget)
+    cells = runner.run("verify", {k: p.settings[k] for k in TUNABLE}, axes)
+    for cell in cells:
+        cell["predicted_pass"] = predict(load, goal, cell["settings"]).meets
+        cell["passed"] = cell_passes(cell["row_data"], goal, load.users)
+    rec = next(c for c in cells if all(c["settings"][k] == p.settings[k] for k in axes))
+    recommended = dict(p.settings)
+    verified = rec["passed"] is True
+    used = len(cells)
+    if not verified:
+        # The model said it holds and it did not: raise every changed knob towards the users and
+        # bisect between the two (fraction f of the way), within the budget.
+        changed = p.changed or [k for k in ("TOMCAT_ACCEPT_COUNT", "SOMAXCONN") if k in tune]
+        top = {k: max(p.settings[k], load.users) for k in changed}
+        lo, hi, best = 0.0, 1.0, None
+        while used < budget:
+            f = hi if best is None else (lo + hi) / 2
+            probe = {**p.settings, **{k: p.settings[k] + math.ceil(f * (top[k] - p.settings[k])) for k in changed}}
+            (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})
+            cell["predicted_pass"], cell["passed"] = True, cell_passes(cell["row_data"], goal, load.users)
+            used += 1
+            if cell["passed"]:
+                best, hi = probe, f
+            elif best is None:
+                break
+            else:
+                lo = f
+            if best is not None and all(math.ceil(hi * (top[k] - p.settings[k])) - math.ceil(lo * (top[k] - p.settings[k])) <= 1 for k in changed):
+                break
+        if best is not None:
+            recommended, verified = best, True
+            advice["model_wrong"].append(
+                "the model's setting failed; the cheapest that held: " + ", ".join(
+                    f"{k} {p.settings[k]} -> {best[k]} (+{best[k] - p.settings[k]})" for k in changed))
+        else:
+            advice["model_wrong"].append("the model's setting failed and no raised setting within the budget held")
+            advice["cannot"] = (f"no setting of TUNE tried held: the model predicted {pred.why}, yet the run "
+                                f"failed; the limit is elsewhere (the generator, the box, the network): see the cells")
+    else:
+        for knob in axes:
+            lower = next(c for c in cells if all(c["settings"][k] == (p.cheaper[k] if k == knob else p.settings[k])
+                                                 for k in axes))
+            advice["boundary"].append({"knob": knob, "value": p.cheaper[knob], "cell": lower["cell"],
+                                       "run": lower["run"], "passed": lower["passed"],
+                                       "failed_reqs": lower["row_data"].get("failed_reqs"),
+                                       "lat_p99_ms": lower["row_data"].get("lat_p99_ms")})
+            if lower["passed"] is True:
+                used = _bisect_down(load, goal, p, knob, runner, used, budget, advice)
+    for cell in runner.cells:
+        row = cell.pop("row_data")
+        cell.update({"failed_reqs": row.get("failed_reqs"), "http_reqs": row.get("http_reqs"),
+                     "lat_p99_ms": row.get("lat_p99_ms"), "status": row.get("status"),
+                     "server_conns_peak": row.get("server_conns_peak"),
+                     "listen_overflows": row.get("listen_overflows")})
+        cell.setdefault("predicted_pass", None)
+    advice["cells"] = runner.cells
+    advice["verified"] = verified
+    if verified:
+        advice["recommended"] = {k: recommended[k] for k in tune if k != "TCP_MAX_SYN_BACKLOG" or recommended[k] > 0}
+    return advice
+
+
+def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, used: int, budget: int,
+                 advice: dict[str, Any]) -> int:
+    """The cheaper cell held where the model said it must fail: bisect the knob between the user's
+    own value (probed first) and the cheaper value; the advice says by how much the model was wrong."""
+    lo_fail, hi_pass = None, p.cheaper[knob]
+    candidate = load.settings[knob]
+    while used < budget and (lo_fail is None or hi_pass - lo_fail > 1):
+        probe = {**p.settings, knob: candidate}
+        (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})
+        cell["predicted_pass"] = predict(load, goal, probe).meets
+        cell["passed"] = cell_passes(cell["row_data"], goal, load.users)
+        used += 1
+        if cell["passed"]:
+            hi_pass = candidate
+            if lo_fail is None:
+                break
+        else:
+            lo_fail = candidate
+        if lo_fail is not None:
+            candidate = (lo_fail + hi_pass) // 2
+    model_min = p.cheaper[knob] + 1
+    advice["model_wrong"].append(
+        f"{knob}: the model said {p.cheaper[knob]} must fail, it held; the lowest that held was {hi_pass}"
+        + (f" and {lo_fail} failed" if lo_fail is not None else " (down to the starting value)")
+        + f": the model's boundary was {model_min - hi_pass} too high")
+    return used
+
+
+# ---- The advice's text ------------------------------------------------------------------------
+
+
+def paste_lines(recommended: dict[str, int]) -> tuple[list[str], list[str]]:
+    """application.properties lines and /etc/sysctl.d/ lines for the recommended knobs."""
+    props = [f"{PROPERTY[k]}={v}" for k, v in recommended.items() if k in PROPERTY]
+    sysctls = [f"{SYSCTL[k]} = {v}" for k, v in recommended.items() if k in SYSCTL]
+    return props, sysctls
+
+
+def markdown(advice: dict[str, Any]) -> str:
+    """advice.md: the answer first, then the reasons, the lines to paste, the cells."""
+    goal = advice["goal"]
+    out = [f"# Advice for {advice['source']}", "",
+           f"Goal: {goal['users']} users at once, at most {goal['allowed_failures']} failed "
+           f"(GOAL_FAILED_RATE {goal['failed_rate']})"
+           + (f", p99 within {goal['p99_ms']} ms" if goal["p99_ms"] is not None else "") + ".", ""]
+    if not advice["verified"]:
+        out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
+                "Nothing is recommended that a run did not verify.", ""]
+    else:
+        out += ["**Recommended (verified by a real run)**:", ""]
+        out += [f"- `{k}` = {v} (was {advice['starting_from'][k]})" for k, v in advice["recommended"].items()]
+        model = advice["model"]
+        out += ["", f"Model: capacity {model['capacity']} (margin {model['capacity_margin']} users), "
+                    f"{model['workers']} workers, last wave at {model['last_wave_ms']} ms"
+                    + (f", p99 wave at {model['p99_wave_ms']} ms (margin {model['p99_margin_ms']} ms)"
+                       if model["p99_margin_ms"] is not None else "") + ". The margin is what the rules leave: "
+                    "the capacity rule is exact on this kernel, so no users are added; a wave's time gets 10 % "
+                    "and 100 ms.", ""]
+        props, sysctls = paste_lines(advice["recommended"])
+        if props:
+            out += ["application.properties:", "", "```properties", *props, "```", ""]
+        if sysctls:
+            out += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", ""]
+    if advice["boundary"]:
+        out += ["Boundary (the next cheaper setting):", ""]
+        out += [f"- `{b['knob']}` = {b['value']}: cell {b['run']}/{b['cell']}, {b['failed_reqs']} failed, "
+                f"p99 {b['lat_p99_ms']} ms, " + ("held" if b["passed"] else "missed the goal") for b in advice["boundary"]]
+        out.append("")
+    if advice["model_wrong"]:
+        out += ["Where the model was wrong:", "", *[f"- {w}" for w in advice["model_wrong"]], ""]
+    out += ["Reasons:", "", *[f"- `{k}`: {v}" for k, v in advice["reasons"].items()], ""]
+    if advice["cells"]:
+        out += ["Cells:", "", "| run | cell | settings | failed | p99 ms | predicted | held |", "|---|---|---|---|---|---|---|"]
+        for c in advice["cells"]:
+            settings = " ".join(f"{k}={v}" for k, v in c["settings"].items() if k in advice["tune"])
+            out.append(f"| {c['run']} | [{c['cell']}]({c['row']}) | {settings} | {c['failed_reqs']} | "
+                       f"{c['lat_p99_ms']} | {c['predicted_pass']} | {c['passed']} |")
+        out += ["", "Reports: " + ", ".join(sorted({f"[{Path(c['report']).parent.name}]({c['report']})"
+                                                     for c in advice["cells"]})), ""]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """run CELL_ENV BASE_MATRIX OUT_DIR SOURCE: advise, write advice.json and advice.md, print
+    the recommendation and the path. Exit 0 with a verified setting, 3 with none."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 5 or args[0] != "run":
+        print("usage: python3 -m ltsuite.advise run CELL_ENV BASE_MATRIX OUT_DIR SOURCE", file=sys.stderr)
+        return 2
+    env = read_env(Path(args[1]))
+    load, goal, tune, budget = load_from_env(env)
+    out = Path(args[3])
+    root = Path(__file__).resolve().parents[2]
+    runner = Runner(root, out, Path(args[2]).read_text().splitlines(), list(env))
+    advice = advise(load, goal, tune, budget, runner, memory_available_mb(), nofile_limit())
+    advice["source"] = args[4]
+    props, sysctls = paste_lines(advice["recommended"])
+    advice["application_properties"], advice["sysctl_d"] = props, sysctls
+    (out / "advice.json").write_text(json.dumps(advice, indent=2) + "\n")
+    (out / "advice.md").write_text(markdown(advice))
+    if advice["verified"]:
+        print("recommended (verified): " + " ".join(f"{k}={v}" for k, v in advice["recommended"].items()))
+    else:
+        print("cannot recommend: " + (advice["cannot"] or "nothing verified"))
+    print(f"advice: {out}/advice.md")
+    return 0 if advice["verified"] else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
