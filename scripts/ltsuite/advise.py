@@ -275,10 +275,10 @@ def cheaper_value(load: Load, goal: Goal, settings: dict[str, int], knob: str) -
 
 def verification_axes(p: Plan, budget: int) -> dict[str, list[int]]:
     """The one matrix's axes: for each raised knob with a cheaper value, [cheaper, recommended]
-    (a cartesian product: 2^k cells); knobs are left out from the last while 2^k exceeds the
-    budget less one cell for a bisection probe."""
+    (a cartesian product: 2^k cells); knobs are left out from the last (the dearest) while 2^k
+    exceeds the budget."""
     knobs = [k for k in p.changed if k in p.cheaper]
-    while knobs and 2 ** len(knobs) > max(budget - 1, 1):
+    while knobs and 2 ** len(knobs) > budget:
         knobs.pop()
     return {k: [p.cheaper[k], p.settings[k]] for k in knobs}
 
@@ -488,8 +488,9 @@ def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, use
     """The cheaper cell held where the model said it must fail: bisect the knob between the user's
     own value (probed first) and the cheaper value; the advice says by how much the model was wrong."""
     lo_fail, hi_pass = None, p.cheaper[knob]
-    candidate = load.settings[knob]
-    while used < budget and (lo_fail is None or hi_pass - lo_fail > 1):
+    # The user's own value first (it failed in the model too), or nothing when that was the cheaper one.
+    candidate = min(load.settings[knob], hi_pass - 1)
+    while used < budget and candidate >= 0 and (lo_fail is None or hi_pass - lo_fail > 1):
         probe = {**p.settings, knob: candidate}
         (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})
         cell["predicted_pass"] = predict(load, goal, probe).meets

@@ -1,0 +1,201 @@
+"""The advice's model (scripts/ltsuite/advise.py) on loads whose answer is computed by hand, and its
+search where a run disagrees (a runner whose cells follow a capacity the model did not know)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ltsuite import advise as adv
+
+SMALL = {"TOMCAT_MAX_THREADS": 12, "TOMCAT_MAX_CONNECTIONS": 12, "TOMCAT_ACCEPT_COUNT": 100,
+         "SOMAXCONN": 4, "TCP_MAX_SYN_BACKLOG": 0}
+ALL = ["TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS", "TOMCAT_ACCEPT_COUNT", "SOMAXCONN", "TCP_MAX_SYN_BACKLOG"]
+BIG_BOX = {"memory_mb": 20000, "nofile": 20000}
+
+
+def small_load(**changes: Any) -> adv.Load:
+    """env/advise/small-burst.env: 24 users, 4 s, max-connections 12, somaxconn 4, cookies off,
+    one SYN-ACK retry (3 s), one SYN retry (3 s), 2 CPUs."""
+    fields = dict(users=24, delay_ms=4000, timeout_ms=15000, settings=dict(SMALL), syncookies=0, cpus=2,
+                  syn_window_s=3, synack_expiry_s=3)
+    fields.update(changes)
+    return adv.Load(**fields)
+
+
+def test_a_small_burst_needs_a_queue_of_users_less_max_connections_less_one():
+    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], **BIG_BOX)
+    # 24 = 12 + min(100, q) + 1 -> q = 11; accept-count 100 already suffices and is kept.
+    assert plan.settings["SOMAXCONN"] == 11
+    assert plan.settings["TOMCAT_ACCEPT_COUNT"] == 100
+    assert plan.changed == ["SOMAXCONN"]
+    assert plan.prediction.capacity == 24
+    assert "somaxconn caps accept-count: 100 asked, 4 granted" in plan.reasons["SOMAXCONN"]
+    assert plan.reasons["TOMCAT_ACCEPT_COUNT"].startswith("kept at 100")
+
+
+def test_the_boundary_is_the_largest_queue_that_must_fail_despite_the_kernels_slack():
+    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], **BIG_BOX)
+    # somaxconn 10 gives 23 and a second CPU may let one more in (capacity_slack): 9 gives 22 + 1 < 24.
+    assert plan.cheaper == {"SOMAXCONN": 9}
+    assert adv.verification_axes(plan, 4) == {"SOMAXCONN": [9, 11]}
+
+
+def test_handshakes_that_can_still_get_in_move_the_boundary_down():
+    # SYN-ACKs retried for 63 s outlast the 4 s hold: up to backlog + 1 clients past the capacity
+    # may get in later, so a sure failure needs 12 + q + 1 + 1 + q + 1 < 24: q = 4.
+    plan = adv.plan(small_load(synack_expiry_s=63), adv.Goal(), ["SOMAXCONN"], **BIG_BOX)
+    assert plan.settings["SOMAXCONN"] == 11
+    assert plan.cheaper == {"SOMAXCONN": 4}
+
+
+def test_a_failed_rate_lowers_the_users_to_hold():
+    plan = adv.plan(small_load(), adv.Goal(failed_rate=0.1), ["SOMAXCONN"], **BIG_BOX)
+    # floor(0.1 x 24) = 2 may fail: 22 = 12 + 9 + 1.
+    assert plan.settings["SOMAXCONN"] == 9
+
+
+def test_seed_001s_accept_count_is_capped_by_somaxconn():
+    load = adv.Load(users=3000, delay_ms=100, timeout_ms=10000, syncookies=1, cpus=2,
+                    settings={"TOMCAT_MAX_THREADS": 3000, "TOMCAT_MAX_CONNECTIONS": 1000,
+                              "TOMCAT_ACCEPT_COUNT": 10000, "SOMAXCONN": 128, "TCP_MAX_SYN_BACKLOG": 0})
+    plan = adv.plan(load, adv.Goal(), ALL, **BIG_BOX)
+    # 3000 = 1000 + 1999 + 1; the kernel queue is raised, not max-connections.
+    assert plan.settings["SOMAXCONN"] == 1999
+    assert plan.settings["TOMCAT_MAX_CONNECTIONS"] == 1000
+    assert "10000 asked, 128 granted" in plan.reasons["SOMAXCONN"]
+
+
+def test_without_the_queue_in_tune_max_connections_carries_the_users():
+    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_MAX_CONNECTIONS"], **BIG_BOX)
+    # 24 = mc + min(100, 4) + 1 -> 19.
+    assert plan.settings["TOMCAT_MAX_CONNECTIONS"] == 19
+    assert plan.settings["SOMAXCONN"] == 4
+
+
+def test_a_p99_goal_sets_the_threads_by_waves():
+    load = adv.Load(users=100, delay_ms=1000, timeout_ms=10000, syncookies=1, cpus=2,
+                    settings={"TOMCAT_MAX_THREADS": 10, "TOMCAT_MAX_CONNECTIONS": 200,
+                              "TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 4096, "TCP_MAX_SYN_BACKLOG": 0})
+    plan = adv.plan(load, adv.Goal(p99_ms=2500), ALL, **BIG_BOX)
+    # Waves of 1000 ms with the margin (x 1.1 + 100) within 2500 ms: 2; the p99 user is the 100th
+    # (k6 interpolates at 0.99 x 99): 50 threads. 49 threads give that user a third wave (3000 ms).
+    assert plan.settings["TOMCAT_MAX_THREADS"] == 50
+    assert plan.cheaper == {"TOMCAT_MAX_THREADS": 49}
+    assert plan.prediction.p99_ms == 2000
+
+
+def test_p99_rank_follows_k6s_interpolation():
+    assert adv.p99_rank(100) == 100
+    assert adv.p99_rank(1000) == 991
+    assert adv.p99_rank(1) == 1
+
+
+def test_an_endpoint_slower_than_the_goal_cannot_be_advised():
+    load = small_load(delay_ms=1000)
+    plan = adv.plan(load, adv.Goal(p99_ms=900), ALL, **BIG_BOX)
+    assert plan.settings is None
+    assert "more than GOAL_P99_MS 900: the endpoint, not a queue or a thread, is the limit" in plan.cannot
+
+
+def test_capacity_without_a_knob_to_raise_it_cannot_be_advised():
+    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_MAX_THREADS"], **BIG_BOX)
+    assert plan.settings is None
+    assert plan.cannot == "capacity 17 < 24 users (rules.server_capacity) and no knob of TUNE raises it"
+
+
+def test_more_threads_than_memory_cannot_be_advised():
+    load = small_load(delay_ms=1000, timeout_ms=60000, users=5000)
+    plan = adv.plan(load, adv.Goal(p99_ms=1300), ALL, memory_mb=3000, nofile=20000)
+    assert plan.settings is None
+    # One wave (1000 ms x 1.1 + 100) within 1300 ms: the p99 user, the 4951st (0.99 x 4999), needs
+    # a thread of its own.
+    assert plan.cannot.startswith("the goal needs 4951 threads, 4951 MB of stacks")
+
+
+def test_more_users_than_the_generators_files_cannot_be_advised():
+    plan = adv.plan(small_load(users=30000), adv.Goal(), ALL, memory_mb=20000, nofile=20000)
+    assert plan.settings is None
+    assert "30050 open files in each of 1 k6 process(es), the limit is 20000" in plan.cannot
+
+
+def test_a_budget_keeps_the_cartesian_cells_within_it():
+    plan = adv.Plan({"SOMAXCONN": 11, "TOMCAT_ACCEPT_COUNT": 11, "TOMCAT_MAX_THREADS": 30},
+                    cheaper={"SOMAXCONN": 9, "TOMCAT_ACCEPT_COUNT": 9, "TOMCAT_MAX_THREADS": 20},
+                    changed=["SOMAXCONN", "TOMCAT_ACCEPT_COUNT", "TOMCAT_MAX_THREADS"])
+    assert len(adv.verification_axes(plan, 8)) == 3
+    assert adv.verification_axes(plan, 7) == {"SOMAXCONN": [9, 11], "TOMCAT_ACCEPT_COUNT": [9, 11]}
+    assert adv.verification_axes(plan, 2) == {"SOMAXCONN": [9, 11]}
+
+
+def test_a_cell_passes_on_its_failures_and_p99():
+    goal = adv.Goal(failed_rate=0.1, p99_ms=5000)
+    assert adv.cell_passes({"status": "ok", "failed_reqs": 2, "lat_p99_ms": 4000}, goal, 24) is True
+    assert adv.cell_passes({"status": "ok", "failed_reqs": 3, "lat_p99_ms": 4000}, goal, 24) is False
+    assert adv.cell_passes({"status": "ok", "failed_reqs": 0, "lat_p99_ms": 5001}, goal, 24) is False
+    assert adv.cell_passes({"status": "failed", "failed_reqs": None}, goal, 24) is None
+
+
+class CapacityRunner(adv.Runner):
+    """Cells whose failures follow a true capacity of max-connections + queue + 1 - `short`
+    (a server that holds `short` fewer than the rule), as a real run that disagrees would."""
+
+    def __init__(self, short: int, users: int):
+        super().__init__(Path("."), Path("."), [], [])
+        self.short, self.users, self.runs = short, users, 0
+
+    def run(self, name: str, settings: dict[str, int], axes: dict[str, list[int]]) -> list[dict[str, Any]]:
+        self.runs += 1
+        combos = [dict(settings)]
+        for knob, values in axes.items():
+            combos = [{**c, knob: v} for c in combos for v in values]
+        found = []
+        for i, s in enumerate(combos):
+            held = s["TOMCAT_MAX_CONNECTIONS"] + min(s["TOMCAT_ACCEPT_COUNT"], s["SOMAXCONN"]) + 1 - self.short
+            row = {"status": "ok", "failed_reqs": max(self.users - held, 0), "lat_p99_ms": 8000, "cell": f"{i + 1:02d}"}
+            found.append({"run": name, "cell": row["cell"], "row": f"{name}/row.json", "report": f"{name}/report.html",
+                          "settings": s, "row_data": row})
+        self.cells.extend(found)
+        return found
+
+
+def test_a_verified_advice_has_the_recommendation_and_a_failing_boundary():
+    runner = CapacityRunner(short=0, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    assert advice["verified"] is True
+    assert advice["recommended"] == {"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11}
+    assert [(b["knob"], b["value"], b["failed_reqs"]) for b in advice["boundary"]] == [("SOMAXCONN", 9, 2)]
+    assert len(advice["cells"]) == 2 and advice["model_wrong"] == []
+
+
+def test_where_the_recommendation_fails_the_bisection_finds_what_holds_and_says_by_how_much():
+    # The server holds 3 fewer than the rule: somaxconn 14 is the real need.
+    runner = CapacityRunner(short=3, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
+    assert advice["verified"] is True
+    assert len(advice["cells"]) <= 8
+    held = advice["recommended"]["SOMAXCONN"]
+    assert 14 <= held <= 16
+    assert advice["model_wrong"] == [f"the model's setting failed; the cheapest that held: SOMAXCONN 11 -> {held} (+{held - 11})"]
+
+
+def test_a_boundary_that_holds_is_bisected_down():
+    # The server holds 2 more than the rule: somaxconn 9 holds, 8 is the real boundary.
+    runner = CapacityRunner(short=-2, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
+    assert advice["verified"] is True and advice["recommended"]["SOMAXCONN"] == 11
+    assert advice["model_wrong"] == ["SOMAXCONN: the model said 9 must fail, it held; the lowest that held was 9 "
+                                     "and 8 failed: the model's boundary was 1 too high"]
+
+
+def test_nothing_is_recommended_when_no_run_holds():
+    runner = CapacityRunner(short=100, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["SOMAXCONN"], 4, runner, **BIG_BOX)
+    assert advice["verified"] is False and advice["recommended"] == {}
+    assert advice["cannot"].startswith("no setting of TUNE tried held")
+    assert len(advice["cells"]) <= 4
+
+
+def test_the_lines_to_paste():
+    props, sysctls = adv.paste_lines({"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11, "TOMCAT_MAX_THREADS": 50})
+    assert props == ["server.tomcat.accept-count=100", "server.tomcat.threads.max=50"]
+    assert sysctls == ["net.core.somaxconn = 11"]
