@@ -109,6 +109,8 @@ class Plan:
     cheaper: dict[str, int] = field(default_factory=dict)
     changed: list[str] = field(default_factory=list)
     prediction: Prediction | None = None
+    #: Knobs whose cheaper value the model says must fail (else it is only one below: may fail).
+    sure: dict[str, bool] = field(default_factory=dict)
 
 
 def with_margin(ms: float) -> float:
@@ -243,7 +245,15 @@ def plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) -
         if knob not in reasons:
             reasons[knob] = _kept_reason(knob, load, s, prediction)
     result = Plan(s, reasons, None, {}, changed, prediction)
-    result.cheaper = {k: v for k in changed if (v := cheaper_value(load, goal, s, k)) is not None}
+    for knob in changed:
+        value = cheaper_value(load, goal, s, knob)
+        result.sure[knob] = value is not None
+        if value is None and s[knob] - 1 >= (1 if knob == "TOMCAT_MAX_THREADS" else 0):
+            # No value surely fails (clients that retry past the hold, handshakes that wait):
+            # the next one below shows what the run does there.
+            value = s[knob] - 1
+        if value is not None:
+            result.cheaper[knob] = value
     return result
 
 
@@ -253,7 +263,9 @@ def _kept_reason(knob: str, load: Load, s: dict[str, int], prediction: Predictio
         if load.syncookies != 0:
             return ("kept: with SYN cookies on, a full SYN queue answers with cookies (tcp_conn_request()), "
                     "so tcp_max_syn_backlog does not bound the burst")
-        return f"kept at {s[knob] or 'the kernel default'}: not below the backlog {backlog(s)}"
+        if not s[knob]:
+            return "kept at the kernel's default (not set): the advice raises it only when set below the backlog"
+        return f"kept at {s[knob]}: not below the backlog {backlog(s)}"
     return (f"kept at {s[knob]}: it already suffices ({prediction.why}; capacity rule "
             f"rules.server_capacity and waves rule rules.waves_ms)")
 
@@ -424,7 +436,7 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
     axes = verification_axes(p, budget)
     cells = runner.run("verify", {k: p.settings[k] for k in TUNABLE}, axes)
     for cell in cells:
-        cell["predicted_pass"] = predict(load, goal, cell["settings"]).meets
+        cell["predicted_pass"] = _predicted(predict(load, goal, cell["settings"]))
         cell["passed"] = cell_passes(cell["row_data"], goal, load.users)
     rec = next(c for c in cells if all(c["settings"][k] == p.settings[k] for k in axes))
     recommended = dict(p.settings)
@@ -465,9 +477,12 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
                                                  for k in axes))
             advice["boundary"].append({"knob": knob, "value": p.cheaper[knob], "cell": lower["cell"],
                                        "run": lower["run"], "passed": lower["passed"],
+                                       "predicted": "fail" if p.sure[knob] else "may fail",
                                        "failed_reqs": lower["row_data"].get("failed_reqs"),
+                                       "failed_by": {k: lower["row_data"].get(k) for k in
+                                                     ("fail_connect", "fail_reset", "fail_timeout")},
                                        "lat_p99_ms": lower["row_data"].get("lat_p99_ms")})
-            if lower["passed"] is True:
+            if lower["passed"] is True and p.sure[knob]:
                 used = _bisect_down(load, goal, p, knob, runner, used, budget, advice)
     for cell in runner.cells:
         row = cell.pop("row_data")
@@ -483,6 +498,11 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
     return advice
 
 
+def _predicted(prediction: Prediction) -> bool | None:
+    """A cell's prediction: True (meets the goal), False (surely misses it), None (may miss it)."""
+    return True if prediction.meets else False if prediction.fails else None
+
+
 def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, used: int, budget: int,
                  advice: dict[str, Any]) -> int:
     """The cheaper cell held where the model said it must fail: bisect the knob between the user's
@@ -493,7 +513,7 @@ def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, use
     while used < budget and candidate >= 0 and (lo_fail is None or hi_pass - lo_fail > 1):
         probe = {**p.settings, knob: candidate}
         (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})
-        cell["predicted_pass"] = predict(load, goal, probe).meets
+        cell["predicted_pass"] = _predicted(predict(load, goal, probe))
         cell["passed"] = cell_passes(cell["row_data"], goal, load.users)
         used += 1
         if cell["passed"]:
@@ -520,6 +540,9 @@ def paste_lines(recommended: dict[str, int]) -> tuple[list[str], list[str]]:
     props = [f"{PROPERTY[k]}={v}" for k, v in recommended.items() if k in PROPERTY]
     sysctls = [f"{SYSCTL[k]} = {v}" for k, v in recommended.items() if k in SYSCTL]
     return props, sysctls
+
+
+_WORD = {True: "holds", False: "fails", None: "may fail"}
 
 
 def markdown(advice: dict[str, Any]) -> str:
@@ -549,18 +572,21 @@ def markdown(advice: dict[str, Any]) -> str:
             out += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", ""]
     if advice["boundary"]:
         out += ["Boundary (the next cheaper setting):", ""]
-        out += [f"- `{b['knob']}` = {b['value']}: cell {b['run']}/{b['cell']}, {b['failed_reqs']} failed, "
-                f"p99 {b['lat_p99_ms']} ms, " + ("held" if b["passed"] else "missed the goal") for b in advice["boundary"]]
+        out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): cell {b['run']}/{b['cell']}, "
+                f"{b['failed_reqs']} failed ("
+                + ", ".join(f"{k} {v}" for k, v in b["failed_by"].items() if v) + f"), p99 {b['lat_p99_ms']} ms, "
+                + ("held" if b["passed"] else "missed the goal") for b in advice["boundary"]]
         out.append("")
     if advice["model_wrong"]:
         out += ["Where the model was wrong:", "", *[f"- {w}" for w in advice["model_wrong"]], ""]
     out += ["Reasons:", "", *[f"- `{k}`: {v}" for k, v in advice["reasons"].items()], ""]
     if advice["cells"]:
-        out += ["Cells:", "", "| run | cell | settings | failed | p99 ms | predicted | held |", "|---|---|---|---|---|---|---|"]
+        out += ["Cells:", "", "| run | cell | settings | failed | p99 ms | the model | the run |", "|---|---|---|---|---|---|---|"]
         for c in advice["cells"]:
-            settings = " ".join(f"{k}={v}" for k, v in c["settings"].items() if k in advice["tune"])
+            settings = " ".join(f"{k}={v}" for k, v in c["settings"].items()
+                                if k in advice["tune"] and (v or k != "TCP_MAX_SYN_BACKLOG"))
             out.append(f"| {c['run']} | [{c['cell']}]({c['row']}) | {settings} | {c['failed_reqs']} | "
-                       f"{c['lat_p99_ms']} | {c['predicted_pass']} | {c['passed']} |")
+                       f"{c['lat_p99_ms']} | {_WORD[c['predicted_pass']]} | {_WORD[c['passed']]} |")
         out += ["", "Reports: " + ", ".join(sorted({f"[{Path(c['report']).parent.name}]({c['report']})"
                                                      for c in advice["cells"]})), ""]
     return "\n".join(out)
@@ -578,7 +604,13 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args[3])
     root = Path(__file__).resolve().parents[2]
     runner = Runner(root, out, Path(args[2]).read_text().splitlines(), list(env))
-    advice = advise(load, goal, tune, budget, runner, memory_available_mb(), nofile_limit())
+    try:
+        advice = advise(load, goal, tune, budget, runner, memory_available_mb(), nofile_limit())
+    except RuntimeError as error:
+        # A run that did not happen (the host-wide lock held, a failure before its first cell):
+        # nothing is recommended; the runs that did happen stay in OUT_DIR/runs/.
+        print(f"advise: {error}; nothing is recommended (runs so far: {out}/runs)", file=sys.stderr)
+        return 1
     advice["source"] = args[4]
     props, sysctls = paste_lines(advice["recommended"])
     advice["application_properties"], advice["sysctl_d"] = props, sysctls
