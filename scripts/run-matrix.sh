@@ -65,6 +65,7 @@ main() {
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then backend_use external; else backend_use "$LT_BACKEND"; fi
 
   require_runtime
+  k6_check_cells "$total" "$(design_machine_json)"
   take_lock
   trap on_signal INT TERM HUP
   trap on_exit EXIT

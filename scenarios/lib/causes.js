@@ -12,8 +12,8 @@ export function failureCause(res) {
   if (res.status >= 200 && res.status < 400) return null;
   const code = res.error_code;
   // A TCP error whose message says the client ran out of file descriptors
-  // (EMFILE: k6 gives it 1213, "dial: unknown errno 24 ... socket: too many
-  // open files"): not a connect failure, a limit of the client's.
+  // (EMFILE: k6 gives it 1213, "dial tcp ...: socket: too many open files"):
+  // not a connect failure, a limit of the client's.
   if (code >= 1200 && code <= 1299 && String(res.error || '').includes('too many open files')) return 'no_fd';
   // 1210-1219: dial errors (timeout, refused, no free port); 1220: reset by peer.
   if (code >= 1210 && code <= 1219) return 'connect';

@@ -222,7 +222,10 @@ k6_start() {
   local -n cell_values="$1"
   local cell_dir="$2" target_url="$3" limit_s="$4" option relative_dir=""
   shift 4
-  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs
+  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile
+  [[ "$instances" != auto ]] || instances="$(k6_instances_auto cell_values "")"
+  nofile="$(k6_nofile cell_values)"
+  k6_file_limits "$cell_dir" "$nofile"
   local -a env_args script_args=() option_args=() option_env=()
   if [[ "$cell_dir" != /* ]]; then
     # Every path k6 is given must hold from the directory it runs in.
@@ -282,8 +285,15 @@ k6_start() {
     mkdir -p "$outputs"
     extra_env+=("OUTPUTS_FILE=$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)")
     (
-      # k6 keeps one socket per VU: give it every file descriptor allowed.
-      ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+      # k6 keeps one socket per VU: give it every file descriptor allowed
+      # (K6_NOFILE: fewer, to meet the file wall on purpose). Go raises its
+      # soft limit to the hard one as it starts, so a lower limit is set as
+      # both (in this subshell only).
+      if [[ "$nofile" == "$(ulimit -Hn)" ]]; then
+        ulimit -Sn "$nofile" 2>/dev/null || true
+      else
+        ulimit -n "$nofile" 2>/dev/null || true
+      fi
       cd "$outputs" || exit 1
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
         "${in_namespace[@]}" env -i "${env_args[@]}" "SUMMARY_FILE=$summary" \
@@ -294,6 +304,95 @@ k6_start() {
     K6_PIDS+=("$!")
     k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
   done
+}
+
+# k6_nofile CELL_ASSOC: the open-file limit each k6 process of the cell runs
+# with: K6_NOFILE, at most the hard limit, else the hard limit.
+k6_nofile() {
+  local -n nofile_values="$1"
+  local hard wanted="${nofile_values[K6_NOFILE]:-}"
+  hard="$(ulimit -Hn)"
+  if [[ -z "$wanted" ]] || { [[ "$hard" != unlimited ]] && ((wanted > hard)); }; then
+    printf '%s\n' "$hard"
+  else
+    printf '%s\n' "$wanted"
+  fi
+}
+
+# k6_file_limits CELL_DIR NOFILE: file-limits.tsv, the open-file limits the
+# cell runs with (ltsuite.design.file_limits): "k6 NOFILE", and where the
+# suite started the target (TARGET_PID, a JVM that inherited the runner's
+# limit), "target SOFT_LIMIT OPEN_FILES": its limit and the files it holds
+# as the load starts (its own: jars, logs, listeners), from /proc.
+k6_file_limits() {
+  local cell_dir="$1" nofile="$2" limit fds
+  printf 'k6\t%s\n' "$nofile" >"$cell_dir/file-limits.tsv"
+  [[ -n "${TARGET_PID:-}" && -r "/proc/${TARGET_PID:-}/limits" ]] || return 0
+  limit="$(awk '/^Max open files/ { print $4 }' "/proc/$TARGET_PID/limits" 2>/dev/null)" || return 0
+  fds="$(find "/proc/$TARGET_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
+  [[ "$limit" =~ ^[0-9]+$ && "$fds" -gt 0 ]] || return 0
+  printf 'target\t%s\t%s\n' "$limit" "$fds" >>"$cell_dir/file-limits.tsv"
+}
+
+# k6_instances_auto CELL_ASSOC INSPECTED_FILE: the k6 processes K6_INSTANCES=auto
+# runs for the cell (ltsuite.design.k6_instances: enough for its VUs at k6's
+# open-file limit). INSPECTED_FILE: k6 inspect of a script of one's own, or
+# "" / a missing file (its VUs then unknown: one process).
+k6_instances_auto() {
+  local -n auto_values="$1"
+  local inspected="${2:-}" env_file key count
+  env_file="$(mktemp)"
+  for key in "${!auto_values[@]}"; do
+    printf '%s=%s\n' "$key" "${auto_values[$key]}"
+  done >"$env_file"
+  [[ -n "$inspected" && -s "$inspected" ]] || inspected=""
+  count="$(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design instances "$env_file" \
+    "$(k6_nofile auto_values)" "$( [[ -z "$inspected" ]] || cat "$inspected")")" || count=""
+  rm -f "$env_file"
+  [[ "$count" =~ ^[1-9][0-9]*$ ]] || { warn "K6_INSTANCES=auto: cannot choose; running 1 k6 process"; count=1; }
+  printf '%s\n' "$count"
+}
+
+# k6_instances_resolve INSPECTED_FILE: a cell's settings (KEY=VALUE lines, as
+# matrix_cell_values prints them) from stdin to stdout with K6_INSTANCES=auto
+# replaced by the number of processes chosen (k6_instances_auto), so cell.env
+# and everything that reads it see the processes that ran.
+k6_instances_resolve() {
+  local inspected="${1:-}" line
+  local -a lines=()
+  local -A resolve_values=()
+  mapfile -t lines
+  for line in "${lines[@]}"; do
+    [[ "$line" != *=* ]] || resolve_values["${line%%=*}"]="${line#*=}"
+  done
+  if [[ "${resolve_values[K6_INSTANCES]:-}" == auto ]]; then
+    resolve_values[K6_INSTANCES]="$(k6_instances_auto resolve_values "$inspected")"
+  fi
+  for line in "${lines[@]}"; do
+    if [[ "$line" == K6_INSTANCES=* ]]; then
+      printf 'K6_INSTANCES=%s\n' "${resolve_values[K6_INSTANCES]}"
+    else
+      printf '%s\n' "$line"
+    fi
+  done
+}
+
+# k6_check_cells TOTAL MACHINE_JSON: refuse the run (exit 2) before anything
+# starts when a cell cannot run as designed on this machine at all
+# (ltsuite.design.refusals: more memory for its VUs than is available), with
+# the numbers.
+k6_check_cells() {
+  local total="$1" machine="$2" index env_file reason
+  local -a reasons=()
+  env_file="$(mktemp)"
+  for ((index = 0; index < total; index++)); do
+    matrix_cell_values "$index" >"$env_file"
+    while IFS= read -r reason; do
+      [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
+    done < <(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design refusals "$env_file" "$machine")
+  done
+  rm -f "$env_file"
+  [[ ${#reasons[@]} -eq 0 ]] || usage_error "cannot run as designed on this machine: $(printf '%s; ' "${reasons[@]}" | sed 's/; $//')"
 }
 
 # k6_pid_file WRAPPER_PID FILE: the pid of the k6 process that WRAPPER_PID

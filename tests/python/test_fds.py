@@ -45,16 +45,16 @@ def test_the_cells_processes_auto_or_as_set():
 
 def test_k6s_files_bind_the_prediction_and_the_note_names_them():
     predicted = design.predictions(cell(), SYSCTLS, MACHINE)
-    # One process, 300 files less 12 of k6's own: 288 sockets; the other 112 users fail at once.
-    assert predicted["predicted_server_conns_peak"] == 288
-    assert predicted["predicted_failed_users"] == 112
-    row = {"server_conns_peak": 290, "fail_no_fd": 110, "fail_connect": 0, "failed_reqs": 110, "http_reqs": 400,
+    # One process, 300 files less 8 of k6's own: 292 sockets; the other 108 users fail at once.
+    assert predicted["predicted_server_conns_peak"] == 292
+    assert predicted["predicted_failed_users"] == 108
+    row = {"server_conns_peak": 292, "fail_no_fd": 108, "fail_connect": 0, "failed_reqs": 108, "http_reqs": 400,
            "listen_overflows": 0, "syn_retrans": 0}
     out = design.prediction_verdict(cell(), SYSCTLS, predicted, row, {}, MACHINE, [])
     assert out["prediction_check"] == "match"
     assert out["predicted_failed_users_from"] == "fail_no_fd"
-    assert out["prediction_notes"] == ("bound by k6's open-file limit: 1 k6 process(es) x (300 files less 12 of "
-                                       "k6's own) = 288 connections for 400 VUs; the others fail with 'too many "
+    assert out["prediction_notes"] == ("bound by k6's open-file limit: 1 k6 process(es) x (300 files less 8 of "
+                                       "k6's own) = 292 connections for 400 VUs; the others fail with 'too many "
                                        "open files' (fail_no_fd)")
 
 
@@ -64,8 +64,8 @@ def test_a_file_wall_missed_is_explained_by_the_failures_it_left():
            "listen_overflows": 0, "syn_retrans": 0}
     out = design.prediction_verdict(cell(), SYSCTLS, predicted, row, {}, MACHINE, [])
     assert out["prediction_check"] == "mismatch"
-    assert out["prediction_notes"].startswith("server_conns_peak 250 where 288 was predicted; failed users "
-                                              "(fail_no_fd) 150 where 112 was predicted: 150 requests failed with "
+    assert out["prediction_notes"].startswith("server_conns_peak 250 where 292 was predicted; failed users "
+                                              "(fail_no_fd) 150 where 108 was predicted: 150 requests failed with "
                                               "'too many open files': k6's 1 process(es) ran out of file "
                                               "descriptors (300 each); bound by k6's open-file limit")
     assert "SYN-ACK" not in out["prediction_notes"]

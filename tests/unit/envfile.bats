@@ -221,3 +221,17 @@ setup() {
   assert_output 'MAX_DELAY_MS = 60_000'
   [ "${KNOB_TYPE[DELAY_MS]}" = 'uint<=60000' ]
 }
+
+@test "K6_INSTANCES takes auto or a count" {
+  run envfile_check_type auto-or-count auto
+  assert_success
+  run envfile_check_type auto-or-count 3
+  assert_success
+  run envfile_check_type auto-or-count 0
+  assert_failure
+  assert_output "'0' is not auto or a whole number > 0"
+  run envfile_check_type auto-or-count many
+  assert_output "'many' is not auto or a whole number > 0"
+  [ "${KNOB_TYPE[K6_INSTANCES]}" = auto-or-count ]
+  [ "${KNOB_DEFAULT[K6_INSTANCES]}" = auto ]
+}

@@ -234,3 +234,53 @@ k6 process 2 of 2: handleSummary's output './data/summary.json' was not written:
   k6_outputs_check "$CELL_DIR" 1
   [ ! -e "$CELL_DIR/k6-warnings.txt" ]
 }
+
+@test "K6_INSTANCES=auto is replaced by the processes the cell's VUs need at k6's open-file limit" {
+  run k6_instances_resolve "" < <(printf '%s\n' SCENARIO=burst VUS=400 K6_INSTANCES=auto K6_NOFILE=300 DELAY_MS=10)
+  assert_success
+  assert_output "$(printf '%s\n' SCENARIO=burst VUS=400 K6_INSTANCES=2 K6_NOFILE=300 DELAY_MS=10)"
+  run k6_instances_resolve "" < <(printf '%s\n' SCENARIO=burst VUS=401 K6_INSTANCES=auto K6_NOFILE=300)
+  assert_line K6_INSTANCES=3
+  # A number stays as it is; so does every other line.
+  run k6_instances_resolve "" < <(printf '%s\n' SCENARIO=burst VUS=40000 K6_INSTANCES=1 K6_NOFILE=300)
+  assert_output "$(printf '%s\n' SCENARIO=burst VUS=40000 K6_INSTANCES=1 K6_NOFILE=300)"
+}
+
+@test "k6's open-file limit is K6_NOFILE, at most the hard limit, else the hard limit" {
+  local -A cell=([K6_NOFILE]=300)
+  run k6_nofile cell
+  assert_output 300
+  cell[K6_NOFILE]=""
+  run k6_nofile cell
+  assert_output "$(ulimit -Hn)"
+  [[ "$(ulimit -Hn)" == unlimited ]] || {
+    cell[K6_NOFILE]=$(($(ulimit -Hn) + 1))
+    run k6_nofile cell
+    assert_output "$(ulimit -Hn)"
+  }
+}
+
+@test "file-limits.tsv: k6's limit, and the target's limit and open files from /proc" {
+  TARGET_PID=""
+  k6_file_limits "$BATS_TEST_TMPDIR" 300
+  assert_equal "$(cat "$BATS_TEST_TMPDIR/file-limits.tsv")" "$(printf 'k6\t300')"
+  # This test's own shell stands for the target (a process it may read).
+  TARGET_PID=$$
+  k6_file_limits "$BATS_TEST_TMPDIR" 300
+  local soft fds
+  soft="$(awk '/^Max open files/ { print $4 }' "/proc/$$/limits")"
+  run awk -F '\t' '$1 == "target" { print $2 }' "$BATS_TEST_TMPDIR/file-limits.tsv"
+  assert_output "$soft"
+  fds="$(awk -F '\t' '$1 == "target" { print $3 }' "$BATS_TEST_TMPDIR/file-limits.tsv")"
+  [ "$fds" -ge 3 ]
+}
+
+@test "a cell whose VUs need more memory than there is is refused before the run, with the numbers" {
+  matrix_cell_values() { printf '%s\n' SCENARIO=burst VUS=100000 K6_INSTANCES=auto; }
+  matrix_cell_id() { printf 'big\n'; }
+  run k6_check_cells 1 '{"cpus": 2, "nofile": 20000, "mem_available_mb": 8000}'
+  assert_failure 2
+  assert_output --partial "cannot run as designed on this machine: cell big: 100000 VUs need at least 23438 MB in k6 (240-420 KB each, measured), more than the 8000 MB available"
+  run k6_check_cells 1 '{"cpus": 2, "nofile": 20000, "mem_available_mb": 24000}'
+  assert_success
+}

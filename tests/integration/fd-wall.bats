@@ -1,0 +1,68 @@
+#!/usr/bin/env bats
+# The file wall, met on purpose with a few hundred users: one k6 process
+# whose open-file limit is lowered (K6_NOFILE=300) holds 300 less its own
+# files as sockets; the others fail with "too many open files", counted as
+# fail_no_fd (not as connect failures), as the prediction says and its note
+# names. K6_INSTANCES=auto runs enough processes for the same users.
+# shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
+
+setup_file() {
+  load '../test_helper'
+  lt_require_root
+  export LT_LOCK_WAIT=900
+  local matrix="$BATS_FILE_TMPDIR/fd-wall.matrix"
+  # A burst whose 400 users hold their connections for 3 s, with room for
+  # all of them on the server; one cell with one k6 process, one with auto.
+  printf '%s\n' SCENARIO=burst VUS=400 REQUESTS_PER_VU=1 DELAY_MS=3000 BURST_LEAD_MS=1500 DURATION=2s \
+    GRACEFUL_STOP=6s REQUEST_TIMEOUT=10s TOMCAT_MAX_THREADS=400 TOMCAT_MAX_CONNECTIONS=1000 K6_NOFILE=300 \
+    'K6_INSTANCES=1 auto' K6_HTML_REPORT=0 MONITORING=off >"$matrix"
+  lt_run_matrix_once "$matrix"
+}
+
+setup() {
+  load '../test_helper'
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  ONE="$(lt_cells | head -n 1)"
+  AUTO="$(lt_cells | tail -n 1)"
+}
+
+@test "the run warned of the file wall before it started, with the numbers" {
+  [ "$(cat "$BATS_FILE_TMPDIR/run.status")" -eq 0 ]
+  run cat "$BATS_FILE_TMPDIR/run.log"
+  assert_output --partial "400 VUs in 1 k6 process(es) need about 400 open files each, but a process may open at most 300 (K6_NOFILE=300): connects will fail with 'too many open files' (fail_no_fd); K6_INSTANCES=auto runs 2"
+}
+
+@test "one k6 process with 300 files: the users past them fail as fail_no_fd, as predicted, and the note names k6's limit" {
+  [ "$(lt_cell_value "$ONE" K6_INSTANCES)" = 1 ]
+  [ "$(lt_row_value "$ONE" predicted_server_conns_peak)" -eq 292 ]
+  [ "$(lt_row_value "$ONE" predicted_failed_users)" -eq 108 ]
+  [ "$(lt_row_value "$ONE" predicted_failed_users_from)" = fail_no_fd ]
+  local no_fd peak
+  no_fd="$(lt_row_value "$ONE" fail_no_fd)"
+  peak="$(lt_row_value "$ONE" server_conns_peak)"
+  # Within the files k6 holds besides its sockets (design.FILE_SLACK).
+  ((no_fd >= 98 && no_fd <= 118)) || fail "fail_no_fd $no_fd, predicted 108"
+  ((peak >= 282 && peak <= 302)) || fail "server_conns_peak $peak, predicted 292"
+  # Not connect failures; every failure is counted once.
+  [ "$(lt_row_value "$ONE" fail_connect)" -eq 0 ]
+  jq -e '(.fail_no_fd + .fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other)
+         == .failed_reqs and .failed_reqs == .fail_no_fd' "$RUN_DIR/cells/$ONE/row.json"
+  grep -q "socket: too many open files" "$RUN_DIR/cells/$ONE/k6.log"
+  [ "$(lt_row_value "$ONE" prediction_check)" = match ]
+  run lt_row_value "$ONE" prediction_notes
+  assert_output "bound by k6's open-file limit: 1 k6 process(es) x (300 files less 8 of k6's own) = 292 connections for 400 VUs; the others fail with 'too many open files' (fail_no_fd)"
+  # The limits the cell ran with: k6's, and the target's with the files its JVM held.
+  run awk -F '\t' '$1 == "k6" { print $2 } $1 == "target" { print ($2 >= 1024 && $3 > 0) }' "$RUN_DIR/cells/$ONE/file-limits.tsv"
+  assert_output "$(printf '300\n1')"
+}
+
+@test "K6_INSTANCES=auto runs two processes for the same users: every user connects" {
+  [ "$(lt_cell_value "$AUTO" K6_INSTANCES)" = 2 ]
+  [ -s "$RUN_DIR/cells/$AUTO/k6-2.log" ]
+  [ "$(lt_row_value "$AUTO" predicted_server_conns_peak)" -eq 400 ]
+  [ "$(lt_row_value "$AUTO" fail_no_fd)" -eq 0 ]
+  [ "$(lt_row_value "$AUTO" failed_reqs)" -eq 0 ]
+  [ "$(lt_row_value "$AUTO" server_conns_peak)" -ge 400 ]
+  run lt_row_value "$AUTO" prediction_notes
+  refute_output --partial "open-file limit"
+}
