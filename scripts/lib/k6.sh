@@ -322,14 +322,15 @@ k6_nofile() {
 # k6_file_limits CELL_DIR NOFILE: file-limits.tsv, the open-file limits the
 # cell runs with (ltsuite.design.file_limits): "k6 NOFILE", and where the
 # suite started the target (TARGET_PID, a JVM that inherited the runner's
-# limit), "target SOFT_LIMIT OPEN_FILES": its limit and the files it holds
-# as the load starts (its own: jars, logs, listeners), from /proc.
+# limit; COMPOSE_TARGET_PID, the container's process), "target SOFT_LIMIT
+# OPEN_FILES": its limit and the files it holds as the load starts (its own:
+# jars, logs, listeners), from /proc.
 k6_file_limits() {
-  local cell_dir="$1" nofile="$2" limit fds
+  local cell_dir="$1" nofile="$2" pid="${TARGET_PID:-${COMPOSE_TARGET_PID:-}}" limit fds
   printf 'k6\t%s\n' "$nofile" >"$cell_dir/file-limits.tsv"
-  [[ -n "${TARGET_PID:-}" && -r "/proc/${TARGET_PID:-}/limits" ]] || return 0
-  limit="$(awk '/^Max open files/ { print $4 }' "/proc/$TARGET_PID/limits" 2>/dev/null)" || return 0
-  fds="$(find "/proc/$TARGET_PID/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
+  [[ -n "$pid" && -r "/proc/$pid/limits" ]] || return 0
+  limit="$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits" 2>/dev/null)" || return 0
+  fds="$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
   [[ "$limit" =~ ^[0-9]+$ && "$fds" -gt 0 ]] || return 0
   printf 'target\t%s\t%s\n' "$limit" "$fds" >>"$cell_dir/file-limits.tsv"
 }
