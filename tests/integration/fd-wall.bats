@@ -66,3 +66,11 @@ setup() {
   run lt_row_value "$AUTO" prediction_notes
   refute_output --partial "open-file limit"
 }
+
+@test "a cell whose users need more memory than this machine has is refused before anything starts" {
+  printf '%s\n' SCENARIO=burst VUS=1000000 MONITORING=off >"$BATS_TEST_TMPDIR/big.matrix"
+  LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results" run "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/big.matrix"
+  assert_failure 2
+  assert_output --regexp "cannot run as designed on this machine: cell 01: 1000000 VUs need at least 234375 MB in k6 \(240-420 KB each, measured\), more than the [0-9]+ MB available"
+  [ ! -e "$BATS_TEST_TMPDIR/results" ]
+}
