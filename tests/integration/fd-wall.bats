@@ -74,3 +74,34 @@ setup() {
   assert_output --regexp "cannot run as designed on this machine: cell 01: 1000000 VUs need at least 234375 MB in k6 \(240-420 KB each, measured\), more than the [0-9]+ MB available"
   [ ! -e "$BATS_TEST_TMPDIR/results" ]
 }
+
+@test "the target's own open-file limit bounds its connections, less the files its JVM holds, and the note says so" {
+  # The runner started with 600 files (prlimit on the process this test
+  # starts); the JVM inherits them unless the runner may raise its hard
+  # limit (CAP_SYS_RESOURCE), so the expectation is computed from the limit
+  # the cell recorded.
+  printf '%s\n' SCENARIO=burst VUS=800 REQUESTS_PER_VU=1 DELAY_MS=4000 BURST_LEAD_MS=1500 DURATION=2s \
+    GRACEFUL_STOP=8s REQUEST_TIMEOUT=10s TOMCAT_MAX_THREADS=800 TOMCAT_MAX_CONNECTIONS=2000 K6_HTML_REPORT=0 \
+    MONITORING=off >"$BATS_TEST_TMPDIR/srv.matrix"
+  LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results" run prlimit --nofile=600:600 "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/srv.matrix"
+  assert_success
+  local dir limit own expected peak
+  dir="$(readlink -f "$BATS_TEST_TMPDIR/results/latest")/cells/01"
+  limit="$(awk -F '\t' '$1 == "target" { print $2 }' "$dir/file-limits.tsv")"
+  own="$(awk -F '\t' '$1 == "target" { print $3 }' "$dir/file-limits.tsv")"
+  ((own > 10 && own < 200)) || fail "the JVM's own files: '$own'"
+  # Tomcat accepts limit - own, the accept queue holds backlog (100) + 1.
+  expected=$((limit - own + 101 < 800 ? limit - own + 101 : 800))
+  [ "$(jq .predicted_server_conns_peak "$dir/row.json")" -eq "$expected" ]
+  peak="$(jq .server_conns_peak "$dir/row.json")"
+  ((peak <= expected + 1 && peak >= expected - 10)) || fail "server_conns_peak $peak, predicted $expected"
+  run jq -r .prediction_notes "$dir/row.json"
+  if ((expected < 800)); then
+    assert_output --partial "bound by the target's open-file limit: $limit files less the $own its JVM had open before the load, plus the accept queue = $expected connections, fewer than TOMCAT_MAX_CONNECTIONS=2000 allows (2101)"
+    grep -qi "too many open files" "$dir/target.log"
+  else
+    refute_output --partial "open-file limit"
+  fi
+  # k6 had the same 600 files: auto ran two processes for 800 users.
+  [ "$(sed -n 's/^K6_INSTANCES=//p' "$dir/cell.env")" = "$((limit == 600 ? 2 : 1))" ]
+}

@@ -138,3 +138,18 @@ def test_the_command_line_chooses_and_refuses(tmp_path):
     run = run_design("refusals", str(env_file), json.dumps({**MACHINE, "mem_available_mb": 4000}))
     assert (run.returncode, run.stdout) == (0, "30000 VUs need at least 7031 MB in k6 (240-420 KB each, measured), "
                                                "more than the 4000 MB available\n")
+
+
+def test_the_targets_file_bound_allows_the_files_its_jvm_opens_during_the_load():
+    # Measured: the JVM may open 600 files and held 57 as the load started; 643 connections.
+    cell_ = cell(VUS="800", K6_INSTANCES="auto", K6_NOFILE="", TOMCAT_MAX_CONNECTIONS="2000", TOMCAT_MAX_THREADS="800",
+                 DELAY_MS="4000")
+    machine = {**MACHINE, "nofile": 600, "target_nofile": 600, "target_own_files": 57}
+    predicted = design.predictions(cell_, SYSCTLS, machine)
+    assert predicted["predicted_server_conns_peak"] == 644
+    row = {"server_conns_peak": 643, "failed_reqs": 0, "fail_no_fd": 0, "http_reqs": 800}
+    out = design.prediction_verdict(cell_, SYSCTLS, predicted, row, {}, machine, [])
+    assert out["prediction_check"] == "match"
+    assert out["prediction_notes"].startswith("bound by the target's open-file limit: 600 files less the 57")
+    row["server_conns_peak"] = 600
+    assert design.prediction_verdict(cell_, SYSCTLS, predicted, row, {}, machine, [])["prediction_check"] == "mismatch"
