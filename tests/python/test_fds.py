@@ -153,3 +153,24 @@ def test_the_targets_file_bound_allows_the_files_its_jvm_opens_during_the_load()
     assert out["prediction_notes"].startswith("bound by the target's open-file limit: 600 files less the 57")
     row["server_conns_peak"] = 600
     assert design.prediction_verdict(cell_, SYSCTLS, predicted, row, {}, machine, [])["prediction_check"] == "mismatch"
+
+
+def test_a_script_of_ones_own_gets_fail_no_fd_from_k6s_log(tmp_path):
+    """Its counters are k6's error codes only (1213 for both), so the log's "too many open files"
+    lines leave fail_connect for fail_no_fd; the suite's own scenarios count fail_no_fd."""
+    from ltsuite.cellfiles import Summary
+    from ltsuite.row import Cell, failed_for_files
+
+    cell_dir = tmp_path / "cell"
+    cell_dir.mkdir()
+    line = ('time="2026-11-24T11:44:31Z" level=warning msg="Request Failed" error="Get \\"http://198.18.0.1:8080/'
+            'hello\\": dial tcp 198.18.0.1:8080: socket: too many open files"\n')
+    (cell_dir / "k6.log").write_text(line * 3 + "level=warning msg=\"Request Failed\" error=\"dial: i/o timeout\"\n")
+    (cell_dir / "k6-2.log").write_text(line)
+    cell = Cell.__new__(Cell)
+    object.__setattr__(cell, "dir", cell_dir)
+    counter = {"type": "counter", "values": {"count": 5}}
+    own = Summary({"fail_connect": counter})
+    assert failed_for_files(cell, own) == {"fail_no_fd": 4, "fail_connect": 1}
+    suites = Summary({"fail_connect": counter, "fail_no_fd": {"type": "counter", "values": {"count": 2}}})
+    assert failed_for_files(cell, suites) == {"fail_no_fd": 2, "fail_connect": 5}
