@@ -573,8 +573,9 @@ def markdown(advice: dict[str, Any]) -> str:
     if advice["boundary"]:
         out += ["Boundary (the next cheaper setting):", ""]
         out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): cell {b['run']}/{b['cell']}, "
-                f"{b['failed_reqs']} failed ("
-                + ", ".join(f"{k} {v}" for k, v in b["failed_by"].items() if v) + f"), p99 {b['lat_p99_ms']} ms, "
+                f"{b['failed_reqs']} failed" + "".join(f" ({kinds})" for kinds in
+                                                   [", ".join(f"{k} {v}" for k, v in b["failed_by"].items() if v)]
+                                                   if kinds) + f", p99 {b['lat_p99_ms']} ms, "
                 + ("held" if b["passed"] else "missed the goal") for b in advice["boundary"]]
         out.append("")
     if advice["model_wrong"]:
