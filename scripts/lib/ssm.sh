@@ -17,7 +17,7 @@ readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
 readonly SSM_ROW_FIELDS='run_id cell scenario status axes vus_max duration_s http_reqs tps
   lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms
   failed_reqs failed_rate fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx
-  fail_other iterations dropped_iterations error extra'
+  fail_other fail_no_fd iterations dropped_iterations error extra'
 
 # Filled by fanout_config_load: key -> value, and the keys in file order.
 declare -gA FANOUT=()

@@ -24,7 +24,7 @@ from .cellfiles import read_cell_env, read_json
 from .numbers import num, or_default, tidy
 
 #: The counters that add up over instances.
-TOTALS = ("fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx", "fail_http_5xx", "fail_other")
+TOTALS = ("fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx", "fail_http_5xx", "fail_other", "fail_no_fd")
 
 
 def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: Any, env: dict[str, str],

@@ -72,3 +72,9 @@ def test_the_command_line_reads_the_instances_rows_and_the_cells_knobs(tmp_path)
     assert list(row)[:7] == ["run_id", "cell", "scenario", "status", "axes", "backend", "instances"]
     assert [row["scenario"], row["status"], row["axes"], row["http_reqs"], row["error"]] == \
         ["burst", "failed", {"VUS": "5"}, 400, "instance i-9: no summary"]
+
+
+def test_failures_for_want_of_files_add_up_over_the_instances_as_the_other_causes_do():
+    rows = [{**TWO_ROWS[0], "fail_no_fd": 7}, {**TWO_ROWS[1], "fail_no_fd": 2}]
+    assert aggregate(rows)["fail_no_fd"] == 9
+    assert aggregate()["fail_no_fd"] is None
