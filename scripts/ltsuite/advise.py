@@ -445,10 +445,12 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
     if not verified:
         # The model said it holds and it did not: raise every changed knob towards the users and
         # bisect between the two (fraction f of the way), within the budget.
-        changed = p.changed or [k for k in ("TOMCAT_ACCEPT_COUNT", "SOMAXCONN") if k in tune]
+        changed = p.changed or [k for k in tune if k != "TCP_MAX_SYN_BACKLOG"]
         top = {k: max(p.settings[k], load.users) for k in changed}
+        # Nothing to raise (every knob already at the users): no probe can differ.
+        room = any(top[k] > p.settings[k] for k in changed)
         lo, hi, best = 0.0, 1.0, None
-        while used < budget:
+        while room and used < budget:
             f = hi if best is None else (lo + hi) / 2
             probe = {**p.settings, **{k: p.settings[k] + math.ceil(f * (top[k] - p.settings[k])) for k in changed}}
             (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})

@@ -207,3 +207,17 @@ def test_clients_that_retry_past_the_hold_leave_a_boundary_that_may_fail():
     plan = adv.plan(small_load(syn_window_s=20), adv.Goal(), ["SOMAXCONN"], **BIG_BOX)
     assert plan.settings["SOMAXCONN"] == 11
     assert plan.cheaper == {"SOMAXCONN": 10} and plan.sure == {"SOMAXCONN": False}
+
+
+def test_the_load_file_gives_the_client_window_and_the_servers_expiry():
+    root = Path(__file__).resolve().parents[2]
+    env = {line.split("=", 1)[0]: line.split("=", 1)[1]
+           for line in (root / "env/advise/small-burst.env").read_text().splitlines()
+           if line and not line.startswith("#")}
+    env.update({"REQUEST_TIMEOUT": "15s", "K6_INSTANCES": "auto"})
+    load, goal, tune, budget = adv.load_from_env(env)
+    # One SYN retry with linear timeouts gives up at 3 s (rules.syn_give_up_s); one SYN-ACK retry
+    # expires at 3 s (rules.syn_model_timeout_s).
+    assert (load.syn_window_s, load.synack_expiry_s, load.syncookies) == (3, 3, 0)
+    assert load.k6_instances == 1 and load.users == 24 and load.timeout_ms == 15000
+    assert goal == adv.Goal(0.0, None) and tune == ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"] and budget == 4
