@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Summary: from a burst and a goal to Tomcat and kernel settings: the rules' cheapest setting, verified by real cells.
-# Usage: scripts/advise.sh LOAD_FILE   (a matrix without axes, plus GOAL_FAILED_RATE, GOAL_P99_MS,
-#        TUNE and ADVISE_MAX_CELLS; writes results/advise-<id>/advice.md and advice.json)
+# Usage: scripts/advise.sh LOAD_FILE   (a matrix without axes, plus the goal: docs/advise.md)
+#
+# Writes results/advise-<id>/advice.md and advice.json; exit 0 with a verified
+# setting, 2 for bad input, 3 when no setting of TUNE is verified.
 #
 # The file is checked as every matrix is (env/defaults.env's types), then as an
 # advice's input: one load (no axes), a burst of one request a user, a goal and
