@@ -382,17 +382,16 @@ k6_instances_resolve() {
 # starts when a cell cannot run as designed on this machine at all
 # (ltsuite.design.refusals: more memory for its VUs than is available), with
 # the numbers.
+# It runs before the run's traps: no temporary file (a Ctrl-C here leaves
+# nothing), each cell's settings reach Python through a pipe.
 k6_check_cells() {
-  local total="$1" machine="$2" index env_file reason
+  local total="$1" machine="$2" index reason
   local -a reasons=()
-  env_file="$(mktemp)"
   for ((index = 0; index < total; index++)); do
-    matrix_cell_values "$index" >"$env_file"
     while IFS= read -r reason; do
       [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
-    done < <(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design refusals "$env_file" "$machine")
+    done < <(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design refusals <(matrix_cell_values "$index") "$machine")
   done
-  rm -f "$env_file"
   [[ ${#reasons[@]} -eq 0 ]] || usage_error "cannot run as designed on this machine: $(printf '%s; ' "${reasons[@]}" | sed 's/; $//')"
 }
 

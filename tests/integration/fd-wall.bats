@@ -12,9 +12,10 @@ setup_file() {
   export LT_LOCK_WAIT=900
   local matrix="$BATS_FILE_TMPDIR/fd-wall.matrix"
   # A burst whose 400 users hold their connections for 3 s, with room for
-  # all of them on the server; one cell with one k6 process, one with auto.
+  # all of them on the server (threads started beforehand, a queue that
+  # takes the burst); one cell with one k6 process, one with auto.
   printf '%s\n' SCENARIO=burst VUS=400 REQUESTS_PER_VU=1 DELAY_MS=3000 BURST_LEAD_MS=1500 DURATION=2s \
-    GRACEFUL_STOP=6s REQUEST_TIMEOUT=10s TOMCAT_MAX_THREADS=400 TOMCAT_MAX_CONNECTIONS=1000 K6_NOFILE=300 \
+    GRACEFUL_STOP=6s REQUEST_TIMEOUT=10s TOMCAT_MAX_THREADS=400 TOMCAT_MIN_SPARE_THREADS=400 TOMCAT_MAX_CONNECTIONS=1000 TOMCAT_ACCEPT_COUNT=1000 K6_NOFILE=300 \
     'K6_INSTANCES=1 auto' K6_HTML_REPORT=0 MONITORING=off >"$matrix"
   lt_run_matrix_once "$matrix"
 }
@@ -48,9 +49,15 @@ setup() {
   jq -e '(.fail_no_fd + .fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other)
          == .failed_reqs and .failed_reqs == .fail_no_fd' "$RUN_DIR/cells/$ONE/row.json"
   grep -q "socket: too many open files" "$RUN_DIR/cells/$ONE/k6.log"
-  [ "$(lt_row_value "$ONE" prediction_check)" = match ]
+  # The kernel's figures match their prediction. (The parts of each request are judged too, and
+  # on 2 cores 292 connects released at once cost k6 itself up to a few hundred ms, which the
+  # parts' prediction does not model: a mismatch there is not this test's subject.)
   run lt_row_value "$ONE" prediction_notes
-  assert_output "bound by k6's open-file limit: 1 k6 process(es) x (300 files less 8 of k6's own) = 292 connections for 400 VUs; the others fail with 'too many open files' (fail_no_fd)"
+  assert_output --partial "bound by k6's open-file limit: 1 k6 process(es) x (300 files less 8 of k6's own) = 292 connections for 400 VUs; the others fail with 'too many open files' (fail_no_fd)"
+  refute_output --regexp '(server_conns_peak|failed_reqs|fail_no_fd|fail_connect|listen_overflows|syn_retrans) [0-9.]+ where'
+  if [ "$(lt_row_value "$ONE" prediction_check)" = mismatch ]; then
+    assert_output --regexp '(t_connect_p99_ms|t_queued_p99_ms) [0-9.]+ where'
+  fi
   # The limits the cell ran with: k6's, and the target's with the files its JVM held.
   run awk -F '\t' '$1 == "k6" { print $2 } $1 == "target" { print ($2 >= 1024 && $3 > 0) }' "$RUN_DIR/cells/$ONE/file-limits.tsv"
   assert_output "$(printf '300\n1')"

@@ -216,7 +216,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" 
   local deadline=$((SECONDS + 120)) file=""
   until [[ -n "$file" ]]; do
     ((SECONDS < deadline)) || fail "no design-check file: $(cat "$BATS_TEST_TMPDIR/run.log")"
-    file="$(find "$BATS_TEST_TMPDIR/tmp" -name 'tmp.*' -print -quit)"
+    file="$(find "$BATS_TEST_TMPDIR/tmp" -path '*/ltsuite-run.*/tmp.*' -print -quit)"
   done
   kill -INT "$RUNNER_PID"
   wait_runner
