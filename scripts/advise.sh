@@ -14,7 +14,7 @@ set -euo pipefail
 LT_PROG=advise
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix; do
+for lib in envfile matrix rundir; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -90,18 +90,10 @@ advise_check() {
     || advise_refuse ADVISE_MAX_CELLS "$file" "'${MATRIX_VALUE[ADVISE_MAX_CELLS]}': at least 2 (a verifying cell and a boundary cell)"
 }
 
-# advise_dir FILE: make results/advise-<id>/ (id: time and the file's name)
-# and print its path.
+# advise_dir FILE: make results/advise-<id>/ (id: time and the file's name;
+# never an existing directory: rundir_new) and print its path.
 advise_dir() {
-  local base id n=1
-  base="advise-$(date +%Y%m%d-%H%M%S)-$(basename "$1" .env)"
-  id="$base"
-  mkdir -p "$LT_RESULTS_DIR"
-  until mkdir "$LT_RESULTS_DIR/$id" 2>/dev/null; do
-    n=$((n + 1))
-    id="$base-$n"
-  done
-  printf '%s\n' "$LT_RESULTS_DIR/$id"
+  printf '%s\n' "$LT_RESULTS_DIR/$(rundir_new "advise-$(date +%Y%m%d-%H%M%S)-$(basename "$1" .env)")"
 }
 
 # advise_base_matrix: the generated matrix's fixed lines: every knob the file
