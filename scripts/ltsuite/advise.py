@@ -571,7 +571,10 @@ def markdown(advice: dict[str, Any]) -> str:
         if props:
             out += ["application.properties:", "", "```properties", *props, "```", ""]
         if sysctls:
-            out += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", ""]
+            out += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", "",
+                    "These are the least values the verifying run needed: where a host already has a "
+                    "higher one (net.core.somaxconn is 4096 by default since Linux 5.4), keep it; "
+                    "a lower value there would shrink its queues.", ""]
     if advice["boundary"]:
         out += ["Boundary (the next cheaper setting):", ""]
         out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): cell {b['run']}/{b['cell']}, "

@@ -221,3 +221,11 @@ def test_the_load_file_gives_the_client_window_and_the_servers_expiry():
     assert (load.syn_window_s, load.synack_expiry_s, load.syncookies) == (3, 3, 0)
     assert load.k6_instances == 1 and load.users == 24 and load.timeout_ms == 15000
     assert goal == adv.Goal(0.0, None) and tune == ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"] and budget == 4
+
+
+def test_the_sysctl_lines_are_least_values_a_host_with_higher_ones_keeps():
+    runner = CapacityRunner(short=0, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    text = adv.markdown({**advice, "source": "load.env"})
+    assert "net.core.somaxconn = 11" in text
+    assert "These are the least values the verifying run needed" in text
