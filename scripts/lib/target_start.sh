@@ -182,8 +182,37 @@ target_missing_note() {
   fi
 }
 
-# target_start_words CELL_ASSOC: the java, then the archive option and the
-# jar of the cell's start (or of the training start in progress), one a line.
+# The mark of the suite's own jar's Spring AOT code (server/pom.xml runs
+# spring-boot-maven-plugin's process-aot): made by build-target-start.sh when
+# the jar has the generated initializer, so no cell opens the jar to look.
+TARGET_SPRING_AOT_MARK="spring-aot"
+
+# target_spring_aot CELL_ASSOC: whether the cell's target starts its Spring
+# context from the code Spring AOT generated at build time
+# (-Dspring.aot.enabled=true: no bean definitions parsed or conditions
+# evaluated at start, about a quarter of the start's CPU). Prints "on", or
+# "off: why". Only the suite's own jar, and only with its own settings: AOT
+# fixes the conditions at build time, so a TARGET_ARGS or TARGET_ENV_FILE
+# that could change one (spring.threads.virtual.enabled, say) starts it
+# without. The cell's knobs are all bound at run time (properties, not
+# conditions), and the build turns on the health probes the runner asks for.
+target_spring_aot() {
+  local -n aot_values="$1"
+  local mark="$TARGET_START_DIR/$TARGET_SPRING_AOT_MARK"
+  if [[ "$(target_kind aot_values)" != own ]]; then
+    printf 'off: not the suite'"'"'s own jar\n'
+  elif [[ -n "${aot_values[TARGET_ARGS]:-}${aot_values[TARGET_ENV_FILE]:-}" ]]; then
+    printf 'off: TARGET_ARGS or TARGET_ENV_FILE may change a condition Spring AOT fixed at build time\n'
+  elif [[ ! -f "$mark" || ! "$mark" -nt "$TARGET_OWN_JAR" ]]; then
+    printf 'off: no Spring AOT mark newer than the jar (scripts/setup/build-target-start.sh makes it)\n'
+  else
+    printf 'on\n'
+  fi
+}
+
+# target_start_words CELL_ASSOC: the java, then the archive option (and
+# Spring AOT's switch, target_spring_aot) and the jar of the cell's start (or
+# of the training start in progress), one a line.
 target_start_words() {
   local -a plan
   if [[ -n "$TARGET_TRAINING" ]]; then
@@ -203,6 +232,7 @@ target_start_words() {
     aot) printf '%s\n' "-XX:AOTCache=${plan[2]}" ;;
     cds) printf '%s\n' "-XX:SharedArchiveFile=${plan[2]}" -Xshare:auto ;;
   esac
+  [[ "$(target_spring_aot "$1")" != on ]] || printf '%s\n' -Dspring.aot.enabled=true
   printf '%s\n' "${plan[3]}"
 }
 
@@ -218,6 +248,7 @@ target_record_start() {
       printf 'target_java=%s\n' "$(target_java_version "${plan[1]}")"
     fi
     printf 'target_start_archive=%s\n' "${plan[2]#"$LT_ROOT"/}"
+    printf 'target_spring_aot=%s\n' "$(target_spring_aot "$1")"
     printf 'target_start_note=%s\n' "${plan[4]}"
   } | write_atomic "$2"
 }

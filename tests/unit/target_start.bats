@@ -71,7 +71,37 @@ archive() {
   target_record_start cell "$BATS_TEST_TMPDIR/target-start.txt"
   run cat "$BATS_TEST_TMPDIR/target-start.txt"
   assert_output "$(printf '%s\n' target_start_mode=cds target_java=17.0.9 \
-    "target_start_archive=$TARGET_START_DIR/app.jsa" 'target_start_note=no AOT cache: no JDK 25 or later found')"
+    "target_start_archive=$TARGET_START_DIR/app.jsa" \
+    'target_spring_aot=off: no Spring AOT mark newer than the jar (scripts/setup/build-target-start.sh makes it)' \
+    'target_start_note=no AOT cache: no JDK 25 or later found')"
+}
+
+@test "the suite's own jar starts its Spring AOT code when the build made it, and only with its own settings" {
+  archive "$TARGET_START_DIR/app.aot" "$JDKS/25/bin/java"
+  touch "$TARGET_START_DIR/spring-aot"
+  local -A cell=([TARGET_START_MODE]=auto [TARGET_JAVA_OPTS]='' [TARGET_ARGS]='')
+  run target_java_args cell
+  assert_output "$(printf '%s\n' "-XX:AOTCache=$TARGET_START_DIR/app.aot" -Dspring.aot.enabled=true \
+    -jar "$TARGET_START_DIR/app/loadtest-target.jar")"
+  target_record_start cell "$BATS_TEST_TMPDIR/target-start.txt"
+  run grep '^target_spring_aot=' "$BATS_TEST_TMPDIR/target-start.txt"
+  assert_output target_spring_aot=on
+  # A setting of the application's own could change a condition AOT fixed.
+  cell[TARGET_ARGS]='--spring.threads.virtual.enabled=true'
+  run target_java_args cell
+  refute_output --partial -Dspring.aot.enabled
+  run target_spring_aot cell
+  assert_output --partial 'off: TARGET_ARGS or TARGET_ENV_FILE'
+  # A jar rebuilt after the mark: its code may be gone.
+  cell[TARGET_ARGS]=''
+  touch -d '2 hours ago' "$TARGET_START_DIR/spring-aot"
+  run target_spring_aot cell
+  assert_output --partial 'off: no Spring AOT mark newer than the jar'
+  # A jar of one's own never: its build-time conditions are not the suite's.
+  touch "$TARGET_START_DIR/spring-aot"
+  cell[TARGET_JAR]="$BATS_TEST_TMPDIR/app.jar"
+  run target_spring_aot cell
+  assert_output "off: not the suite's own jar"
 }
 
 @test "an archive older than the jar, or one whose java is gone, is not used: plain java -jar" {
