@@ -42,7 +42,7 @@ main() {
   matrix_cell_values 0 >"$out/load.env"
   advise_base_matrix >"$out/base.matrix"
   # Exit 3: no setting verified (the advice says why).
-  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.advise run "$out/load.env" "$out/base.matrix" "$out" "$file"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.advise run "$out/load.env" "$out/base.matrix" "$out" "$file"
 }
 
 # advise_where KEY FILE: where KEY was set ("file:line", or FILE itself for a

@@ -592,7 +592,7 @@ write_row() {
     fi
   fi
   [[ ${#errors[@]} -eq 0 ]] || status=failed
-  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.fanout "$cell_dir" --run-id "$RUN_ID" --cell "$CELL_ID" \
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout "$cell_dir" --run-id "$RUN_ID" --cell "$CELL_ID" \
     --axes "$axes_json" --status "$status" --error "$(join_lines "${errors[@]}")" --percentiles "$pct" \
     --notes "$notes" | write_atomic "$cell_dir/row.json"
   manifest_update "$RUN_DIR" '.notes = $n' --arg n "$notes"

@@ -19,7 +19,7 @@
 //     it asked for and k6 could not write (k6 only logs it).
 import exec from 'k6/execution';
 import * as delivered from './delivered.js';
-import { CAUSE_CODES } from './causes.js';
+import { causeCodes } from './causes.js';
 import { LOAD_THRESHOLDS, textLines } from './summary.js';
 
 const codeMetric = (code) => `http_reqs{traffic:load,error_code:${code}}`;
@@ -40,7 +40,7 @@ function tagVu() {
 export function options(own) {
   ownTags = Object.assign({}, (own && own.tags) || {});
   const thresholds = Object.assign({}, LOAD_THRESHOLDS);
-  for (const codes of Object.values(CAUSE_CODES)) {
+  for (const codes of Object.values(causeCodes())) {
     for (const code of codes) thresholds[codeMetric(code)] = ['count>=0'];
   }
   Object.assign(thresholds, (own && own.thresholds) || {});
@@ -90,7 +90,7 @@ export function withCauses(data) {
   const metrics = Object.assign({}, data.metrics);
   const countOf = (name) => (metrics[name] ? metrics[name].values.count || 0 : 0);
   let counted = 0;
-  for (const [cause, codes] of Object.entries(CAUSE_CODES)) {
+  for (const [cause, codes] of Object.entries(causeCodes())) {
     const count = codes.reduce((sum, code) => sum + countOf(codeMetric(code)), 0);
     metrics[cause] = counterOf(count);
     counted += count;

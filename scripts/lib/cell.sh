@@ -184,7 +184,7 @@ cell_axes_json() {
 # counters_cell_deltas CELL_DIR: netstat-delta.tsv from the four snapshots
 # (a side without both is left out), in one process (ltsuite.counters).
 counters_cell_deltas() {
-  PYTHONPATH="$LT_ROOT/scripts" python3 -S -m ltsuite.counters "$1"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.counters "$1"
 }
 
 # stop_cell_processes: k6, sampler and target of the current cell, then the namespaces.

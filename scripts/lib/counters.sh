@@ -19,7 +19,7 @@ counters_snapshot() {
 # TcpCurrEstab is a gauge, not a counter (it goes down), so it is left out.
 # Exact 64-bit values (ltsuite.counters): octet counters pass 2^31.
 counters_delta() {
-  PYTHONPATH="$LT_ROOT/scripts" python3 -S -m ltsuite.counters delta "$1" "$2" "$3"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.counters delta "$1" "$2" "$3"
 }
 
 # counters_value DELTA_FILE SIDE COUNTER: the delta of one counter (0 if it

@@ -22,5 +22,5 @@ design_nofile_limit() {
 # warning a line (ltsuite.design). INSPECTED_JSON: k6 inspect of a script of
 # one's own.
 design_cell_warnings() {
-  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design warnings "$1" "$2" "${3:-null}"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design warnings "$1" "$2" "${3:-null}"
 }

@@ -347,7 +347,7 @@ k6_instances_auto() {
     printf '%s=%s\n' "$key" "${auto_values[$key]}"
   done >"$env_file"
   [[ -n "$inspected" && -s "$inspected" ]] || inspected=""
-  count="$(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design instances "$env_file" \
+  count="$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design instances "$env_file" \
     "$(k6_nofile auto_values)" "$( [[ -z "$inspected" ]] || cat "$inspected")")" || count=""
   rm -f "$env_file"
   [[ "$count" =~ ^[1-9][0-9]*$ ]] || { warn "K6_INSTANCES=auto: cannot choose; running 1 k6 process"; count=1; }
@@ -390,7 +390,7 @@ k6_check_cells() {
   for ((index = 0; index < total; index++)); do
     while IFS= read -r reason; do
       [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
-    done < <(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.design refusals <(matrix_cell_values "$index") "$machine")
+    done < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design refusals <(matrix_cell_values "$index") "$machine")
   done
   [[ ${#reasons[@]} -eq 0 ]] || usage_error "cannot run as designed on this machine: $(printf '%s; ' "${reasons[@]}" | sed 's/; $//')"
 }

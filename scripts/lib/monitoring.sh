@@ -294,7 +294,7 @@ monitoring_cell_lines() {
 # starts: the mean connect, queued, service and rest (ms) of the requests
 # k6 and Tomcat's access log both saw (ltsuite.timeparts).
 monitoring_time_parts_lines() {
-  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.timeparts lines "$4" "$1" "$2" "$3"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.timeparts lines "$4" "$1" "$2" "$3"
 }
 
 # monitoring_cell_end_ns CELL_DIR: when the load of the cell ended, in ns:
@@ -314,7 +314,7 @@ monitoring_cell_end_ns() {
 # points, read by a JSON parser (lib/k6-lines.py; 200,000 samples in about
 # 2.4 s of CPU, where jq 1.6 took 43 s).
 monitoring_k6_lines() {
-  python3 "$MONITORING_LIB_DIR/k6-lines.py" "$1" "$2" "$3"
+  "$LT_PYTHON" "$MONITORING_LIB_DIR/k6-lines.py" "$1" "$2" "$3"
 }
 
 # monitoring_samples_lines RUN_ID CELL SCENARIO THREADS_MAX CONNECTIONS_MAX:

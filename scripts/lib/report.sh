@@ -254,7 +254,7 @@ report_time_parts_data() {
     for cell_dir in "$run_dir"/cells/*/; do
       [[ -s "$cell_dir/tomcat-access.log" ]] || continue
       printf '%s\t' "$(basename "$cell_dir")"
-      PYTHONPATH="$REPORT_LIB_DIR/.." python3 -m ltsuite.timeparts bars "${cell_dir%/}" "$REPORT_TIME_PART_BARS" \
+      PYTHONPATH="$REPORT_LIB_DIR/.." "$LT_PYTHON" -m ltsuite.timeparts bars "${cell_dir%/}" "$REPORT_TIME_PART_BARS" \
         || printf 'null\n'
     done
   } | jq -cRn '{cells: ([inputs | split("\t") | {(.[0]): (.[1] | fromjson? // null)}] | add // {})}'
@@ -315,7 +315,7 @@ report_latency_stride() {
 # by a killed k6 gives what it has). About 10 s for a cell of 539,291
 # requests here (the jq program it replaced took 43 s).
 report_k6_series() {
-  { gzip -dc "$1" 2>/dev/null || true; } | python3 "$REPORT_LIB_DIR/k6-series.py" "$2"
+  { gzip -dc "$1" 2>/dev/null || true; } | "$LT_PYTHON" "$REPORT_LIB_DIR/k6-series.py" "$2"
 }
 
 # report_escape TEXT: TEXT with HTML's special characters escaped.

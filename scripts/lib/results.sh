@@ -30,7 +30,7 @@ write_atomic() {
 results_row() {
   local cell_dir="$1" status="$2" error="$3" axes_json="$4" wall_s="${5:-}" repeat_json="${6:-null}"
   local k6_exit="${7-${CELL_K6_EXIT:-}}"
-  PYTHONPATH="$LT_ROOT/scripts" python3 -S -m ltsuite.row "$cell_dir" --run-id "$LT_RUN_ID" \
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.row "$cell_dir" --run-id "$LT_RUN_ID" \
     --status "$status" --error "$error" --axes "$axes_json" --wall-s "$wall_s" \
     --repeat "$repeat_json" --k6-exit "$k6_exit"
 }
@@ -54,11 +54,11 @@ results_render() {
 # results_tables ARGS...: scripts/ltsuite/tables.py (render RUN_DIR: write the
 # tables; head RUN_DIR: results.csv's header as a JSON array).
 results_tables() {
-  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.tables "$@"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.tables "$@"
 }
 
 # results_columns_json: the columns of a results row and each table's list
 # of them, as one line of JSON (scripts/ltsuite/columns.py --json).
 results_columns_json() {
-  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.columns --json
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.columns --json
 }

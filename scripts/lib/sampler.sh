@@ -30,9 +30,9 @@ sampler_start() {
   # the run's id (--k6-mark), and closes the run lock (run-matrix.sh
   # LT_LOCK_FD) before the hook's reader is started, so neither holds it.
   if [[ -n "$hook" ]]; then
-    python3 "$SAMPLER_PROGRAM" "${args[@]}" 9>&- > >(sampler_each_row "$hook") &
+    "$LT_PYTHON" "$SAMPLER_PROGRAM" "${args[@]}" 9>&- > >(sampler_each_row "$hook") &
   else
-    python3 "$SAMPLER_PROGRAM" "${args[@]}" 9>&- >/dev/null &
+    "$LT_PYTHON" "$SAMPLER_PROGRAM" "${args[@]}" 9>&- >/dev/null &
   fi
   SAMPLER_PID=$!
 }
