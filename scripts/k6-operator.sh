@@ -37,7 +37,8 @@ main() {
   fanout_config_load "$LT_FANOUT_ENV"
   (( OPT_CELL <= $(matrix_cell_count) )) || usage_error "--cell $OPT_CELL: the matrix has $(matrix_cell_count) cell(s)"
   cell_id="$(matrix_cell_id $((OPT_CELL - 1)))"
-  matrix_cell_values $((OPT_CELL - 1)) >"$work/cell.env"
+  # A knob left at auto gets its value here (k6_resolve_autos), as in a local run.
+  matrix_cell_values $((OPT_CELL - 1)) | k6_resolve_autos "" >"$work/cell.env"
   # The manifest is made to be applied: its load goes where a run's would.
   fanout_use_cell_target "$work/cell.env" run
   run_id="${OPT_RUN_ID:-$(date +%Y%m%d-%H%M%S)-$(basename "$OPT_MATRIX" .matrix)-k8s}"

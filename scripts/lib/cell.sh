@@ -34,8 +34,8 @@ run_cell() {
 
   CELL_ERROR=""
   CELL_K6_EXIT=""
-  # K6_INSTANCES=auto is recorded as the number of k6 processes chosen.
-  if ! matrix_cell_values "$index" | k6_instances_resolve "$LT_RUN_DIR/k6-inspect/$index.json" \
+  # A knob left at auto (K6_INSTANCES, BURST_LEAD_MS) is recorded as the value chosen.
+  if ! matrix_cell_values "$index" | k6_resolve_autos "$LT_RUN_DIR/k6-inspect/$index.json" \
     | write_atomic "$cell_dir/cell.env" \
     || ! load_cell_env "$cell_dir/cell.env" cell; then
     CELL_ERROR="cannot write the cell's settings to cell.env"

@@ -141,6 +141,9 @@ envfile_check_type() {
     auto-or-count)
       [[ "$value" == auto || ("$value" =~ ^[0-9]+$ && ! "$value" =~ ^0+$) ]] \
         || { printf "'%s' is not auto or a whole number > 0" "$value"; return 1; } ;;
+    auto-or-uint)
+      [[ "$value" == auto || "$value" =~ ^[0-9]+$ ]] \
+        || { printf "'%s' is not auto or a whole number >= 0" "$value"; return 1; } ;;
     linger)
       [[ "$value" == off || "$value" =~ ^[0-9]+$ ]] \
         || { printf "'%s' is not off or a whole number of seconds >= 0" "$value"; return 1; } ;;

@@ -354,24 +354,37 @@ k6_instances_auto() {
   printf '%s\n' "$count"
 }
 
-# k6_instances_resolve INSPECTED_FILE: a cell's settings (KEY=VALUE lines, as
-# matrix_cell_values prints them) from stdin to stdout with K6_INSTANCES=auto
-# replaced by the number of processes chosen (k6_instances_auto), so cell.env
-# and everything that reads it see the processes that ran.
-k6_instances_resolve() {
-  local inspected="${1:-}" line
-  local -a lines=()
-  local -A resolve_values=()
+# k6_resolve_autos INSPECTED_FILE: a cell's settings (KEY=VALUE lines, as
+# matrix_cell_values prints them) from stdin to stdout with every knob left
+# at auto replaced by the value chosen (ltsuite.design resolved: K6_INSTANCES,
+# the k6 processes its VUs need at k6's open-file limit; BURST_LEAD_MS, the
+# burst's lead for its VUs on this machine's cores), so cell.env and
+# everything that reads it see what ran. INSPECTED_FILE: k6 inspect of a
+# script of one's own, or "" / a missing file.
+k6_resolve_autos() {
+  local inspected="${1:-}" line machine
+  local -a lines=() chosen=()
+  local -A resolve_values=() resolved=()
   mapfile -t lines
   for line in "${lines[@]}"; do
     [[ "$line" != *=* ]] || resolve_values["${line%%=*}"]="${line#*=}"
   done
-  if [[ "${resolve_values[K6_INSTANCES]:-}" == auto ]]; then
-    resolve_values[K6_INSTANCES]="$(k6_instances_auto resolve_values "$inspected")"
+  if [[ "${resolve_values[K6_INSTANCES]:-}" == auto || "${resolve_values[BURST_LEAD_MS]:-}" == auto ]]; then
+    [[ -n "$inspected" && -s "$inspected" ]] || inspected=""
+    machine="$(printf '{"cpus": %d, "nofile": %d}' "$(nproc)" "$(k6_nofile resolve_values)")"
+    mapfile -t chosen < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design resolve \
+      <(printf '%s\n' "${lines[@]}") "$machine" "$( [[ -z "$inspected" ]] || cat "$inspected")")
+    for line in "${chosen[@]}"; do
+      [[ "$line" != *=* ]] || resolved["${line%%=*}"]="${line#*=}"
+    done
+    if [[ "${resolve_values[K6_INSTANCES]:-}" == auto && -z "${resolved[K6_INSTANCES]:-}" ]]; then
+      warn "K6_INSTANCES=auto: cannot choose; running 1 k6 process"
+      resolved[K6_INSTANCES]=1
+    fi
   fi
   for line in "${lines[@]}"; do
-    if [[ "$line" == K6_INSTANCES=* ]]; then
-      printf 'K6_INSTANCES=%s\n' "${resolve_values[K6_INSTANCES]}"
+    if [[ "$line" == *=* && -n "${resolved[${line%%=*}]:-}" ]]; then
+      printf '%s=%s\n' "${line%%=*}" "${resolved[${line%%=*}]}"
     else
       printf '%s\n' "$line"
     fi

@@ -153,6 +153,27 @@ def k6_instances(env: Env, machine: dict[str, Any]) -> int:
     return rules.k6_instances(or_default(designed_vus(env), 1), nofile)
 
 
+def burst_lead(env: Env, machine: dict[str, Any]) -> Any:
+    """BURST_LEAD_MS in ms, "auto" resolved by rules.burst_lead_ms for the cell's VUs, k6
+    processes and the machine's cores (machine "cpus", 1 when unknown); None when unset."""
+    knob = env.get("BURST_LEAD_MS")
+    if knob != "auto":
+        return _int(knob or "")
+    return rules.burst_lead_ms(or_default(designed_vus(env), 1), k6_instances(env, machine),
+                               or_default(machine.get("cpus"), 1))
+
+
+def resolved(env: Env, machine: dict[str, Any]) -> dict[str, str]:
+    """The knobs a cell leaves to the suite (value "auto"), as the values it runs with:
+    K6_INSTANCES (k6_instances) and BURST_LEAD_MS (burst_lead). cell.env records them."""
+    out: dict[str, str] = {}
+    if env.get("K6_INSTANCES") == "auto":
+        out["K6_INSTANCES"] = str(k6_instances(env, machine))
+    if env.get("BURST_LEAD_MS") == "auto":
+        out["BURST_LEAD_MS"] = str(burst_lead({**env, **out}, machine))
+    return out
+
+
 def client_files(env: Env, machine: dict[str, Any]) -> Any:
     """Connections the cell's k6 processes can open (rules.client_file_room); None when k6's
     open-file limit is unknown."""
@@ -288,10 +309,12 @@ def design_warnings(env: Env, machine: dict[str, Any]) -> list[str]:
         think_ms = _int(or_default(env.get("THINK_TIME_MS"), "0"))
         grace_ms = _duration(env, "GRACEFUL_STOP")
         if scenario == "burst":
-            room_ms = (_duration(env, "DURATION") - _int(or_default(env.get("BURST_LEAD_MS"), "0"))) + grace_ms
+            lead_ms = or_default(burst_lead(env, machine), 0)
+            room_ms = (_duration(env, "DURATION") - lead_ms) + grace_ms
             if room_ms < request_ms * _int(or_default(env.get("REQUESTS_PER_VU"), "1")):
+                lead = text(lead_ms) + (" (auto)" if env.get("BURST_LEAD_MS") == "auto" else "")
                 out.append(
-                    f"DURATION={text(env.get('DURATION'))} less BURST_LEAD_MS={text(env.get('BURST_LEAD_MS'))}, "
+                    f"DURATION={text(env.get('DURATION'))} less BURST_LEAD_MS={lead}, "
                     f"plus GRACEFUL_STOP={text(env.get('GRACEFUL_STOP'))}, leaves {text(room_ms)} ms, less than "
                     f"REQUESTS_PER_VU={text(env.get('REQUESTS_PER_VU'))} requests may take ({text(request_ms)} ms each: "
                     f"DELAY_MS={text(env.get('DELAY_MS'))} in waves of TOMCAT_MAX_THREADS, at most "
@@ -622,16 +645,17 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
 
 # ---- Command line -------------------------------------------------------------------------------
 
-USAGE = ("usage: python3 -m ltsuite.design warnings|refusals CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n"
+USAGE = ("usage: python3 -m ltsuite.design warnings|refusals|resolve CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n"
          "       python3 -m ltsuite.design instances CELL_ENV NOFILE [INSPECTED_JSON]\n")
 
 
 def main(argv: list[str] | None = None) -> int:
     """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]`: one warning a line; `refusals ...`:
-    one reason a line why the cell cannot run here; `instances CELL_ENV NOFILE
-    [INSPECTED_JSON]`: the k6 processes of the cell (K6_INSTANCES, auto resolved)."""
+    one reason a line why the cell cannot run here; `resolve ...`: KEY=VALUE for each knob
+    left at auto (resolved); `instances CELL_ENV NOFILE [INSPECTED_JSON]`: the k6 processes of
+    the cell (K6_INSTANCES, auto resolved)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) not in (3, 4) or args[0] not in ("warnings", "refusals", "instances"):
+    if len(args) not in (3, 4) or args[0] not in ("warnings", "refusals", "resolve", "instances"):
         sys.stderr.write(USAGE)
         return 2
     env = read_cell_env(Path(args[1]))
@@ -645,6 +669,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     machine = json.loads(args[2])
     machine = {**machine, "vu_start_rate": _int(or_default(full.get("K6_VU_START_RATE"), "0")) or 0}
+    if args[0] == "resolve":
+        for key, value in resolved(full, machine).items():
+            print(f"{key}={value}")
+        return 0
     for line in (design_warnings if args[0] == "warnings" else refusals)(full, machine):
         print(line)
     return 0

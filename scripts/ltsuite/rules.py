@@ -127,6 +127,32 @@ K6_KB_PER_VU_LOW = 240
 K6_KB_PER_VU_HIGH = 420
 
 
+#: k6 v1.8.1 creating the burst scenario's VUs (each one runs the script's init code before the
+#: test starts), per second and per core, every k6 process of the machine together: 10,000 VUs
+#: of scenarios/burst.js in 5.9 s on 2 cores (a k6 run whose setup() fails at once, so its time
+#: is the VUs' creation).
+K6_VU_INIT_PER_CORE_S = 850
+#: The per-vu-iterations executor releasing created VUs into the test, per second and per core:
+#: 10,000 VUs all running their first iteration 0.45 s after setup() on 2 cores.
+K6_VU_ACTIVATE_PER_CORE_S = 10000
+
+
+def burst_lead_ms(vus: int, instances: int, cpus: int) -> int:
+    """BURST_LEAD_MS=auto: how far ahead the burst's one start instant must lie for every VU to
+    wait at it when it comes. One k6 process fixes the instant in setup(), when every VU is
+    already created (k6 runs the init code of all VUs before setup), so the lead covers their
+    release by the executor: vus / (K6_VU_ACTIVATE_PER_CORE_S x cpus). Several processes share
+    an instant fixed as they start (k6_start's BURST_START_AT), so it also covers creating the
+    VUs of all of them on the machine's cores: vus / (K6_VU_INIT_PER_CORE_S x cpus). Twice that,
+    plus half a second, rounded up to a whole second, at least 1 s: a busy machine starts VUs
+    slower, and a VU that arrives late sends at once (first_request_spread_ms shows it)."""
+    cores = max(cpus, 1)
+    need_ms = vus * 1000 / (K6_VU_ACTIVATE_PER_CORE_S * cores)
+    if instances > 1:
+        need_ms += vus * 1000 / (K6_VU_INIT_PER_CORE_S * cores)
+    return max(1000, -(-int(2 * need_ms + 500) // 1000) * 1000)
+
+
 def k6_instances(vus: int, nofile: int) -> int:
     """The k6 processes K6_INSTANCES=auto runs for `vus` VUs: one socket per VU (HTTP/1.1, one
     connection each), and a process may hold at most its open-file limit `nofile` less

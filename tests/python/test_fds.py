@@ -174,3 +174,35 @@ def test_a_script_of_ones_own_gets_fail_no_fd_from_k6s_log(tmp_path):
     assert failed_for_files(cell, own) == {"fail_no_fd": 4, "fail_connect": 1}
     suites = Summary({"fail_connect": counter, "fail_no_fd": {"type": "counter", "values": {"count": 2}}})
     assert failed_for_files(cell, suites) == {"fail_no_fd": 2, "fail_connect": 5}
+
+
+@pytest.mark.parametrize("vus,instances,cpus,expected", [
+    # One process: the release of created VUs only (10,000 per core a second), twice, + 0.5 s.
+    (2, 1, 2, 1000), (1000, 1, 2, 1000), (10000, 1, 2, 2000), (15000, 1, 2, 2000),
+    # Several: creating them too (850 per core a second, every process on the same cores).
+    (30000, 2, 2, 39000), (400, 2, 2, 2000), (30000, 2, 4, 20000)])
+def test_an_automatic_burst_lead_covers_starting_the_cells_vus_on_its_cores(vus, instances, cpus, expected):
+    assert rules.burst_lead_ms(vus, instances, cpus) == expected
+
+
+def test_auto_knobs_resolve_to_the_values_a_cell_records():
+    auto = cell(K6_INSTANCES="auto", K6_NOFILE="", VUS="30000", BURST_LEAD_MS="auto")
+    assert design.resolved(auto, MACHINE) == {"K6_INSTANCES": "2", "BURST_LEAD_MS": "39000"}
+    # The lead follows the processes chosen, and a number stays as it is.
+    assert design.resolved(cell(K6_INSTANCES="1", VUS="30000", BURST_LEAD_MS="auto"), MACHINE) == {"BURST_LEAD_MS": "4000"}
+    assert design.resolved(cell(), MACHINE) == {}
+    assert design.burst_lead(cell(BURST_LEAD_MS="2500"), MACHINE) == 2500
+
+
+def test_a_burst_too_short_for_its_automatic_lead_is_warned_of():
+    warnings = design.design_warnings(cell(K6_INSTANCES="auto", K6_NOFILE="", VUS="30000", BURST_LEAD_MS="auto",
+                                           DURATION="30s", DELAY_MS="1000"), MACHINE)
+    assert any(w.startswith("DURATION=30s less BURST_LEAD_MS=39000 (auto), plus GRACEFUL_STOP=5s") for w in warnings)
+
+
+def test_the_command_line_resolves_the_auto_knobs(tmp_path):
+    env_file = tmp_path / "cell.env"
+    env_file.write_text("".join(f"{k}={v}\n" for k, v in
+                                cell(K6_INSTANCES="auto", VUS="30000", K6_NOFILE="", BURST_LEAD_MS="auto").items()))
+    run = run_design("resolve", str(env_file), json.dumps(MACHINE))
+    assert (run.returncode, run.stdout) == (0, "K6_INSTANCES=2\nBURST_LEAD_MS=39000\n")
