@@ -29,7 +29,7 @@ set -euo pipefail
 LT_PROG=bench
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target k6; do
+for lib in envfile matrix netns target k6 results; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -200,31 +200,35 @@ bench_capacity() {
 }
 
 # bench_start: burst against spike for each of BENCH_START_VUS users, one
-# request each, held 20 s so every connection is open at once. One k6
-# process holds fewer than 20,000 sockets here, so 18,000 VUs per process
-# (K6_INSTANCES); the target's JVM has the same limit, so Tomcat takes at
-# most 15,000 and the kernel's accept queue holds the rest.
+# request each, held 20 s so every connection is open at once. The k6
+# processes and the burst's lead are the suite's own choice (K6_INSTANCES
+# and BURST_LEAD_MS left at auto, as a user leaves them); the target's JVM
+# may open fewer than 20,000 files here, so Tomcat takes at most 15,000 and
+# the kernel's accept queue holds the rest. Per cell: the processes and
+# lead chosen, when the first request left and how spread the first
+# requests were, memory per VU.
 bench_start() {
   say "3b/5 VU start: burst versus spike for $START_VUS users"
-  local vus scenario run_dir instances lead_ms mc
+  local vus scenario run_dir mc
   for vus in $START_VUS; do
-    instances=$(((vus + 17999) / 18000))
-    lead_ms=$((4000 + vus))
     mc=$((vus + 100 < 15000 ? vus + 100 : 15000))
     for scenario in burst spike; do
       run_dir="$(run_matrix "start-$scenario-$vus" "SCENARIO=$scenario" "VUS=$vus" \
-        "K6_INSTANCES=$instances" "REQUESTS_PER_VU=1" "BURST_LEAD_MS=$lead_ms" \
-        "DELAY_MS=20000" "REQUEST_TIMEOUT=40s" "DURATION=$((lead_ms / 1000 + 25))s" "GRACEFUL_STOP=5s" \
+        "REQUESTS_PER_VU=1" "DELAY_MS=20000" "REQUEST_TIMEOUT=40s" "DURATION=$((vus / 400 + 30))s" "GRACEFUL_STOP=5s" \
         "TOMCAT_MAX_THREADS=200" "TOMCAT_MAX_CONNECTIONS=$mc" "TOMCAT_ACCEPT_COUNT=$vus" "SOMAXCONN=65535" \
         "SERVER_HEAP=3g")"
-      record start "$(jq -c --argjson vus "$vus" --argjson instances "$instances" '{vus: $vus,
-        scenario: .scenario, k6_instances: $instances, vus_started: .vus_started,
+      record start "$(jq -c --argjson vus "$vus" \
+        --slurpfile env <(results_env_json "$run_dir/cells/01/cell.env") '{vus: $vus,
+        scenario: .scenario, k6_instances: ($env[0].K6_INSTANCES | tonumber? // null),
+        burst_lead_ms: (if .scenario == "burst" then ($env[0].BURST_LEAD_MS | tonumber? // null) else null end),
+        vus_started: .vus_started,
         first_request_after_s: .first_request_after_s, first_request_spread_ms: .first_request_spread_ms,
         vus_per_s: (if (.first_request_after_s // 0) > 0 and .scenario == "spike"
                     then (.vus_started / .first_request_after_s * 10 | round / 10) else null end),
         k6_rss_peak_mb: .k6_rss_peak_mb,
         kb_per_vu: (if .k6_rss_peak_mb == null then null else (.k6_rss_peak_mb * 1024 / $vus | round) end),
-        server_conns_peak: .server_conns_peak, as_designed: .as_designed}' "$run_dir/cells/01/row.json")"
+        server_conns_peak: .server_conns_peak, as_designed: .as_designed, design_notes: .design_notes}' \
+        "$run_dir/cells/01/row.json")"
     done
   done
 }
