@@ -56,6 +56,7 @@ train() {
       curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/hello?delayMs=0" 2>/dev/null || true
       curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$port/readyz" 2>/dev/null || true
       curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$mport/actuator/metrics/tomcat.threads.busy" 2>/dev/null || true
+      curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$mport/actuator/configprops/server" 2>/dev/null || true
     done
   fi
   stop_pid "$pid" "$TARGET_TRAIN_EXIT_S" || true
