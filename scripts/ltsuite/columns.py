@@ -219,7 +219,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("tomcat_threads_busy_peak", INTEGER, "threads", "most busy Tomcat threads (actuator tomcat.threads.busy)"),
     Column("k6_cpu_avg_pct", NUMBER, "%", "k6's mean CPU (100 = one core)"),
     Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),
-    Column("k6_cpu_saturated_s", INTEGER, "s", "seconds in which k6 used at least 90 % of every core"),
+    Column("k6_cpu_saturated_s", INTEGER, "s", "seconds in which k6 used at least 90 % of every core, from the first request on"),
     Column("k6_rss_peak_mb", NUMBER, "MB", "k6's largest resident memory"),
     Column("generator_bound", FLAG, "", "1 when k6 set the pace (saturated cores, or VUs started late), else 0"),
     Column("predicted_server_conns_peak", INTEGER, "connections", "the kernel rules' server_conns_peak: "

@@ -377,8 +377,11 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     schedule = [t for t in rules.syn_send_times(retries, design.syn_linear(sysctls)) if t * 1000 < timeout_ms]
     predicted = simulate(int(users), int(min(threads, max_conns)), int(max_conns),
                          rules.listen_backlog(int(accept), int(somaxconn)), float(delay), schedule)
-    return {"predicted_t_queued_p99_ms": _p(predicted.queued, 0.99),
-            "predicted_t_connect_p99_ms": _p(predicted.connect, 0.99)}
+    # The parts are measured on the answered requests only: a user whose wave comes after its
+    # REQUEST_TIMEOUT leaves unanswered (the server still serves its request later).
+    answered = [(c, q) for c, q in zip(predicted.connect, predicted.queued) if c + q + delay <= timeout_ms]
+    return {"predicted_t_queued_p99_ms": _p([q for _, q in answered], 0.99),
+            "predicted_t_connect_p99_ms": _p([c for c, _ in answered], 0.99)}
 
 
 def close_enough(measured: Any, predicted: Any, scale_ms: float) -> bool:
@@ -397,6 +400,11 @@ def verdict(env: dict[str, Any], row: dict[str, Any], figures_: dict[str, Any],
     predicted"): unchanged when no part was predicted or measured."""
     checks = []
     delay = or_default(to_number(env.get("DELAY_MS")), 0)
+    # The waves and the SYN schedule start at one instant: users that arrived spread over more
+    # than START_SPREAD_LIMIT_MS (design_notes says so) are not the load they predict.
+    spread, limit = to_number(row.get("first_request_spread_ms")), to_number(env.get("START_SPREAD_LIMIT_MS"))
+    if spread is not None and limit is not None and spread > limit:
+        return {}
     pairs = (("t_queued_p99_ms", "predicted_t_queued_p99_ms", delay),
              ("t_connect_p99_ms", "predicted_t_connect_p99_ms", 1000))
     for name, predicted_name, scale in pairs:

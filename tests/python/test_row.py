@@ -170,6 +170,14 @@ def test_peaks_take_the_largest_value_of_each_series(cell_copy):
     assert peaks.time_wait_total == 5
     # The average CPU is over the samples that have a value: (95 + 85) / 2; 2 samples at >= 90 % of 1 core.
     assert [peaks.k6_cpu_avg, peaks.k6_cpu_saturated_s] == [90, 1]
+    # Before the first request k6 creates its VUs: busy, but it sets no load's pace.
+    (cell / "samples.tsv").write_text("\n".join([
+        header,
+        "1.0\t0\t1\t2\t0\t0\t2\t5\t1\t3\t199.0\t80",
+        "2.0\t0\t1\t2\t0\t0\t2\t5\t1\t3\t199.0\t80",
+        "3.0\t2\t1\t4\t1\t3\t4\t1\t2\t3\t95.0\t100"]) + "\n")
+    assert sample_peaks(Cell.read(cell), cpus=1).k6_cpu_saturated_s == 3
+    assert sample_peaks(Cell.read(cell), cpus=1, load_from_s=2.5).k6_cpu_saturated_s == 1
 
 
 def test_k6s_percentiles_are_recomputed_exactly_from_its_samples():

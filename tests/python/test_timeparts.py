@@ -122,6 +122,27 @@ def test_predictions_apply_to_a_burst_of_one_request_per_user_only():
     assert set(timeparts.predictions({**env, "REQUESTS_PER_VU": "20"}, sysctls).values()) == {None}
 
 
+def test_users_answered_after_their_timeout_are_not_in_the_prediction():
+    # 8 users, 2 threads of 400 ms: answers at 400, 800, 1200, 1600 ms; a 1 s timeout leaves
+    # the first two waves, the only requests whose parts are measured.
+    env = {"SCENARIO": "burst", "REQUESTS_PER_VU": "1", "VUS": "8", "TOMCAT_MAX_THREADS": "2",
+           "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_ACCEPT_COUNT": "100", "DELAY_MS": "400",
+           "REQUEST_TIMEOUT": "1s"}
+    sysctls = {"server": {"net.core.somaxconn": "4096"},
+               "client": {"net.ipv4.tcp_syn_retries": "6", "net.ipv4.tcp_syn_linear_timeouts": "4"}}
+    assert timeparts.predictions(env, sysctls) == {"predicted_t_queued_p99_ms": 400, "predicted_t_connect_p99_ms": 0}
+
+
+def test_users_that_did_not_arrive_at_once_are_not_checked_against_the_waves():
+    env = {"DELAY_MS": "400", "START_SPREAD_LIMIT_MS": "1000"}
+    figures = {"t_queued_p99_ms": 1500, "t_connect_p99_ms": 2000, "t_service_med_ms": 400}
+    predicted = {"predicted_t_queued_p99_ms": 1200, "predicted_t_connect_p99_ms": 0}
+    row = {"prediction_check": "match", "prediction_notes": None, "first_request_spread_ms": 7770}
+    assert timeparts.verdict(env, row, figures, predicted) == {}
+    assert timeparts.verdict(env, {**row, "first_request_spread_ms": 900}, figures, predicted)["prediction_check"] \
+        == "mismatch"
+
+
 def test_a_part_off_its_prediction_makes_the_check_a_mismatch_and_says_why():
     env = {"DELAY_MS": "400"}
     figures = {"t_queued_p99_ms": 1500, "t_connect_p99_ms": 1, "t_service_med_ms": 520}
