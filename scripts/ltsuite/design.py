@@ -396,21 +396,27 @@ def design_findings(env: Env, row: Row, machine: dict[str, Any]) -> list[Finding
                                    f"its start to the first request and spread the first requests over "
                                    f"{text(r2(spread))} s{duration}"))
     spread_ms = row.get("first_request_spread_ms")
-    if ((scenario in AT_ONCE or or_default(_script(env).get("at_once"), False)) and spread_ms is not None
-            and spread_ms > _int(env.get("START_SPREAD_LIMIT_MS"))):
+    saturated_s = or_default(row.get("k6_cpu_saturated_s"), 0)
+    busy = (f"k6 used {text(rounded(row.get('k6_cpu_peak_pct'), 1))} % CPU of {text(machine.get('cpus'))} cores "
+            f"for {text(r1(saturated_s))} s")
+    spread_late = ((scenario in AT_ONCE or or_default(_script(env).get("at_once"), False)) and spread_ms is not None
+                   and spread_ms > _int(env.get("START_SPREAD_LIMIT_MS")))
+    if spread_late:
+        # A generator short of CPU as it releases the users is why they arrive spread: one
+        # reason, said once, with its cause.
+        cause = f", {busy} to release them" if saturated_s >= 1 else ""
         out.append(Finding("late", f"the first requests of {text(started)} VUs were spread over "
                                    f"{text(r2(spread_ms / 1000))} s (START_SPREAD_LIMIT_MS="
-                                   f"{text(env.get('START_SPREAD_LIMIT_MS'))}): the users did not arrive at once"))
+                                   f"{text(env.get('START_SPREAD_LIMIT_MS'))}){cause}: the users did not arrive at "
+                                   "once"))
     interrupted = or_default(row.get("iterations_interrupted"), 0)
     if interrupted > 0:
         by = "the script's gracefulStop" if script is not None else f"GRACEFUL_STOP={text(env.get('GRACEFUL_STOP'))}"
         before = f" before REQUEST_TIMEOUT={text(env.get('REQUEST_TIMEOUT'))}" if scenario in HELLO else ""
         out.append(Finding("cut", f"{text(interrupted)} of {text(row.get('iterations_started'))} iterations were "
                                   f"interrupted by {by}{before}"))
-    if or_default(row.get("k6_cpu_saturated_s"), 0) >= 1:
-        out.append(Finding("gen", f"k6 used {text(rounded(row.get('k6_cpu_peak_pct'), 1))} % CPU of "
-                                  f"{text(machine.get('cpus'))} cores for {text(r1(row['k6_cpu_saturated_s']))} s: "
-                                  "the generator, not the target, set the pace"))
+    if saturated_s >= 1 and not spread_late:
+        out.append(Finding("gen", f"{busy}: the generator, not the target, set the pace"))
     dropped = or_default(row.get("dropped_iterations"), 0)
     if dropped > 0:
         out.append(Finding("late", f"k6 dropped {text(dropped)} iterations it was asked to start (no free VU: raise "

@@ -82,6 +82,16 @@ def test_a_saturated_generator():
     assert found == [Finding("gen", "k6 used 190 % CPU of 2 cores for 5 s: the generator, not the target, set the pace")]
 
 
+def test_a_generator_short_of_cpu_as_it_releases_a_burst_is_the_one_reason_for_its_spread():
+    # Measured: 30,000 users at once on 2 cores (seed003-30k-seed-scale) arrived over 7.77 s.
+    found = design.design_findings(env(VUS="30000"), {"http_reqs": 30000, "vus_started": 30000,
+                                                      "first_request_spread_ms": 7770, "k6_cpu_saturated_s": 3,
+                                                      "k6_cpu_peak_pct": 199}, MACHINE)
+    assert found == [Finding("late", "the first requests of 30000 VUs were spread over 7.77 s (START_SPREAD_LIMIT_MS="
+                                     "1000), k6 used 199 % CPU of 2 cores for 3 s to release them: the users did not "
+                                     "arrive at once")]
+
+
 def test_no_finding_for_a_cell_that_ran_as_designed():
     assert design.design_findings(BASE, {"http_reqs": 10, "vus_started": 11, "iterations_started": 11,
                                          "iterations_interrupted": 0, "first_request_spread_ms": 20,
