@@ -147,6 +147,20 @@ setup() {
   done
 }
 
+@test "the suite's own target starts from its Spring AOT code and a start archive, and each cell says so" {
+  local cell
+  for cell in "$RUN_DIR"/cells/*/; do
+    run cat "$cell/target-start.txt"
+    assert_line target_spring_aot=on
+    assert_line --regexp '^target_start_mode=(aot|cds)$'
+    # Spring Boot says it started from the code generated at build time.
+    run grep -c 'Starting AOT-processed' "$cell/target.log"
+    assert_output 1
+  done
+  run lt_csv_column "$CSV" target_start_mode
+  refute_output --partial jar
+}
+
 @test "results/latest points at the run" {
   # The run is the one directory the runner created; latest names it, relative
   # to results/ so the tree can move.

@@ -59,6 +59,8 @@ marks() {
     assert_line "target_start_mode=$EXPECTED"
     assert_line --regexp "^target_start_archive=$LT_TARGET_START_CACHE/$SUM/app-[0-9a-f]{12}\.(aot|jsa)\$"
     assert_line "target_start_note="
+    # Spring AOT needs the jar's own build: never for a jar of one's own.
+    assert_line "target_spring_aot=off: not the suite's own jar"
     assert_line --regexp '^target_java=[0-9]+'
   done
   # The copy the archive was trained on, beside it.
