@@ -346,8 +346,15 @@ PY
   dir="$(cell_dir "$SENT_RUN")"
   if [[ -n "${FANOUT_INFLUXDB_URL:-}" ]]; then
     echo "# InfluxDB at $FANOUT_INFLUXDB_URL" >&3
-    run jq -r .notes "$dir/row.json"
-    assert_output --partial "percentiles from InfluxDB over $(jq -s 'map(.lat_count) | add' "$dir"/instances/*/row.json) raw samples"
+    # Every instance's samples, less at most 1 in 100: InfluxDB keeps one point of
+    # two with the same series and time (k6 writes vu and iter as fields, not
+    # tags), and 6 users in lockstep against one 100 ms endpoint can end two
+    # requests at one instant (seen once: 173 where 174 were sent).
+    local sent got
+    sent="$(jq -s 'map(.lat_count) | add' "$dir"/instances/*/row.json)"
+    got="$(jq -r '.notes | capture("percentiles from InfluxDB over (?<n>[0-9]+) raw samples of every instance").n' "$dir/row.json")"
+    [[ "$got" =~ ^[0-9]+$ ]] || fail "no sample count in the notes: $(jq -r .notes "$dir/row.json")"
+    ((got <= sent && got * 100 >= sent * 99)) || fail "InfluxDB had $got samples where the instances sent $sent"
     # The p95 of the whole lies between the instances' own p95s (a few ms of
     # slack: InfluxDB takes the nearest sample, k6 interpolates).
     run jq -n --slurpfile row "$dir/row.json" --slurpfile parts <(jq -s . "$dir"/instances/*/row.json) \
