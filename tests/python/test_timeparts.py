@@ -111,12 +111,18 @@ def test_users_past_a_full_queue_connect_at_the_syn_schedule_once_room_frees():
     assert predicted.queued == [0, 0, 1300, 1300, 600, 600, 900, 900]
 
 
-def test_predictions_apply_to_a_burst_of_one_request_per_user_only():
+def _burst_of_eight(request_timeout: str) -> tuple[dict, dict]:
+    """A burst of 8 users of one request each, 2 threads of 400 ms, queues that hold them all."""
     env = {"SCENARIO": "burst", "REQUESTS_PER_VU": "1", "VUS": "8", "TOMCAT_MAX_THREADS": "2",
            "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_ACCEPT_COUNT": "100", "DELAY_MS": "400",
-           "REQUEST_TIMEOUT": "5s"}
+           "REQUEST_TIMEOUT": request_timeout}
     sysctls = {"server": {"net.core.somaxconn": "4096"},
                "client": {"net.ipv4.tcp_syn_retries": "6", "net.ipv4.tcp_syn_linear_timeouts": "4"}}
+    return env, sysctls
+
+
+def test_predictions_apply_to_a_burst_of_one_request_per_user_only():
+    env, sysctls = _burst_of_eight(request_timeout="5s")
     assert timeparts.predictions(env, sysctls) == {"predicted_t_queued_p99_ms": 1200, "predicted_t_connect_p99_ms": 0}
     assert set(timeparts.predictions({**env, "SCENARIO": "spike"}, sysctls).values()) == {None}
     assert set(timeparts.predictions({**env, "REQUESTS_PER_VU": "20"}, sysctls).values()) == {None}
@@ -125,11 +131,7 @@ def test_predictions_apply_to_a_burst_of_one_request_per_user_only():
 def test_users_answered_after_their_timeout_are_not_in_the_prediction():
     # 8 users, 2 threads of 400 ms: answers at 400, 800, 1200, 1600 ms; a 1 s timeout leaves
     # the first two waves, the only requests whose parts are measured.
-    env = {"SCENARIO": "burst", "REQUESTS_PER_VU": "1", "VUS": "8", "TOMCAT_MAX_THREADS": "2",
-           "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_ACCEPT_COUNT": "100", "DELAY_MS": "400",
-           "REQUEST_TIMEOUT": "1s"}
-    sysctls = {"server": {"net.core.somaxconn": "4096"},
-               "client": {"net.ipv4.tcp_syn_retries": "6", "net.ipv4.tcp_syn_linear_timeouts": "4"}}
+    env, sysctls = _burst_of_eight(request_timeout="1s")
     assert timeparts.predictions(env, sysctls) == {"predicted_t_queued_p99_ms": 400, "predicted_t_connect_p99_ms": 0}
 
 
