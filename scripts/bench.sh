@@ -244,6 +244,7 @@ bench_wrk() {
   local key
   for key in "${KNOB_ORDER[@]}"; do cell[$key]="${KNOB_DEFAULT[$key]}"; done
   cell[VUS]=50
+  cell[K6_INSTANCES]=1 # one process, as wrk is one
   cell[DELAY_MS]=0
   cell[DURATION]=10s
   cell[GRACEFUL_STOP]=1s

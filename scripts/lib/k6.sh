@@ -223,7 +223,8 @@ k6_start() {
   local cell_dir="$2" target_url="$3" limit_s="$4" option relative_dir=""
   shift 4
   local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile
-  [[ "$instances" != auto ]] || instances="$(k6_instances_auto cell_values "")"
+  [[ "$instances" =~ ^[1-9][0-9]*$ ]] \
+    || abort "k6_start: K6_INSTANCES=$instances: a cell's settings get their auto knobs resolved first (k6_resolve_autos)"
   nofile="$(k6_nofile cell_values)"
   k6_file_limits "$cell_dir" "$nofile"
   local -a env_args script_args=() option_args=() option_env=()
@@ -333,25 +334,6 @@ k6_file_limits() {
   fds="$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
   [[ "$limit" =~ ^[0-9]+$ && "$fds" -gt 0 ]] || return 0
   printf 'target\t%s\t%s\n' "$limit" "$fds" >>"$cell_dir/file-limits.tsv"
-}
-
-# k6_instances_auto CELL_ASSOC INSPECTED_FILE: the k6 processes K6_INSTANCES=auto
-# runs for the cell (ltsuite.design.k6_instances: enough for its VUs at k6's
-# open-file limit). INSPECTED_FILE: k6 inspect of a script of one's own, or
-# "" / a missing file (its VUs then unknown: one process).
-k6_instances_auto() {
-  local -n auto_values="$1"
-  local inspected="${2:-}" env_file key count
-  env_file="$(mktemp)"
-  for key in "${!auto_values[@]}"; do
-    printf '%s=%s\n' "$key" "${auto_values[$key]}"
-  done >"$env_file"
-  [[ -n "$inspected" && -s "$inspected" ]] || inspected=""
-  count="$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design instances "$env_file" \
-    "$(k6_nofile auto_values)" "$( [[ -z "$inspected" ]] || cat "$inspected")")" || count=""
-  rm -f "$env_file"
-  [[ "$count" =~ ^[1-9][0-9]*$ ]] || { warn "K6_INSTANCES=auto: cannot choose; running 1 k6 process"; count=1; }
-  printf '%s\n' "$count"
 }
 
 # k6_resolve_autos INSPECTED_FILE: a cell's settings (KEY=VALUE lines, as

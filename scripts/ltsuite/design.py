@@ -170,7 +170,7 @@ def resolved(env: Env, machine: dict[str, Any]) -> dict[str, str]:
     if env.get("K6_INSTANCES") == "auto":
         out["K6_INSTANCES"] = str(k6_instances(env, machine))
     if env.get("BURST_LEAD_MS") == "auto":
-        out["BURST_LEAD_MS"] = str(burst_lead({**env, **out}, machine))
+        out["BURST_LEAD_MS"] = str(burst_lead(env, machine))
     return out
 
 
@@ -651,17 +651,15 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
 
 # ---- Command line -------------------------------------------------------------------------------
 
-USAGE = ("usage: python3 -m ltsuite.design warnings|refusals|resolve CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n"
-         "       python3 -m ltsuite.design instances CELL_ENV NOFILE [INSPECTED_JSON]\n")
+USAGE = "usage: python3 -m ltsuite.design warnings|refusals|resolve CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]`: one warning a line; `refusals ...`:
     one reason a line why the cell cannot run here; `resolve ...`: KEY=VALUE for each knob
-    left at auto (resolved); `instances CELL_ENV NOFILE [INSPECTED_JSON]`: the k6 processes of
-    the cell (K6_INSTANCES, auto resolved)."""
+    left at auto (resolved)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) not in (3, 4) or args[0] not in ("warnings", "refusals", "resolve", "instances"):
+    if len(args) not in (3, 4) or args[0] not in ("warnings", "refusals", "resolve"):
         sys.stderr.write(USAGE)
         return 2
     env = read_cell_env(Path(args[1]))
@@ -670,9 +668,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     inspected = json.loads(args[3]) if len(args) == 4 and args[3] else None
     full = with_script(env, inspected)
-    if args[0] == "instances":
-        print(k6_instances(full, {"nofile": _int(args[2])}))
-        return 0
     machine = json.loads(args[2])
     machine = {**machine, "vu_start_rate": _int(or_default(full.get("K6_VU_START_RATE"), "0")) or 0}
     if args[0] == "resolve":

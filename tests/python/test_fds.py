@@ -133,8 +133,8 @@ def run_design(*args):
 def test_the_command_line_chooses_and_refuses(tmp_path):
     env_file = tmp_path / "cell.env"
     env_file.write_text("".join(f"{k}={v}\n" for k, v in cell(K6_INSTANCES="auto", VUS="30000", K6_NOFILE="").items()))
-    run = run_design("instances", str(env_file), "20000")
-    assert (run.returncode, run.stdout) == (0, "2\n")
+    run = run_design("resolve", str(env_file), json.dumps({**MACHINE, "nofile": 20000}))
+    assert (run.returncode, run.stdout) == (0, "K6_INSTANCES=2\n")
     run = run_design("refusals", str(env_file), json.dumps({**MACHINE, "mem_available_mb": 4000}))
     assert (run.returncode, run.stdout) == (0, "30000 VUs need at least 7031 MB in k6 (240-420 KB each, measured), "
                                                "more than the 4000 MB available\n")
