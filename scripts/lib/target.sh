@@ -437,14 +437,13 @@ target_metrics_port() {
 # whole endpoint.
 target_check_connector() {
   local -n check_values="$1"
-  local expected pair base
+  local expected pair base value
   if [[ "$(target_kind check_values)" == cmd ]]; then
     jq -n '{checked: false, reason: "TARGET_CMD is not a Spring Boot target", mismatches: []}'
     return
   fi
   # {"server.tomcat.accept-count": 100, ...}: the knobs are whole numbers (their
   # types); one that is not makes the JSON, and so the check, fail.
-  local value
   expected="$(for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     value="${check_values[${pair%%=*}]}"
     [[ ! "$value" =~ ^[0-9]+$ ]] || value=$((10#$value))
