@@ -46,6 +46,14 @@ warn() {
   printf '%s: warning: %s\n' "${LT_PROG:-${0##*/}}" "$*" >&2
 }
 
+# join_words SEPARATOR WORD...: the WORDs joined by SEPARATOR.
+join_words() {
+  local separator="$1" joined
+  shift
+  joined="$(printf "%s$separator" "$@")"
+  printf '%s' "${joined%"$separator"}"
+}
+
 # print_summary FILE: the "# Summary:" and "# Usage:" lines of a script.
 print_summary() {
   sed -n 's/^# \(Summary\|Usage\):/\1:/p' "$1"

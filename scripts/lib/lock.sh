@@ -1,0 +1,261 @@
+# shellcheck shell=bash
+# Summary: one run at a time on this host: the run lock, its state file, the
+# run's temporary directory, and ending what a killed run left.
+#
+# The lock lives in /run/lock, which every local user may write (mode 1777)
+# and where the kernel may follow another user's symlink
+# (fs.protected_symlinks=0). The runner is root: it opens, reads, writes or
+# removes nothing there that another user could have put in its place. The
+# lock file and its state file must be this user's own regular files (never
+# a symlink), the state is written through a new file and a rename (never
+# through an existing name), and a temporary directory the state names is
+# removed only when it is one this suite made (lock_own_tmp_dir).
+#
+# Needs common.sh and manifest.sh; the runner sets LT_RUN_ID, LT_RUN_DIR and
+# LT_TMP_DIR.
+
+LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}"
+LT_LOCK_STATE="$LT_LOCK_FILE.pid"
+# The run lock's descriptor: a fixed number, so that the launch line of every
+# child that may outlive a step (the target, k6, the sampler, compose) can
+# close it (9>&-). A child that kept it would hold the lock after a killed
+# runner, and every later run would refuse to start.
+LT_LOCK_FD=9
+# The name of every run's temporary directory (mktemp's Xs follow).
+LT_TMP_PREFIX=ltsuite-run.
+
+# lock_path_problem PATH: why PATH may not be used by this user (a symlink,
+# not a regular file, or another user's file), on stdout; nothing when it is
+# missing or this user's own regular file.
+lock_path_problem() {
+  local path="$1"
+  if [[ -L "$path" ]]; then
+    printf '%s is a symlink (to %s)\n' "$path" "$(readlink "$path")"
+  elif [[ -e "$path" && ! -f "$path" ]]; then
+    printf '%s is not a regular file\n' "$path"
+  elif [[ -e "$path" && ! -O "$path" ]]; then
+    printf '%s belongs to uid %s, not to this user (uid %s)\n' "$path" "$(stat -c %u "$path")" "$EUID"
+  fi
+}
+
+# lock_refuse_foreign PATH: stop, naming the problem, when PATH is not
+# safe to open (lock_path_problem).
+lock_refuse_foreign() {
+  local problem
+  problem="$(lock_path_problem "$1")"
+  [[ -z "$problem" ]] \
+    || abort "$problem; another user may have put it there: check it and remove it (rm -f '$1') before the next run"
+}
+
+# take_lock: one run at a time on this host (namespaces and ports are shared).
+# The kernel drops the lock when its holder dies, and no child keeps it (each
+# closes LT_LOCK_FD), so a killed run leaves none; what it left running is
+# ended first (end_dead_run). LT_LOCK_WAIT=SECONDS queues behind a running
+# run instead of refusing.
+take_lock() {
+  local wait_s="${LT_LOCK_WAIT:-0}" ended=0
+  [[ "$wait_s" =~ ^[0-9]+$ ]] || usage_error "LT_LOCK_WAIT: '$wait_s' is not a number of seconds"
+  mkdir -p "$(dirname "$LT_LOCK_FILE")"
+  lock_refuse_foreign "$LT_LOCK_FILE"
+  lock_refuse_foreign "$LT_LOCK_STATE"
+  exec 9>>"$LT_LOCK_FILE"
+  # Planted between the check and the open: still refused.
+  lock_refuse_foreign "$LT_LOCK_FILE"
+  if ! flock -n "$LT_LOCK_FD"; then
+    # A child of a killed run started before children closed the lock may
+    # still hold it.
+    if end_dead_run; then ended=1; fi
+    if [[ "$wait_s" -gt 0 ]] && ! flock -n "$LT_LOCK_FD"; then
+      say "waiting up to ${wait_s}s for the run that holds $LT_LOCK_FILE"
+      flock -w "$wait_s" "$LT_LOCK_FD" || true
+    fi
+  fi
+  if ! flock -n "$LT_LOCK_FD"; then
+    abort "another run-matrix is running (lock $LT_LOCK_FILE held by $(lock_holders)); wait for it or stop it"
+  fi
+  ((ended)) || end_dead_run || true
+  lock_state_write
+}
+
+# lock_state_write: the lock's state file, for the next run to tell a killed
+# run from a running one: "PID START RUN_ID RUN_DIR TMP_DIR", tab-separated
+# (START: the runner's start time, so a reused pid is not taken for it).
+# Written to a new file beside it and renamed over it: the rename replaces
+# whatever is at the name (a planted symlink included) and follows nothing.
+lock_state_write() {
+  local tmp
+  tmp="$(mktemp "$LT_LOCK_STATE.XXXXXX")"
+  if ! printf '%s\t%s\t%s\t%s\t%s\n' "$$" "$(process_start "$$")" "$LT_RUN_ID" "$LT_RUN_DIR" "$LT_TMP_DIR" >"$tmp" \
+    || ! mv -fT "$tmp" "$LT_LOCK_STATE"; then
+    rm -f "$tmp"
+    return 1
+  fi
+}
+
+# lock_state_read: the state file's line, when it is this user's own
+# regular file; else nothing (and a warning naming it when it is there).
+lock_state_read() {
+  local problem
+  problem="$(lock_path_problem "$LT_LOCK_STATE")"
+  if [[ -n "$problem" ]]; then
+    warn "ignoring the lock's state: $problem"
+    return 1
+  fi
+  [[ -s "$LT_LOCK_STATE" ]] || return 1
+  head -n 1 "$LT_LOCK_STATE"
+}
+
+# lock_state_clear: a run that ends (however, but killed) leaves no state.
+lock_state_clear() {
+  local line
+  line="$(lock_state_read 2>/dev/null)" || return 0
+  [[ "${line%%$'\t'*}" != "$$" ]] || rm -f "$LT_LOCK_STATE"
+}
+
+# lock_holders: "pid N (COMMAND)" of every other process that has the lock
+# file open; else the pid the lock's state names.
+lock_holders() {
+  local fd pid line
+  local -a holders=()
+  while IFS= read -r fd; do
+    pid="${fd#/proc/}"
+    pid="${pid%%/*}"
+    [[ "$pid" != "$$" ]] || continue
+    holders+=("pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null))")
+  done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$(readlink -f "$LT_LOCK_FILE")" 2>/dev/null)
+  if [[ ${#holders[@]} -eq 0 ]]; then
+    line="$(lock_state_read 2>/dev/null)" || line='?'
+    holders=("pid ${line%%$'\t'*}")
+  fi
+  join_words ', ' "${holders[@]}"
+}
+
+# run_tmp_dir: the run's temporary directory (TMPDIR for everything the run
+# starts, so every temporary file of it goes with it on any exit: on_exit, or
+# the next run's end_dead_run).
+run_tmp_dir() {
+  LT_TMP_DIR="$(mktemp -d "${TMPDIR:-/tmp}/$LT_TMP_PREFIX"XXXXXX)"
+  export TMPDIR="$LT_TMP_DIR"
+}
+
+# lock_own_tmp_dir PATH: succeed when PATH is a temporary directory of a run
+# (run_tmp_dir): an absolute path whose name is LT_TMP_PREFIX and six
+# characters, a directory and not a symlink, owned by this user and
+# writable by no one else.
+lock_own_tmp_dir() {
+  local path="$1" mode
+  [[ "$path" == /* && "$path" != *"/../"* ]] || return 1
+  [[ "$(basename "$path")" =~ ^${LT_TMP_PREFIX//./\\.}[A-Za-z0-9]{6}$ ]] || return 1
+  [[ -d "$path" && ! -L "$path" && -O "$path" ]] || return 1
+  mode="$(stat -c %a "$path")" || return 1
+  [[ "$mode" == 700 ]]
+}
+
+# process_start PID: the process's start time (clock ticks after boot,
+# /proc/PID/stat field 22); fails when there is no such process.
+process_start() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  # The fields after the command name, which may hold spaces: field 3 on.
+  local -a fields
+  read -r -a fields <<<"${stat##*) }"
+  printf '%s\n' "${fields[19]}"
+}
+
+# end_dead_run: a runner that was killed (kill -9, an OOM kill) cleaned
+# nothing up: its target, k6 and sampler may still run, its temporary
+# directory stays, its manifest says running. The lock's state names that
+# run (read only when it is this user's own file: lock_state_read); when its
+# runner is gone, end (by pid) every process that carries its run id
+# (run_pids), remove its temporary directory (only one a run made:
+# lock_own_tmp_dir), mark its manifest interrupted, and say so. Its
+# namespaces and container go next (remove_stale_namespaces). Fails when no
+# dead run is named.
+# shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
+end_dead_run() {
+  local line pid="" start="" run_id="" run_dir="" tmp_dir=""
+  line="$(lock_state_read)" || return 1
+  # Split at every tab (read would take two tabs as one: an empty field).
+  local -a fields=()
+  mapfile -t -d $'\t' fields < <(printf '%s' "$line")
+  pid="${fields[0]:-}" start="${fields[1]:-}" run_id="${fields[2]:-}" run_dir="${fields[3]:-}" tmp_dir="${fields[4]:-}"
+  [[ "$pid" =~ ^[0-9]+$ && "$pid" != "$$" && -n "$start" ]] || return 1
+  [[ "$(process_start "$pid" || true)" != "$start" ]] || return 1
+  local -a pids=() names=()
+  local p
+  [[ -z "$run_id" ]] || mapfile -t pids < <(run_pids "$run_id")
+  for p in "${pids[@]}"; do
+    names+=("pid $p ($(cat "/proc/$p/comm" 2>/dev/null || echo gone))")
+  done
+  warn "run ${run_id:-(not named yet)} (runner pid $pid) was killed before it could clean up"
+  if [[ ${#pids[@]} -gt 0 ]]; then
+    say "ending what it left running: $(join_words ', ' "${names[@]}")"
+    end_pids 10 "${pids[@]}"
+  fi
+  if [[ -n "$tmp_dir" && -e "$tmp_dir" ]]; then
+    if lock_own_tmp_dir "$tmp_dir"; then
+      say "removing its temporary directory $tmp_dir"
+      rm -rf "$tmp_dir"
+    else
+      warn "not removing $tmp_dir: not a temporary directory of a run (${LT_TMP_PREFIX}XXXXXX, this user's, mode 700)"
+    fi
+  fi
+  if [[ -n "$run_dir" ]] && jq -e '.status == "running"' "$run_dir/manifest.json" >/dev/null 2>&1; then
+    manifest_update "$run_dir" '.status = "interrupted" | .warnings += [$w]' \
+      --arg w "the runner (pid $pid) was killed; the next run ended what it left at $(date -u +%Y-%m-%dT%H:%M:%SZ)" || true
+  fi
+  [[ -z "$run_id" ]] || end_dead_run_container "$run_id"
+  return 0
+}
+
+# run_pids RUN_ID: the pids of the processes that carry RUN_ID: the target's
+# JVM (-Dltsuite.run_id=), k6 and its timeout (-e LT_RUN_ID=), the sampler
+# (--k6-mark LT_RUN_ID=) in their arguments, a TARGET_CMD server (and what it
+# started) in its environment (LT_RUN_ID=). Never this process.
+run_pids() {
+  local file pid
+  local -a files=(/proc/[0-9]*/cmdline /proc/[0-9]*/environ)
+  printf '%s\n' "-Dltsuite.run_id=$1" "LT_RUN_ID=$1" \
+    | grep -zlxF -f - "${files[@]}" 2>/dev/null \
+    | tr '\0' '\n' \
+    | while IFS= read -r file; do
+      pid="${file#/proc/}"
+      pid="${pid%%/*}"
+      [[ "$pid" == "$$" || "$pid" == "$BASHPID" ]] || printf '%s\n' "$pid"
+    done | sort -un
+}
+
+# end_pids SECONDS PID...: SIGTERM to each PID, SIGKILL to those still there
+# after SECONDS (a zombie counts as gone).
+end_pids() {
+  local timeout_s="$1" pid i
+  shift
+  kill -TERM "$@" 2>/dev/null || true
+  for ((i = 0; i < timeout_s * 10; i++)); do
+    local -a alive=()
+    for pid in "$@"; do
+      pid_running "$pid" && alive+=("$pid")
+    done
+    [[ ${#alive[@]} -gt 0 ]] || return 0
+    sleep 0.1
+  done
+  kill -KILL "${alive[@]}" 2>/dev/null || true
+}
+
+# pid_running PID: the process exists and is not a zombie.
+pid_running() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ "${stat##*) }" != Z* ]]
+}
+
+# end_dead_run_container RUN_ID: a BACKEND=compose target container labelled
+# with RUN_ID (when a Docker engine answers).
+end_dead_run_container() {
+  command -v docker >/dev/null || return 0
+  local id
+  for id in $(timeout 10 docker ps -aq --filter "label=ltsuite.run_id=$1" 2>/dev/null); do
+    say "removing its container $id"
+    timeout 30 docker rm --force "$id" >/dev/null 2>&1 || true
+  done
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# The run lock's files in a directory every user may write (/run/lock): the
+# runner (root) trusts, opens, truncates and removes nothing another user
+# could have put there.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
+
+setup() {
+  load '../test_helper'
+  [[ $EUID -eq 0 ]] || fail "these tests plant files owned by another user: run them as root"
+  export LT_LOCK_FILE="$BATS_TEST_TMPDIR/lockdir/ltsuite-run-matrix.lock"
+  mkdir -p "$BATS_TEST_TMPDIR/lockdir"
+  chmod 1777 "$BATS_TEST_TMPDIR/lockdir"
+  lt_source_libs results manifest lock
+  LT_RUN_ID="" LT_RUN_DIR="" LT_TMP_DIR=""
+  # A victim directory any path in a planted state file could name.
+  VICTIM="$BATS_TEST_TMPDIR/victim"
+  mkdir -p "$VICTIM"
+  printf 'keep\n' >"$VICTIM/data"
+}
+
+# dead_pid: the pid of a process that has ended.
+dead_pid() {
+  sleep 0 &
+  local pid=$!
+  wait "$pid"
+  printf '%s\n' "$pid"
+}
+
+@test "a state file owned by another user is not read: its tmp_dir is not removed" {
+  printf '%s\t12345\t\t\t%s\n' "$(dead_pid)" "$VICTIM" >"$LT_LOCK_STATE"
+  chown nobody "$LT_LOCK_STATE"
+  run end_dead_run
+  assert_failure
+  assert_output --partial "ignoring the lock's state: $LT_LOCK_STATE belongs to uid $(id -u nobody)"
+  [ -f "$VICTIM/data" ]
+}
+
+@test "a state file that is a symlink is neither read nor written through" {
+  printf 'precious\n' >"$BATS_TEST_TMPDIR/target"
+  ln -s "$BATS_TEST_TMPDIR/target" "$LT_LOCK_STATE"
+  run end_dead_run
+  assert_failure
+  assert_output --partial "is a symlink"
+  LT_RUN_ID=r LT_TMP_DIR=/tmp/x lock_state_write
+  [ "$(cat "$BATS_TEST_TMPDIR/target")" = precious ]
+  [ ! -L "$LT_LOCK_STATE" ]
+  [ "$(cut -f1 "$LT_LOCK_STATE")" = "$$" ]
+}
+
+@test "take_lock refuses a lock file or state that is a symlink or another user's, naming it" {
+  printf 'precious\n' >"$BATS_TEST_TMPDIR/target"
+  ln -s "$BATS_TEST_TMPDIR/target" "$LT_LOCK_FILE"
+  run take_lock
+  assert_failure 1
+  assert_output --partial "$LT_LOCK_FILE is a symlink"
+  assert_output --partial "remove it"
+  rm "$LT_LOCK_FILE"
+  : >"$LT_LOCK_STATE"
+  chown nobody "$LT_LOCK_STATE"
+  run take_lock
+  assert_failure 1
+  assert_output --partial "$LT_LOCK_STATE belongs to uid $(id -u nobody)"
+  [ "$(cat "$BATS_TEST_TMPDIR/target")" = precious ]
+}
+
+@test "a state of this user's naming a directory the suite did not make: it is kept" {
+  printf '%s\t12345\t\t\t%s\n' "$(dead_pid)" "$VICTIM" >"$LT_LOCK_STATE"
+  run end_dead_run
+  assert_success
+  assert_output --partial "not removing $VICTIM"
+  [ -f "$VICTIM/data" ]
+  # Named like a run's, but another user's: kept too.
+  local foreign
+  foreign="$(TMPDIR="$BATS_TEST_TMPDIR" mktemp -d "$BATS_TEST_TMPDIR/${LT_TMP_PREFIX}XXXXXX")"
+  chown nobody "$foreign"
+  printf '%s\t12345\t\t\t%s\n' "$(dead_pid)" "$foreign" >"$LT_LOCK_STATE"
+  run end_dead_run
+  assert_success
+  assert_output --partial "not removing $foreign"
+  [ -d "$foreign" ]
+}
+
+@test "a killed run's own temporary directory is removed" {
+  TMPDIR="$BATS_TEST_TMPDIR" run_tmp_dir
+  printf 'x\n' >"$LT_TMP_DIR/file"
+  printf '%s\t12345\t\t\t%s\n' "$(dead_pid)" "$LT_TMP_DIR" >"$LT_LOCK_STATE"
+  run end_dead_run
+  assert_success
+  assert_output --partial "removing its temporary directory $LT_TMP_DIR"
+  [ ! -e "$LT_TMP_DIR" ]
+}
+
+@test "take_lock writes the state and lock_state_clear removes it" {
+  take_lock
+  [ "$(cut -f1 "$LT_LOCK_STATE")" = "$$" ]
+  [ -O "$LT_LOCK_STATE" ]
+  lock_state_clear
+  [ ! -e "$LT_LOCK_STATE" ]
+  exec 9>&-
+}
