@@ -52,7 +52,7 @@ run_dir() {
 compare_model() {
   local columns
   columns="$(results_columns_json | jq -c '.compare')"
-  jq -n -L "$LT_ROOT/scripts/lib" --slurpfile a <(cat "$1"/cells/*/row.json) --slurpfile b <(cat "$2"/cells/*/row.json) \
+  jq -n -L "$LT_ROOT/scripts/lib" --slurpfile a <(results_rows "$1") --slurpfile b <(results_rows "$2") \
     --argjson columns "$columns" --argjson threshold "$3" -f "$LT_ROOT/scripts/report/compare.jq"
 }
 

@@ -20,7 +20,8 @@ def spread:
   else {median: median, min: min, max: max, n: length} end;
 
 # repeat_groups: an array of rows -> [{cell, scenario, status, axes, n, ok,
-# as_designed, rows: [cell dirs], figures: {name: spread}}], in cell order.
+# as_designed, rows: [cell dirs], members: [its rows], figures: {name: spread}}],
+# in cell order.
 def repeat_groups:
   group_by(.repeat_of // .cell)
   | map(. as $rows
@@ -30,6 +31,7 @@ def repeat_groups:
        as_designed: ([$rows[] | select(.as_designed == 1)] | length),
        status: ([$rows[].status] | unique | join("/")),
        rows: [$rows[].cell],
+       members: $rows,
        figures: ([$rows[] | ., (.extra // {}) | to_entries[] | select(.value | type == "number") | .key]
                  | unique - ["repeat"]
                  | map(. as $k | {($k): [$rows[] | figure(.; $k) | select(. != null)] | spread})
@@ -43,9 +45,11 @@ def with_range:
 
 # group_value($rows; $f): a group's figure $f as text: the median (min..max)
 # of a number, else its repetitions' distinct values joined by "/" (such as
-# prediction_check's "match/differs").
+# prediction_check's "match/differs"). The group's own rows when it has
+# them (members; a scan of every row per group and figure would take hours
+# for a run of 20,000 rows).
 def group_value($rows; $f):
   . as $g
   | if $g.figures[$f] != null then ($g.figures[$f] | with_range)
-    else [$rows[] | select((.repeat_of // .cell) == $g.cell) | (.[$f] // (.extra // {})[$f])]
+    else [($g.members // [$rows[] | select((.repeat_of // .cell) == $g.cell)])[] | (.[$f] // (.extra // {})[$f])]
          | unique | map(if . == null then "" else tostring end) | join("/") end;

@@ -45,19 +45,13 @@ report_render() {
 # cell's error; else a cell that could not be judged), null when none. The
 # headline of the page and the manifest say both, as the terminal does.
 report_as_designed() {
-  local -a rows
-  mapfile -t rows < <(report_row_files "$1")
-  if [[ ${#rows[@]} -eq 0 ]]; then
-    printf '{"cells_as_designed":0,"first_design_reason":null}\n'
-    return
-  fi
-  jq -cs '{cells_as_designed: ([.[] | select(.as_designed == 1)] | length),
+  results_rows "$1" | jq -cs '{cells_as_designed: ([.[] | select(.as_designed == 1)] | length),
       first_design_reason: (
         [.[] | select(.as_designed == 0) | "\(.cell): \(.design_notes)"]
         + [.[] | select(.status == "failed" and .as_designed != 0) | "\(.cell): failed: \(.error)"]
         + [.[] | select(.status == "ok" and .as_designed == null)
             | "\(.cell): not judged (neither when k6 started its users nor its CPU was measured)"]
-        | first)}' "${rows[@]}"
+        | first)}'
 }
 
 # report_head MANIFEST CHARTS DESIGNED: the document's head (title, style,
@@ -129,24 +123,12 @@ report_across() {
   printf '<div class="charts" id="across-cells"></div>\n'
 }
 
-# report_row_files RUN_DIR: the cells' row.json files, in cell order.
-report_row_files() {
-  local row
-  for row in "$1"/cells/*/row.json; do
-    [[ -s "$row" ]] && printf '%s\n' "$row"
-  done
-  return 0
-}
-
 # report_repeats RUN_DIR: with REPEAT > 1, each matrix cell's figures (those
 # of results.md: md_figures of scripts/ltsuite/columns.py) as the median
 # (min..max) of its repetitions (scripts/lib/repeats.jq); nothing otherwise.
 report_repeats() {
   local run_dir="$1" axes_json
-  local -a rows
-  mapfile -t rows < <(report_row_files "$run_dir")
-  [[ ${#rows[@]} -gt 0 ]] || return 0
-  jq -es 'any(.[]; (.repeat // 1) > 1)' "${rows[@]}" >/dev/null || return 0
+  results_rows "$run_dir" | jq -es 'any(.[]; (.repeat // 1) > 1)' >/dev/null || return 0
   axes_json="$(jq -c '.axes // []' "$run_dir/manifest.json")"
   printf '<h2>Repetitions</h2>\n<p>Each matrix cell run %s times in a shuffled order; every figure is the median (min..max) of its repetitions.</p>\n' \
     "$(jq -r '.repeat.n // "several"' "$run_dir/manifest.json")"
@@ -162,17 +144,15 @@ report_repeats() {
          + ([$figures[] | . as $f | "<td class=\"n\">\($g | group_value($rows; $f) | @html)</td>"] | join(""))
          + "</tr>"),
       "</table></div>"
-  ' "${rows[@]}"
+  ' < <(results_rows "$run_dir")
 }
 
 # report_results RUN_DIR: the rows (every cells/*/row.json) as an HTML table,
 # with the columns of results.csv; each cell name links to its section below.
 report_results() {
   local run_dir="$1" head_json
-  local -a rows
   printf '<h2>Results</h2>\n'
-  mapfile -t rows < <(report_row_files "$run_dir")
-  if [[ ${#rows[@]} -eq 0 ]]; then
+  if [[ -z "$(find "$run_dir/cells" -mindepth 2 -maxdepth 2 -name row.json -type f -size +0 -print -quit 2>/dev/null)" ]]; then
     printf '<p>No cell finished.</p>\n'
     return
   fi
@@ -192,7 +172,7 @@ report_results() {
            | join(""))
         + "</tr>"),
     "</table></div>"
-  ' "${rows[@]}"
+  ' < <(results_rows "$run_dir")
 }
 
 # report_cells RUN_DIR: per cell, its charts, k6's report and every file.

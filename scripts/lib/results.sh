@@ -35,6 +35,16 @@ results_row() {
     --repeat "$repeat_json" --k6-exit "$k6_exit"
 }
 
+# results_rows RUN_DIR: every non-empty cells/*/row.json of RUN_DIR, one
+# after another on stdout, in cell order (for jq -s or inputs). The names go
+# through a pipe, never on one command line: a run of 20,000 cells would
+# pass the kernel's limit on arguments (ARG_MAX).
+results_rows() {
+  [[ -d "$1/cells" ]] || return 0
+  find "$1/cells" -mindepth 2 -maxdepth 2 -name row.json -type f -size +0 -print0 \
+    | LC_ALL=C sort -z | xargs -0 -r cat
+}
+
 # results_env_json ENV_FILE: a cell.env as a JSON object of strings.
 results_env_json() {
   local -A env_pairs=()

@@ -80,16 +80,8 @@ reopen_run_dir() {
 # count_rows STATUS: cells of this run whose row has STATUS (one jq for all
 # the rows, however many cells there are).
 count_rows() {
-  local -a rows
-  shopt -s nullglob
-  rows=("$LT_RUN_DIR"/cells/*/row.json)
-  shopt -u nullglob
-  if [[ ${#rows[@]} -eq 0 ]]; then
-    printf '0\n'
-    return
-  fi
   # An empty row file (a cell cut off while writing) is skipped, not an error.
-  cat "${rows[@]}" | jq -n --arg s "$1" '[inputs | select(.status == $s)] | length'
+  results_rows "$LT_RUN_DIR" | jq -n --arg s "$1" '[inputs | select(.status == $s)] | length'
 }
 
 # update_cell_counts: cells_done, cells_failed, cells_as_designed and
@@ -164,6 +156,6 @@ say_as_designed() {
     | "\($good | length) of \($total) cell(s) ran as designed",
       ($bad[] | "  \(.cell): \(.design_notes)"),
       ([.[] | select(.prediction_check == "mismatch")][] | "  \(.cell): prediction mismatch: \(.prediction_notes)")
-  ' "$LT_RUN_DIR"/cells/*/row.json 2>/dev/null || true
+  ' < <(results_rows "$LT_RUN_DIR") 2>/dev/null || true
 }
 

@@ -139,3 +139,37 @@ PY
   [ "$(cat "$BATS_TEST_TMPDIR/empty/results.csv")" = "run_id,cell,scenario,status" ]
   [ "$(cat "$BATS_TEST_TMPDIR/empty/results.md")" = "No cell finished." ]
 }
+
+@test "20,000 rows (2,000 cells x REPEAT=10) are counted and reported: no reader puts them on one command line" {
+  local lib
+  for lib in manifest rundir report; do
+    # shellcheck source=/dev/null
+    source "$LT_ROOT/scripts/lib/$lib.sh"
+  done
+  local run_dir="$BATS_TEST_TMPDIR/run"
+  mkdir -p "$run_dir/cells"
+  printf '{"run_id": "r", "axes": ["TOMCAT_ACCEPT_COUNT"], "repeat": {"n": 10}, "cells_total": 20000, "status": "running"}\n' >"$run_dir/manifest.json"
+  # Names as long as a three-axis matrix's: together past ARG_MAX (2 MB here).
+  "$LT_PYTHON" - "$run_dir/cells" <<'PY'
+import json, os, sys
+for i in range(2000):
+    for k in range(1, 11):
+        cell = f"{i + 1:04d}_accept_count-{i}_max_connections-{i}_max_threads-{i}_delay_ms-{i}_rep-{k:02d}"
+        os.mkdir(os.path.join(sys.argv[1], cell))
+        with open(os.path.join(sys.argv[1], cell, "row.json"), "w") as f:
+            json.dump({"cell": cell, "status": "failed" if k == 1 else "ok", "as_designed": 1, "repeat": 10,
+                       "repeat_of": cell.rsplit("_rep-", 1)[0], "axes": {"TOMCAT_ACCEPT_COUNT": str(i)}}, f)
+PY
+  LT_RUN_DIR="$run_dir"
+  run count_rows failed
+  assert_success
+  assert_output 2000
+  run report_as_designed "$run_dir"
+  assert_success
+  assert_output '{"cells_as_designed":20000,"first_design_reason":"0001_accept_count-0_max_connections-0_max_threads-0_delay_ms-0_rep-01: failed: null"}'
+  run report_repeats "$run_dir"
+  assert_success
+  assert_output --partial '<table id="repeats">'
+  run say_as_designed 20000
+  assert_output --partial "20000 of 20000 cell(s) ran as designed"
+}
