@@ -133,7 +133,7 @@ main() {
 # changed since (its sha256 is in the manifest).
 resume_matrix() {
   local run_id="$1" manifest matrix recorded actual
-  [[ "$run_id" =~ ^[A-Za-z0-9._-]+$ ]] || usage_error "RESUME: '$run_id' is not a run id"
+  run_id_valid "$run_id" || usage_error "RESUME: '$run_id' is not a run id (letters, digits and ._- only)"
   manifest="$LT_RESULTS_DIR/$run_id/manifest.json"
   [[ -f "$manifest" ]] || usage_error "RESUME: no run $run_id under $LT_RESULTS_DIR"
   matrix="$(jq -r .matrix "$manifest")"

@@ -5,6 +5,20 @@
 # Needs common.sh, matrix.sh, manifest.sh, results.sh, report.sh and design.sh; the
 # runner sets LT_RUN_ID, LT_RUN_DIR and LT_RESULTS_DIR.
 
+# run_id_slug TEXT: TEXT with every byte that is not an ASCII letter, a
+# digit, ".", "_" or "-" made "-" (a matrix named "my test" or "schön"
+# gives a run id "...-my-test", "...-sch--n"). The one rule of what a run id
+# may hold: run ids are made with it and checked with it (run_id_valid).
+run_id_slug() {
+  printf '%s' "$1" | LC_ALL=C tr -c 'A-Za-z0-9._-' '-'
+}
+
+# run_id_valid ID: succeed when ID is one run_id_slug could have made (and
+# names no directory above: it never starts with ".").
+run_id_valid() {
+  [[ -n "$1" && "$1" != .* && "$(run_id_slug "$1")" == "$1" ]]
+}
+
 # rundir_new BASE: make LT_RESULTS_DIR/BASE, or BASE-2, BASE-3, ... (never
 # an existing directory, even with another run starting at the same second);
 # print the id it made.
@@ -23,7 +37,7 @@ rundir_new() {
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 create_run_dir() {
   local matrix="$1" plan="$2" axes_json
-  LT_RUN_ID="$(rundir_new "$(date +%Y%m%d-%H%M%S)-$(basename "$matrix" .matrix)")"
+  LT_RUN_ID="$(rundir_new "$(date +%Y%m%d-%H%M%S)-$(run_id_slug "$(basename "$matrix" .matrix)")")"
   LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
   mkdir "$LT_RUN_DIR/cells"
   axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"

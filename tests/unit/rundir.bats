@@ -1,0 +1,41 @@
+#!/usr/bin/env bats
+# A run's directory: the run id made from the matrix's name is one RESUME
+# accepts, whatever the name holds.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
+
+setup() {
+  load '../test_helper'
+  lt_source_libs results manifest rundir
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  REPEAT=1
+  declare -gA MATRIX_VALUE=([REPEAT]=1 [REPEAT_SEED]=1)
+  declare -ga AXIS_KEYS=()
+  # The manifest's contents are not under test here.
+  manifest_create() { printf '{}\n' >"$1/manifest.json"; }
+  manifest_update() { :; }
+}
+
+@test "a matrix named with a space and non-ASCII letters gives a run id RESUME accepts" {
+  create_run_dir "$BATS_TEST_TMPDIR/my test schön.matrix" "0 1 01"
+  [[ "$LT_RUN_ID" =~ ^[0-9]{8}-[0-9]{6}-my-test-sch--n$ ]] || fail "run id: $LT_RUN_ID"
+  [ -d "$LT_RESULTS_DIR/$LT_RUN_ID/cells" ]
+  run_id_valid "$LT_RUN_ID"
+  rm "$LT_RESULTS_DIR/$LT_RUN_ID/manifest.json"
+  # The runner takes the id, and stops only because this run has no manifest.
+  RESUME="$LT_RUN_ID" run "$LT_ROOT/scripts/run-matrix.sh"
+  assert_failure 2
+  assert_output "run-matrix: RESUME: no run $LT_RUN_ID under $LT_RESULTS_DIR"
+}
+
+@test "run_id_valid refuses what the slug would change, and names above the results" {
+  run_id_valid 20261126-193327-default
+  run_id_valid 20261126-193327-default-2
+  ! run_id_valid "20261126-193327-my test"
+  ! run_id_valid "20261126-193327-schön"
+  ! run_id_valid ..
+  ! run_id_valid ../x
+  ! run_id_valid ""
+  RESUME="a/../b" run "$LT_ROOT/scripts/run-matrix.sh"
+  assert_failure 2
+  assert_output --partial "is not a run id"
+}
