@@ -112,10 +112,8 @@ main() {
   missing="$(cells_without_row "${names[@]}")"
   [[ $failed -eq 0 && -z "$missing" ]] || status=failed
   update_cell_counts
-  manifest_finish "$LT_RUN_DIR" "$status"
+  finish_run "$status" || abort "run $LT_RUN_ID failed: a file of it could not be written"
   LT_FINISHED=1
-  results_render "$LT_RUN_DIR"
-  report_render "$LT_RUN_DIR" || warn "cannot render report.html; results.csv and results.md are complete"
   printf '\n'
   cat "$LT_RUN_DIR/results.md"
   printf '\n'

@@ -85,8 +85,14 @@ manifest_warn() {
 }
 
 # manifest_finish RUN_DIR STATUS: record the end of the run.
-# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 manifest_finish() {
-  manifest_update "$1" '.status = $s | .ended_at = $t' \
-    --arg s "$2" --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  manifest_finished "$@" | write_atomic "$1/manifest.json"
+}
+
+# manifest_finished RUN_DIR STATUS [WARNING]: the manifest as it is at the
+# end of the run (STATUS, the time, WARNING added when given), on stdout.
+# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
+manifest_finished() {
+  jq '.status = $s | .ended_at = $t | if $w == "" then . else .warnings += [$w] end' \
+    --arg s "$2" --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg w "${3:-}" "$1/manifest.json"
 }

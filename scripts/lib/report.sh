@@ -15,10 +15,12 @@ REPORT_UPLOT_DIR="${REPORT_UPLOT_DIR:-$LT_ROOT/.tools/report/node_modules/uplot/
 # Answered requests drawn per cell at most; a larger cell draws every Nth.
 REPORT_LATENCY_POINTS="${REPORT_LATENCY_POINTS:-4000}"
 
-# report_render RUN_DIR: write RUN_DIR/report.html from what the run has so far.
+# report_render RUN_DIR [MANIFEST]: write RUN_DIR/report.html from what the
+# run has so far, with the facts of MANIFEST (RUN_DIR/manifest.json when not
+# given; the runner's last render gives the manifest as it will be).
 report_render() {
-  local run_dir="$1" charts=1
-  [[ -f "$run_dir/manifest.json" ]] || return 0
+  local run_dir="$1" manifest="${2:-$1/manifest.json}" charts=1
+  [[ -f "$manifest" ]] || return 0
   if [[ ! -s "$REPORT_UPLOT_DIR/uPlot.iife.min.js" ]]; then
     warn "report: no charting library in $REPORT_UPLOT_DIR (scripts/setup/install-report-tools.sh installs it); report.html has tables only"
     charts=0
@@ -26,8 +28,8 @@ report_render() {
   local designed
   designed="$(report_as_designed "$run_dir")"
   {
-    report_head "$run_dir/manifest.json" "$charts" "$designed"
-    report_facts "$run_dir/manifest.json"
+    report_head "$manifest" "$charts" "$designed"
+    report_facts "$manifest"
     report_across "$charts"
     report_repeats "$run_dir"
     report_results "$run_dir"

@@ -161,6 +161,38 @@ cells_without_row() {
   printf '%s' "${missing[*]}"
 }
 
+# finish_run STATUS: the run's last tables and report, then the end of its
+# manifest (STATUS), in that order: the manifest says complete only once
+# every file of the run is written (the report is drawn from the manifest as
+# it will be). A render that fails makes the run failed, with a warning
+# naming what could not be written, and this fails.
+finish_run() {
+  local status="$1" final problem=""
+  final="$(mktemp)"
+  if ! results_render "$LT_RUN_DIR"; then
+    problem="cannot write results.csv and results.md"
+    status=failed
+  fi
+  if ! manifest_finished "$LT_RUN_DIR" "$status" "$problem" >"$final"; then
+    rm -f "$final"
+    return 1
+  fi
+  if ! report_render "$LT_RUN_DIR" "$final"; then
+    problem="${problem:+$problem; }cannot write report.html"
+    status=failed
+    manifest_finished "$LT_RUN_DIR" "$status" "$problem" >"$final" || true
+  fi
+  if ! write_atomic "$LT_RUN_DIR/manifest.json" <"$final"; then
+    rm -f "$final"
+    return 1
+  fi
+  rm -f "$final"
+  [[ -z "$problem" ]] || {
+    warn "$problem"
+    return 1
+  }
+}
+
 # say_as_designed TOTAL: "N of M cells ran as designed", and the others with why.
 say_as_designed() {
   local total="$1"

@@ -39,3 +39,50 @@ setup() {
   assert_failure 2
   assert_output --partial "is not a run id"
 }
+
+# finish_fixture: a run whose manifest says running, with stubs for the two
+# renders that record the manifest on disk while they run.
+finish_fixture() {
+  unset -f manifest_update
+  LT_RUN_DIR="$BATS_TEST_TMPDIR/run"
+  mkdir -p "$LT_RUN_DIR"
+  printf '{"run_id": "r", "status": "running", "ended_at": null, "warnings": []}\n' >"$LT_RUN_DIR/manifest.json"
+  RESULTS_FAIL=0 REPORT_FAIL=0
+  results_render() {
+    jq -r .status "$1/manifest.json" >"$BATS_TEST_TMPDIR/status-at-results"
+    return "$RESULTS_FAIL"
+  }
+  report_render() {
+    jq -r .status "$1/manifest.json" >"$BATS_TEST_TMPDIR/status-at-report"
+    jq -r .status "$2" >"$BATS_TEST_TMPDIR/status-shown"
+    return "$REPORT_FAIL"
+  }
+}
+
+@test "a run is complete in its manifest only after its last tables and report were written" {
+  finish_fixture
+  finish_run complete
+  [ "$(cat "$BATS_TEST_TMPDIR/status-at-results")" = running ]
+  [ "$(cat "$BATS_TEST_TMPDIR/status-at-report")" = running ]
+  # The report shows the status the run ends with.
+  [ "$(cat "$BATS_TEST_TMPDIR/status-shown")" = complete ]
+  [ "$(jq -r .status "$LT_RUN_DIR/manifest.json")" = complete ]
+  jq -e '.ended_at != null' "$LT_RUN_DIR/manifest.json"
+}
+
+@test "a last render that fails leaves the run failed, naming what could not be written" {
+  finish_fixture
+  REPORT_FAIL=1
+  run finish_run complete
+  assert_failure
+  assert_output --partial "warning: cannot write report.html"
+  [ "$(jq -r .status "$LT_RUN_DIR/manifest.json")" = failed ]
+  jq -e '.warnings == ["cannot write report.html"]' "$LT_RUN_DIR/manifest.json"
+  RESULTS_FAIL=1 REPORT_FAIL=0
+  printf '{"run_id": "r", "status": "running", "warnings": []}\n' >"$LT_RUN_DIR/manifest.json"
+  run finish_run complete
+  assert_failure
+  [ "$(jq -r .status "$LT_RUN_DIR/manifest.json")" = failed ]
+  [ "$(cat "$BATS_TEST_TMPDIR/status-shown")" = failed ]
+  jq -e '.warnings == ["cannot write results.csv and results.md"]' "$LT_RUN_DIR/manifest.json"
+}
