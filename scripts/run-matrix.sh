@@ -20,9 +20,9 @@ LT_RUN_ID=""
 LT_RUN_DIR=""
 LT_BACKEND=""
 LT_OVERRIDES=""
-LT_FINISHED=0
-LT_INTERRUPTED=0
-LT_TMP_DIR=""
+# Read by the traps and the temporary directory's maker (lock.sh).
+# shellcheck disable=SC2034 # SC2034: read by the file this one sources (lock.sh)
+LT_FINISHED=0 LT_INTERRUPTED=0 LT_TMP_DIR=""
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
 
 main() {
@@ -60,8 +60,7 @@ main() {
   require_runtime
   k6_check_cells "$total" "$(design_machine_json)"
   take_lock
-  trap on_signal INT TERM HUP
-  trap on_exit EXIT
+  run_traps_set
   remove_stale_namespaces
   # The plan: which cell runs when (run_plan); a resumed run keeps its own.
   local -a plan=()
@@ -113,6 +112,7 @@ main() {
   [[ $failed -eq 0 && -z "$missing" ]] || status=failed
   update_cell_counts
   finish_run "$status" || abort "run $LT_RUN_ID failed: a file of it could not be written"
+  # shellcheck disable=SC2034 # SC2034: read by on_exit (lock.sh)
   LT_FINISHED=1
   printf '\n'
   cat "$LT_RUN_DIR/results.md"
@@ -373,30 +373,6 @@ remove_stale_namespaces() {
     warn "removing network namespaces left by an earlier run that did not finish"
     netns_down
   fi
-}
-
-# on_signal: Ctrl-C, SIGTERM, or a closed terminal (SIGHUP): the run stops
-# as interrupted; on_exit cleans up.
-on_signal() {
-  LT_INTERRUPTED=1
-  say ""
-  say "interrupted: stopping k6 and the target, removing the namespaces"
-  exit 130
-}
-
-on_exit() {
-  local status=$?
-  trap - EXIT INT TERM HUP
-  stop_cell_processes
-  [[ -z "$LT_TMP_DIR" ]] || rm -rf "$LT_TMP_DIR"
-  if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then
-    manifest_finish "$LT_RUN_DIR" "$([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo failed)" || true
-    results_render "$LT_RUN_DIR" || true
-    report_render "$LT_RUN_DIR" || true
-    say "run $LT_RUN_ID $([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo stopped); finished cells are kept in ${LT_RUN_DIR#"$LT_ROOT"/}"
-  fi
-  lock_state_clear
-  exit "$status"
 }
 
 main "$@"

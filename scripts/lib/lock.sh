@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Summary: one run at a time on this host: the run lock, its state file, the
-# run's temporary directory, and ending what a killed run left.
+# run's temporary directory, the runner's traps (a signal or any exit
+# cleans up), and ending what a killed run left.
 #
 # The lock lives in /run/lock, which every local user may write (mode 1777)
 # and where the kernel may follow another user's symlink
@@ -11,7 +12,8 @@
 # through an existing name), and a temporary directory the state names is
 # removed only when it is one this suite made (lock_own_tmp_dir).
 #
-# Needs common.sh and manifest.sh; the runner sets LT_RUN_ID, LT_RUN_DIR and
+# Needs common.sh and manifest.sh (and, for on_exit, cell.sh, results.sh and
+# report.sh); the runner sets LT_RUN_ID, LT_RUN_DIR and
 # LT_TMP_DIR.
 
 LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}"
@@ -85,6 +87,7 @@ take_lock() {
 lock_state_write() {
   local tmp
   tmp="$(mktemp "$LT_LOCK_STATE.XXXXXX")"
+  # shellcheck disable=SC2153 # SC2153: LT_RUN_ID is the runner's (run-matrix.sh), not a misspelling
   if ! printf '%s\t%s\t%s\t%s\t%s\n' "$$" "$(process_start "$$")" "$LT_RUN_ID" "$LT_RUN_DIR" "$LT_TMP_DIR" >"$tmp" \
     || ! mv -fT "$tmp" "$LT_LOCK_STATE"; then
     rm -f "$tmp"
@@ -128,6 +131,56 @@ lock_holders() {
     holders=("pid ${line%%$'\t'*}")
   fi
   join_words ', ' "${holders[@]}"
+}
+
+# run_traps_set: the runner's traps: Ctrl-C (SIGINT), SIGTERM and a closed
+# terminal (SIGHUP) stop the run as interrupted (on_signal); any exit cleans
+# up (on_exit).
+run_traps_set() {
+  trap 'on_signal 1' HUP
+  trap 'on_signal 2' INT
+  trap 'on_signal 15' TERM
+  trap on_exit EXIT
+}
+
+# trap_say MESSAGE: say, in a trap, where the terminal may be gone (a closed
+# terminal's SIGHUP): a message that cannot be written is dropped, never
+# the end of the clean-up.
+trap_say() {
+  say "$@" || true
+}
+
+# on_signal NUMBER: the run stops as interrupted, with the shell's status
+# for that signal (128 + NUMBER: 129 SIGHUP, 130 SIGINT, 143 SIGTERM);
+# on_exit cleans up.
+on_signal() {
+  trap '' PIPE
+  LT_INTERRUPTED=1
+  trap_say ""
+  trap_say "interrupted: stopping k6 and the target, removing the namespaces"
+  exit $((128 + $1))
+}
+
+# on_exit: whatever ended the run: stop the cell's processes, mark an
+# unfinished run interrupted or failed and draw what it has, remove the
+# temporary directory and the lock's state. Every step runs, whatever one
+# before it did (no set -e here), and nothing written to a terminal that is
+# gone stops it.
+on_exit() {
+  local status=$?
+  set +e
+  trap '' PIPE
+  trap - EXIT INT TERM HUP
+  stop_cell_processes
+  if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then
+    manifest_finish "$LT_RUN_DIR" "$([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo failed)"
+    results_render "$LT_RUN_DIR"
+    report_render "$LT_RUN_DIR"
+    trap_say "run $LT_RUN_ID $([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo stopped); finished cells are kept in ${LT_RUN_DIR#"$LT_ROOT"/}"
+  fi
+  [[ -z "$LT_TMP_DIR" ]] || rm -rf "$LT_TMP_DIR"
+  lock_state_clear
+  exit "$status"
 }
 
 # run_tmp_dir: the run's temporary directory (TMPDIR for everything the run

@@ -194,7 +194,7 @@ hold_host_lock() {
   done
   kill -HUP "$RUNNER_PID"
   wait_runner
-  [ "$RUNNER_STATUS" -eq 130 ]
+  [ "$RUNNER_STATUS" -eq 129 ]
   [ "$(jq -r .status "$(readlink -f "$LT_RESULTS_DIR/latest")/manifest.json")" = interrupted ]
   run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
   assert_output ''

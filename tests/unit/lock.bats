@@ -18,6 +18,10 @@ setup() {
   printf 'keep\n' >"$VICTIM/data"
 }
 
+teardown() {
+  if [[ -n "${RUNNER_PID:-}" ]]; then kill -KILL "$RUNNER_PID" 2>/dev/null || true; fi
+}
+
 # dead_pid: the pid of a process that has ended.
 dead_pid() {
   sleep 0 &
@@ -97,4 +101,58 @@ dead_pid() {
   lock_state_clear
   [ ! -e "$LT_LOCK_STATE" ]
   exec 9>&-
+}
+
+# start_trapped_runner: a shell with the runner's traps (its cell's
+# processes and renders stubbed), a lock state and a temporary directory,
+# waiting to be signalled; its stderr goes to /dev/full, where every write
+# fails as on a terminal that is gone.
+start_trapped_runner() {
+  mkdir -p "$BATS_TEST_TMPDIR/run" "$BATS_TEST_TMPDIR/tmp"
+  printf '{"run_id": "r", "status": "running", "warnings": []}\n' >"$BATS_TEST_TMPDIR/run/manifest.json"
+  cat >"$BATS_TEST_TMPDIR/runner.sh" <<'SH'
+set -euo pipefail
+source "$LT_ROOT/scripts/lib/common.sh"
+for lib in results manifest lock; do source "$LT_ROOT/scripts/lib/$lib.sh"; done
+stop_cell_processes() { say "stopping"; }
+results_render() { :; }
+report_render() { :; }
+LT_RUN_ID=r LT_RUN_DIR="$1" LT_FINISHED=0 LT_INTERRUPTED=0
+TMPDIR="$2" run_tmp_dir
+lock_state_write
+run_traps_set
+printf 'ready\n' >"$3"
+while :; do sleep 0.05; done
+SH
+  bash "$BATS_TEST_TMPDIR/runner.sh" "$BATS_TEST_TMPDIR/run" "$BATS_TEST_TMPDIR/tmp" "$BATS_TEST_TMPDIR/ready" 2>/dev/full &
+  RUNNER_PID=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ -s "$BATS_TEST_TMPDIR/ready" ]] && return 0
+    sleep 0.1
+  done
+  fail "the runner never got ready"
+}
+
+@test "SIGHUP with the terminal gone: status 129, the run interrupted, no lock state, no temporary file" {
+  start_trapped_runner
+  [ -s "$LT_LOCK_STATE" ]
+  kill -HUP "$RUNNER_PID"
+  local status=0
+  wait "$RUNNER_PID" || status=$?
+  [ "$status" -eq 129 ]
+  [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/manifest.json")" = interrupted ]
+  [ ! -e "$LT_LOCK_STATE" ]
+  run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
+  assert_output ''
+}
+
+@test "SIGTERM: status 143, the run interrupted, no lock state" {
+  start_trapped_runner
+  kill -TERM "$RUNNER_PID"
+  local status=0
+  wait "$RUNNER_PID" || status=$?
+  [ "$status" -eq 143 ]
+  [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/manifest.json")" = interrupted ]
+  [ ! -e "$LT_LOCK_STATE" ]
 }
