@@ -66,6 +66,10 @@ main() {
   local -a plan=()
   if [[ -n "$resume" ]]; then
     mapfile -t plan < <(run_plan_recorded "$LT_RESULTS_DIR/$resume")
+    local first="${plan[0]:-}"
+    # A run from before plans: one of its cell directories.
+    [[ -n "$first" ]] || first="$(find "$LT_RESULTS_DIR/$resume/cells" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' 2>/dev/null | head -n 1)"
+    run_keep_id_width "${first##* }"
   fi
   if [[ ${#plan[@]} -eq 0 ]]; then
     mapfile -t plan < <(run_plan "$total" "${MATRIX_VALUE[REPEAT]}" "${MATRIX_VALUE[REPEAT_SEED]}")

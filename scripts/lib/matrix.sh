@@ -14,6 +14,9 @@ declare -gA SYSCTL_SIDE=() SYSCTL_NAME=()
 # Filled by matrix_load and matrix_apply_overrides.
 declare -ga AXIS_KEYS=()
 declare -gA MATRIX_VALUE=() MATRIX_ORIGIN=()
+# Digits of a cell's number in its id (matrix_cell_id); empty: those of the
+# cell count, at least two. A resumed run keeps its own (run_keep_id_width).
+MATRIX_ID_WIDTH="${MATRIX_ID_WIDTH:-}"
 
 # knobs_load DEFAULTS_FILE: read every knob, its default and its type.
 knobs_load() {
@@ -188,11 +191,24 @@ matrix_cell_values() {
 
 # matrix_cell_id INDEX: a readable, file-name-safe id such as
 # "03_accept_count-5_somaxconn-2" (axis values only; "01" without axes).
+# The number has as many digits as the cell count (at least two:
+# MATRIX_ID_WIDTH), so the ids sort by name in cell order ("011" before
+# "100").
 matrix_cell_id() {
-  local index="$1" key name value id
+  local index="$1" key name value id width="$MATRIX_ID_WIDTH"
   local -A chosen=()
   _matrix_choose "$index" chosen
-  printf -v id '%02d' "$((index + 1))"
+  if [[ -z "$width" ]]; then
+    local count=1
+    local -a words
+    for key in "${AXIS_KEYS[@]}"; do
+      read -r -a words <<<"${MATRIX_VALUE[$key]}"
+      count=$((count * ${#words[@]}))
+    done
+    width="${#count}"
+    ((width >= 2)) || width=2
+  fi
+  printf -v id '%0*d' "$width" "$((index + 1))"
   for key in "${AXIS_KEYS[@]}"; do
     name="${key#TOMCAT_}"
     name="${name,,}"

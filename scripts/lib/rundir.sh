@@ -51,7 +51,8 @@ create_run_dir() {
 # run_plan TOTAL REPEAT SEED: the cells of the run in the order they run, one
 # "INDEX K NAME" a line (INDEX: the matrix cell, 0-based; K: the repetition).
 # REPEAT=1: the matrix order, NAME the cell's id. REPEAT=N: every cell N
-# times, NAME <cell id>_rep-<k>, in an order shuffled with SEED (as Flent
+# times, NAME <cell id>_rep-<k> (k with as many digits as REPEAT, so
+# _rep-02 sorts before _rep-10), in an order shuffled with SEED (as Flent
 # does), so that whatever drifts over a run (a warming machine, a neighbour)
 # spreads over every cell instead of landing on the last ones.
 run_plan() {
@@ -63,7 +64,7 @@ run_plan() {
       continue
     fi
     for ((k = 1; k <= repeat; k++)); do
-      printf '%s %s %s_rep-%s\n' "$index" "$k" "$id" "$k"
+      printf '%s %s %s_rep-%0*d\n' "$index" "$k" "$id" "${#repeat}" "$k"
     done
   done | if ((repeat == 1)); then cat; else
     awk -v seed="$seed" 'BEGIN { srand(seed) } { printf "%.12f %s\n", rand(), $0 }' | sort -k1,1 | cut -d' ' -f2-
@@ -74,6 +75,16 @@ run_plan() {
 # manifest, as run_plan's lines (nothing for a run from before plans).
 run_plan_recorded() {
   jq -r '.plan // [] | .[] | "\(.index) \(.repeat) \(.cell)"' "$1/manifest.json"
+}
+
+# run_keep_id_width NAME: a resumed run's cells keep the width of the
+# numbers its ids were made with (MATRIX_ID_WIDTH, from NAME, one of its
+# cells: the plan's or a cell directory's), whatever matrix_cell_id makes
+# now: a run from before the widths grew with the cell count keeps "01".
+run_keep_id_width() {
+  # shellcheck disable=SC2034 # SC2034: read by matrix_cell_id (matrix.sh)
+  [[ "$1" =~ ^([0-9]+)(_|$) ]] && MATRIX_ID_WIDTH="${#BASH_REMATCH[1]}"
+  return 0
 }
 
 # reopen_run_dir RUN_ID: continue an earlier run in its own directory.

@@ -82,3 +82,33 @@ setup() {
     assert_success
   done
 }
+
+@test "past 99 cells the ids have three digits and sort in cell order; REPEAT=10 pads its repetitions" {
+  printf 'VUS=%s\n' "$(seq -s ' ' 1 120)" >"$BATS_TEST_TMPDIR/big.matrix"
+  matrix_resolve "$BATS_TEST_TMPDIR/big.matrix"
+  [ "$(matrix_cell_id 0)" = 001_vus-1 ]
+  [ "$(matrix_cell_id 119)" = 120_vus-120 ]
+  local i
+  local -a ids=()
+  for ((i = 0; i < 120; i++)); do ids+=("$(matrix_cell_id "$i")"); done
+  [ "$(printf '%s\n' "${ids[@]}" | LC_ALL=C sort)" = "$(printf '%s\n' "${ids[@]}")" ]
+  source "$LT_ROOT/scripts/lib/rundir.sh"
+  printf 'VUS=1 2\n' >"$BATS_TEST_TMPDIR/two.matrix"
+  matrix_resolve "$BATS_TEST_TMPDIR/two.matrix"
+  run run_plan 2 10 1
+  assert_line "1 2 02_vus-2_rep-02"
+  assert_line "1 10 02_vus-2_rep-10"
+  # In name order, each cell's repetitions are in k order.
+  [ "$(cut -d' ' -f3 <<<"$output" | LC_ALL=C sort | cut -d- -f3 | tr '\n' ' ')" = "01 02 03 04 05 06 07 08 09 10 01 02 03 04 05 06 07 08 09 10 " ]
+  run run_plan 2 3 1
+  assert_line "0 3 01_vus-1_rep-3"
+}
+
+@test "a resumed run keeps the width its cells were named with" {
+  printf 'VUS=%s\n' "$(seq -s ' ' 1 120)" >"$BATS_TEST_TMPDIR/big.matrix"
+  matrix_resolve "$BATS_TEST_TMPDIR/big.matrix"
+  source "$LT_ROOT/scripts/lib/rundir.sh"
+  run_keep_id_width "01_vus-1_rep-2"
+  [ "$(matrix_cell_id 0)" = 01_vus-1 ]
+  [ "$(matrix_cell_id 119)" = 120_vus-120 ]
+}
