@@ -66,6 +66,11 @@ read_settings() {
     fi
   done
   INFLUX_URL="${INFLUXDB_URL:-${KNOB_DEFAULT[INFLUXDB_URL]}}"
+  # A user and password go to curl on a pipe (monitoring_curl_config), never
+  # into a message or onto a command line.
+  # shellcheck disable=SC2034 # SC2034: read by monitoring.sh (the library)
+  MONITORING_CREDENTIALS="$(url_credentials "$INFLUX_URL")"
+  INFLUX_URL="$(url_without_credentials "$INFLUX_URL")"
   INFLUX_URL="${INFLUX_URL%/}"
   INFLUX_DB="${INFLUXDB_DB:-${KNOB_DEFAULT[INFLUXDB_DB]}}"
 }

@@ -160,9 +160,12 @@ resume_refuse_knobs() {
   knobs_load "$LT_ROOT/env/defaults.env"
   envfile_exported exported
   mapfile -t recorded < <(jq -r '.overrides // [] | .[]' "$LT_RESULTS_DIR/$run_id/manifest.json")
+  local value
   for key in "${KNOB_ORDER[@]}"; do
     [[ -n "${exported[$key]:-}" ]] || continue
-    printf '%s\n' "${recorded[@]}" | grep -qxF -- "$key=${!key}" || given+=("$key=${!key}")
+    # A URL's user and password are never recorded (monitoring_take_credentials).
+    value="$(url_without_credentials "${!key}")"
+    printf '%s\n' "${recorded[@]}" | grep -qxF -- "$key=$value" || given+=("$key=$value")
   done
   [[ ${#given[@]} -eq 0 ]] \
     || usage_error "RESUME: ${given[*]} given beside RESUME; run $run_id keeps its own knobs (its overrides: ${recorded[*]:-none}); unset them, or start a new run"
@@ -211,6 +214,7 @@ resolve_matrix() {
   else
     matrix_resolve "$matrix"
   fi
+  monitoring_take_credentials MATRIX_VALUE
   LT_OVERRIDES="$(matrix_overrides)"
 }
 

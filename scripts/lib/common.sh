@@ -54,6 +54,24 @@ join_words() {
   printf '%s' "${joined%"$separator"}"
 }
 
+# url_credentials URL: the user information of URL ("user:password" of
+# http://user:password@host/), as written there (percent-encoded); nothing
+# when it has none.
+url_credentials() {
+  [[ "$1" =~ ^[A-Za-z][A-Za-z0-9+.-]*://([^/@]*)@ ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+  return 0
+}
+
+# url_without_credentials URL: URL without its user information: what may
+# be shown, written to a file or put on a command line.
+url_without_credentials() {
+  if [[ "$1" =~ ^([A-Za-z][A-Za-z0-9+.-]*://)[^/@]*@(.*)$ ]]; then
+    printf '%s\n' "${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+  else
+    printf '%s\n' "$1"
+  fi
+}
+
 # print_summary FILE: the "# Summary:" and "# Usage:" lines of a script.
 print_summary() {
   sed -n 's/^# \(Summary\|Usage\):/\1:/p' "$1"

@@ -296,14 +296,30 @@ k6_start() {
         ulimit -n "$nofile" 2>/dev/null || true
       fi
       cd "$outputs" || exit 1
+      k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$summary" \
+        "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}"
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
-        "${in_namespace[@]}" env -i "${env_args[@]}" "SUMMARY_FILE=$summary" \
-        "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}" \
-        "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
+        "${in_namespace[@]}" "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
     ) >"$log" 2>&1 9>&- & # 9>&-: not the run lock (run-matrix.sh LT_LOCK_FD)
     K6_PIDS+=("$!")
     k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
+  done
+}
+
+# k6_environment_only NAME=VALUE...: this (sub)shell's environment becomes
+# exactly the NAME=VALUEs (the last of a name wins), as `env -i` would make
+# it, but in the shell: a value (K6_INFLUXDB_PASSWORD) is never in a
+# process's arguments, which every user can read (ps), only in its
+# environment, which only its owner can.
+k6_environment_only() {
+  local name assignment
+  for name in $(compgen -e); do
+    unset "$name" 2>/dev/null || true
+  done
+  for assignment in "$@"; do
+    # shellcheck disable=SC2163 # SC2163: exports NAME=VALUE as given
+    export "$assignment"
   done
 }
 

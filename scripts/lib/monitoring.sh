@@ -33,6 +33,10 @@
 MONITORING_ACTIVE=0
 MONITORING_RUN_DIR=""
 MONITORING_URL=""
+# InfluxDB's user and password ("user:password", percent-encoded as in a
+# URL), kept out of MONITORING_URL, the knobs and every file: curl gets them
+# in a config on a pipe, k6 in its environment (monitoring_take_credentials).
+MONITORING_CREDENTIALS="${MONITORING_CREDENTIALS:-}"
 MONITORING_DB=""
 MONITORING_K6_MODE="file"
 # Where the current cell's k6 samples go: none, file or live.
@@ -51,6 +55,46 @@ MONITORING_ERROR=""
 
 MONITORING_LIB_DIR="$(dirname "${BASH_SOURCE[0]}")"
 
+# monitoring_take_credentials VALUES_ASSOC: an INFLUXDB_URL with a user and
+# password (http://user:password@host:8086) keeps them in
+# MONITORING_CREDENTIALS and becomes the URL without them, before any cell's
+# settings, the manifest or a command line see it. A resumed run recorded the
+# URL without them: an INFLUXDB_URL in the environment that is the same URL
+# with them gives them again.
+monitoring_take_credentials() {
+  local -n credential_values="$1"
+  local url="${credential_values[INFLUXDB_URL]:-}" given="${INFLUXDB_URL:-}"
+  [[ "$url" != *" "* ]] || return 0
+  if [[ -z "$(url_credentials "$url")" && -n "$(url_credentials "$given")" \
+    && "$(url_without_credentials "$given")" == "$url" ]]; then
+    url="$given"
+  fi
+  [[ -n "$(url_credentials "$url")" ]] || return 0
+  MONITORING_CREDENTIALS="$(url_credentials "$url")"
+  credential_values[INFLUXDB_URL]="$(url_without_credentials "$url")"
+}
+
+# monitoring_credential PART: the user (1) or the password (2) of
+# MONITORING_CREDENTIALS, percent-decoded.
+monitoring_credential() {
+  local part
+  if [[ "$1" == 1 ]]; then part="${MONITORING_CREDENTIALS%%:*}"; else
+    [[ "$MONITORING_CREDENTIALS" == *:* ]] || return 0
+    part="${MONITORING_CREDENTIALS#*:}"
+  fi
+  printf '%b' "${part//%/\\x}"
+}
+
+# monitoring_curl_config: curl's config (curl -K) with InfluxDB's user and
+# password; empty without them. Read from a pipe, never on curl's command line.
+monitoring_curl_config() {
+  [[ -n "$MONITORING_CREDENTIALS" ]] || return 0
+  local user
+  user="$(monitoring_credential 1):$(monitoring_credential 2)"
+  user="${user//\\/\\\\}"
+  printf 'user = "%s"\n' "${user//\"/\\\"}"
+}
+
 # monitoring_run_start RUN_DIR CELL_ASSOC: decide once whether this run goes
 # to InfluxDB (MONITORING, INFLUXDB_URL, INFLUXDB_DB of the run's knobs) and
 # record the decision in the manifest.
@@ -60,6 +104,7 @@ monitoring_run_start() {
   local -n run_values="$2"
   local mode="${run_values[MONITORING]:-auto}"
   MONITORING_RUN_DIR="$run_dir"
+  monitoring_take_credentials run_values
   MONITORING_URL="${run_values[INFLUXDB_URL]:-http://127.0.0.1:8086}"
   MONITORING_URL="${MONITORING_URL%/}"
   MONITORING_DB="${run_values[INFLUXDB_DB]:-k6}"
@@ -129,6 +174,10 @@ monitoring_k6_options() {
   case "$MONITORING_CELL_K6" in
     live)
       printf '%s\n' "--out=influxdb=$MONITORING_URL/$MONITORING_DB"
+      # k6's InfluxDB output reads its user and password from these.
+      if [[ -n "$MONITORING_CREDENTIALS" ]]; then
+        printf '%s\n' "K6_INFLUXDB_USERNAME=$(monitoring_credential 1)" "K6_INFLUXDB_PASSWORD=$(monitoring_credential 2)"
+      fi
       # Fewer, larger writes: a saturated k6 keeps 0.74 of its throughput
       # with these instead of 0.5 with the defaults (1 s, 4 writers).
       printf '%s\n' K6_INFLUXDB_PUSH_INTERVAL=5s K6_INFLUXDB_CONCURRENT_WRITES=8
@@ -158,7 +207,7 @@ monitoring_sampler_hook() {
 monitoring_send_sample() {
   ((MONITORING_SAMPLE_FAILURES < 3)) || return 0
   if printf '%s\n%s\n' "$SAMPLES_HEADER" "$1" | monitoring_samples_lines "${MONITORING_SAMPLE_ARGS[@]}" \
-    | curl -fsS -o /dev/null --connect-timeout 0.2 --max-time 0.5 --data-binary @- \
+    | curl -K <(monitoring_curl_config) -fsS -o /dev/null --connect-timeout 0.2 --max-time 0.5 --data-binary @- \
       "$MONITORING_URL/write?db=$MONITORING_DB&precision=ns" 2>/dev/null; then
     MONITORING_SAMPLE_FAILURES=0
   else
@@ -171,7 +220,7 @@ monitoring_send_sample() {
 # samples file with a warning.
 monitoring_live_reachable() {
   if ((MONITORING_LIVE_CHECKED == 0)); then
-    if netns_exec client curl -fsS -o /dev/null --max-time 2 "$MONITORING_URL/ping" 2>/dev/null; then
+    if netns_exec client curl -K <(monitoring_curl_config) -fsS -o /dev/null --max-time 2 "$MONITORING_URL/ping" 2>/dev/null; then
       MONITORING_LIVE_CHECKED=1
     else
       MONITORING_LIVE_CHECKED=2
@@ -208,12 +257,12 @@ monitoring_elapsed() {
 
 # monitoring_ping URL: succeed if an InfluxDB answers URL/ping.
 monitoring_ping() {
-  curl -fsS -o /dev/null --connect-timeout 2 --max-time 5 "$1/ping" 2>/dev/null
+  curl -K <(monitoring_curl_config) -fsS -o /dev/null --connect-timeout 2 --max-time 5 "$1/ping" 2>/dev/null
 }
 
 # monitoring_create_db URL DB: create DB (nothing happens if it exists).
 monitoring_create_db() {
-  curl -fsS -o /dev/null --connect-timeout 2 --max-time 10 -XPOST "$1/query" \
+  curl -K <(monitoring_curl_config) -fsS -o /dev/null --connect-timeout 2 --max-time 10 -XPOST "$1/query" \
     --data-urlencode "q=CREATE DATABASE \"$2\"" 2>/dev/null
 }
 
@@ -247,7 +296,7 @@ monitoring_write_batches() {
   for batch in "$dir"/batch.*; do
     [[ -e "$batch" ]] || continue
     lines="$(wc -l <"$batch")"
-    if ! code="$(curl -sS -o "$dir/response" -w '%{http_code}' --connect-timeout 2 --max-time 60 \
+    if ! code="$(curl -K <(monitoring_curl_config) -sS -o "$dir/response" -w '%{http_code}' --connect-timeout 2 --max-time 60 \
       -H 'Content-Type: text/plain; charset=utf-8' --data-binary "@$batch" \
       "$url/write?db=$db&precision=ns" 2>"$dir/curl.err")"; then
       MONITORING_ERROR="$(tr -d '\n' <"$dir/curl.err" | cut -c1-200)"

@@ -97,10 +97,12 @@ report_facts() {
   jq -r '
     def row($name; $value): "<tr><th>\($name | @html)</th><td>\($value | @html)</td></tr>";
     def list: if length == 0 then "-" else join(", ") end;
+    # A URL with a user and password (a manifest from before they were kept out) shows neither.
+    def no_credentials: gsub("(?<s>[A-Za-z][A-Za-z0-9+.-]*://)[^/@ ]*@"; "\(.s)");
     "<h2>Run</h2>", "<table>",
     row("matrix"; "\(.matrix) (sha256 \((.matrix_sha256 // "")[0:12]))"),
     row("axes"; .axes | list),
-    row("overrides"; .overrides // [] | list),
+    row("overrides"; .overrides // [] | map(no_credentials) | list),
     row("cells"; "\(.cells_done) of \(.cells_total) done, \(.cells_failed) failed"),
     row("started"; .started_at // "-"),
     row("ended"; .ended_at // "-"),
@@ -108,7 +110,7 @@ report_facts() {
     row("git commit"; .git_commit // "-"),
     (.versions // {} | to_entries[] | row(.key; .value)),
     (if .monitoring then row("InfluxDB";
-        if .monitoring.active then "\(.monitoring.influxdb_url), database \(.monitoring.database), \(.monitoring.points_written) points (k6 samples: \(.monitoring.k6_samples))"
+        if .monitoring.active then "\(.monitoring.influxdb_url | no_credentials), database \(.monitoring.database), \(.monitoring.points_written) points (k6 samples: \(.monitoring.k6_samples))"
         else "not used (MONITORING=\(.monitoring.mode))" end) else empty end),
     "</table>",
     (if (.warnings // []) | length > 0 then

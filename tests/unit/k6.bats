@@ -290,3 +290,29 @@ k6 process 2 of 2: handleSummary's output './data/summary.json' was not written:
   run k6_check_cells 1 '{"cpus": 2, "nofile": 20000, "mem_available_mb": 24000}'
   assert_success
 }
+
+@test "k6 gets its environment (a password among it) in its environment, never on a command line" {
+  local cell_dir="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$cell_dir"
+  # A stand-in k6: records its own environment and its parent's (timeout's) arguments.
+  cat >"$BATS_TEST_TMPDIR/k6" <<'SH'
+#!/bin/sh
+env >"$SUMMARY_FILE.env"
+tr '\0' ' ' <"/proc/$PPID/cmdline" >"$SUMMARY_FILE.parent"
+tr '\0' ' ' <"/proc/$$/cmdline" >"$SUMMARY_FILE.args"
+SH
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  LT_K6="$BATS_TEST_TMPDIR/k6" NETNS_HOST_MODE=1 LT_RUN_ID=r
+  export SECRET_OF_THE_CALLER=1
+  local -A cell=([SCENARIO]=spike [VUS]=2)
+  k6_start cell "$cell_dir" http://127.0.0.1:9 10 K6_INFLUXDB_PASSWORD=s3cret "--out=influxdb=http://127.0.0.1:9/k6"
+  wait "${K6_PIDS[@]}"
+  grep -qx K6_INFLUXDB_PASSWORD=s3cret "$cell_dir/summary.json.env"
+  grep -qx VUS=2 "$cell_dir/summary.json.env"
+  grep -qx TARGET_URL=http://127.0.0.1:9 "$cell_dir/summary.json.env"
+  run grep -c SECRET_OF_THE_CALLER "$cell_dir/summary.json.env"
+  assert_output 0
+  run grep -l s3cret "$cell_dir/summary.json.parent" "$cell_dir/summary.json.args"
+  assert_output ''
+  grep -q -- "--out=influxdb=http://127.0.0.1:9/k6" "$cell_dir/summary.json.args"
+}

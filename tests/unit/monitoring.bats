@@ -252,3 +252,55 @@ while time.time() < end: server.handle_request()
   assert_success
   assert_output ""
 }
+
+@test "an INFLUXDB_URL with a user and password: none of it in messages, the manifest, a cell's settings or k6's arguments" {
+  export INFLUXDB_URL="http://ltuser:s3cret@127.0.0.1:9"
+  source "$LT_ROOT/scripts/lib/envfile.sh"
+  source "$LT_ROOT/scripts/lib/matrix.sh"
+  printf 'VUS=2\n' >"$BATS_TEST_TMPDIR/m.matrix"
+  matrix_resolve "$BATS_TEST_TMPDIR/m.matrix"
+  monitoring_take_credentials MATRIX_VALUE
+  [ "$MONITORING_CREDENTIALS" = "ltuser:s3cret" ]
+  run matrix_overrides
+  assert_output "INFLUXDB_URL=http://127.0.0.1:9"
+  run matrix_cell_values 0
+  refute_output --partial s3cr
+  MATRIX_VALUE[MONITORING]=on
+  run monitoring_run_start "$RUN_DIR" MATRIX_VALUE
+  refute_output --partial s3cr
+  refute_output --partial ltuser
+  run grep -c s3cr "$RUN_DIR/manifest.json"
+  assert_output 0
+  jq -e '.monitoring.influxdb_url == "http://127.0.0.1:9"' "$RUN_DIR/manifest.json"
+  # k6: the URL without them on its command line, they in its environment.
+  MONITORING_K6_MODE=live MONITORING_CELL_K6=live MONITORING_DB=k6 MONITORING_URL=http://127.0.0.1:9
+  local -A cell=([K6_HTML_REPORT]=0)
+  run monitoring_k6_options cell "$CELL_DIR"
+  assert_line "--out=influxdb=http://127.0.0.1:9/k6"
+  assert_line "K6_INFLUXDB_USERNAME=ltuser"
+  assert_line "K6_INFLUXDB_PASSWORD=s3cret"
+  refute_output --partial "ltuser:"
+}
+
+@test "curl sends InfluxDB's user and password from a pipe, not from its command line" {
+  # A stand-in for InfluxDB's /ping that records the Authorization header.
+  python3 -c '
+import http.server, sys
+class Ping(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with open(sys.argv[1], "a") as log:
+            log.write("%s\n" % self.headers.get("Authorization"))
+        self.send_response(204); self.end_headers()
+    def log_message(self, *args): pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Ping)
+print(server.server_address[1], flush=True)
+server.timeout = 10
+server.handle_request()
+' "$BATS_TEST_TMPDIR/auth" >"$BATS_TEST_TMPDIR/port" &
+  local server=$! i
+  for ((i = 0; i < 50; i++)); do [[ -s "$BATS_TEST_TMPDIR/port" ]] && break; sleep 0.1; done
+  MONITORING_CREDENTIALS='ltuser:s3cr%22t'
+  monitoring_ping "http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")"
+  wait "$server"
+  [ "$(cat "$BATS_TEST_TMPDIR/auth")" = "Basic $(printf 'ltuser:s3cr"t' | base64)" ]
+}

@@ -197,3 +197,13 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
   assert_output 0
   grep -q '<td class="n">8.5</td>' "$RUN_DIR/report.html"
 }
+
+@test "a URL's user and password in a manifest are not shown" {
+  jq '.overrides = ["INFLUXDB_URL=http://ltuser:s3cret@127.0.0.1:8086"] | .monitoring.influxdb_url = "http://ltuser:s3cret@127.0.0.1:8086"' \
+    "$RUN_DIR/manifest.json" >"$RUN_DIR/m" && mv "$RUN_DIR/m" "$RUN_DIR/manifest.json"
+  run report_facts "$RUN_DIR/manifest.json"
+  assert_success
+  refute_output --partial s3cret
+  refute_output --partial ltuser
+  assert_output --partial "INFLUXDB_URL=http://127.0.0.1:8086"
+}

@@ -30,11 +30,11 @@ setup() {
 @test "run_id_valid refuses what the slug would change, and names above the results" {
   run_id_valid 20261126-193327-default
   run_id_valid 20261126-193327-default-2
-  ! run_id_valid "20261126-193327-my test"
-  ! run_id_valid "20261126-193327-schön"
-  ! run_id_valid ..
-  ! run_id_valid ../x
-  ! run_id_valid ""
+  local id
+  for id in "20261126-193327-my test" "20261126-193327-schön" .. ../x ""; do
+    run run_id_valid "$id"
+    assert_failure
+  done
   RESUME="a/../b" run "$LT_ROOT/scripts/run-matrix.sh"
   assert_failure 2
   assert_output --partial "is not a run id"
