@@ -172,12 +172,14 @@ resume_refuse_knobs() {
 }
 
 # resume_check_inputs RUN_ID: the files the cells depend on
-# (manifest_inputs) and the suite's commit are those run RUN_ID recorded;
+# (manifest_inputs), the suite's commit and uncommitted changes, and the
+# versions of k6, java and the kernel (manifest_config_changes) are those run
+# RUN_ID recorded;
 # a resumed run with other inputs would mix two configurations in one
 # table, so it is refused, naming what changed.
 # shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
 resume_check_inputs() {
-  local run_id="$1" manifest recorded_commit commit
+  local run_id="$1" manifest
   local -a changes=()
   manifest="$LT_RESULTS_DIR/$run_id/manifest.json"
   mapfile -t changes < <(jq -r --argjson now "$(manifest_inputs MATRIX_VALUE)" '
@@ -190,11 +192,8 @@ resume_check_inputs() {
           elif $was[$path] != $now[$path] then "\($path) (sha256 \($now[$path][0:12]), was \($was[$path][0:12]))"
           else empty end
       end' "$manifest")
-  recorded_commit="$(jq -r '.git_commit // ""' "$manifest")"
-  commit="$(manifest_git_commit)"
-  if [[ -n "$recorded_commit" && "$recorded_commit" != "$commit" ]]; then
-    changes+=("the suite's git commit ($commit, was $recorded_commit)")
-  fi
+  # The suite (its commit and uncommitted changes) and the tools' versions.
+  mapfile -t -O "${#changes[@]}" changes < <(manifest_config_changes "$manifest")
   [[ ${#changes[@]} -eq 0 ]] \
     || usage_error "RESUME: the inputs of run $run_id changed: $(join_words '; ' "${changes[@]}"); start a new run instead"
 }

@@ -12,6 +12,43 @@ manifest_git_commit() {
   printf '%s\n' "$commit"
 }
 
+# manifest_git_diff_sha256: the sha256 of the suite's uncommitted changes to
+# tracked files (git diff HEAD), empty when there are none (or outside a git
+# checkout): two "-dirty" runs of one commit are the same suite only when
+# this is the same.
+manifest_git_diff_sha256() {
+  local diff
+  diff="$(git -C "$LT_ROOT" diff HEAD --no-ext-diff --binary 2>/dev/null)" || return 0
+  [[ -z "$diff" ]] || printf '%s\n' "$diff" | sha256sum | cut -d' ' -f1
+}
+
+# manifest_versions: the tools a run's figures depend on, {k6, java,
+# kernel}: k6's version, the first line of `java -version` and the kernel's
+# release.
+manifest_versions() {
+  jq -n --arg k6 "$(k6_version)" --arg java "$(java -version 2>&1 | head -n 1)" --arg kernel "$(uname -r)" \
+    '{k6: $k6, java: $java, kernel: $kernel}'
+}
+
+# manifest_config_changes MANIFEST: what differs between the suite and tools
+# an earlier run recorded in MANIFEST and those here now, one line each
+# ("k6 version (k6 v1.9.0, was k6 v1.8.1)"); nothing when all is the same.
+# What the run did not record (an older manifest) is not compared; nor is
+# java for BACKEND=compose, whose java is the container's.
+# shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
+manifest_config_changes() {
+  local manifest="$1"
+  jq -r --arg commit "$(manifest_git_commit)" --arg diff "$(manifest_git_diff_sha256)" \
+    --argjson now "$(manifest_versions)" '
+    def changed($what; $was; $is): if $was == null or $was == $is then empty
+      else "\($what) (\(if $is == "" then "none" else $is end), was \(if $was == "" then "none" else $was end))" end;
+    changed("the suite'"'"'s git commit"; .git_commit; $commit),
+    (if .git_commit == $commit then changed("the suite'"'"'s uncommitted changes, sha256 of git diff HEAD"; .git_diff_sha256; $diff) else empty end),
+    changed("k6 version"; .versions.k6; $now.k6),
+    (if .backend == "compose" then empty else changed("java version"; .versions.java; $now.java) end),
+    changed("kernel release"; .versions.kernel; $now.kernel)' "$manifest"
+}
+
 # manifest_inputs VALUES_ASSOC: the files the cells depend on besides the
 # matrix and the suite's scripts, {"PATH": "SHA256"} (PATH relative to the
 # suite when inside it; "missing" for a file that is not there): the knobs'
@@ -49,9 +86,8 @@ manifest_create() {
     --arg matrix "${matrix#"$LT_ROOT"/}" \
     --arg sha "$(sha256sum "$matrix" | cut -d' ' -f1)" \
     --arg commit "$commit" \
-    --arg k6 "$(k6_version)" \
-    --arg java "$(java -version 2>&1 | head -n 1)" \
-    --arg kernel "$(uname -r)" \
+    --arg diff "$(manifest_git_diff_sha256)" \
+    --argjson versions "$(manifest_versions)" \
     --arg backend "$LT_BACKEND" \
     --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
     --argjson axes "$axes_json" \
@@ -60,8 +96,8 @@ manifest_create() {
     --argjson nofile "$(ulimit -n | sed 's/unlimited/null/')" \
     --argjson cpus "$(nproc)" \
     --argjson inputs "$(manifest_inputs MATRIX_VALUE)" \
-    '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
-      versions: {k6: $k6, java: $java, kernel: $kernel}, backend: $backend,
+    '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit, git_diff_sha256: $diff,
+      versions: $versions, backend: $backend,
       started_at: $started, ended_at: null, resumed_at: [], status: "running",
       axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,
       cells_as_designed: 0, first_design_reason: null,
