@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report design backend cell rundir lock; do
+for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report design backend cell rundir lock space; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -74,11 +74,13 @@ main() {
   if [[ ${#plan[@]} -eq 0 ]]; then
     mapfile -t plan < <(run_plan "$total" "${MATRIX_VALUE[REPEAT]}" "${MATRIX_VALUE[REPEAT_SEED]}")
   fi
+  check_space "$resume" "${plan[@]}"
   if [[ -n "$resume" ]]; then
     reopen_run_dir "$resume"
   else
     create_run_dir "$matrix" "$(printf '%s\n' "${plan[@]}")"
   fi
+  space_reserve "$LT_RUN_DIR"
   run_tmp_dir
   lock_state_write
 
@@ -103,6 +105,12 @@ main() {
     if ! run_cell "$index" "$k" "$name" "$((position + 1))" "${#plan[@]}"; then
       :
     fi
+    # A full disk stops the run as interrupted (on_exit), the cell dropped.
+    space_stop_when_full "$LT_RUN_DIR/cells/$name" || {
+      # shellcheck disable=SC2034 # SC2034: read by on_exit (lock.sh)
+      LT_INTERRUPTED=1
+      exit "$EX_FAILURE"
+    }
     update_cell_counts
     results_render "$LT_RUN_DIR" || warn "cannot render the results tables"
     # The tables' share of the cell (after its row, so make bench reads it from phases.tsv).
@@ -196,6 +204,21 @@ resume_check_inputs() {
   mapfile -t -O "${#changes[@]}" changes < <(manifest_config_changes "$manifest")
   [[ ${#changes[@]} -eq 0 ]] \
     || usage_error "RESUME: the inputs of run $run_id changed: $(join_words '; ' "${changes[@]}"); start a new run instead"
+}
+
+# check_space RUN_ID PLAN_LINE...: the cells of the plan still to run (those
+# of run RUN_ID without a row when it is resumed) fit in the results
+# directory's free space (space_check).
+check_space() {
+  local resume="$1" line index k name
+  shift
+  local -a todo=()
+  for line in "$@"; do
+    read -r index k name <<<"$line"
+    [[ -n "$resume" && -s "$LT_RESULTS_DIR/$resume/cells/$name/row.json" ]] || todo+=("$line")
+  done
+  mkdir -p "$LT_RESULTS_DIR"
+  space_check "$LT_RESULTS_DIR" "${todo[@]}"
 }
 
 # resolve_matrix FILE [MANIFEST]: defaults < matrix < environment; stops on

@@ -12,8 +12,8 @@
 # through an existing name), and a temporary directory the state names is
 # removed only when it is one this suite made (lock_own_tmp_dir).
 #
-# Needs common.sh and manifest.sh (and, for on_exit, cell.sh, results.sh and
-# report.sh); the runner sets LT_RUN_ID, LT_RUN_DIR and
+# Needs common.sh and manifest.sh (and, for on_exit, cell.sh, results.sh,
+# report.sh and space.sh); the runner sets LT_RUN_ID, LT_RUN_DIR and
 # LT_TMP_DIR.
 
 LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}"
@@ -172,12 +172,15 @@ on_exit() {
   trap '' PIPE
   trap - EXIT INT TERM HUP
   stop_cell_processes
+  # The reserve given back first: on a full disk the manifest still fits.
+  [[ -z "$LT_RUN_DIR" ]] || space_release "$LT_RUN_DIR"
   if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then
     manifest_finish "$LT_RUN_DIR" "$([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo failed)"
     results_render "$LT_RUN_DIR"
     report_render "$LT_RUN_DIR"
     trap_say "run $LT_RUN_ID $([[ $LT_INTERRUPTED -eq 1 ]] && echo interrupted || echo stopped); finished cells are kept in ${LT_RUN_DIR#"$LT_ROOT"/}"
   fi
+  [[ -z "$LT_RUN_DIR" ]] || space_clean "$LT_RUN_DIR"
   [[ -z "$LT_TMP_DIR" ]] || rm -rf "$LT_TMP_DIR"
   lock_state_clear
   exit "$status"

@@ -15,6 +15,7 @@ teardown() {
   if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
   if [[ -n "${HOLDER_PID:-}" ]]; then kill "$HOLDER_PID" 2>/dev/null || true; fi
   wait 2>/dev/null || true
+  if mountpoint -q "$LT_RESULTS_DIR" 2>/dev/null; then umount "$LT_RESULTS_DIR" || true; fi
 }
 
 # start_runner: run-matrix on $MATRIX in the background; returns once it
@@ -364,4 +365,37 @@ os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" 
   [ -e "$LT_RESULTS_DIR/$stamp-tiny/marker" ]
   [ ! -e "$LT_RESULTS_DIR/$stamp-tiny/manifest.json" ]
   [[ "$(basename "$(readlink -f "$LT_RESULTS_DIR/latest")")" == *-tiny* ]]
+}
+
+@test "a disk that fills mid-run: one line, no temporary file, the run interrupted, and RESUME finishes it once there is room" {
+  hold_host_lock
+  mkdir -p "$LT_RESULTS_DIR"
+  mount -t tmpfs -o size=4m tmpfs "$LT_RESULTS_DIR"
+  printf 'TOMCAT_ACCEPT_COUNT=10 20\n' >"$MATRIX.2"
+  grep -v TOMCAT_ACCEPT_COUNT "$MATRIX" >>"$MATRIX.2"
+  mv "$MATRIX.2" "$MATRIX"
+  "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" >"$BATS_TEST_TMPDIR/run.log" 2>&1 {HOST_LOCK_FD}>&- &
+  RUNNER_PID=$!
+  wait_for_log "cell 1/2" 60
+  # Another writer fills the disk while the first cell runs.
+  head -c 8M /dev/zero >"$LT_RESULTS_DIR/filler" 2>/dev/null || true
+  wait_runner
+  local log run_dir
+  log="$(cat "$BATS_TEST_TMPDIR/run.log")"
+  [ "$RUNNER_STATUS" -eq 1 ] || fail "status $RUNNER_STATUS: $log"
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  grep -qx "no space left on $LT_RESULTS_DIR (results in $run_dir): the run stops; free some space there and continue it with RESUME=$(basename "$run_dir")" \
+    "$BATS_TEST_TMPDIR/run.log" || fail "no one line about the disk: $log"
+  run find "$LT_RESULTS_DIR" -name '*.tmp.*'
+  assert_output ''
+  [ "$(jq -r .status "$run_dir/manifest.json")" = interrupted ]
+  # Room again: RESUME runs the cell the full disk cut off, and the next.
+  rm "$LT_RESULTS_DIR/filler"
+  RESUME="$(basename "$run_dir")" run "$LT_ROOT/scripts/run-matrix.sh" {HOST_LOCK_FD}>&-
+  assert_success
+  [ "$(jq -r .status "$run_dir/manifest.json")" = complete ]
+  run lt_csv_column "$run_dir/results.csv" status
+  assert_output $'ok\nok'
+  umount "$LT_RESULTS_DIR"
+  assert_nothing_left
 }

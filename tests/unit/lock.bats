@@ -113,7 +113,7 @@ start_trapped_runner() {
   cat >"$BATS_TEST_TMPDIR/runner.sh" <<'SH'
 set -euo pipefail
 source "$LT_ROOT/scripts/lib/common.sh"
-for lib in results manifest lock; do source "$LT_ROOT/scripts/lib/$lib.sh"; done
+for lib in results manifest lock space; do source "$LT_ROOT/scripts/lib/$lib.sh"; done
 stop_cell_processes() { say "stopping"; }
 results_render() { :; }
 report_render() { :; }
