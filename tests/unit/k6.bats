@@ -2,6 +2,7 @@
 # k6.sh: planned time, execution segments, and the merge of several k6
 # instances' summaries into one.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
+# shellcheck disable=SC2030,SC2031 # SC2030/SC2031: k6_start sets K6_PIDS in the test's own shell, which waits on them
 
 setup() {
   load '../test_helper'

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # What a manifest records of the suite and its tools, and what RESUME
 # compares: the commit, its uncommitted changes, k6, java and the kernel.
+# shellcheck disable=SC2034 # SC2034: read by the sourced library under test
 
 setup() {
   load '../test_helper'

@@ -160,6 +160,7 @@ for i in range(2000):
             json.dump({"cell": cell, "status": "failed" if k == 1 else "ok", "as_designed": 1, "repeat": 10,
                        "repeat_of": cell.rsplit("_rep-", 1)[0], "axes": {"TOMCAT_ACCEPT_COUNT": str(i)}}, f)
 PY
+  # shellcheck disable=SC2034 # SC2034: read by count_rows and say_as_designed (rundir.sh)
   LT_RUN_DIR="$run_dir"
   run count_rows failed
   assert_success

@@ -2,6 +2,7 @@
 # A run's directory: the run id made from the matrix's name is one RESUME
 # accepts, whatever the name holds.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
+# shellcheck disable=SC2317,SC2153 # SC2317: stubs the library under test calls; SC2153: LT_RUN_ID is set by create_run_dir
 
 setup() {
   load '../test_helper'
