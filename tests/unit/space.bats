@@ -5,7 +5,8 @@
 
 setup() {
   load '../test_helper'
-  [[ $EUID -eq 0 ]] || fail "these tests mount a small tmpfs: run them as root"
+  # A small tmpfs needs root to mount.
+  lt_require_root
   lt_source_libs envfile matrix results space
   DISK="$BATS_TEST_TMPDIR/disk"
   mkdir -p "$DISK"
