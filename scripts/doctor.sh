@@ -131,6 +131,7 @@ main() {
   nstat -asz >"$readings/nstat-after.txt"
   ss -tanH state time-wait state syn-recv >"$readings/sockets.txt"
   py report "$readings" "$out"
+  printf 'doctor: wrote %s/doctor.md, doctor.json and reproduce.matrix (make run-matrix MATRIX=%s/reproduce.matrix runs it in the lab)\n' "$out" "$out" >&2
 }
 
 main "$@"
