@@ -72,6 +72,19 @@ sample_metrics() {
   done
 }
 
+# now_ms: the clock in milliseconds.
+now_ms() {
+  local ns
+  ns="$(date +%s%N)"
+  printf '%s\n' $((ns / 1000000))
+}
+
+# sleep_until_ms T: sleep until now_ms reaches T (at once if it has).
+sleep_until_ms() {
+  local left=$(($1 - $(now_ms)))
+  ((left <= 0)) || sleep "$((left / 1000)).$(printf '%03d' $((left % 1000)))"
+}
+
 # default_out ID: results/doctor-ID in the suite's checkout, ./doctor-ID elsewhere.
 default_out() {
   if [[ -n "${LT_RESULTS_DIR:-}" ]]; then
@@ -84,7 +97,7 @@ default_out() {
 }
 
 main() {
-  local port=8080 actuator="" window=10s out="" window_s i readings
+  local port=8080 actuator="" window=10s out="" window_s i readings start_ms
   while (($#)); do
     case "$1" in
       --port) port="${2:-}"; shift 2 || die "--port needs a value" ;;
@@ -121,14 +134,17 @@ main() {
     py get "${actuator%/}/configprops" >"$readings/configprops.json" 2>/dev/null \
       || printf 'doctor: no /configprops at %s\n' "$actuator" >&2
   fi
+  start_ms="$(now_ms)"
   nstat -asz >"$readings/nstat-before.txt"
+  # One sample a second, on the second from the start, however long a sample takes.
   for ((i = 0; i <= window_s; i++)); do
     printf '# sample %s\n' "$i" >>"$readings/ss-listen.txt"
     listeners "$port" >>"$readings/ss-listen.txt"
     [[ -z "$actuator" ]] || sample_metrics "$i" "${actuator%/}" >>"$readings/metrics.tsv"
-    ((i == window_s)) || sleep 1
+    ((i == window_s)) || sleep_until_ms $((start_ms + (i + 1) * 1000))
   done
   nstat -asz >"$readings/nstat-after.txt"
+  printf 'elapsed_ms\t%s\n' $(($(now_ms) - start_ms)) >>"$readings/meta.tsv"
   ss -tanH state time-wait state syn-recv >"$readings/sockets.txt"
   py report "$readings" "$out"
   printf 'doctor: wrote %s/doctor.md, doctor.json and reproduce.matrix (make run-matrix MATRIX=%s/reproduce.matrix runs it in the lab)\n' "$out" "$out" >&2

@@ -10,7 +10,8 @@ Only the standard library: scripts/doctor.sh and scripts/ltsuite/ are all a host
 bash, iproute2 and python3. Nothing here writes outside OUT_DIR.
 
 The readings directory (one file per source, as the tools print it):
-  meta.tsv           key<TAB>value: port, window_s, kernel, host, started
+  meta.tsv           key<TAB>value: port, window_s, kernel, host, started, elapsed_ms (between the
+                     two nstat snapshots)
   sysctls.tsv        sysctl<TAB>value
   ss-listen.txt      `ss -ltnH` samples over the window, each after a line "# sample N"
   nstat-before.txt   `nstat -asz` as the window starts, nstat-after.txt as it ends
@@ -83,6 +84,7 @@ class Readings:
     """Everything the doctor read on the host."""
     port: int
     window_s: float
+    elapsed_s: float
     kernel: str
     host: str
     started: str
@@ -224,7 +226,9 @@ def read_readings(directory: Path) -> Readings:
     port_range = (int(low_high[0]), int(low_high[1])) if len(low_high) == 2 else None
     time_wait, syn_recv, by_peer = parse_sockets(read_text(directory / "sockets.txt") or "", port_range)
     return Readings(
-        port=port, window_s=float(meta.get("window_s") or 0), kernel=meta.get("kernel", ""),
+        port=port, window_s=float(meta.get("window_s") or 0),
+        elapsed_s=round(float(meta.get("elapsed_ms") or 0) / 1000, 1) or float(meta.get("window_s") or 0),
+        kernel=meta.get("kernel", ""),
         host=meta.get("host", ""), started=meta.get("started", ""), sysctls=sysctls,
         listeners=parse_listeners(read_text(directory / "ss-listen.txt") or "", port),
         counters=dict(deltas(before, after)) if before and after else {},
@@ -290,11 +294,11 @@ def queue_findings(r: Readings) -> list[Finding]:
     overflows = c.get("TcpExtListenOverflows", 0)
     if overflows > 0:
         ev = {"ListenOverflows": overflows, "ListenDrops": c.get("TcpExtListenDrops", 0),
-              "window_s": r.window_s, "per_s": _rate(overflows, r.window_s), "queue_peak": peak,
+              "elapsed_s": r.elapsed_s, "per_s": _rate(overflows, r.elapsed_s), "queue_peak": peak,
               **_queue_capacity(r)}
         out.append(Finding("accept-queue-overflows", "critical",
                            f"the accept queue of :{r.port} overflowed {overflows} times in the last "
-                           f"{r.window_s:g} s ({ev['per_s']:g}/s): SYNs and final ACKs were dropped and "
+                           f"{r.elapsed_s:g} s ({ev['per_s']:g}/s): SYNs and final ACKs were dropped and "
                            f"clients wait for their retransmissions", ev))
     elif r.since_boot.get("TcpExtListenOverflows", 0) > 0:
         total = r.since_boot["TcpExtListenOverflows"]
@@ -307,7 +311,7 @@ def queue_findings(r: Readings) -> list[Finding]:
                            f"{full} SYNs were dropped in the window because the SYN queue was full "
                            f"(net.ipv4.tcp_max_syn_backlog={r.sysctls.get('net.ipv4.tcp_max_syn_backlog')}, "
                            f"tcp_syncookies={r.sysctls.get('net.ipv4.tcp_syncookies')})",
-                           {"TCPReqQFullDrop": full, "window_s": r.window_s,
+                           {"TCPReqQFullDrop": full, "elapsed_s": r.elapsed_s,
                             "syn_recv": r.syn_recv}))
     cookies = c.get("TcpExtSyncookiesSent", 0)
     if cookies > 0:
@@ -404,7 +408,8 @@ def reproduce_matrix(r: Readings, path: str) -> str:
 
 def to_json(r: Readings, found: list[Finding]) -> dict[str, Any]:
     """doctor.json's value."""
-    return {"read_only": True, "port": r.port, "window_s": r.window_s, "kernel": r.kernel,
+    return {"read_only": True, "port": r.port, "window_s": r.window_s, "elapsed_s": r.elapsed_s,
+            "kernel": r.kernel,
             "host": r.host, "started": r.started,
             "listeners": [asdict(lst) for lst in r.listeners],
             "sysctls": {name: r.sysctls.get(name) for name in SYSCTLS},

@@ -51,10 +51,11 @@ def test_overflows_in_the_window_are_counted_with_their_rate_and_the_queue():
     f = found("overflows")["accept-queue-overflows"]
     assert f.severity == "critical"
     assert f.evidence["ListenOverflows"] == 4210
-    assert f.evidence["per_s"] == 421.0
+    assert f.evidence["elapsed_s"] == 10.5  # between the two snapshots, not the 10 s asked for
+    assert f.evidence["per_s"] == 401.0
     assert f.evidence["queue_peak"] == 129
     assert f.evidence["accept_queue_capacity"] == 129  # backlog + 1
-    assert "overflowed 4210 times in the last 10 s" in f.text
+    assert "overflowed 4210 times in the last 10.5 s (401/s)" in f.text
 
 
 def test_overflows_only_before_the_window_are_information():
