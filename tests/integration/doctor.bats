@@ -27,6 +27,23 @@ teardown() {
   ip netns del "$NS" 2>/dev/null || true
 }
 
+# target: the suite's own target in the namespace, accept-count 10000 under
+# somaxconn=8, 4 threads; waits for its actuator (60 s at most).
+target() {
+  ip netns exec "$NS" env SERVER_ADDRESS="$ADDR" SERVER_PORT="$PORT" MANAGEMENT_PORT=$((PORT + 1)) \
+    SERVER_TOMCAT_ACCEPTCOUNT=10000 SERVER_TOMCAT_THREADS_MAX=4 SERVER_TOMCAT_MAXCONNECTIONS=8 \
+    java -jar "$LT_ROOT/server/target/loadtest-target.jar" >"$BATS_TEST_TMPDIR/target.log" 2>&1 &
+  LISTENER_PID=$!
+  local i
+  for ((i = 0; i < 600; i++)); do
+    ! ip netns exec "$NS" python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+      "http://127.0.0.1:$((PORT + 1))/actuator/health" 2>/dev/null || return 0
+    kill -0 "$LISTENER_PID" || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
 # listen BACKLOG: a listener in the namespace that never accepts, for 60 s at most.
 listen() {
   ip netns exec "$NS" python3 -c '
@@ -112,6 +129,20 @@ json() {
   assert_output --partial "[critical] accept-queue-overflows: the accept queue of :$PORT overflowed $count times in the last 3"
   grep -qx "SOMAXCONN=8" "$out/reproduce.matrix"
   grep -qx "TOMCAT_ACCEPT_COUNT=8" "$out/reproduce.matrix"
+}
+
+@test "the suite's own target: Tomcat's settings from its actuator, the accept-count somaxconn capped" {
+  target
+  local out="$BATS_TEST_TMPDIR/doctor-target"
+  run ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 1s \
+    --actuator "http://127.0.0.1:$((PORT + 1))/actuator" --out "$out"
+  assert_success
+  assert_output --partial "has a backlog of 8 because net.core.somaxconn=8 caps the 10000 Tomcat's accept-count asks for"
+  [ "$(json "$out/doctor.json" '[d["tomcat"][k] for k in ("accept_count", "max_connections", "max_threads", "threads_max")]')" \
+    = "[10000, 8, 4, 4.0]" ]
+  grep -qx "TOMCAT_ACCEPT_COUNT=10000" "$out/reproduce.matrix"
+  grep -qx "TOMCAT_MAX_THREADS=4" "$out/reproduce.matrix"
+  grep -qx "VUS=17 34" "$out/reproduce.matrix"  # max-connections + min(10000, 8) + 1, and twice that
 }
 
 @test "a listener within somaxconn and no load: nothing found" {
