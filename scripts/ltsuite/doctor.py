@@ -4,7 +4,7 @@ suite's rules, and the lab matrix that reproduces the host.
   python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR   writes doctor.json, doctor.md and
                                                           reproduce.matrix, prints the summary
   python3 -m ltsuite.doctor get URL                      prints the JSON an actuator answers
-  python3 -m ltsuite.doctor metric URL                   prints an actuator metric's value
+  python3 -m ltsuite.doctor metrics BASE_URL SECONDS      samples Tomcat's metrics every second
 
 Only the standard library: scripts/doctor.sh and scripts/ltsuite/ are all a host needs beside
 bash, iproute2 and python3. Nothing here writes outside OUT_DIR.
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -468,19 +469,40 @@ def get(url: str) -> str:
         return answer.read().decode("utf-8", "replace")
 
 
+#: The actuator metrics sampled over the window (Micrometer's Tomcat binder).
+METRICS = ("tomcat.threads.busy", "tomcat.threads.config.max", "tomcat.connections.current")
+
+
+def metric_value(url: str) -> float | None:
+    """The first measurement of one /actuator/metrics/NAME, None when it does not answer."""
+    try:
+        measurements = json.loads(get(url)).get("measurements") or []
+        return float(measurements[0]["value"])
+    except (OSError, ValueError, AttributeError, LookupError, TypeError):
+        return None
+
+
+def sample_metrics(base: str, seconds: int) -> list[str]:
+    """metrics.tsv's lines: METRICS every second from now, seconds + 1 samples."""
+    start, lines = time.monotonic(), []
+    for i in range(seconds + 1):
+        for name in METRICS:
+            value = metric_value(f"{base.rstrip('/')}/metrics/{name}")
+            if value is not None:
+                lines.append(f"{i}\t{name}\t{value}")
+        if i < seconds:
+            time.sleep(max(0.0, start + i + 1 - time.monotonic()))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 3 and args[0] == "report":
         sys.stdout.write(write_report(Path(args[1]), Path(args[2])))
         return 0
-    if len(args) == 2 and args[0] == "metric":
-        try:
-            measurements = json.loads(get(args[1])).get("measurements") or []
-        except (OSError, ValueError, AttributeError):
-            return 1
-        if not measurements:
-            return 1
-        print(measurements[0].get("value"))
+    if len(args) == 3 and args[0] == "metrics":
+        for line in sample_metrics(args[1], int(args[2])):
+            print(line, flush=True)
         return 0
     if len(args) == 2 and args[0] == "get":
         try:
@@ -488,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError):
             return 1
         return 0
-    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | get URL | metric URL\n")
+    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | get URL | metrics BASE_URL SECONDS\n")
     return 2
 
 
