@@ -96,6 +96,7 @@ class Readings:
     time_wait: int
     syn_recv: int
     time_wait_by_peer: dict[str, int]
+    on_port: dict[str, int]
     process: dict[str, str]
     tomcat: Tomcat | None
 
@@ -168,6 +169,16 @@ def parse_sockets(text: str, port_range: tuple[int, int] | None) -> tuple[int, i
     return time_wait, syn_recv, by_peer
 
 
+def count_on_port(text: str, port: int) -> dict[str, int]:
+    """TIME-WAIT and SYN-RECV sockets whose local port is the listener's."""
+    out = {"TIME-WAIT": 0, "SYN-RECV": 0}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[0] in out and _port_of(fields[3]) == port:
+            out[fields[0]] += 1
+    return {"time_wait": out["TIME-WAIT"], "syn_recv": out["SYN-RECV"]}
+
+
 def _prop(props: dict[str, Any], *path: str) -> int | None:
     value: Any = props
     for key in path:
@@ -225,7 +236,8 @@ def read_readings(directory: Path) -> Readings:
     after = read_nstat(directory / "nstat-after.txt") or {}
     low_high = (sysctls.get("net.ipv4.ip_local_port_range") or "").split()
     port_range = (int(low_high[0]), int(low_high[1])) if len(low_high) == 2 else None
-    time_wait, syn_recv, by_peer = parse_sockets(read_text(directory / "sockets.txt") or "", port_range)
+    sockets = read_text(directory / "sockets.txt") or ""
+    time_wait, syn_recv, by_peer = parse_sockets(sockets, port_range)
     return Readings(
         port=port, window_s=float(meta.get("window_s") or 0),
         elapsed_s=round(float(meta.get("elapsed_ms") or 0) / 1000, 1) or float(meta.get("window_s") or 0),
@@ -235,6 +247,7 @@ def read_readings(directory: Path) -> Readings:
         counters=dict(deltas(before, after)) if before and after else {},
         since_boot={name: after[name] for name in COUNTERS if name in after},
         time_wait=time_wait, syn_recv=syn_recv, time_wait_by_peer=by_peer,
+        on_port=count_on_port(sockets, port),
         process=_tsv(directory / "process.tsv"),
         tomcat=parse_tomcat(read_json(directory / "configprops.json"), read_text(directory / "metrics.tsv")),
     )
@@ -415,7 +428,7 @@ def to_json(r: Readings, found: list[Finding]) -> dict[str, Any]:
             "listeners": [asdict(lst) for lst in r.listeners],
             "sysctls": {name: r.sysctls.get(name) for name in SYSCTLS},
             "counters": r.counters, "counters_since_boot": r.since_boot,
-            "sockets": {"time_wait": r.time_wait, "syn_recv": r.syn_recv},
+            "sockets": {"time_wait": r.time_wait, "syn_recv": r.syn_recv, "on_port": r.on_port},
             "process": r.process, "tomcat": asdict(r.tomcat) if r.tomcat else None,
             "findings": [asdict(f) for f in found]}
 

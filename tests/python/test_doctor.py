@@ -83,6 +83,7 @@ def test_syn_queue_drops_without_cookies():
 def test_time_wait_towards_one_peer_near_the_port_range():
     r = read("time-wait")
     assert (r.time_wait, r.syn_recv) == (1150, 1)
+    assert r.on_port == {"time_wait": 300, "syn_recv": 1}  # the listener's own port, 8080
     f = found("time-wait")["time-wait-near-port-range"]
     assert f.evidence == {"peer": "10.0.0.5:5432", "time_wait": 850, "ports": 1000, "tcp_tw_reuse": "2"}
 
