@@ -389,7 +389,9 @@ def findings(r: Readings) -> list[Finding]:
 def reproduce_matrix(r: Readings, path: str) -> str:
     """The host's Tomcat and kernel settings as a matrix the lab runs as is. A setting the host
     did not show stays at the suite's default (env/defaults.env); without the actuator the
-    accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap)."""
+    accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap). With
+    max-connections known, VUS is an axis: the users the server holds (rules.server_capacity)
+    and twice that."""
     lines = [f"# The settings doctor read on {r.host or 'the host'} ({r.kernel}), port {r.port}, {r.started}.",
              "# Run it in the lab, as is:",
              f"#   make run-matrix MATRIX={path}",
@@ -413,10 +415,13 @@ def reproduce_matrix(r: Readings, path: str) -> str:
         lines.append("# the host's own SYN retries, as its clients' (set the real clients' if you know them)")
         lines.append(f"CLIENT_TCP_SYN_RETRIES={retries}")
     somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
-    if accept_count is not None and somaxconn is not None:
-        capacity = server_capacity(t.max_connections or 0, accept_count, somaxconn)
-        lines.append("# a burst of users that fits the server, and one twice too large")
+    if accept_count is not None and somaxconn is not None and t.max_connections is not None:
+        capacity = server_capacity(t.max_connections, accept_count, somaxconn)
+        lines.append("# the users the server holds at once (max-connections + backlog + 1), and twice that;")
+        lines.append("# the load's other knobs (SCENARIO, DELAY_MS, ...) are the suite's defaults")
         lines.append(f"VUS={capacity} {2 * capacity}")
+    else:
+        lines.append("# no actuator told max-connections: set VUS to the incident's users (the suite's default otherwise)")
     return "\n".join(lines) + "\n"
 
 

@@ -138,3 +138,4 @@ def test_without_the_actuator_the_matrix_takes_the_backlog_as_accept_count():
     text = doctor.reproduce_matrix(r, "m")
     assert "TOMCAT_ACCEPT_COUNT=128" in text.splitlines()
     assert "TOMCAT_MAX_THREADS" not in text
+    assert not [line for line in text.splitlines() if line.startswith("VUS=")]
