@@ -82,6 +82,11 @@ compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5
 	@test -n $(call shq,$(A)) -a -n $(call shq,$(B)) || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
 	THRESHOLD_PCT=$(call shq,$(or $(THRESHOLD_PCT),5)) scripts/compare.sh $(call shq,$(A)) $(call shq,$(B))
 
+# Read-only: reads the host's listener, sysctls, counters and limits for WINDOW; changes nothing.
+.PHONY: doctor
+doctor: ## Check this host's listener on PORT (8080) for the failures the suite reproduces, read-only (ACTUATOR=URL, WINDOW=10s); writes results/doctor-<id>/
+	scripts/doctor.sh --port $(call shq,$(or $(PORT),8080)) --window $(call shq,$(or $(WINDOW),10s)) $(if $(ACTUATOR),--actuator $(call shq,$(ACTUATOR)))
+
 .PHONY: columns-doc
 columns-doc: ## Write docs/columns.md from the columns' schema (scripts/ltsuite/columns.py)
 	PYTHONPATH=scripts python3 -m ltsuite.columns --markdown >docs/columns.md.tmp

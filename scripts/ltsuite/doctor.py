@@ -1,0 +1,536 @@
+"""The doctor's findings: a live host's readings (scripts/doctor.sh records them) read with the
+suite's rules, and the lab matrix that reproduces the host.
+
+  python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR   writes doctor.json, doctor.md and
+                                                          reproduce.matrix, prints the summary
+  python3 -m ltsuite.doctor get URL                      prints the JSON an actuator answers
+  python3 -m ltsuite.doctor metrics BASE_URL SECONDS      samples Tomcat's metrics every second
+
+Only the standard library: scripts/doctor.sh and scripts/ltsuite/ are all a host needs beside
+bash, iproute2 and python3. Nothing here writes outside OUT_DIR.
+
+The readings directory (one file per source, as the tools print it):
+  meta.tsv           key<TAB>value: port, window_s, kernel, host, started, elapsed_ms (between the
+                     two nstat snapshots)
+  sysctls.tsv        sysctl<TAB>value
+  ss-listen.txt      `ss -ltnH` samples over the window, each after a line "# sample N"
+  nstat-before.txt   `nstat -asz` as the window starts, nstat-after.txt as it ends
+  sockets.txt        `ss -tanH state time-wait state syn-recv` as the window ends
+  process.tsv        key<TAB>value of the listening process: pid, comm, nofile, open_files
+  configprops.json   the actuator's /configprops, when it answers
+  metrics.tsv        sample<TAB>metric<TAB>value from the actuator's /metrics over the window
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .cellfiles import read_json, read_nstat, read_text
+from .counters import deltas
+from .rules import listen_backlog, server_capacity
+
+#: "Near" a limit: at or past this share of it.
+NEAR = 0.8
+#: The sysctls the doctor reads, in its reports' order.
+SYSCTLS = (
+    "net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_syncookies",
+    "net.ipv4.tcp_abort_on_overflow", "net.ipv4.tcp_syn_retries", "net.ipv4.tcp_synack_retries",
+    "net.ipv4.ip_local_port_range", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_max_tw_buckets",
+)
+#: The counters a finding reads (nstat's names).
+COUNTERS = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPReqQFullDrop",
+            "TcpExtSyncookiesSent", "TcpExtTCPReqQFullDoCookies", "TcpExtSyncookiesRecv",
+            "TcpExtSyncookiesFailed")
+#: The lab's knob for each sysctl of the host the server side reproduces (env/sysctls.tsv).
+MATRIX_SYSCTLS = (
+    ("SOMAXCONN", "net.core.somaxconn"), ("TCP_MAX_SYN_BACKLOG", "net.ipv4.tcp_max_syn_backlog"),
+    ("TCP_SYNCOOKIES", "net.ipv4.tcp_syncookies"),
+    ("TCP_ABORT_ON_OVERFLOW", "net.ipv4.tcp_abort_on_overflow"),
+    ("TCP_SYNACK_RETRIES", "net.ipv4.tcp_synack_retries"), ("TCP_FIN_TIMEOUT", "net.ipv4.tcp_fin_timeout"),
+    ("TCP_TW_REUSE", "net.ipv4.tcp_tw_reuse"), ("TCP_MAX_TW_BUCKETS", "net.ipv4.tcp_max_tw_buckets"),
+)
+
+
+@dataclass
+class Listener:
+    """One listening socket of the port: `ss -ltn` shows its backlog as Send-Q and its accept
+    queue as Recv-Q (Linux net/ipv4/tcp_diag.c, tcp_diag_get_info())."""
+    addr: str
+    port: int
+    backlog: int
+    queue_now: int
+    queue_peak: int
+
+
+@dataclass
+class Tomcat:
+    """Tomcat's settings (/actuator/configprops, the "server" properties) and the peaks of its
+    metrics over the window (/actuator/metrics); None where the actuator did not say."""
+    accept_count: int | None = None
+    max_connections: int | None = None
+    max_threads: int | None = None
+    threads_busy_peak: float | None = None
+    threads_max: float | None = None
+    connections_peak: float | None = None
+
+
+@dataclass
+class Readings:
+    """Everything the doctor read on the host."""
+    port: int
+    window_s: float
+    elapsed_s: float
+    kernel: str
+    host: str
+    started: str
+    sysctls: dict[str, str]
+    listeners: list[Listener]
+    counters: dict[str, int]
+    since_boot: dict[str, int]
+    time_wait: int
+    syn_recv: int
+    time_wait_by_peer: dict[str, int]
+    on_port: dict[str, int]
+    process: dict[str, str]
+    tomcat: Tomcat | None
+
+
+@dataclass
+class Finding:
+    """One thing the doctor found: an id, a severity (critical, warning, info), one sentence and
+    the numbers it rests on."""
+    id: str
+    severity: str
+    text: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def _tsv(path: Path) -> dict[str, str]:
+    """A key<TAB>value file as a dict (missing file: empty)."""
+    out = {}
+    for line in (read_text(path) or "").splitlines():
+        key, sep, value = line.partition("\t")
+        if sep and key:
+            out[key] = value.strip()
+    return out
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(str(text).split()[0])
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _port_of(endpoint: str) -> int | None:
+    return _int(endpoint.rsplit(":", 1)[-1]) if ":" in endpoint else None
+
+
+def parse_listeners(text: str, port: int) -> list[Listener]:
+    """The port's listeners from `ss -ltnH` samples: the backlog of the last sample, the queue
+    now (last sample) and its peak (every sample)."""
+    found: dict[str, Listener] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 5 or fields[0] != "LISTEN" or _port_of(fields[3]) != port:
+            continue
+        recv_q, send_q = int(fields[1]), int(fields[2])
+        addr = fields[3].rsplit(":", 1)[0]
+        old = found.get(addr)
+        peak = max(recv_q, old.queue_peak) if old else recv_q
+        found[addr] = Listener(addr, port, send_q, recv_q, peak)
+    return list(found.values())
+
+
+def parse_sockets(text: str, port_range: tuple[int, int] | None) -> tuple[int, int, dict[str, int]]:
+    """TIME-WAIT and SYN-RECV sockets (`ss -tanH state time-wait state syn-recv`), and the
+    TIME-WAIT sockets from an ephemeral local port per peer (address:port): each holds one of
+    the port range's ports towards that peer (Linux __inet_hash_connect())."""
+    time_wait = syn_recv = 0
+    by_peer: dict[str, int] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 5:
+            continue
+        state, local, peer = fields[0], fields[3], fields[4]
+        if state == "SYN-RECV":
+            syn_recv += 1
+        elif state == "TIME-WAIT":
+            time_wait += 1
+            local_port = _port_of(local)
+            if port_range and local_port is not None and port_range[0] <= local_port <= port_range[1]:
+                by_peer[peer] = by_peer.get(peer, 0) + 1
+    return time_wait, syn_recv, by_peer
+
+
+def count_on_port(text: str, port: int) -> dict[str, int]:
+    """TIME-WAIT and SYN-RECV sockets whose local port is the listener's."""
+    out = {"TIME-WAIT": 0, "SYN-RECV": 0}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[0] in out and _port_of(fields[3]) == port:
+            out[fields[0]] += 1
+    return {"time_wait": out["TIME-WAIT"], "syn_recv": out["SYN-RECV"]}
+
+
+def _prop(props: dict[str, Any], *path: str) -> int | None:
+    value: Any = props
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _server_props(configprops: Any) -> dict[str, Any] | None:
+    """The "server" properties anywhere in /actuator/configprops (Spring Boot 2 and 3)."""
+    stack = [configprops]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("prefix") == "server" and isinstance(item.get("properties"), dict):
+                return item["properties"]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def parse_tomcat(configprops: Any, metrics_text: str | None) -> Tomcat | None:
+    """Tomcat from the actuator's answers; None when it gave neither."""
+    props = _server_props(configprops)
+    peaks: dict[str, float] = {}
+    for line in (metrics_text or "").splitlines():
+        fields = line.split("\t")
+        if len(fields) == 3:
+            try:
+                value = float(fields[2])
+            except ValueError:
+                continue
+            peaks[fields[1]] = max(value, peaks.get(fields[1], value))
+    if props is None and not peaks:
+        return None
+    props = props or {}
+    return Tomcat(
+        accept_count=_prop(props, "tomcat", "acceptCount"),
+        max_connections=_prop(props, "tomcat", "maxConnections"),
+        max_threads=_prop(props, "tomcat", "threads", "max"),
+        threads_busy_peak=peaks.get("tomcat.threads.busy"),
+        threads_max=peaks.get("tomcat.threads.config.max"),
+        connections_peak=peaks.get("tomcat.connections.current"),
+    )
+
+
+def read_readings(directory: Path) -> Readings:
+    """The readings scripts/doctor.sh recorded in `directory`."""
+    meta = _tsv(directory / "meta.tsv")
+    sysctls = _tsv(directory / "sysctls.tsv")
+    port = _int(meta.get("port"))
+    if port is None:
+        raise ValueError(f"{directory / 'meta.tsv'}: no port")
+    before = read_nstat(directory / "nstat-before.txt") or {}
+    after = read_nstat(directory / "nstat-after.txt") or {}
+    low_high = (sysctls.get("net.ipv4.ip_local_port_range") or "").split()
+    port_range = (int(low_high[0]), int(low_high[1])) if len(low_high) == 2 else None
+    sockets = read_text(directory / "sockets.txt") or ""
+    time_wait, syn_recv, by_peer = parse_sockets(sockets, port_range)
+    return Readings(
+        port=port, window_s=float(meta.get("window_s") or 0),
+        elapsed_s=round(float(meta.get("elapsed_ms") or 0) / 1000, 1) or float(meta.get("window_s") or 0),
+        kernel=meta.get("kernel", ""),
+        host=meta.get("host", ""), started=meta.get("started", ""), sysctls=sysctls,
+        listeners=parse_listeners(read_text(directory / "ss-listen.txt") or "", port),
+        counters=dict(deltas(before, after)) if before and after else {},
+        since_boot={name: after[name] for name in COUNTERS if name in after},
+        time_wait=time_wait, syn_recv=syn_recv, time_wait_by_peer=by_peer,
+        on_port=count_on_port(sockets, port),
+        process=_tsv(directory / "process.tsv"),
+        tomcat=parse_tomcat(read_json(directory / "configprops.json"), read_text(directory / "metrics.tsv")),
+    )
+
+
+def _rate(count: int, window_s: float) -> float:
+    return round(count / window_s, 1) if window_s > 0 else float(count)
+
+
+def backlog_findings(r: Readings) -> list[Finding]:
+    """backlog-capped-by-somaxconn: the listener's backlog is min(accept-count, somaxconn)
+    (rules.listen_backlog), so a backlog equal to somaxconn was capped, or asked for exactly it;
+    with the actuator, an accept-count above somaxconn says which."""
+    somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
+    accept_count = r.tomcat.accept_count if r.tomcat else None
+    out = []
+    for lst in r.listeners:
+        if somaxconn is None or lst.backlog != somaxconn:
+            continue
+        evidence: dict[str, Any] = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog,
+                                    "somaxconn": somaxconn}
+        if accept_count is not None:
+            if accept_count <= somaxconn:
+                continue
+            evidence["accept_count"] = accept_count
+            evidence["backlog_rule"] = listen_backlog(accept_count, somaxconn)
+            text = (f"your listener on :{lst.port} has a backlog of {lst.backlog} because "
+                    f"net.core.somaxconn={somaxconn} caps the {accept_count} Tomcat's accept-count asks for")
+        else:
+            text = (f"your listener on :{lst.port} has a backlog of {lst.backlog}, equal to "
+                    f"net.core.somaxconn: listen() asked for at least that and was capped to it")
+        out.append(Finding("backlog-capped-by-somaxconn", "warning", text, evidence))
+    return out
+
+
+def _queue_capacity(r: Readings) -> dict[str, Any]:
+    """The accept queue's capacity, backlog + 1, and with the actuator the connections the server
+    holds at saturation, max-connections + backlog + 1 (rules.server_capacity)."""
+    somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
+    backlog = max((lst.backlog for lst in r.listeners), default=None)
+    if backlog is None or somaxconn is None:
+        return {}
+    out: dict[str, Any] = {"accept_queue_capacity": server_capacity(0, backlog, somaxconn)}
+    t = r.tomcat
+    if t and t.max_connections is not None and t.accept_count is not None:
+        out["server_capacity"] = server_capacity(t.max_connections, t.accept_count, somaxconn)
+    return out
+
+
+def queue_findings(r: Readings) -> list[Finding]:
+    """accept-queue-overflows: TcpExtListenOverflows rose in the window, each one a SYN or a
+    final ACK dropped because the accept queue held backlog + 1 (include/net/sock.h,
+    sk_acceptq_is_full()); syn-queue-drops: TcpExtTCPReqQFullDrop rose, SYNs dropped because
+    the SYN queue was full and no cookie was sent (net/ipv4/tcp_input.c, tcp_conn_request());
+    syn-cookies: TcpExtSyncookiesSent rose, so the SYN queue overflowed into cookies."""
+    c, out = r.counters, []
+    peak = max((lst.queue_peak for lst in r.listeners), default=None)
+    overflows = c.get("TcpExtListenOverflows", 0)
+    if overflows > 0:
+        ev = {"ListenOverflows": overflows, "ListenDrops": c.get("TcpExtListenDrops", 0),
+              "elapsed_s": r.elapsed_s, "per_s": _rate(overflows, r.elapsed_s), "queue_peak": peak,
+              **_queue_capacity(r)}
+        out.append(Finding("accept-queue-overflows", "critical",
+                           f"the accept queue of :{r.port} overflowed {overflows} times in the last "
+                           f"{r.elapsed_s:g} s ({ev['per_s']:g}/s): SYNs and final ACKs were dropped and "
+                           f"clients wait for their retransmissions", ev))
+    elif r.since_boot.get("TcpExtListenOverflows", 0) > 0:
+        total = r.since_boot["TcpExtListenOverflows"]
+        out.append(Finding("accept-queue-overflowed-since-boot", "info",
+                           f"no overflow in the window, but {total} since boot (any listener): "
+                           f"run again while the load comes", {"ListenOverflows_since_boot": total}))
+    full = c.get("TcpExtTCPReqQFullDrop", 0)
+    if full > 0:
+        out.append(Finding("syn-queue-drops", "critical",
+                           f"{full} SYNs were dropped in the window because the SYN queue was full "
+                           f"(net.ipv4.tcp_max_syn_backlog={r.sysctls.get('net.ipv4.tcp_max_syn_backlog')}, "
+                           f"tcp_syncookies={r.sysctls.get('net.ipv4.tcp_syncookies')})",
+                           {"TCPReqQFullDrop": full, "elapsed_s": r.elapsed_s,
+                            "syn_recv": r.syn_recv}))
+    cookies = c.get("TcpExtSyncookiesSent", 0)
+    if cookies > 0:
+        out.append(Finding("syn-cookies", "warning",
+                           f"{cookies} SYN cookies were sent in the window: the SYN queue was full, so "
+                           f"half-open connections no longer wait in it and only the accept queue "
+                           f"(backlog + 1) holds the burst",
+                           {"SyncookiesSent": cookies, "SyncookiesRecv": c.get("TcpExtSyncookiesRecv", 0),
+                            "SyncookiesFailed": c.get("TcpExtSyncookiesFailed", 0),
+                            **_queue_capacity(r)}))
+    return out
+
+
+def limit_findings(r: Readings) -> list[Finding]:
+    """time-wait-near-port-range: TIME-WAIT sockets towards one peer hold that many of the port
+    range's ports, and connect() fails with EADDRNOTAVAIL once they are all taken;
+    open-files-near-limit: every socket is a file, and accept(2) fails with EMFILE at the
+    process's open-file limit (rules.server_file_capacity); threads-busy-at-max: every Tomcat
+    thread busy, so accepted connections wait."""
+    out = []
+    low_high = (r.sysctls.get("net.ipv4.ip_local_port_range") or "").split()
+    if len(low_high) == 2 and r.time_wait_by_peer:
+        ports = int(low_high[1]) - int(low_high[0]) + 1
+        peer, count = max(r.time_wait_by_peer.items(), key=lambda kv: kv[1])
+        if count >= NEAR * ports:
+            out.append(Finding("time-wait-near-port-range", "warning",
+                               f"{count} TIME-WAIT sockets towards {peer} hold {count} of the {ports} ephemeral "
+                               f"ports ({' '.join(low_high)}): new connections to it fail with "
+                               f"'cannot assign requested address' when none is left",
+                               {"peer": peer, "time_wait": count, "ports": ports,
+                                "tcp_tw_reuse": r.sysctls.get("net.ipv4.tcp_tw_reuse")}))
+    nofile, files = _int(r.process.get("nofile")), _int(r.process.get("open_files"))
+    if nofile and files is not None and files >= NEAR * nofile:
+        out.append(Finding("open-files-near-limit", "warning",
+                           f"the listening process {r.process.get('comm', '')} (pid {r.process.get('pid')}) has "
+                           f"{files} files open of its limit of {nofile}: at the limit accept() fails "
+                           f"and connections stay in the accept queue",
+                           {"pid": r.process.get("pid"), "open_files": files, "nofile": nofile}))
+    t = r.tomcat
+    if t and t.threads_busy_peak is not None:
+        most = t.threads_max if t.threads_max is not None else t.max_threads
+        if most and t.threads_busy_peak >= most:
+            out.append(Finding("threads-busy-at-max", "warning",
+                               f"Tomcat had all {most:g} threads busy in the window: accepted connections "
+                               f"wait for a thread while the application looks calm",
+                               {"threads_busy_peak": t.threads_busy_peak, "threads_max": most,
+                                "connections_peak": t.connections_peak}))
+    return out
+
+
+def findings(r: Readings) -> list[Finding]:
+    """Every finding, the most severe first; one "nothing-found" when there is none."""
+    found = backlog_findings(r) + queue_findings(r) + limit_findings(r)
+    order = {"critical": 0, "warning": 1, "info": 2}
+    found.sort(key=lambda f: order[f.severity])
+    return found or [Finding("nothing-found", "info",
+                             f"nothing found on :{r.port} in {r.window_s:g} s: no overflow, drop or "
+                             f"cookie, no limit near", {})]
+
+
+def reproduce_matrix(r: Readings, path: str) -> str:
+    """The host's Tomcat and kernel settings as a matrix the lab runs as is. A setting the host
+    did not show stays at the suite's default (env/defaults.env); without the actuator the
+    accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap). With
+    max-connections known, VUS is an axis: the users the server holds (rules.server_capacity)
+    and twice that."""
+    lines = [f"# The settings doctor read on {r.host or 'the host'} ({r.kernel}), port {r.port}, {r.started}.",
+             "# Run it in the lab, as is:",
+             f"#   make run-matrix MATRIX={path}",
+             "# then, for settings that a real run verifies against a goal (docs/advise.md):",
+             "#   make advise MATRIX=<this file without axes, plus GOAL_FAILED_RATE and TUNE>"]
+    t = r.tomcat or Tomcat()
+    backlog = max((lst.backlog for lst in r.listeners), default=None)
+    accept_count = t.accept_count if t.accept_count is not None else backlog
+    if t.accept_count is None and backlog is not None:
+        lines.append("# TOMCAT_ACCEPT_COUNT is the listener's backlog: no actuator told the accept-count")
+    for key, value in (("TOMCAT_MAX_THREADS", t.max_threads), ("TOMCAT_MAX_CONNECTIONS", t.max_connections),
+                       ("TOMCAT_ACCEPT_COUNT", accept_count)):
+        if value is not None:
+            lines.append(f"{key}={value}")
+    for key, name in MATRIX_SYSCTLS:
+        value = _int(r.sysctls.get(name))
+        if value is not None:
+            lines.append(f"{key}={value}")
+    retries = _int(r.sysctls.get("net.ipv4.tcp_syn_retries"))
+    if retries is not None:
+        lines.append("# the host's own SYN retries, as its clients' (set the real clients' if you know them)")
+        lines.append(f"CLIENT_TCP_SYN_RETRIES={retries}")
+    somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
+    if accept_count is not None and somaxconn is not None and t.max_connections is not None:
+        capacity = server_capacity(t.max_connections, accept_count, somaxconn)
+        lines.append("# the users the server holds at once (max-connections + backlog + 1), and twice that;")
+        lines.append("# the load's other knobs (SCENARIO, DELAY_MS, ...) are the suite's defaults")
+        lines.append(f"VUS={capacity} {2 * capacity}")
+    else:
+        lines.append("# no actuator told max-connections: set VUS to the incident's users (the suite's default otherwise)")
+    return "\n".join(lines) + "\n"
+
+
+def to_json(r: Readings, found: list[Finding]) -> dict[str, Any]:
+    """doctor.json's value."""
+    return {"read_only": True, "port": r.port, "window_s": r.window_s, "elapsed_s": r.elapsed_s,
+            "kernel": r.kernel,
+            "host": r.host, "started": r.started,
+            "listeners": [asdict(lst) for lst in r.listeners],
+            "sysctls": {name: r.sysctls.get(name) for name in SYSCTLS},
+            "counters": r.counters, "counters_since_boot": r.since_boot,
+            "sockets": {"time_wait": r.time_wait, "syn_recv": r.syn_recv, "on_port": r.on_port},
+            "process": r.process, "tomcat": asdict(r.tomcat) if r.tomcat else None,
+            "findings": [asdict(f) for f in found]}
+
+
+def summary(r: Readings, found: list[Finding]) -> str:
+    """The terminal summary: one line per listener, one per finding."""
+    lines = [f"doctor: port {r.port}, window {r.window_s:g} s, kernel {r.kernel} (read-only: no sysctl "
+             f"changed, no listener opened, no load sent)"]
+    for lst in r.listeners:
+        lines.append(f"  listener {lst.addr}:{lst.port} backlog={lst.backlog} queue now={lst.queue_now} "
+                     f"peak={lst.queue_peak}")
+    for f in found:
+        lines.append(f"  [{f.severity}] {f.id}: {f.text}")
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(r: Readings, found: list[Finding]) -> str:
+    """doctor.md: the findings with their evidence, then what was read."""
+    out = [f"# Doctor: port {r.port}", "",
+           f"{r.host} ({r.kernel}), {r.started}, window {r.window_s:g} s. Read-only: the doctor changed "
+           "no sysctl, opened no listener and sent no load.", "", "## Findings", ""]
+    for f in found:
+        out.append(f"- **{f.id}** ({f.severity}): {f.text}.")
+        if f.evidence:
+            out.append("  Evidence: " + ", ".join(f"{k}={v}" for k, v in f.evidence.items()))
+    out += ["", "## Listeners", "", "| address | port | backlog | queue now | queue peak |",
+            "|---|---|---|---|---|"]
+    out += [f"| {lst.addr} | {lst.port} | {lst.backlog} | {lst.queue_now} | {lst.queue_peak} |"
+            for lst in r.listeners]
+    out += ["", "## Sysctls", "", "| sysctl | value |", "|---|---|"]
+    out += [f"| {name} | {r.sysctls.get(name, '')} |" for name in SYSCTLS]
+    out += ["", f"## Counters over the window (nstat deltas)", ""]
+    out += [f"- {name}: {value}" for name, value in r.counters.items() if name in COUNTERS] or ["- none of "
+                                                                                               "the listen counters changed"]
+    return "\n".join(out) + "\n"
+
+
+def write_report(readings_dir: Path, out_dir: Path) -> str:
+    """Write doctor.json, doctor.md and reproduce.matrix into out_dir; return the summary."""
+    r = read_readings(readings_dir)
+    found = findings(r)
+    (out_dir / "doctor.json").write_text(json.dumps(to_json(r, found), indent=2) + "\n", encoding="utf-8")
+    (out_dir / "doctor.md").write_text(to_markdown(r, found), encoding="utf-8")
+    (out_dir / "reproduce.matrix").write_text(reproduce_matrix(r, str(out_dir / "reproduce.matrix")), encoding="utf-8")
+    return summary(r, found)
+
+
+def get(url: str) -> str:
+    """One actuator GET (the only request the doctor sends), 3 s at most."""
+    with urllib.request.urlopen(url, timeout=3) as answer:  # noqa: S310 (the user's own actuator URL)
+        return answer.read().decode("utf-8", "replace")
+
+
+#: The actuator metrics sampled over the window (Micrometer's Tomcat binder).
+METRICS = ("tomcat.threads.busy", "tomcat.threads.config.max", "tomcat.connections.current")
+
+
+def metric_value(url: str) -> float | None:
+    """The first measurement of one /actuator/metrics/NAME, None when it does not answer."""
+    try:
+        measurements = json.loads(get(url)).get("measurements") or []
+        return float(measurements[0]["value"])
+    except (OSError, ValueError, AttributeError, LookupError, TypeError):
+        return None
+
+
+def sample_metrics(base: str, seconds: int) -> list[str]:
+    """metrics.tsv's lines: METRICS every second from now, seconds + 1 samples."""
+    start, lines = time.monotonic(), []
+    for i in range(seconds + 1):
+        for name in METRICS:
+            value = metric_value(f"{base.rstrip('/')}/metrics/{name}")
+            if value is not None:
+                lines.append(f"{i}\t{name}\t{value}")
+        if i < seconds:
+            time.sleep(max(0.0, start + i + 1 - time.monotonic()))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) == 3 and args[0] == "report":
+        sys.stdout.write(write_report(Path(args[1]), Path(args[2])))
+        return 0
+    if len(args) == 3 and args[0] == "metrics":
+        for line in sample_metrics(args[1], int(args[2])):
+            print(line, flush=True)
+        return 0
+    if len(args) == 2 and args[0] == "get":
+        try:
+            sys.stdout.write(get(args[1]))
+        except (OSError, ValueError):
+            return 1
+        return 0
+    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | get URL | metrics BASE_URL SECONDS\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

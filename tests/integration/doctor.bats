@@ -1,0 +1,168 @@
+#!/usr/bin/env bats
+# The doctor against real listeners in a network namespace of the test's own:
+# a listener that asked listen() for 100 under somaxconn=8 gets a backlog of 8
+# and the capped finding; a bounded burst of 30 connects past its full queue
+# during the window gives the overflow finding with the namespace's own count;
+# the doctor changes no sysctl and no listener.
+# shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
+
+NS=ltsuite-doctor
+ADDR=198.18.77.1
+PORT=18080
+BURST=30
+
+setup() {
+  load '../test_helper'
+  lt_require_root
+  ip netns del "$NS" 2>/dev/null || true
+  ip netns add "$NS"
+  ip -n "$NS" link set lo up
+  ip -n "$NS" addr add "$ADDR/32" dev lo
+  ip netns exec "$NS" sysctl -q -w net.core.somaxconn=8
+  LISTENER_PID=""
+}
+
+teardown() {
+  [[ -z "${LISTENER_PID:-}" ]] || { kill "$LISTENER_PID" 2>/dev/null; wait "$LISTENER_PID" 2>/dev/null; } || true
+  ip netns del "$NS" 2>/dev/null || true
+}
+
+# target: the suite's own target in the namespace, accept-count 10000 under
+# somaxconn=8, 4 threads; waits for its actuator (60 s at most).
+target() {
+  ip netns exec "$NS" env SERVER_ADDRESS="$ADDR" SERVER_PORT="$PORT" MANAGEMENT_PORT=$((PORT + 1)) \
+    SERVER_TOMCAT_ACCEPTCOUNT=10000 SERVER_TOMCAT_THREADS_MAX=4 SERVER_TOMCAT_MAXCONNECTIONS=8 \
+    java -jar "$LT_ROOT/server/target/loadtest-target.jar" >"$BATS_TEST_TMPDIR/target.log" 2>&1 &
+  LISTENER_PID=$!
+  local i
+  for ((i = 0; i < 600; i++)); do
+    ! ip netns exec "$NS" python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+      "http://127.0.0.1:$((PORT + 1))/actuator/health" 2>/dev/null || return 0
+    kill -0 "$LISTENER_PID" || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
+# listen BACKLOG: a listener in the namespace that never accepts, for 60 s at most.
+listen() {
+  ip netns exec "$NS" python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(int(sys.argv[3]))
+time.sleep(60)' "$ADDR" "$PORT" "$1" &
+  LISTENER_PID=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ -z "$(ip netns exec "$NS" ss -ltnH "sport = :$PORT")" ]] || return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# burst N: N connects at once, each given 0.5 s (before the SYN's first
+# retransmission at 1 s), then all closed.
+burst() {
+  ip netns exec "$NS" python3 -c '
+import socket, sys, time
+socks = []
+for _ in range(int(sys.argv[3])):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex((sys.argv[1], int(sys.argv[2])))
+    socks.append(s)
+time.sleep(0.5)
+for s in socks:
+    s.close()' "$ADDR" "$PORT" "$1"
+}
+
+# overflows: the namespace's TcpExtListenOverflows since it was made.
+overflows() {
+  ip netns exec "$NS" nstat -asz TcpExtListenOverflows | awk '$1 == "TcpExtListenOverflows" { print $2 }'
+}
+
+# state: the namespace's net sysctls and listeners (address and backlog; the
+# queue is the burst's).
+state() {
+  ip netns exec "$NS" sysctl -a 2>/dev/null | grep -E '^net\.(core|ipv4)\.' | grep -v -E 'rt_cache_rebuild_count|^net\.ipv4\.route\.'
+  ip netns exec "$NS" ss -ltnH | awk '{ print $1, $3, $4 }'
+}
+
+# json PATH EXPR: a value of doctor.json.
+json() {
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$1" "$2"
+}
+
+@test "a burst past a capped backlog: both findings with the namespace's own numbers, nothing changed" {
+  listen 100
+  local out="$BATS_TEST_TMPDIR/doctor-burst" before after i
+  state >"$BATS_TEST_TMPDIR/state-before"
+  ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 3s --out "$out" \
+    >"$BATS_TEST_TMPDIR/doctor.out" 2>&1 &
+  local doctor_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    [[ ! -s "$out/readings/nstat-before.txt" ]] || break
+    sleep 0.05
+  done
+  before="$(overflows)"
+  burst "$BURST"
+  wait "$doctor_pid"
+  after="$(overflows)"
+  cat "$BATS_TEST_TMPDIR/doctor.out"
+  state >"$BATS_TEST_TMPDIR/state-after"
+  run diff "$BATS_TEST_TMPDIR/state-before" "$BATS_TEST_TMPDIR/state-after"
+  assert_success
+  # The queue holds backlog + 1 = 9 (a second CPU may slip one more in).
+  local count=$((after - before)) slack=$(($(nproc) - 1))
+  ((count >= BURST - 9 - slack && count <= BURST - 9))
+  [ "$(json "$out/doctor.json" 'd["counters"]["TcpExtListenOverflows"]')" = "$count" ]
+  [ "$(json "$out/doctor.json" '[f["evidence"]["ListenOverflows"] for f in d["findings"] if f["id"] == "accept-queue-overflows"][0]')" = "$count" ]
+  [ "$(json "$out/doctor.json" '[f["evidence"] for f in d["findings"] if f["id"] == "backlog-capped-by-somaxconn"][0]')" \
+    = "{'listener': '$ADDR:$PORT', 'backlog': 8, 'somaxconn': 8}" ]
+  local peak
+  peak="$(json "$out/doctor.json" 'd["listeners"][0]["queue_peak"]')"
+  ((peak >= 9 && peak <= 9 + slack))
+  run cat "$BATS_TEST_TMPDIR/doctor.out"
+  assert_output --partial "read-only: no sysctl changed"
+  assert_output --partial "[critical] accept-queue-overflows: the accept queue of :$PORT overflowed $count times in the last 3"
+  grep -qx "SOMAXCONN=8" "$out/reproduce.matrix"
+  grep -qx "TOMCAT_ACCEPT_COUNT=8" "$out/reproduce.matrix"
+}
+
+@test "the suite's own target: Tomcat's settings from its actuator, the accept-count somaxconn capped" {
+  target
+  local out="$BATS_TEST_TMPDIR/doctor-target"
+  run ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 1s \
+    --actuator "http://127.0.0.1:$((PORT + 1))/actuator" --out "$out"
+  assert_success
+  assert_output --partial "has a backlog of 8 because net.core.somaxconn=8 caps the 10000 Tomcat's accept-count asks for"
+  [ "$(json "$out/doctor.json" '[d["tomcat"][k] for k in ("accept_count", "max_connections", "max_threads", "threads_max")]')" \
+    = "[10000, 8, 4, 4.0]" ]
+  grep -qx "TOMCAT_ACCEPT_COUNT=10000" "$out/reproduce.matrix"
+  grep -qx "TOMCAT_MAX_THREADS=4" "$out/reproduce.matrix"
+  grep -qx "VUS=17 34" "$out/reproduce.matrix"  # max-connections + min(10000, 8) + 1, and twice that
+}
+
+@test "a listener within somaxconn and no load: nothing found" {
+  listen 4
+  local out="$BATS_TEST_TMPDIR/doctor-clean"
+  run ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 1s --out "$out"
+  assert_success
+  assert_output --partial "listener $ADDR:$PORT backlog=4 queue now=0 peak=0"
+  assert_output --partial "[info] nothing-found"
+  [ "$(json "$out/doctor.json" '[f["id"] for f in d["findings"]]')" = "['nothing-found']" ]
+}
+
+@test "a port nobody listens on, and a window of 0, are refused before anything is read" {
+  run ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 1s --out "$BATS_TEST_TMPDIR/none"
+  assert_failure 2
+  assert_output "doctor: nothing listens on TCP port $PORT here (ss -ltn)"
+  [ ! -e "$BATS_TEST_TMPDIR/none" ]
+  listen 4
+  run ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 0s --out "$BATS_TEST_TMPDIR/none"
+  assert_failure 2
+  assert_output "doctor: WINDOW '0s' is not a whole number of seconds from 1s to 3600s"
+  [ ! -e "$BATS_TEST_TMPDIR/none" ]
+}

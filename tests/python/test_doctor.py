@@ -1,0 +1,141 @@
+"""The doctor's findings over recorded host readings (tests/python/fixtures/doctor/NAME: the files
+scripts/doctor.sh writes into readings/; one reading of this machine with each situation's
+numbers set)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from ltsuite import doctor
+
+FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
+
+
+def read(name):
+    return doctor.read_readings(FIXTURES / name)
+
+
+def found(name):
+    return {f.id: f for f in doctor.findings(read(name))}
+
+
+def test_a_healthy_host_has_nothing_found():
+    got = found("healthy")
+    assert list(got) == ["nothing-found"]
+    assert read("healthy").tomcat.threads_busy_peak == 3.0
+
+
+def test_a_backlog_at_somaxconn_names_the_accept_count_it_capped():
+    f = found("somaxconn-cap")["backlog-capped-by-somaxconn"]
+    assert f.severity == "warning"
+    assert f.evidence == {"listener": "*:8080", "backlog": 128, "somaxconn": 128, "accept_count": 10000,
+                          "backlog_rule": 128}
+    assert "backlog of 128 because net.core.somaxconn=128 caps the 10000" in f.text
+
+
+def test_without_the_actuator_a_backlog_at_somaxconn_is_still_named():
+    r = read("somaxconn-cap")
+    r.tomcat = None
+    f = {f.id: f for f in doctor.findings(r)}["backlog-capped-by-somaxconn"]
+    assert "accept_count" not in f.evidence
+    assert "equal to net.core.somaxconn" in f.text
+
+
+def test_an_accept_count_within_somaxconn_is_not_capped():
+    r = read("somaxconn-cap")
+    r.tomcat.accept_count = 128
+    assert "backlog-capped-by-somaxconn" not in {f.id for f in doctor.findings(r)}
+
+
+def test_overflows_in_the_window_are_counted_with_their_rate_and_the_queue():
+    f = found("overflows")["accept-queue-overflows"]
+    assert f.severity == "critical"
+    assert f.evidence["ListenOverflows"] == 4210
+    assert f.evidence["elapsed_s"] == 10.5  # between the two snapshots, not the 10 s asked for
+    assert f.evidence["per_s"] == 401.0
+    assert f.evidence["queue_peak"] == 129
+    assert f.evidence["accept_queue_capacity"] == 129  # backlog + 1
+    assert "overflowed 4210 times in the last 10.5 s (401/s)" in f.text
+
+
+def test_overflows_only_before_the_window_are_information():
+    r = read("overflows")
+    r.counters = {}
+    got = {f.id: f for f in doctor.findings(r)}
+    assert list(got) == ["accept-queue-overflowed-since-boot"]
+    assert got["accept-queue-overflowed-since-boot"].evidence == {"ListenOverflows_since_boot": 2067870}
+
+
+def test_syn_cookies_sent_in_the_window():
+    f = found("syn-cookies")["syn-cookies"]
+    assert f.evidence["SyncookiesSent"] == 1500
+    assert f.evidence["SyncookiesRecv"] == 1200
+    assert f.evidence["accept_queue_capacity"] == 129
+
+
+def test_syn_queue_drops_without_cookies():
+    r = read("syn-cookies")
+    r.counters = {"TcpExtTCPReqQFullDrop": 77}
+    f = {f.id: f for f in doctor.findings(r)}["syn-queue-drops"]
+    assert f.severity == "critical" and f.evidence["TCPReqQFullDrop"] == 77
+
+
+def test_time_wait_towards_one_peer_near_the_port_range():
+    r = read("time-wait")
+    assert (r.time_wait, r.syn_recv) == (1150, 1)
+    assert r.on_port == {"time_wait": 300, "syn_recv": 1}  # the listener's own port, 8080
+    f = found("time-wait")["time-wait-near-port-range"]
+    assert f.evidence == {"peer": "10.0.0.5:5432", "time_wait": 850, "ports": 1000, "tcp_tw_reuse": "2"}
+
+
+def test_time_wait_on_the_servers_own_port_holds_no_ephemeral_port():
+    r = read("time-wait")
+    r.sysctls["net.ipv4.ip_local_port_range"] = "32768 60999"
+    assert "time-wait-near-port-range" not in {f.id for f in doctor.findings(r)}
+
+
+def test_open_files_near_the_limit():
+    f = found("open-files")["open-files-near-limit"]
+    assert f.evidence == {"pid": "4321", "open_files": 1003, "nofile": 1024}
+
+
+def test_threads_busy_at_max_from_the_actuator():
+    f = found("threads-busy")["threads-busy-at-max"]
+    assert f.evidence == {"threads_busy_peak": 200.0, "threads_max": 200.0, "connections_peak": 410.0}
+
+
+@pytest.mark.parametrize("name", ["healthy", "somaxconn-cap", "overflows", "syn-cookies", "time-wait",
+                                  "open-files", "threads-busy"])
+def test_the_report_files(tmp_path, name):
+    out = tmp_path / "doctor-x"
+    out.mkdir()
+    text = doctor.write_report(FIXTURES / name, out)
+    assert "read-only: no sysctl changed" in text
+    data = json.loads((out / "doctor.json").read_text())
+    assert data["read_only"] is True
+    assert set(data["listeners"][0]) == {"addr", "port", "backlog", "queue_now", "queue_peak"}
+    assert set(data["findings"][0]) == {"id", "severity", "text", "evidence"}
+    assert data["sysctls"]["net.core.somaxconn"] is not None
+    assert (out / "doctor.md").read_text().startswith("# Doctor: port 8080")
+    for f in data["findings"]:
+        assert f"[{f['severity']}] {f['id']}" in text
+
+
+def test_the_matrix_carries_the_hosts_settings():
+    r = read("somaxconn-cap")
+    text = doctor.reproduce_matrix(r, "results/doctor-x/reproduce.matrix")
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    assert "TOMCAT_ACCEPT_COUNT=10000" in lines
+    assert "SOMAXCONN=128" in lines
+    assert "TOMCAT_MAX_CONNECTIONS=8192" in lines
+    assert "VUS=8321 16642" in lines  # max-connections + min(10000, 128) + 1, and twice that
+    assert "#   make run-matrix MATRIX=results/doctor-x/reproduce.matrix" in text
+    assert "make advise" in text
+
+
+def test_without_the_actuator_the_matrix_takes_the_backlog_as_accept_count():
+    r = read("overflows")
+    text = doctor.reproduce_matrix(r, "m")
+    assert "TOMCAT_ACCEPT_COUNT=128" in text.splitlines()
+    assert "TOMCAT_MAX_THREADS" not in text
+    assert not [line for line in text.splitlines() if line.startswith("VUS=")]
