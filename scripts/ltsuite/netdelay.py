@@ -208,8 +208,9 @@ def kernel_drops(queue: int, text: str) -> tuple[int, int] | None:
 
 # A delayer fell behind when its 99th-percentile hold passed the one-way delay by more than
 # this much (ms), or this share of it, whichever is larger; or the kernel dropped a packet it
-# could not hand over.
-LATE_P99_MS = 5.0
+# could not hand over. 10 ms: a few scheduler slices of a loaded machine (measured: on 2 cores at
+# a load average of 7, one packet in a hundred held 35 ms where 20 ms was asked).
+LATE_P99_MS = 10.0
 LATE_P99_SHARE = 0.25
 
 
@@ -369,25 +370,28 @@ def net_delay_main(argv: list[str]) -> int:
     return 0
 
 
-def check_main(argv: list[str]) -> int:
-    """check ENV_FILE...: validate the network knobs of each KEY=value file; exit 1 with the reason."""
-    status = 0
-    for path in argv:
-        env: dict[str, str] = {}
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                key, sep, value = line.rstrip("\n").partition("=")
-                if sep and key.startswith("NET_"):
-                    env[key] = value
-        try:
-            validate(env)
-        except NetDelayError as err:
-            print(f"{path}: {err}", file=sys.stderr)
-            status = 1
-    return status
+def send_main(argv: list[str]) -> int:
+    """send ADDR PORT RATE COUNT: COUNT one-byte UDP datagrams to ADDR:PORT at RATE a second
+    (bounded: at most COUNT, and at most COUNT/RATE + 5 s); prints the rate reached. For
+    measuring the delayer's packets-a-second ceiling (scripts/netdelay-bench.sh)."""
+    addr, port, rate, count = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    start = time.monotonic()
+    deadline = start + count / rate + 5
+    sent = 0
+    for sent in range(1, count + 1):
+        sock.sendto(b"x", (addr, port))
+        if sent % 50 == 0:
+            ahead = start + sent / rate - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+            elif time.monotonic() > deadline:
+                break
+    print(f"{sent}\t{sent / (time.monotonic() - start):.0f}")
+    return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "check":
-        sys.exit(check_main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "send":
+        sys.exit(send_main(sys.argv[2:]))
     sys.exit(net_delay_main(sys.argv[1:]))
