@@ -342,6 +342,18 @@ class Delayer:
             return None
 
 
+def die_with_parent() -> None:
+    """Ask the kernel for SIGTERM when the process that started this one dies (prctl
+    PR_SET_PDEATHSIG): a runner killed with -9 leaves no delayer behind."""
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent died before the request
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def net_delay_main(argv: list[str]) -> int:
     """netdelay QUEUE STATS_FILE: run until SIGTERM/SIGINT, then write the stats (JSON, with the
     delayer's own CPU seconds: held / cpu_s is the packets a second one core would hold); the
@@ -352,6 +364,7 @@ def net_delay_main(argv: list[str]) -> int:
     except NetDelayError as err:
         print(f"netdelay: {err}", file=sys.stderr)
         return 2
+    die_with_parent()
     delayer = Delayer(queue, settings)
     stop = [False]
 
