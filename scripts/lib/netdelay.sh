@@ -17,9 +17,9 @@ NETDELAY_PID=""
 # netdelay_wanted CELL_ASSOC: succeed when the cell asks for a delay, jitter or loss.
 netdelay_wanted() {
   local -n nd_values="$1"
-  [[ "${nd_values[NET_RTT_MS]:-0}" != 0 || "${nd_values[NET_JITTER_MS]:-0}" != 0 ]] && return 0
-  [[ "${nd_values[NET_LOSS]:-0}" =~ ^0*\.?0*$ ]] && return 1
-  return 0
+  # Both are whole numbers (type uint); the loss is a rate, checked by ltsuite.netdelay.
+  ((10#${nd_values[NET_RTT_MS]:-0} > 0 || 10#${nd_values[NET_JITTER_MS]:-0} > 0)) && return 0
+  [[ ! "${nd_values[NET_LOSS]:-0}" =~ ^0*\.?0*$ ]]
 }
 
 # netdelay_start CELL_ASSOC CELL_DIR: when the cell asks for it, the rules
