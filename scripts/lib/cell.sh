@@ -107,6 +107,8 @@ run_cell_steps() {
   phase_mark "$cell_dir" target_start
   backend_start values "$cell_dir" "$base_url" || return 1
   phase_mark "$cell_dir" target_ready
+  # The delay after the health checks, so they do not wait on it.
+  cell_step "starting the delayer" netdelay_start values "$cell_dir" || return 1
   # The client's counters after the health checks, so their connections are
   # not in the deltas.
   cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
@@ -140,6 +142,10 @@ run_cell_steps() {
   fi
   if ! backend_alive; then
     CELL_ERROR="target died during the cell"
+    return 1
+  fi
+  if ! netdelay_alive; then
+    CELL_ERROR="the delayer died during the cell (its packets were dropped, not let through)"
     return 1
   fi
   # Every k6 process must end at 0 or 99 (a crossed threshold is a result,
@@ -187,10 +193,11 @@ counters_cell_deltas() {
   PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.counters "$1"
 }
 
-# stop_cell_processes: k6, sampler and target of the current cell, then the namespaces.
+# stop_cell_processes: k6, sampler, delayer and target of the current cell, then the namespaces.
 stop_cell_processes() {
   k6_stop
   sampler_stop
+  netdelay_stop
   backend_stop
   netns_down
 }

@@ -129,3 +129,7 @@ netns_read_sysctls() {
     printf '%s\t%s\t%s\n' "$side" "$name" "$value"
   done
 }
+
+# The delayer between the two namespaces (NET_RTT_MS, NET_LOSS) goes with them.
+# shellcheck source=scripts/lib/netdelay.sh
+source "$(dirname "${BASH_SOURCE[0]}")/netdelay.sh"

@@ -216,6 +216,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets of both sides together (sampled)", md=330),
     Column("server_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets on the server (sampled)"),
     Column("client_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets on the client (sampled)"),
+    Column("net_rtt_applied_ms", NUMBER, "ms", "the round-trip time the delayer really applied: twice its packets' "
+           "median hold (NET_RTT_MS; empty without a delayer)"),
+    Column("net_hold_p99_ms", NUMBER, "ms", "the delayer's 99th-percentile hold of a packet, one way (half "
+           "NET_RTT_MS asked)"),
+    Column("net_packets_lost", INTEGER, "packets", "packets the delayer dropped at random for NET_LOSS"),
+    Column("net_delayer_drops", INTEGER, "packets", "packets the kernel dropped because the delayer fell behind "
+           "(its queue or socket full); above 0 the cell is not as designed"),
     Column("tomcat_threads_busy_peak", INTEGER, "threads", "most busy Tomcat threads (actuator tomcat.threads.busy)"),
     Column("k6_cpu_avg_pct", NUMBER, "%", "k6's mean CPU (100 = one core)"),
     Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import rules
+from . import netdelay, rules
 from .cellfiles import read_cell_env
 from .numbers import (at_least, at_most, below, or_default, r1, r2, rounded, smallest, text,
                       tidy, to_number)
@@ -238,8 +238,12 @@ def limit_note(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str, 
 
 def refusals(env: Env, machine: dict[str, Any]) -> list[str]:
     """Why the cell cannot run as designed on this machine at all (the runner refuses it, exit
-    2): its VUs need more memory than is available even at k6's lowest measured cost per VU
+    2): a network knob out of its range (netdelay.validate); its VUs need more memory than is available even at k6's lowest measured cost per VU
     (rules.K6_KB_PER_VU_LOW)."""
+    try:
+        netdelay.validate({k: str(v) for k, v in env.items() if k.startswith("NET_")})
+    except netdelay.NetDelayError as err:
+        return [str(err)]
     vus = designed_vus(env)
     mem = or_default(machine.get("mem_available_mb"), 0)
     need = None if vus is None else vus * rules.K6_KB_PER_VU_LOW / 1024

@@ -362,7 +362,8 @@ def one_request_at_once(env: dict[str, Any]) -> bool:
 def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict[str, Any]:
     """predicted_t_queued_p99_ms and predicted_t_connect_p99_ms (None where the rule does not
     apply: see one_request_at_once), from simulate() with the cell's knobs, its recorded
-    somaxconn (the listen backlog, rules.listen_backlog) and the client's SYN schedule."""
+    somaxconn (the listen backlog, rules.listen_backlog) and the client's SYN schedule, each
+    connect one NET_RTT_MS longer."""
     none = {"predicted_t_queued_p99_ms": None, "predicted_t_connect_p99_ms": None}
     if not one_request_at_once(env):
         return none
@@ -377,9 +378,14 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     schedule = [t for t in rules.syn_send_times(retries, design.syn_linear(sysctls)) if t * 1000 < timeout_ms]
     predicted = simulate(int(users), int(min(threads, max_conns)), int(max_conns),
                          rules.listen_backlog(int(accept), int(somaxconn)), float(delay), schedule)
+    # A round trip between the users and the server (NET_RTT_MS, the delayer): every handshake
+    # takes one more RTT (SYN out, SYN-ACK back) on top of the SYN schedule, and the request and
+    # its answer one more. The queues themselves are simulated without it.
+    rtt = float(to_number(env.get("NET_RTT_MS") or "0") or 0)
     # The parts are measured on the answered requests only: a user whose wave comes after its
     # REQUEST_TIMEOUT leaves unanswered (the server still serves its request later).
-    answered = [(c, q) for c, q in zip(predicted.connect, predicted.queued) if c + q + delay <= timeout_ms]
+    answered = [(c + rtt, q) for c, q in zip(predicted.connect, predicted.queued)
+                if c + rtt + q + delay + rtt <= timeout_ms]
     return {"predicted_t_queued_p99_ms": _p([q for _, q in answered], 0.99),
             "predicted_t_connect_p99_ms": _p([c for c, _ in answered], 0.99)}
 

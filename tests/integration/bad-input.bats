@@ -173,3 +173,8 @@ SH
   run jq -r .error "$row"
   assert_output "target exited during start-up: exit status 3; its output ends: listening on 198.18.0.1:8080 | fatal: the license file is missing"
 }
+
+@test "a network loss of 1 or a jitter above half the round trip" {
+  refused 'VUS=2' 'NET_LOSS=1' -- "cell 01: NET_LOSS=1: must be at least 0 and below 1"
+  refused 'NET_RTT_MS=10' 'NET_JITTER_MS=6' -- "cell 01: NET_JITTER_MS=6: must be between 0 and half NET_RTT_MS (5)"
+}

@@ -38,7 +38,8 @@ def rebuild(cell_dir, **changes):
 
 
 #: Columns added after the cells were recorded, from marks those cells already have.
-ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd"}
+ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "net_rtt_applied_ms", "net_hold_p99_ms", "net_packets_lost",
+                        "net_delayer_drops"}
 
 
 def since_recorded(row, rec):

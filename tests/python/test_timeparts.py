@@ -135,6 +135,16 @@ def test_users_answered_after_their_timeout_are_not_in_the_prediction():
     assert timeparts.predictions(env, sysctls) == {"predicted_t_queued_p99_ms": 400, "predicted_t_connect_p99_ms": 0}
 
 
+def test_a_round_trip_time_lengthens_every_connect_by_it():
+    # 40 ms between users and server: connects take 40 ms more; with a 1 s timeout the second
+    # wave (answered at 800 ms + two round trips) is still in, the third not.
+    env, sysctls = _burst_of_eight(request_timeout="1s")
+    assert timeparts.predictions({**env, "NET_RTT_MS": "40"}, sysctls) == {
+        "predicted_t_queued_p99_ms": 400, "predicted_t_connect_p99_ms": 40}
+    assert timeparts.predictions({**env, "NET_RTT_MS": "150"}, sysctls) == {
+        "predicted_t_queued_p99_ms": 0, "predicted_t_connect_p99_ms": 150}
+
+
 def test_users_that_did_not_arrive_at_once_are_not_checked_against_the_waves():
     env = {"DELAY_MS": "400", "START_SPREAD_LIMIT_MS": "1000"}
     figures = {"t_queued_p99_ms": 1500, "t_connect_p99_ms": 2000, "t_service_med_ms": 400}

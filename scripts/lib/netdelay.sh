@@ -1,0 +1,70 @@
+# shellcheck shell=bash
+# Summary: the delayer of a cell: round-trip time, jitter and loss between the
+# users' namespace and the service (NET_RTT_MS, NET_JITTER_MS, NET_LOSS).
+#
+# Two iptables rules in the client namespace (OUTPUT to the server's subnet,
+# INPUT from it) hand every packet to NFQUEUE queue NETDELAY_QUEUE; the
+# delayer (ltsuite.netdelay, in the same namespace) holds each half the RTT
+# and accepts it. No --queue-bypass: a delayer that died drops the packets
+# instead of letting them through undelayed, so a cell is never silently
+# faster. The rules live and die with the client namespace; the host's
+# tables are never touched. Needs common.sh and netns.sh.
+
+readonly NETDELAY_QUEUE=31
+# The running delayer: state of this file only, read by netdelay_stop.
+NETDELAY_PID=""
+
+# netdelay_wanted CELL_ASSOC: succeed when the cell asks for a delay, jitter or loss.
+netdelay_wanted() {
+  local -n nd_values="$1"
+  # Both are whole numbers (type uint); the loss is a rate, checked by ltsuite.netdelay.
+  ((10#${nd_values[NET_RTT_MS]:-0} > 0 || 10#${nd_values[NET_JITTER_MS]:-0} > 0)) && return 0
+  [[ ! "${nd_values[NET_LOSS]:-0}" =~ ^0*\.?0*$ ]]
+}
+
+# netdelay_start CELL_ASSOC CELL_DIR: when the cell asks for it, the rules
+# and the delayer in the client namespace, ready before it returns; its
+# stats go to CELL_DIR/netdelay.json when it stops. On failure the reason is
+# in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the file that sourced this one
+netdelay_start() {
+  local -n ns_values="$1"
+  local cell_dir="$2" subnet ready=""
+  netdelay_wanted "$1" || return 0
+  if [[ "$NETNS_HOST_MODE" == 1 ]]; then
+    CELL_ERROR="NET_RTT_MS, NET_JITTER_MS and NET_LOSS need the client namespace (not an external TARGET_URL)"
+    return 1
+  fi
+  subnet="${ns_values[SERVER_ADDR]%.*}.0/24"
+  if ! netns_exec client iptables -w -A OUTPUT -d "$subnet" -j NFQUEUE --queue-num "$NETDELAY_QUEUE" \
+    || ! netns_exec client iptables -w -A INPUT -s "$subnet" -j NFQUEUE --queue-num "$NETDELAY_QUEUE"; then
+    CELL_ERROR="cannot add the delayer's NFQUEUE rules in the client namespace (is iptables installed?)"
+    return 1
+  fi
+  # A simple command in the background, so $! is the delayer itself; it
+  # says "ready" once bound to its queue. The run lock (fd 9) stays with the runner.
+  coproc NETDELAY_IO { NET_RTT_MS="${ns_values[NET_RTT_MS]:-0}" NET_JITTER_MS="${ns_values[NET_JITTER_MS]:-0}" \
+    NET_LOSS="${ns_values[NET_LOSS]:-0}" PYTHONPATH="$LT_ROOT/scripts" \
+    exec ip netns exec "$(netns_name client)" "$LT_PYTHON" -S -m ltsuite.netdelay \
+    "$NETDELAY_QUEUE" "$cell_dir/netdelay.json" 9>&- 2>>"$cell_dir/netdelay.log"; }
+  NETDELAY_PID="$NETDELAY_IO_PID"
+  read -r -t 10 ready <&"${NETDELAY_IO[0]}" || true
+  if [[ "$ready" != ready ]]; then
+    CELL_ERROR="the delayer did not start ($(tail -n 1 "$cell_dir/netdelay.log" 2>/dev/null))"
+    return 1
+  fi
+}
+
+# netdelay_alive: succeed when no delayer was started, or it still runs.
+netdelay_alive() {
+  [[ -z "$NETDELAY_PID" ]] || kill -0 "$NETDELAY_PID" 2>/dev/null
+}
+
+# netdelay_stop: stop the delayer (it releases what it holds and writes its
+# stats on SIGTERM). The rules go with the client namespace.
+netdelay_stop() {
+  [[ -n "$NETDELAY_PID" ]] || return 0
+  kill -TERM "$NETDELAY_PID" 2>/dev/null || true
+  wait "$NETDELAY_PID" 2>/dev/null || true
+  NETDELAY_PID=""
+}

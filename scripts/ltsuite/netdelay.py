@@ -1,0 +1,412 @@
+"""The network between the users and the service: a packet delayer on the kernel's NFQUEUE.
+
+This kernel has no ``netem`` qdisc (DESIGN.md section 7), but iptables' NFQUEUE target hands each
+packet to a process over netlink, which answers with a verdict (accept or drop). The delayer holds
+every packet it is given for half the configured round-trip time (the client namespace's OUTPUT
+and INPUT hooks both queue to it, so each direction gets half) and then accepts it: the handshake
+stays between the real kernels, unlike a TCP proxy that would accept the connection itself.
+
+It speaks the netlink protocol itself (linux/netfilter/nfnetlink_queue.h), so nothing is compiled
+or installed for it. Because every packet gets the same delay and packets arrive in id order, one
+batch verdict (NFQNL_MSG_VERDICT_BATCH: every packet up to this id) releases all packets that are
+due; a packet lost to NET_LOSS is dropped at once with its own verdict. Jitter keeps the order
+(a packet is never released before the one in front of it), as a queue on a link would.
+
+The knobs' rules (``validate``) and the applied delay (``stats``: the hold times the delayer
+measured itself) are here too; net_delay_main is run by scripts/lib/netdelay.sh in the client
+namespace.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NETLINK_NETFILTER = 12
+NFNL_SUBSYS_QUEUE = 3
+NFQNL_MSG_PACKET = 0
+NFQNL_MSG_VERDICT = 1
+NFQNL_MSG_CONFIG = 2
+NFQNL_MSG_VERDICT_BATCH = 3
+NFQA_PACKET_HDR = 1
+NFQA_VERDICT_HDR = 2
+NFQA_CFG_CMD = 1
+NFQA_CFG_PARAMS = 2
+NFQA_CFG_QUEUE_MAXLEN = 3
+NFQNL_CFG_CMD_BIND = 1
+NFQNL_CFG_CMD_UNBIND = 2
+NFQNL_COPY_META = 1
+NF_DROP = 0
+NF_ACCEPT = 1
+NLM_F_REQUEST = 1
+NLMSG_ERROR = 2
+NLMSG_HDR = struct.Struct("=IHHII")
+NFGEN_HDR = struct.Struct("!BBH")
+NLA_HDR = struct.Struct("=HH")
+AF_INET = 2
+
+# The kernel's queue: packets waiting for a verdict. At 50 ms one way and 20,000 packets a
+# second, 1,000 are held at once; past this length the kernel drops (queue_dropped).
+QUEUE_MAXLEN = 65536
+RCVBUF = 64 << 20
+
+
+class NetDelayError(ValueError):
+    """A network knob the suite refuses, with the key and the reason."""
+
+
+@dataclass(frozen=True)
+class NetSettings:
+    """The network knobs of a cell: NET_RTT_MS, NET_JITTER_MS (ms, >= 0) and NET_LOSS (0 <= p < 1)."""
+
+    rtt_ms: float = 0.0
+    jitter_ms: float = 0.0
+    loss: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        """The delayer runs when any knob asks for a change to the packets."""
+        return self.rtt_ms > 0 or self.jitter_ms > 0 or self.loss > 0
+
+    @property
+    def one_way_s(self) -> float:
+        """Half the round-trip time, in seconds: the hold of each packet, either way."""
+        return self.rtt_ms / 2000.0
+
+
+def _number(env: dict[str, str], key: str) -> float:
+    raw = (env.get(key) or "0").strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise NetDelayError(f"{key}={raw}: not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise NetDelayError(f"{key}={raw}: not a finite number")
+    return value
+
+
+def validate(env: dict[str, str]) -> NetSettings:
+    """The cell's network knobs, or NetDelayError naming the key.
+
+    Rules: NET_RTT_MS >= 0 and at most 10,000 (a round trip longer than 10 s is a broken link, not
+    a network); NET_JITTER_MS >= 0 and at most half NET_RTT_MS (each way varies by up to
+    +-jitter/2 around half the RTT, so no packet is held less than 0); 0 <= NET_LOSS < 1 (a loss
+    of 1 is no network at all).
+    """
+    rtt = _number(env, "NET_RTT_MS")
+    jitter = _number(env, "NET_JITTER_MS")
+    loss = _number(env, "NET_LOSS")
+    if rtt < 0 or rtt > 10000:
+        raise NetDelayError(f"NET_RTT_MS={env.get('NET_RTT_MS')}: must be between 0 and 10000 ms")
+    if jitter < 0 or jitter > rtt / 2:
+        raise NetDelayError(f"NET_JITTER_MS={env.get('NET_JITTER_MS')}: must be between 0 and half "
+                            f"NET_RTT_MS ({rtt / 2:g})")
+    if not 0 <= loss < 1:
+        raise NetDelayError(f"NET_LOSS={env.get('NET_LOSS')}: must be at least 0 and below 1")
+    return NetSettings(rtt, jitter, loss)
+
+
+def nla(kind: int, payload: bytes) -> bytes:
+    """One netlink attribute, padded to 4 bytes."""
+    length = NLA_HDR.size + len(payload)
+    return NLA_HDR.pack(length, kind) + payload + b"\0" * ((4 - length % 4) % 4)
+
+
+def nfq_message(msg: int, queue: int, attrs: bytes, seq: int = 0, family: int = AF_INET) -> bytes:
+    """A netlink message to the queue subsystem: header, nfgenmsg (res_id = the queue), attributes."""
+    body = NFGEN_HDR.pack(family, 0, queue) + attrs
+    return NLMSG_HDR.pack(NLMSG_HDR.size + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg,
+                          NLM_F_REQUEST, seq, 0) + body
+
+
+def verdict_message(queue: int, packet_id: int, verdict: int, batch: bool) -> bytes:
+    """A verdict for one packet, or (batch) for every packet of the queue up to packet_id."""
+    return nfq_message(NFQNL_MSG_VERDICT_BATCH if batch else NFQNL_MSG_VERDICT, queue,
+                       nla(NFQA_VERDICT_HDR, struct.pack("!II", verdict, packet_id)), family=0)
+
+
+def packet_ids(data: bytes) -> tuple[list[int], list[int]]:
+    """The packet ids of the NFQNL_MSG_PACKET messages in one netlink datagram, and the errno of
+    any NLMSG_ERROR in it (0 is an acknowledgement)."""
+    ids: list[int] = []
+    errors: list[int] = []
+    offset = 0
+    while offset + NLMSG_HDR.size <= len(data):
+        length, kind, _flags, _seq, _pid = NLMSG_HDR.unpack_from(data, offset)
+        if length < NLMSG_HDR.size:
+            break
+        if kind == NLMSG_ERROR:
+            errors.append(-struct.unpack_from("=i", data, offset + NLMSG_HDR.size)[0])
+        elif kind == (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET:
+            pos = offset + NLMSG_HDR.size + NFGEN_HDR.size
+            end = offset + length
+            while pos + NLA_HDR.size <= end:
+                alen, atype = NLA_HDR.unpack_from(data, pos)
+                if alen < NLA_HDR.size:
+                    break
+                if atype & 0x7FFF == NFQA_PACKET_HDR:
+                    ids.append(struct.unpack_from("!I", data, pos + NLA_HDR.size)[0])
+                    break
+                pos += (alen + 3) & ~3
+        offset += (length + 3) & ~3
+    return ids, errors
+
+
+@dataclass
+class HoldStats:
+    """What the delayer did: packets held, dropped for NET_LOSS, and their hold times (ms)."""
+
+    held: int = 0
+    lost: int = 0
+    late_max_ms: float = 0.0
+    holds_ms: list[float] = field(default_factory=list)
+
+    def record(self, hold_ms: float, target_ms: float) -> None:
+        """One released packet: its hold, and how far past its due time it went."""
+        self.held += 1
+        if len(self.holds_ms) < 200000:
+            self.holds_ms.append(hold_ms)
+        self.late_max_ms = max(self.late_max_ms, hold_ms - target_ms)
+
+    def summary(self, settings: NetSettings, kernel: tuple[int, int] | None = None) -> dict[str, object]:
+        """The stats file: the one-way hold the packets really got (median, p99), doubled into the
+        round-trip time applied, and the packets the kernel dropped because the delayer fell
+        behind (its queue full, or the delayer's socket; None when not read)."""
+        holds = sorted(self.holds_ms)
+
+        def pct(p: float) -> float | None:
+            return round(holds[min(len(holds) - 1, int(p * len(holds)))], 3) if holds else None
+
+        p50 = pct(0.5)
+        return {"rtt_ms": settings.rtt_ms, "jitter_ms": settings.jitter_ms, "loss": settings.loss,
+                "held": self.held, "lost": self.lost, "hold_p50_ms": p50, "hold_p99_ms": pct(0.99),
+                "hold_max_ms": round(holds[-1], 3) if holds else None,
+                "late_max_ms": round(self.late_max_ms, 3) if holds else None,
+                "rtt_applied_ms": round(2 * p50, 3) if p50 is not None else None,
+                "kernel_queue_dropped": kernel[0] if kernel else None,
+                "kernel_user_dropped": kernel[1] if kernel else None}
+
+
+def kernel_drops(queue: int, text: str) -> tuple[int, int] | None:
+    """queue_dropped and user_dropped of QUEUE in /proc/net/netfilter/nfnetlink_queue's text
+    (columns: queue, portid, waiting, copy mode, copy range, queue_dropped, user_dropped, ...)."""
+    for line in text.splitlines():
+        cols = line.split()
+        if len(cols) >= 7 and cols[0] == str(queue):
+            return int(cols[5]), int(cols[6])
+    return None
+
+
+# A delayer fell behind when its 99th-percentile hold passed the one-way delay by more than
+# this much (ms), or this share of it, whichever is larger; or the kernel dropped a packet it
+# could not hand over. 10 ms: a few scheduler slices of a loaded machine (measured: on 2 cores at
+# a load average of 7, one packet in a hundred held 35 ms where 20 ms was asked).
+LATE_P99_MS = 10.0
+LATE_P99_SHARE = 0.25
+
+
+def _f(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def read_stats(cell_dir: Path) -> dict[str, object] | None:
+    """The delayer's stats of a cell (netdelay.json), or None when it did not run."""
+    try:
+        value = json.loads((cell_dir / "netdelay.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def row_columns(cell_dir: Path) -> dict[str, object]:
+    """The row's network columns: the round-trip time really applied (twice the median hold), the
+    99th-percentile one-way hold, the packets dropped for NET_LOSS, and the packets the kernel
+    dropped because the delayer fell behind. Empty (None) in a cell without a delayer."""
+    stats = read_stats(cell_dir) or {}
+    kernel = [stats.get("kernel_queue_dropped"), stats.get("kernel_user_dropped")]
+    return {"net_rtt_applied_ms": stats.get("rtt_applied_ms"),
+            "net_hold_p99_ms": stats.get("hold_p99_ms"),
+            "net_packets_lost": stats.get("lost"),
+            "net_delayer_drops": None if None in kernel else int(sum(_f(k) for k in kernel))}
+
+
+def behind(stats: dict[str, object] | None) -> str | None:
+    """Why the delayer did not hold the packets as configured (None when it did or did not run):
+    the kernel dropped packets it could not queue or hand over, or its 99th-percentile hold
+    exceeded half the RTT by more than max(LATE_P99_MS, LATE_P99_SHARE of it)."""
+    if not stats:
+        return None
+    drops = int(sum(_f(stats.get(k)) for k in ("kernel_queue_dropped", "kernel_user_dropped")))
+    if drops > 0:
+        return (f"the delayer fell behind: the kernel dropped {drops} packets it could not queue to it "
+                "(the cell saw loss it did not ask for)")
+    one_way = _f(stats.get("rtt_ms")) / 2
+    p99 = stats.get("hold_p99_ms")
+    if p99 is not None and _f(p99) > one_way + max(LATE_P99_MS, LATE_P99_SHARE * one_way):
+        return (f"the delayer fell behind: its packets' 99th-percentile hold was {_f(p99):g} ms "
+                f"where {one_way:g} ms was asked (the cell saw more delay than NET_RTT_MS)")
+    return None
+
+
+class Delayer:
+    """One NFQUEUE queue, held and released (see the module's docstring)."""
+
+    def __init__(self, queue: int, settings: NetSettings, seed: int | None = None) -> None:
+        self.queue = queue
+        self.settings = settings
+        self.rng = random.Random(seed)
+        self.stats = HoldStats()
+        self.waiting: deque[tuple[float, float, int]] = deque()  # (due, arrived, id)
+        self.last_due = 0.0
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, 33, RCVBUF)  # SO_RCVBUFFORCE (root)
+        except OSError:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
+        self.sock.bind((0, 0))
+        self._config(nla(NFQA_CFG_CMD, struct.pack("!BxH", NFQNL_CFG_CMD_BIND, AF_INET)))
+        self._config(nla(NFQA_CFG_PARAMS, struct.pack("!IB", 0, NFQNL_COPY_META))
+                     + nla(NFQA_CFG_QUEUE_MAXLEN, struct.pack("!I", QUEUE_MAXLEN)))
+        self.sock.setblocking(False)
+
+    def _config(self, attrs: bytes) -> None:
+        self.sock.send(nfq_message(NFQNL_MSG_CONFIG, self.queue, attrs))
+
+    def _due(self, now: float) -> float:
+        delay = self.settings.one_way_s
+        if self.settings.jitter_ms > 0:
+            delay += self.rng.uniform(-0.5, 0.5) * self.settings.jitter_ms / 1000.0
+        self.last_due = max(self.last_due, now + delay)
+        return self.last_due
+
+    def receive(self) -> None:
+        """Every packet the kernel has queued: dropped at once (NET_LOSS) or put in line."""
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except BlockingIOError:
+                return
+            except OSError as err:  # ENOBUFS: the socket overflowed; the kernel counts them
+                if err.errno == 105:
+                    continue
+                raise
+            ids, errors = packet_ids(data)
+            if any(errors):
+                raise OSError(max(errors), os.strerror(max(errors)))
+            now = time.monotonic()
+            for packet_id in ids:
+                if self.settings.loss > 0 and self.rng.random() < self.settings.loss:
+                    self.stats.lost += 1
+                    self.sock.send(verdict_message(self.queue, packet_id, NF_DROP, batch=False))
+                else:
+                    self.waiting.append((self._due(now), now, packet_id))
+
+    def release(self) -> float | None:
+        """Accept every packet that is due (one batch verdict); the seconds to the next due one."""
+        now = time.monotonic()
+        last = None
+        target_ms = self.settings.one_way_s * 1000.0
+        while self.waiting and self.waiting[0][0] <= now:
+            _due, arrived, last = self.waiting.popleft()
+            self.stats.record((now - arrived) * 1000.0, target_ms)
+        if last is not None:
+            self.sock.send(verdict_message(self.queue, last, NF_ACCEPT, batch=True))
+        return max(0.0, self.waiting[0][0] - now) if self.waiting else None
+
+    def run(self, stop: list[bool]) -> None:
+        """Until stop[0]: wait for packets or the next due time, take, release."""
+        while not stop[0]:
+            wait = self.release()
+            readable, _, _ = select.select([self.sock], [], [], 0.2 if wait is None else wait)
+            if readable:
+                self.receive()
+        while self.waiting:  # release what is held, so no packet is left queued
+            time.sleep(max(0.0, self.waiting[0][0] - time.monotonic()))
+            self.release()
+
+    def kernel(self) -> tuple[int, int] | None:
+        """This queue's drops as the namespace's kernel counts them (while still bound)."""
+        try:
+            with open("/proc/net/netfilter/nfnetlink_queue", encoding="ascii") as handle:
+                return kernel_drops(self.queue, handle.read())
+        except OSError:
+            return None
+
+
+def die_with_parent() -> None:
+    """Ask the kernel for SIGTERM when the process that started this one dies (prctl
+    PR_SET_PDEATHSIG): a runner killed with -9 leaves no delayer behind."""
+    import ctypes
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() == 1:  # the parent died before the request
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def net_delay_main(argv: list[str]) -> int:
+    """netdelay QUEUE STATS_FILE: run until SIGTERM/SIGINT, then write the stats (JSON, with the
+    delayer's own CPU seconds: held / cpu_s is the packets a second one core would hold); the
+    knobs come from the environment (NET_RTT_MS, NET_JITTER_MS, NET_LOSS)."""
+    queue, stats_file = int(argv[0]), argv[1]
+    try:
+        settings = validate(dict(os.environ))
+    except NetDelayError as err:
+        print(f"netdelay: {err}", file=sys.stderr)
+        return 2
+    die_with_parent()
+    delayer = Delayer(queue, settings)
+    stop = [False]
+
+    def ask_stop(_sig: int, _frame: object) -> None:
+        stop[0] = True
+
+    signal.signal(signal.SIGTERM, ask_stop)
+    signal.signal(signal.SIGINT, ask_stop)
+    print("ready", flush=True)
+    try:
+        delayer.run(stop)
+    finally:
+        with open(stats_file + ".tmp", "w", encoding="utf-8") as out:
+            json.dump({**delayer.stats.summary(settings, delayer.kernel()),
+                       "cpu_s": round(time.process_time(), 3)}, out)
+            out.write("\n")
+        os.replace(stats_file + ".tmp", stats_file)
+    return 0
+
+
+def send_main(argv: list[str]) -> int:
+    """send ADDR PORT RATE COUNT: COUNT one-byte UDP datagrams to ADDR:PORT at RATE a second
+    (bounded: at most COUNT, and at most COUNT/RATE + 5 s); prints the rate reached. For
+    measuring the delayer's packets-a-second ceiling (scripts/netdelay-bench.sh)."""
+    addr, port, rate, count = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    start = time.monotonic()
+    deadline = start + count / rate + 5
+    sent = 0
+    for sent in range(1, count + 1):
+        sock.sendto(b"x", (addr, port))
+        if sent % 50 == 0:
+            ahead = start + sent / rate - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+            elif time.monotonic() > deadline:
+                break
+    print(f"{sent}\t{sent / (time.monotonic() - start):.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "send":
+        sys.exit(send_main(sys.argv[2:]))
+    sys.exit(net_delay_main(sys.argv[1:]))

@@ -1,0 +1,120 @@
+"""The network knobs' rules, the delayer's netlink messages, and its row columns and flag."""
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from ltsuite import design, netdelay
+
+
+def test_defaults_are_no_delayer() -> None:
+    settings = netdelay.validate({})
+    assert settings == netdelay.NetSettings(0.0, 0.0, 0.0)
+    assert not settings.active
+
+
+def test_rtt_is_held_half_each_way() -> None:
+    settings = netdelay.validate({"NET_RTT_MS": "40", "NET_LOSS": "0.01"})
+    assert settings.active
+    assert settings.one_way_s == pytest.approx(0.020)
+    assert settings.loss == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize("env, key", [
+    ({"NET_RTT_MS": "-1"}, "NET_RTT_MS"),
+    ({"NET_RTT_MS": "20001"}, "NET_RTT_MS"),
+    ({"NET_RTT_MS": "abc"}, "NET_RTT_MS"),
+    ({"NET_LOSS": "1"}, "NET_LOSS"),
+    ({"NET_LOSS": "-0.1"}, "NET_LOSS"),
+    ({"NET_LOSS": "nan"}, "NET_LOSS"),
+    ({"NET_RTT_MS": "10", "NET_JITTER_MS": "6"}, "NET_JITTER_MS"),
+])
+def test_bad_knobs_are_refused_naming_the_key(env: dict[str, str], key: str) -> None:
+    with pytest.raises(netdelay.NetDelayError, match=key):
+        netdelay.validate(env)
+
+
+def test_design_refuses_a_bad_knob_before_the_run() -> None:
+    reasons = design.refusals({"NET_LOSS": "1.5", "SCENARIO": "spike"}, {})
+    assert len(reasons) == 1 and "NET_LOSS=1.5" in reasons[0]
+    assert design.refusals({"NET_RTT_MS": "20", "SCENARIO": "spike"}, {}) == []
+
+
+def test_verdict_batch_message_layout() -> None:
+    msg = netdelay.verdict_message(31, 1234, netdelay.NF_ACCEPT, batch=True)
+    length, kind, flags, _seq, _pid = netdelay.NLMSG_HDR.unpack_from(msg)
+    assert length == len(msg) == 16 + 4 + 4 + 8
+    assert kind == (3 << 8) | 3 and flags == 1
+    assert netdelay.NFGEN_HDR.unpack_from(msg, 16) == (0, 0, 31)
+    alen, atype = netdelay.NLA_HDR.unpack_from(msg, 20)
+    assert (alen, atype) == (12, netdelay.NFQA_VERDICT_HDR)
+    assert struct.unpack_from("!II", msg, 24) == (1, 1234)
+
+
+def _packet(packet_id: int) -> bytes:
+    attrs = netdelay.nla(netdelay.NFQA_PACKET_HDR, struct.pack("!IHB", packet_id, 0x0800, 3))
+    body = netdelay.NFGEN_HDR.pack(2, 0, 31) + attrs
+    return netdelay.NLMSG_HDR.pack(16 + len(body), 3 << 8, 0, 0, 0) + body
+
+
+def test_packet_ids_of_several_messages_and_errors() -> None:
+    error = netdelay.NLMSG_HDR.pack(36, netdelay.NLMSG_ERROR, 0, 0, 0) + struct.pack("=i", -1) + b"\0" * 16
+    ids, errors = netdelay.packet_ids(_packet(7) + _packet(8) + error)
+    assert ids == [7, 8]
+    assert errors == [1]
+
+
+def test_kernel_drops_of_the_queue_line() -> None:
+    text = "    5  123     0 1     0     0     0      10  1\n   31  456     2 1     0     3     4   99  1\n"
+    assert netdelay.kernel_drops(31, text) == (3, 4)
+    assert netdelay.kernel_drops(9, text) is None
+
+
+def test_summary_doubles_the_median_hold() -> None:
+    stats = netdelay.HoldStats()
+    for hold in (20.1, 20.2, 20.3, 24.0):
+        stats.record(hold, 20.0)
+    out = stats.summary(netdelay.NetSettings(40.0), (0, 0))
+    assert out["held"] == 4
+    assert out["rtt_applied_ms"] == pytest.approx(40.6)
+    assert out["late_max_ms"] == pytest.approx(4.0)
+
+
+def _cell(tmp_path: Path, stats: dict[str, object] | None) -> Path:
+    if stats is not None:
+        (tmp_path / "netdelay.json").write_text(json.dumps(stats))
+    return tmp_path
+
+
+def test_columns_empty_without_a_delayer(tmp_path: Path) -> None:
+    cols = netdelay.row_columns(_cell(tmp_path, None))
+    assert cols == {"net_rtt_applied_ms": None, "net_hold_p99_ms": None, "net_packets_lost": None,
+                    "net_delayer_drops": None}
+    assert netdelay.behind(None) is None
+
+
+def test_a_delayer_that_kept_up_is_not_flagged(tmp_path: Path) -> None:
+    stats = {"rtt_ms": 40, "rtt_applied_ms": 40.4, "hold_p99_ms": 22.0, "lost": 0,
+             "kernel_queue_dropped": 0, "kernel_user_dropped": 0}
+    cols = netdelay.row_columns(_cell(tmp_path, stats))
+    assert cols["net_rtt_applied_ms"] == 40.4 and cols["net_delayer_drops"] == 0
+    assert netdelay.behind(stats) is None
+
+
+@pytest.mark.parametrize("stats, words", [
+    ({"rtt_ms": 40, "hold_p99_ms": 21.0, "kernel_queue_dropped": 2, "kernel_user_dropped": 1}, "dropped 3"),
+    ({"rtt_ms": 40, "hold_p99_ms": 30.5, "kernel_queue_dropped": 0, "kernel_user_dropped": 0}, "30.5 ms"),
+    ({"rtt_ms": 200, "hold_p99_ms": 126.0, "kernel_queue_dropped": 0, "kernel_user_dropped": 0}, "126 ms"),
+])
+def test_a_delayer_that_fell_behind_is_flagged(stats: dict[str, object], words: str) -> None:
+    note = netdelay.behind(stats)
+    assert note is not None and words in note
+
+
+def test_late_within_the_margin_is_not_flagged() -> None:
+    # 200 ms round trip: 100 ms each way, a margin of 25 ms; 40 ms: 20 each way, a margin of 10.
+    assert netdelay.behind({"rtt_ms": 200, "hold_p99_ms": 124.0}) is None
+    assert netdelay.behind({"rtt_ms": 40, "hold_p99_ms": 29.9}) is None

@@ -1,0 +1,34 @@
+#!/usr/bin/env bats
+# When a cell starts the delayer (scripts/lib/netdelay.sh).
+# shellcheck disable=SC2034 # SC2034: the cells are read through netdelay_wanted's nameref
+
+setup() {
+  load '../test_helper'
+  lt_source_libs netns
+}
+
+# wanted RTT JITTER LOSS: netdelay_wanted's answer for these knobs.
+wanted() {
+  local -A cell=([NET_RTT_MS]="$1" [NET_JITTER_MS]="$2" [NET_LOSS]="$3")
+  netdelay_wanted cell
+}
+
+@test "netdelay_wanted: a round trip, a jitter or a loss above 0 starts the delayer" {
+  wanted 40 0 0
+  wanted 0 2 0
+  wanted 0 0 0.01
+  wanted 0 0 .5
+  wanted 08 0 0
+}
+
+@test "netdelay_wanted: zeros, however written, and unset knobs start nothing" {
+  run wanted 0 0 0
+  assert_failure
+  run wanted 00 0 0.000
+  assert_failure
+  run wanted '' '' ''
+  assert_failure
+  local -A none=()
+  run netdelay_wanted none
+  assert_failure
+}
