@@ -10,7 +10,7 @@ rules; this one only calls them in order, so a cell starts Python once to finish
 each file (the rule: decisions in Python, called once per phase of a cell).
 
 Deltas that cannot be computed make the cell failed with that reason, as the row then says. The exit
-status is the row's: 1 when only a failed row saying why could be written. Tables that cannot be
+status is the row's: 1 when only a failed row saying why could be written, or none at all. Tables that cannot be
 written leave the cell as it is: a warning, or nothing on a full disk, which the runner reports in
 one line after the cell (space.sh).
 """
@@ -47,9 +47,15 @@ def finish(args: argparse.Namespace) -> int:
     except Exception:  # noqa: BLE001 - any failure is the cell's, named in its row
         status, error = "failed", joined(error, "cannot compute the counter deltas")
     phase_mark(cell_dir, "files")
-    code = row.main([str(cell_dir), "--run-id", args.run_id, "--status", status, "--error", error,
-                     "--axes", args.axes, "--wall-s", args.wall_s, "--repeat", args.repeat,
-                     "--k6-exit", args.k6_exit])
+    try:
+        code = row.main([str(cell_dir), "--run-id", args.run_id, "--status", status, "--error", error,
+                         "--axes", args.axes, "--wall-s", args.wall_s, "--repeat", args.repeat,
+                         "--k6-exit", args.k6_exit])
+    except OSError as err:
+        # The row was built but cannot be written; a full disk is the runner's to say (space.sh).
+        if err.errno != errno.ENOSPC:
+            print(f"{PROG}: {cell_dir / 'row.json'}: cannot write the row: {err.strerror}", file=sys.stderr)
+        code = 1
     phase_mark(cell_dir, "row")
     try:
         tables.render(args.run_dir)

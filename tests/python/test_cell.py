@@ -73,3 +73,14 @@ def test_tables_that_cannot_be_written_leave_the_row_and_say_why(tmp_path, capsy
     assert json.loads((cell_dir / "row.json").read_text())["status"] == rec["status"]
     assert "cannot render the results tables" in capsys.readouterr().err
     assert not (run_dir / "results.csv").exists()
+
+
+def test_a_row_that_cannot_be_written_fails_the_finish_in_one_line_and_the_marks_are_made(tmp_path, capsys):
+    run_dir, cell_dir = run_with(tmp_path)
+    (cell_dir / "row.json").unlink()
+    (cell_dir / "row.json" / "in-the-way").mkdir(parents=True)
+    rec = recorded(FIXTURES / "tiny-spike")
+    assert cell.main(finish_args(run_dir, cell_dir, rec)) == 1
+    err = capsys.readouterr().err
+    assert "row.json: cannot write the row" in err and "Traceback" not in err
+    assert marks(cell_dir)[-3:] == ["files", "row", "tables"]
