@@ -2,6 +2,10 @@
 
   python3 -S -m ltsuite.cell finish CELL_DIR --run-dir RUN_DIR --run-id ID --status ok|failed
                             [--error TEXT] [--axes JSON] [--wall-s S] [--repeat JSON] [--k6-exit N]
+  python3 -m ltsuite.cell warnings CELLS_DIR TOTAL MACHINE_JSON
+
+warnings, before the run: the design warnings of every cell (ltsuite.design), "INDEX<TAB>warning" a
+line, from CELLS_DIR/INDEX.env and INDEX.json (k6's inspection of a script of one's own, if any).
 
 finish, after the cell's processes stopped: the counter deltas (netstat-delta.tsv, ltsuite.counters),
 the phase mark `files`, the row (row.json, ltsuite.row), the mark `row`, then the run's tables
@@ -17,12 +21,14 @@ one line after the cell (space.sh).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import io
 import sys
 import time
 from pathlib import Path
 
-from . import counters, row, tables
+from . import counters, design, row, tables
 
 PROG = "ltsuite.cell"
 
@@ -68,6 +74,23 @@ def finish(args: argparse.Namespace) -> int:
     return code
 
 
+def warnings(args: argparse.Namespace) -> int:
+    """The design warnings of every cell of a run before it starts (ltsuite.design warnings), in one
+    process: "INDEX<TAB>warning" a line, from CELLS_DIR/INDEX.env and, for a script of one's own,
+    k6's inspection in CELLS_DIR/INDEX.json."""
+    for index in range(args.total):
+        inspected = args.cells_dir / f"{index}.json"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = design.main(["warnings", str(args.cells_dir / f"{index}.env"), args.machine,
+                                inspected.read_text(encoding="utf-8") if inspected.is_file() else ""])
+        if code != 0:
+            return code
+        for line in out.getvalue().splitlines():
+            print(f"{index}\t{line}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python3 -m {PROG}", description="A cell's phases, one process each.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -81,8 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     done.add_argument("--wall-s", default="")
     done.add_argument("--repeat", default="null")
     done.add_argument("--k6-exit", default="")
+    check = commands.add_parser("warnings", help="the design warnings of a run's cells")
+    check.add_argument("cells_dir", type=Path)
+    check.add_argument("total", type=int)
+    check.add_argument("machine")
     args = parser.parse_args(argv)
-    return finish(args)
+    return finish(args) if args.command == "finish" else warnings(args)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ those ltsuite.counters, ltsuite.row and ltsuite.tables write, with the phase mar
 import json
 import shutil
 
-from ltsuite import cell, counters, tables
+from ltsuite import cell, counters, design, tables
 from ltsuite.row import Cell, build_row
 
 from test_row import FIXTURES, recorded
@@ -84,3 +84,18 @@ def test_a_row_that_cannot_be_written_fails_the_finish_in_one_line_and_the_marks
     err = capsys.readouterr().err
     assert "row.json: cannot write the row" in err and "Traceback" not in err
     assert marks(cell_dir)[-3:] == ["files", "row", "tables"]
+
+
+def test_warnings_are_every_cells_design_warnings_each_with_its_index(tmp_path, capsys):
+    env = (FIXTURES / "tiny-spike" / "cell.env").read_text()
+    short = "".join(line + "\n" for line in env.splitlines() if not line.startswith("GRACEFUL_STOP="))
+    (tmp_path / "0.env").write_text(env)
+    (tmp_path / "1.env").write_text(short + "GRACEFUL_STOP=0s\n")
+    machine = json.dumps({"cpus": 2, "nofile": 20000, "mem_available_mb": 8000})
+    expected = []
+    for index in (0, 1):
+        design.main(["warnings", str(tmp_path / f"{index}.env"), machine, ""])
+        expected += [f"{index}\t{line}" for line in capsys.readouterr().out.splitlines()]
+    assert any(line.startswith("1\t") for line in expected)
+    assert cell.main(["warnings", str(tmp_path), "2", machine]) == 0
+    assert capsys.readouterr().out.splitlines() == expected
