@@ -112,9 +112,6 @@ main() {
       exit "$EX_FAILURE"
     }
     update_cell_counts
-    results_render "$LT_RUN_DIR" || warn "cannot render the results tables"
-    # The tables' share of the cell (after its row, so make bench reads it from phases.tsv).
-    phase_mark "$LT_RUN_DIR/cells/$name" tables
   done
   total="${#plan[@]}"
 

@@ -17,7 +17,7 @@ def s: if (.n // 0) == 0 then "-" else "\(.median | f) (\(.min | f)..\(.max | f)
 "",
 "Where a cell's time goes (s, from each cell's phases.tsv; consecutive marks, so they add up to the cell):",
 "",
-"| start mode | k6 script | namespaces, sysctls | target start | counters, sampler | k6 process | k6 start+stop | teardown | deltas | row | report | tables, next cell |",
+"| start mode | k6 script | namespaces, sysctls | target start | counters, sampler | k6 process | k6 start+stop | teardown | deltas | row | tables, report | next cell |",
 "|---|---|---|---|---|---|---|---|---|---|---|---|",
 (.orchestration.phases_s as $p | ($p.setup_s // {} | keys[]) as $mode
   | "| \($mode) | \($p.prep_s[$mode] // {} | s) | \($p.setup_s[$mode] | s) | \($p.target_start_s[$mode] | s) | \($p.k6_prep_s[$mode] // {} | s) | \($p.k6_process_s[$mode] | s) | \($p.k6_startstop_s[$mode] // {} | s) | \($p.teardown_s[$mode] | s) | \($p.files_s[$mode] | s) | \($p.row_s[$mode] // {} | s) | \($p.report_s[$mode] // {} | s) | \($p.between_s[$mode] // {} | s) |"),

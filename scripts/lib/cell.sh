@@ -48,17 +48,13 @@ run_cell() {
   fi
   stop_cell_processes
   phase_mark "$cell_dir" stopped
-  counters_cell_deltas "$cell_dir" || { status=failed; error="${error:+$error; }cannot compute the counter deltas"; }
-  phase_mark "$cell_dir" files
-  # results_row writes a failed row with the reason when it cannot build one.
-  if ! results_row "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
+  # Counter deltas, row.json (a failed row with the reason when it cannot
+  # build one) and the run's tables, in one process (cell_finish).
+  if ! cell_finish "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
     "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" \
     "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')" "$CELL_K6_EXIT"; then
     warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
   fi
-  # Marks after the row's own: its phase timings stop at files; these are
-  # for the run's tables and make bench (row, reported).
-  phase_mark "$cell_dir" row
   status="$(jq -r .status "$cell_dir/row.json")"
   monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
   say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
@@ -187,10 +183,14 @@ cell_axes_json() {
   done | jq -Rn '[inputs | split("\t") | {(.[0]): .[1]}] | add // {}'
 }
 
-# counters_cell_deltas CELL_DIR: netstat-delta.tsv from the four snapshots
-# (a side without both is left out), in one process (ltsuite.counters).
-counters_cell_deltas() {
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.counters "$1"
+# cell_finish CELL_DIR STATUS ERROR AXES_JSON WALL_S REPEAT_JSON K6_EXIT: the
+# cell's last phase in one process (ltsuite.cell finish): netstat-delta.tsv
+# from the four snapshots, row.json (as results_row), the run's tables, and
+# the phase marks files, row and tables. Fails when only a failed row could
+# be written.
+cell_finish() {
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell finish "$1" --run-dir "$LT_RUN_DIR" \
+    --run-id "$LT_RUN_ID" --status "$2" --error "$3" --axes "$4" --wall-s "$5" --repeat "$6" --k6-exit "$7"
 }
 
 # stop_cell_processes: k6, sampler, delayer and target of the current cell, then the namespaces.

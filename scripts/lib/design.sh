@@ -18,9 +18,9 @@ design_nofile_limit() {
   printf '%s\n' "$limit"
 }
 
-# design_cell_warnings CELL_ENV_FILE MACHINE_JSON [INSPECTED_JSON]: one
-# warning a line (ltsuite.design). INSPECTED_JSON: k6 inspect of a script of
-# one's own.
-design_cell_warnings() {
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design warnings "$1" "$2" "${3:-null}"
+# design_warnings CELLS_DIR TOTAL MACHINE_JSON: "INDEX<TAB>warning" a line
+# for every cell, in one process (ltsuite.cell warnings), from
+# CELLS_DIR/INDEX.env and INDEX.json (k6 inspect of a script of one's own).
+design_warnings() {
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell warnings "$1" "$2" "$3"
 }

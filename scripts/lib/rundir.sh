@@ -126,25 +126,27 @@ update_cell_counts() {
 check_design() {
   local total="$1" index cell_id machine warning
   machine="$(design_machine_json)"
-  local env_file
-  env_file="$(mktemp)"
+  local cells_dir
+  cells_dir="$(mktemp -d)"
   local inspected
   for ((index = 0; index < total; index++)); do
-    cell_id="$(matrix_cell_id "$index")"
-    matrix_cell_values "$index" >"$env_file"
-    inspected="$(check_design_inspect "$env_file")"
+    matrix_cell_values "$index" >"$cells_dir/$index.env"
+    inspected="$(check_design_inspect "$cells_dir/$index.env")"
     # Kept for the cell, which then need not ask k6 again (run_cell).
     if [[ "$inspected" != null ]]; then
       mkdir -p "$LT_RUN_DIR/k6-inspect"
       jq . <<<"$inspected" >"$LT_RUN_DIR/k6-inspect/$index.json"
+      printf '%s\n' "$inspected" >"$cells_dir/$index.json"
     fi
-    while IFS= read -r warning; do
-      [[ -n "$warning" ]] || continue
-      warn "cell $cell_id: $warning"
-      manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
-    done < <(design_cell_warnings "$env_file" "$machine" "$inspected")
   done
-  rm -f "$env_file"
+  # Every cell's warnings in one process.
+  while IFS=$'\t' read -r index warning; do
+    [[ -n "$warning" ]] || continue
+    cell_id="$(matrix_cell_id "$index")"
+    warn "cell $cell_id: $warning"
+    manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
+  done < <(design_warnings "$cells_dir" "$total" "$machine")
+  rm -rf "$cells_dir"
 }
 
 # check_design_inspect CELL_ENV_FILE: k6's inspection of the cell's script

@@ -5,7 +5,23 @@
 setup_file() {
   load '../test_helper'
   lt_require_root
+  lt_log_python_starts
   lt_run_matrix_once "$LT_ROOT/env/matrices/default.matrix"
+}
+
+# lt_log_python_starts: every start of Python in the run (LT_PYTHON and
+# python3 in PATH) is logged to python-starts.log, "epoch ms<TAB>arguments".
+lt_log_python_starts() {
+  local real
+  real="$(python3 -c 'import sys; print(sys.executable)')"
+  mkdir -p "$BATS_FILE_TMPDIR/python"
+  cat >"$BATS_FILE_TMPDIR/python/python3" <<EOF
+#!/bin/bash
+printf '%s\t%s\n' "\$(date +%s%3N)" "\$*" >>'$BATS_FILE_TMPDIR/python-starts.log'
+exec '$real' "\$@"
+EOF
+  chmod +x "$BATS_FILE_TMPDIR/python/python3"
+  export PATH="$BATS_FILE_TMPDIR/python:$PATH" LT_PYTHON="$BATS_FILE_TMPDIR/python/python3"
 }
 
 setup() {
@@ -159,6 +175,19 @@ setup() {
   done
   run lt_csv_column "$CSV" target_start_mode
   refute_output --partial jar
+}
+
+@test "a cell starts Python at most three times: its settings, the sampler, its finish" {
+  local cell from to starts
+  for cell in $(lt_cells); do
+    from="$(awk -F'\t' '$1 == "cell_start" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
+    to="$(awk -F'\t' '$1 == "tables" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
+    [ -n "$from" ] && [ -n "$to" ]
+    starts="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
+    echo "cell $cell: $starts Python starts"
+    awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
+    [ "$starts" -ge 2 ] && [ "$starts" -le 3 ]
+  done
 }
 
 @test "results/latest points at the run" {

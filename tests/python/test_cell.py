@@ -1,0 +1,101 @@
+"""A cell's finish in one process (ltsuite.cell finish) over a cell recorded by a real run
+(tests/python/fixtures/tiny-spike): the counter deltas, the row and the run's tables it writes are
+those ltsuite.counters, ltsuite.row and ltsuite.tables write, with the phase marks between them."""
+import json
+import shutil
+
+from ltsuite import cell, counters, design, tables
+from ltsuite.row import Cell, build_row
+
+from test_row import FIXTURES, recorded
+
+
+def run_with(tmp_path, name="tiny-spike"):
+    """A run directory holding one writable copy of a recorded cell, its manifest naming the axes."""
+    run_dir = tmp_path / "run"
+    cell_dir = run_dir / "cells" / "01_vus-4"
+    shutil.copytree(FIXTURES / name, cell_dir)
+    (cell_dir / "netstat-delta.tsv").unlink()
+    (run_dir / "manifest.json").write_text(json.dumps({"axes": ["VUS"]}))
+    return run_dir, cell_dir
+
+
+def finish_args(run_dir, cell_dir, rec, **changes):
+    args = {"--run-dir": str(run_dir), "--run-id": rec["run_id"], "--status": rec["status"],
+            "--error": rec.get("error") or "", "--axes": json.dumps(rec["axes"]),
+            "--wall-s": str(rec["cell_wall_s"]), "--repeat": json.dumps({"of": "01_vus-4", "k": 1}),
+            "--k6-exit": "" if rec.get("k6_exit") is None else str(rec["k6_exit"])}
+    args.update(changes)
+    return ["finish", str(cell_dir)] + [part for pair in args.items() for part in pair]
+
+
+def marks(cell_dir):
+    return [line.split("\t")[0] for line in (cell_dir / "phases.tsv").read_text().splitlines()]
+
+
+def test_finish_writes_the_deltas_the_row_and_the_tables_each_module_writes(tmp_path):
+    run_dir, cell_dir = run_with(tmp_path)
+    rec = recorded(FIXTURES / "tiny-spike")
+    before = marks(cell_dir)
+    assert cell.main(finish_args(run_dir, cell_dir, rec)) == 0
+    assert (cell_dir / "netstat-delta.tsv").read_text() == counters.cell_deltas(cell_dir)
+    row = json.loads((cell_dir / "row.json").read_text())
+    expected = build_row(Cell.read(cell_dir), run_id=rec["run_id"], status=rec["status"],
+                         error=rec.get("error") or "", axes=rec["axes"], wall_s=str(rec["cell_wall_s"]),
+                         repeat={"of": "01_vus-4", "k": 1},
+                         k6_exit="" if rec.get("k6_exit") is None else str(rec["k6_exit"]))
+    # Phase timings read the marks, and the row's own marks come after the row is built.
+    assert {k: v for k, v in row.items()} == json.loads(json.dumps(expected))
+    assert row["status"] == rec["status"] and row["cell"] == "01_vus-4"
+    run = tables.load_run(run_dir)
+    assert (run_dir / "results.csv").read_text() == tables.render_csv(run)
+    assert (run_dir / "results.md").read_text() == tables.render_md(run)
+    assert marks(cell_dir) == before + ["files", "row", "tables"]
+
+
+def test_deltas_that_cannot_be_computed_fail_the_cell_with_the_reason(tmp_path):
+    run_dir, cell_dir = run_with(tmp_path)
+    # netstat-delta.tsv cannot replace a directory of that name.
+    (cell_dir / "netstat-delta.tsv" / "in-the-way").mkdir(parents=True)
+    rec = recorded(FIXTURES / "tiny-spike")
+    cell.main(finish_args(run_dir, cell_dir, rec, **{"--error": "k6 ended early"}))
+    row = json.loads((cell_dir / "row.json").read_text())
+    assert row["status"] == "failed"
+    assert row["error"].startswith("k6 ended early; cannot compute the counter deltas")
+    assert (run_dir / "results.csv").is_file()
+
+
+def test_tables_that_cannot_be_written_leave_the_row_and_say_why(tmp_path, capsys):
+    run_dir, cell_dir = run_with(tmp_path)
+    (run_dir / "manifest.json").unlink()
+    rec = recorded(FIXTURES / "tiny-spike")
+    assert cell.main(finish_args(run_dir, cell_dir, rec)) == 0
+    assert json.loads((cell_dir / "row.json").read_text())["status"] == rec["status"]
+    assert "cannot render the results tables" in capsys.readouterr().err
+    assert not (run_dir / "results.csv").exists()
+
+
+def test_a_row_that_cannot_be_written_fails_the_finish_in_one_line_and_the_marks_are_made(tmp_path, capsys):
+    run_dir, cell_dir = run_with(tmp_path)
+    (cell_dir / "row.json").unlink()
+    (cell_dir / "row.json" / "in-the-way").mkdir(parents=True)
+    rec = recorded(FIXTURES / "tiny-spike")
+    assert cell.main(finish_args(run_dir, cell_dir, rec)) == 1
+    err = capsys.readouterr().err
+    assert "row.json: cannot write the row" in err and "Traceback" not in err
+    assert marks(cell_dir)[-3:] == ["files", "row", "tables"]
+
+
+def test_warnings_are_every_cells_design_warnings_each_with_its_index(tmp_path, capsys):
+    env = (FIXTURES / "tiny-spike" / "cell.env").read_text()
+    short = "".join(line + "\n" for line in env.splitlines() if not line.startswith("GRACEFUL_STOP="))
+    (tmp_path / "0.env").write_text(env)
+    (tmp_path / "1.env").write_text(short + "GRACEFUL_STOP=0s\n")
+    machine = json.dumps({"cpus": 2, "nofile": 20000, "mem_available_mb": 8000})
+    expected = []
+    for index in (0, 1):
+        design.main(["warnings", str(tmp_path / f"{index}.env"), machine, ""])
+        expected += [f"{index}\t{line}" for line in capsys.readouterr().out.splitlines()]
+    assert any(line.startswith("1\t") for line in expected)
+    assert cell.main(["warnings", str(tmp_path), "2", machine]) == 0
+    assert capsys.readouterr().out.splitlines() == expected
