@@ -102,6 +102,16 @@ JSON
   assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":100,"effective":50}]}'
 }
 
+@test "the connector check on Spring Boot 4: Tomcat's properties in their own server.tomcat bean" {
+  # Recorded from a Spring Boot 4.0.7 service (Tomcat 11) started with
+  # max-connections 7, threads.max 20, accept-count 10: its "server" bean has
+  # no tomcat part any more.
+  run jq -c --argjson expected '{"server.tomcat.threads.max":20,"server.tomcat.threads.min-spare":10,
+    "server.tomcat.max-connections":7,"server.tomcat.accept-count":11,"server.tomcat.max-keep-alive-requests":100}' \
+    -f "$LT_ROOT/scripts/lib/connector.jq" "$LT_ROOT/tests/fixtures/configprops-boot4.json"
+  assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":11,"effective":10}]}'
+}
+
 @test "configprops without values cannot be checked, and says how to fix it" {
   run jq -c --argjson expected '{}' -f "$LT_ROOT/scripts/lib/connector.jq" <<<'{"contexts": {"app": {"beans": {}}}}'
   assert_output --partial '"checked":false'
