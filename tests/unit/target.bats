@@ -112,6 +112,35 @@ JSON
   assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":11,"effective":10}]}'
 }
 
+@test "the connector check waits for the actuator's port, which listens after the port under test" {
+  # Spring Boot starts the actuator's connector after the main one: here it
+  # listens one second after the check begins, and serves a recorded answer.
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  local port=$((20000 + RANDOM % 10000)) root="$BATS_TEST_TMPDIR/www"
+  mkdir -p "$root/actuator/configprops"
+  cp "$LT_ROOT/tests/fixtures/configprops-boot4.json" "$root/actuator/configprops/server"
+  (sleep 1 && exec python3 -m http.server --bind 127.0.0.1 --directory "$root" "$port") >/dev/null 2>&1 3>&- &
+  local server=$!
+  local -A cell=([MANAGEMENT_PORT]=$port [TOMCAT_MAX_THREADS]=20 [TOMCAT_MIN_SPARE_THREADS]=10
+    [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
+  run target_check_connector cell
+  kill "$server"
+  assert_output --partial '"checked":true'
+}
+
+@test "a connector check that could not be made says so, and does not blame the application's settings" {
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  TARGET_CHECK_WAIT_S=0
+  local -A cell=([MANAGEMENT_PORT]=1 [TOMCAT_MAX_THREADS]=20 [TOMCAT_MIN_SPARE_THREADS]=10
+    [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
+  run target_check_connector cell
+  assert_output '{"checked":false,"mismatches":[],"reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s"}'
+}
+
 @test "configprops without values cannot be checked, and says how to fix it" {
   run jq -c --argjson expected '{}' -f "$LT_ROOT/scripts/lib/connector.jq" <<<'{"contexts": {"app": {"beans": {}}}}'
   assert_output --partial '"checked":false'
