@@ -62,6 +62,10 @@ target_spring_env() {
   # With the actuator on its own port, the readiness probe also answers on
   # the main port (/readyz), the one under test: TARGET_HEALTH_PATH=/readyz.
   printf 'MANAGEMENT_ENDPOINT_HEALTH_PROBES_ENABLED=true\nMANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true\n'
+  # Tomcat's MBean registry, which its thread and connection meters
+  # (tomcat.threads.busy, the sampler's) need, on every Spring Boot from 2.2
+  # to 4.x (off by default).
+  printf 'SERVER_TOMCAT_MBEANREGISTRY_ENABLED=true\n'
   for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
   done
@@ -180,10 +184,15 @@ target_start() {
     command=("${java_command[0]}" "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID"
       "${java_command[@]:1}")
   fi
-  # A simple command (not a function) in the background, and ip netns exec
-  # and env both exec: $! is the server itself. 9>&-: it must not hold the
-  # run lock (run-matrix.sh LT_LOCK_FD).
-  ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
+  # A simple command (not a function) in the background, and setsid, ip
+  # netns exec and env all exec: $! is the server itself, the leader of a
+  # session and process group of its own, so target_stop ends whatever it
+  # starts too (a wrapper script's server, mvn spring-boot:run's JVM). With
+  # job control on, the job already has its group (setsid would fork).
+  # 9>&-: it must not hold the run lock (run-matrix.sh LT_LOCK_FD).
+  local -a own_group=(setsid)
+  [[ $- != *m* ]] || own_group=()
+  "${own_group[@]}" ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
   TARGET_PID=$!
   # Which start it got (not for a training start: target_train), written
   # while the JVM starts.
@@ -413,10 +422,11 @@ target_alive() {
   [[ -n "$TARGET_PID" ]] && kill -0 "$TARGET_PID" 2>/dev/null
 }
 
-# target_stop: stop the target (SIGTERM, then SIGKILL after 10 s) and reap it.
+# target_stop: stop the target and every process it started, its whole
+# process group (SIGTERM, then SIGKILL after 10 s), and reap it.
 target_stop() {
   [[ -n "$TARGET_PID" ]] || return 0
-  stop_pid "$TARGET_PID" 10 || true
+  stop_pid "-$TARGET_PID" 10 || true
   wait "$TARGET_PID" 2>/dev/null || true
   TARGET_PID=""
 }
