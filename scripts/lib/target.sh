@@ -7,6 +7,8 @@ TARGET_OWN_JAR="$LT_ROOT/server/target/loadtest-target.jar"
 # The pid of the target this file started (its own state: target_alive and
 # target_stop read it).
 TARGET_PID=""
+# Its output (target_start's LOG): target_configprops reads when it started.
+TARGET_LOG=""
 # The start modes and their archives (TARGET_START_MODE).
 # shellcheck source=scripts/lib/target_start.sh
 source "$LT_ROOT/scripts/lib/target_start.sh"
@@ -194,6 +196,7 @@ target_start() {
   [[ $- != *m* ]] || own_group=()
   "${own_group[@]}" ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
   TARGET_PID=$!
+  TARGET_LOG="$log"
   # Which start it got (not for a training start: target_train), written
   # while the JVM starts.
   [[ -n "$TARGET_TRAINING" ]] || target_record_start cell_values "$(dirname "$log")/target-start.txt"
@@ -471,7 +474,7 @@ target_check_connector() {
   fi
   jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" '{checked: false, mismatches: [],
     reason: (if $code == "404" then "the application does not expose /actuator/configprops on its actuator port 127.0.0.1:\($port) (add configprops to management.endpoints.web.exposure.include to have its connector checked)"
-      elif $code == "000" then "the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:\($port) within \($wait) s"
+      elif $code == "000" then "the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:\($port) within \($wait) s, or after the application logged that it had started (an application without the actuator has nothing there)"
       elif $code == "invalid" then "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) did not answer JSON"
       else "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) answered HTTP \($code)" end)}'
 }
@@ -482,15 +485,19 @@ target_check_connector() {
 # under test already answers (Spring Boot starts the actuator's connector, a
 # child context, after the main one: measured on the suite's own target, 3
 # starts of 3 refused on the actuator's port right after /health answered),
-# so a refused connection is asked again, for up to TARGET_CHECK_WAIT_S.
+# so a refused connection is asked again, for up to TARGET_CHECK_WAIT_S, or
+# until the target's log (TARGET_LOG) says it started (Spring Boot's
+# "Started ... in", logged once the actuator's connector listens, if it has
+# one), then once more.
 target_configprops() {
-  local port="$1" prefix="$2" answer status deadline=$((SECONDS + TARGET_CHECK_WAIT_S))
+  local port="$1" prefix="$2" answer status started=0 deadline=$((SECONDS + TARGET_CHECK_WAIT_S))
   while :; do
     status=0
     answer="$(netns_exec server curl -sS --max-time 5 -w '\n%{http_code}' \
       "http://127.0.0.1:$port/actuator/configprops${prefix:+/$prefix}" 2>/dev/null)" || status=$?
     # 7: could not connect (nothing listens yet).
-    ((status == 7 && SECONDS < deadline)) || break
+    ((status == 7 && SECONDS < deadline && started == 0)) || break
+    [[ -z "$TARGET_LOG" ]] || ! grep -qE 'Started [^ ]+ in [0-9.]+ seconds' "$TARGET_LOG" 2>/dev/null || started=1
     sleep 0.05
   done
   ((status == 0)) || answer=$'\n000'
