@@ -30,10 +30,13 @@ def locate($beans; $property):
 | if ($beans | length) == 0 then
     {checked: false, reason: "/actuator/configprops shows no server properties (set management.endpoint.configprops.show-values=always)", mismatches: []}
   else
-    {checked: true, reason: null,
-     mismatches: [$expected | to_entries[]
+    [$expected | to_entries[]
        | locate($beans; .key) as $at
        | (if $at == null then null else ($at.properties | getpath($at.path)) end | millis) as $effective
        | select($effective != .value)
-       | {property: .key, cell: .value, effective: $effective}]}
+       | {property: .key, cell: .value, effective: $effective}] as $mismatches
+    # Values Spring Boot masks ("******") are not known, not different.
+    | if any($mismatches[]; .effective == "******") then
+        {checked: false, reason: "/actuator/configprops masks its values (management.endpoint.configprops.show-values)", mismatches: []}
+      else {checked: true, reason: null, mismatches: $mismatches} end
   end

@@ -68,6 +68,9 @@ target_spring_env() {
   # (tomcat.threads.busy, the sampler's) need, on every Spring Boot from 2.2
   # to 4.x (off by default).
   printf 'SERVER_TOMCAT_MBEANREGISTRY_ENABLED=true\n'
+  # The connector check's values (Spring Boot 3 and later hide them unless
+  # asked), on the actuator's loopback-only port.
+  printf 'MANAGEMENT_ENDPOINT_CONFIGPROPS_SHOWVALUES=always\n'
   for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
   done

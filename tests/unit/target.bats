@@ -29,6 +29,7 @@ setup() {
   assert_line SERVER_TOMCAT_THREADS_MINSPARE=1
   assert_line SERVER_TOMCAT_MAXCONNECTIONS=2
   assert_line SERVER_TOMCAT_MBEANREGISTRY_ENABLED=true
+  assert_line MANAGEMENT_ENDPOINT_CONFIGPROPS_SHOWVALUES=always
   assert_line SERVER_TOMCAT_ACCEPTCOUNT=5
   assert_line SERVER_TOMCAT_CONNECTIONTIMEOUT=20000
   assert_line SERVER_TOMCAT_KEEPALIVETIMEOUT=1000
@@ -154,6 +155,13 @@ JSON
   run target_check_connector cell
   assert_output --partial '"checked":false'
   ((SECONDS - began <= 2))
+}
+
+@test "configprops whose values are masked cannot be checked, and no setting is called different" {
+  jq '(.. | objects | select(.prefix? == "server.tomcat") | .properties) |= with_entries(.value = "******")' \
+    "$LT_ROOT/tests/fixtures/configprops-boot4.json" >"$BATS_TEST_TMPDIR/masked.json"
+  run jq -c --argjson expected '{"server.tomcat.accept-count":10}' -f "$LT_ROOT/scripts/lib/connector.jq" "$BATS_TEST_TMPDIR/masked.json"
+  assert_output '{"checked":false,"reason":"/actuator/configprops masks its values (management.endpoint.configprops.show-values)","mismatches":[]}'
 }
 
 @test "configprops without values cannot be checked, and says how to fix it" {
