@@ -133,7 +133,7 @@ def cell_findings(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
     body = _failures(row, env) + _latency(row, env)
     if body:
         first = body[0]
-        body[0] = Finding(f"With {lead}, {first.text}" if lead else first.text[0].upper() + first.text[1:],
+        body[0] = Finding(f"with {lead}, {first.text}" if lead else first.text,
                           (SETTINGS if lead else ()) + first.columns)
     return out + body + _next(row, env)
 

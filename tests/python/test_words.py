@@ -34,6 +34,13 @@ def test_a_cell_not_as_designed_says_so_first():
     assert findings[0].text.startswith("Cell 01 did not run as designed: no request completed")
 
 
+def test_after_a_first_finding_the_settings_continue_the_sentence():
+    row = dict(read_json(FIXTURES / "syn-cookies-1" / "row.json"), as_designed=0, design_notes="a note")
+    text = words.sentences(words.cell_findings(row, read_cell_env(FIXTURES / "syn-cookies-1" / "cell.env")))
+    assert text.startswith("Cell 01_accept_count-1_tcp_syncookies-1 did not run as designed: a note; with "
+                           "max-connections 1,")
+
+
 def test_a_calm_cell_names_no_bound():
     findings = _findings("tiny-spike")
     assert [f.columns for f in findings] == [words.SETTINGS + ("http_reqs", "failed_reqs"), ("lat_p99_ms",)]
