@@ -12,17 +12,65 @@
 //     starts (setup's too): a --tag on k6's command line replaces them, and
 //     where the command line cannot carry a value (k6-operator splits its
 //     arguments at spaces) this is how they still arrive;
+//   - k6/http's request functions (get, post, put, patch, del, head,
+//     options, request), replaced on the module's shared default export
+//     as this module is evaluated: each request of the load (not setup's)
+//     carries the suite's request id (requestid.js), so the application's
+//     access log is joined with k6's samples and each request split into
+//     its parts (docs/time-parts.md), the script unchanged. A request the
+//     script already gave an X-Request-Id keeps its own. What a script must
+//     not do for it: import the functions by name (`import { get } from
+//     'k6/http'`) or keep them aside at its top level (`const get =
+//     http.get`): those are k6's own, unwrapped; asyncRequest and batch are
+//     not wrapped either;
 //   - handleSummary(): the full summary goes to SUMMARY_FILE, with the
 //     fail_* counters the suite's own scenarios count themselves, whatever
 //     the script's own handleSummary returns (which is kept), and the list
 //     of what that returned to OUTPUTS_FILE, so the runner can tell a file
 //     it asked for and k6 could not write (k6 only logs it).
 import exec from 'k6/execution';
+import http from 'k6/http';
 import * as delivered from './delivered.js';
+import { REQUEST_ID_HEADER, clearRequestId, withRequestId } from './requestid.js';
 import { causeCodes } from './causes.js';
 import { LOAD_THRESHOLDS, textLines } from './summary.js';
 
 const codeMetric = (code) => `http_reqs{traffic:load,error_code:${code}}`;
+
+// Whether this VU runs setup() (its requests carry no id: they are not the
+// load).
+let inSetup = false;
+
+// The index of the params argument of each k6/http function wrapped.
+const PARAMS_AT = { get: 1, head: 1, del: 2, options: 2, post: 2, put: 2, patch: 2, request: 3 };
+
+// idParams(params): a copy of params with a new request id in its headers
+// (the script's own object is not changed), or params itself when it has an
+// id of its own.
+function idParams(params) {
+  const headers = (params && params.headers) || {};
+  if (Object.keys(headers).some((name) => name.toLowerCase() === REQUEST_ID_HEADER.toLowerCase())) return params;
+  return withRequestId(Object.assign({}, params || {}, { headers: Object.assign({}, headers) }));
+}
+
+// withIds(name, fn): k6/http's fn, each call of the load with a request id.
+function withIds(name, fn) {
+  const at = PARAMS_AT[name];
+  return function (...args) {
+    if (inSetup) return fn.apply(this, args);
+    while (args.length < at) args.push(null);
+    args[at] = idParams(args[at]);
+    try {
+      return fn.apply(this, args);
+    } finally {
+      clearRequestId();
+    }
+  };
+}
+
+for (const name of Object.keys(PARAMS_AT)) {
+  if (typeof http[name] === 'function') http[name] = withIds(name, http[name]);
+}
 
 // The script's own options.tags (options() keeps them), and whether this
 // VU has them yet.
@@ -75,6 +123,7 @@ export function setup(fn) {
     tagVu();
     delivered.declare();
     exec.vu.metrics.tags.traffic = 'setup';
+    inSetup = true;
     return typeof fn === 'function' ? fn() : undefined;
   };
 }

@@ -91,18 +91,19 @@ go_proxy_without_direct() {
 }
 
 # stop_pid PID TIMEOUT_S: SIGTERM to PID, then SIGKILL if it is still there
-# after TIMEOUT_S seconds. Fails (after the SIGKILL) if it had to kill.
+# after TIMEOUT_S seconds. Fails (after the SIGKILL) if it had to kill. A
+# negative PID is a process group: all of it, until none of it is left.
 stop_pid() {
   local pid="$1" timeout_s="$2" i
-  kill -TERM "$pid" 2>/dev/null || return 0
+  kill -TERM -- "$pid" 2>/dev/null || return 0
   # Every 20 ms: the target's JVM is gone about 40 ms after SIGTERM, and a
   # cell waits for it.
   for ((i = 0; i < timeout_s * 50; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
+    kill -0 -- "$pid" 2>/dev/null || return 0
     sleep 0.02
   done
-  kill -0 "$pid" 2>/dev/null || return 0
-  kill -KILL "$pid" 2>/dev/null || true
+  kill -0 -- "$pid" 2>/dev/null || return 0
+  kill -KILL -- "$pid" 2>/dev/null || true
   return 1
 }
 

@@ -7,6 +7,8 @@ TARGET_OWN_JAR="$LT_ROOT/server/target/loadtest-target.jar"
 # The pid of the target this file started (its own state: target_alive and
 # target_stop read it).
 TARGET_PID=""
+# Its output (target_start's LOG): target_configprops reads when it started.
+TARGET_LOG=""
 # The start modes and their archives (TARGET_START_MODE).
 # shellcheck source=scripts/lib/target_start.sh
 source "$LT_ROOT/scripts/lib/target_start.sh"
@@ -62,6 +64,13 @@ target_spring_env() {
   # With the actuator on its own port, the readiness probe also answers on
   # the main port (/readyz), the one under test: TARGET_HEALTH_PATH=/readyz.
   printf 'MANAGEMENT_ENDPOINT_HEALTH_PROBES_ENABLED=true\nMANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true\n'
+  # Tomcat's MBean registry, which its thread and connection meters
+  # (tomcat.threads.busy, the sampler's) need, on every Spring Boot from 2.2
+  # to 4.x (off by default).
+  printf 'SERVER_TOMCAT_MBEANREGISTRY_ENABLED=true\n'
+  # The connector check's values (Spring Boot 3 and later hide them unless
+  # asked), on the actuator's loopback-only port.
+  printf 'MANAGEMENT_ENDPOINT_CONFIGPROPS_SHOWVALUES=always\n'
   for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
   done
@@ -180,11 +189,17 @@ target_start() {
     command=("${java_command[0]}" "-Xmx${cell_values[SERVER_HEAP]}" -Djava.net.preferIPv4Stack=true "-Dltsuite.run_id=$LT_RUN_ID"
       "${java_command[@]:1}")
   fi
-  # A simple command (not a function) in the background, and ip netns exec
-  # and env both exec: $! is the server itself. 9>&-: it must not hold the
-  # run lock (run-matrix.sh LT_LOCK_FD).
-  ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
+  # A simple command (not a function) in the background, and setsid, ip
+  # netns exec and env all exec: $! is the server itself, the leader of a
+  # session and process group of its own, so target_stop ends whatever it
+  # starts too (a wrapper script's server, mvn spring-boot:run's JVM). With
+  # job control on, the job already has its group (setsid would fork).
+  # 9>&-: it must not hold the run lock (run-matrix.sh LT_LOCK_FD).
+  local -a own_group=(setsid)
+  [[ $- != *m* ]] || own_group=()
+  "${own_group[@]}" ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
   TARGET_PID=$!
+  TARGET_LOG="$log"
   # Which start it got (not for a training start: target_train), written
   # while the JVM starts.
   [[ -n "$TARGET_TRAINING" ]] || target_record_start cell_values "$(dirname "$log")/target-start.txt"
@@ -413,10 +428,11 @@ target_alive() {
   [[ -n "$TARGET_PID" ]] && kill -0 "$TARGET_PID" 2>/dev/null
 }
 
-# target_stop: stop the target (SIGTERM, then SIGKILL after 10 s) and reap it.
+# target_stop: stop the target and every process it started, its whole
+# process group (SIGTERM, then SIGKILL after 10 s), and reap it.
 target_stop() {
   [[ -n "$TARGET_PID" ]] || return 0
-  stop_pid "$TARGET_PID" 10 || true
+  stop_pid "-$TARGET_PID" 10 || true
   wait "$TARGET_PID" 2>/dev/null || true
   TARGET_PID=""
 }
@@ -428,16 +444,19 @@ target_metrics_port() {
   [[ "$(target_kind port_values)" == cmd ]] || printf '%s\n' "${port_values[MANAGEMENT_PORT]}"
 }
 
+# Seconds the connector check waits for the actuator's port to listen.
+TARGET_CHECK_WAIT_S=10
+
 # target_check_connector CELL_ASSOC: compare the connector settings the
-# running application reports (/actuator/configprops, its ServerProperties)
-# with the cell's knobs; print {checked, reason, mismatches: [{property,
-# cell, effective}]} (checked false with the reason when it cannot say).
-# It asks for the "server" prefix only (Spring Boot 2.7 and later: 5 KB
-# instead of 17, 80 ms instead of 130 in a target just started), else the
-# whole endpoint.
+# running application reports (/actuator/configprops: Boot 2.7/3's
+# ServerProperties, Boot 4's TomcatServerProperties, connector.jq) with the
+# cell's knobs; print {checked, reason, mismatches: [{property, cell,
+# effective}]} (checked false with the reason when it cannot say).
+# It asks for the "server" prefix (every bean whose prefix starts with it,
+# Spring Boot 2.7 and later: 5 KB instead of 17), else the whole endpoint.
 target_check_connector() {
   local -n check_values="$1"
-  local expected pair base value
+  local expected pair value answer code port="${check_values[MANAGEMENT_PORT]}"
   if [[ "$(target_kind check_values)" == cmd ]]; then
     jq -n '{checked: false, reason: "TARGET_CMD is not a Spring Boot target", mismatches: []}'
     return
@@ -449,10 +468,41 @@ target_check_connector() {
     [[ ! "$value" =~ ^[0-9]+$ ]] || value=$((10#$value))
     printf '"%s": %s\n' "${pair#*=}" "$value"
   done | paste -sd, | sed 's/^/{/; s/$/}/')"
-  base="http://127.0.0.1:${check_values[MANAGEMENT_PORT]}/actuator/configprops"
-  { netns_exec server curl -fsS --max-time 5 "$base/server" 2>/dev/null \
-    || netns_exec server curl -sS --max-time 5 "$base" 2>/dev/null; } \
-    | jq -c --argjson expected "$expected" -f "$LT_ROOT/scripts/lib/connector.jq" 2>/dev/null \
-    || jq -nc --arg port "${check_values[MANAGEMENT_PORT]}" \
-      '{checked: false, reason: "no /actuator/configprops on 127.0.0.1:\($port) (expose the configprops endpoint, with show-values=always)", mismatches: []}'
+  answer="$(target_configprops "$port" server)"
+  code="${answer##*$'\n'}"
+  [[ "$code" != 404 ]] || { answer="$(target_configprops "$port" "")" && code="${answer##*$'\n'}"; }
+  if [[ "$code" == 200 ]]; then
+    jq -c --argjson expected "$expected" -f "$LT_ROOT/scripts/lib/connector.jq" <<<"${answer%$'\n'*}" 2>/dev/null && return 0
+    code=invalid
+  fi
+  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" '{checked: false, mismatches: [],
+    reason: (if $code == "404" then "the application does not expose /actuator/configprops on its actuator port 127.0.0.1:\($port) (add configprops to management.endpoints.web.exposure.include to have its connector checked)"
+      elif $code == "000" then "the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:\($port) within \($wait) s, or after the application logged that it had started (an application without the actuator has nothing there)"
+      elif $code == "invalid" then "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) did not answer JSON"
+      else "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) answered HTTP \($code)" end)}'
+}
+
+# target_configprops PORT PREFIX: GET /actuator/configprops[/PREFIX] on the
+# actuator's port, from the server namespace: the body, then a line with the
+# HTTP status (000: no answer). The port may not listen yet when the port
+# under test already answers (Spring Boot starts the actuator's connector, a
+# child context, after the main one: measured on the suite's own target, 3
+# starts of 3 refused on the actuator's port right after /health answered),
+# so a refused connection is asked again, for up to TARGET_CHECK_WAIT_S, or
+# until the target's log (TARGET_LOG) says it started (Spring Boot's
+# "Started ... in", logged once the actuator's connector listens, if it has
+# one), then once more.
+target_configprops() {
+  local port="$1" prefix="$2" answer status started=0 deadline=$((SECONDS + TARGET_CHECK_WAIT_S))
+  while :; do
+    status=0
+    answer="$(netns_exec server curl -sS --max-time 5 -w '\n%{http_code}' \
+      "http://127.0.0.1:$port/actuator/configprops${prefix:+/$prefix}" 2>/dev/null)" || status=$?
+    # 7: could not connect (nothing listens yet).
+    ((status == 7 && SECONDS < deadline && started == 0)) || break
+    [[ -z "$TARGET_LOG" ]] || ! grep -qE 'Started [^ ]+ in [0-9.]+ seconds' "$TARGET_LOG" 2>/dev/null || started=1
+    sleep 0.05
+  done
+  ((status == 0)) || answer=$'\n000'
+  printf '%s\n' "$answer"
 }

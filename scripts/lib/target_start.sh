@@ -357,7 +357,7 @@ target_train() {
 # writes its archive (up to TARGET_TRAIN_EXIT_S; SIGKILL after).
 target_train_stop() {
   [[ -n "$TARGET_PID" ]] || return 0
-  stop_pid "$TARGET_PID" "$TARGET_TRAIN_EXIT_S" || true
+  stop_pid "-$TARGET_PID" "$TARGET_TRAIN_EXIT_S" || true
   wait "$TARGET_PID" 2>/dev/null || true
   TARGET_PID=""
 }

@@ -12,6 +12,12 @@ request line); %D the time it spent on it, in microseconds from Tomcat 10.1 on (
 before); %s the status; %{remote}p the client's port; %{Name}i a request header ("-" when the
 request had none); %m the method; %U the path.
 
+%D's unit is Tomcat's version's (its AccessLogValve documentation): milliseconds up to Tomcat 10.0
+(Spring Boot 2.x: Tomcat 9), microseconds from 10.1 on (Spring Boot 3: 10.1, Spring Boot 4: 11).
+The version is the one the target logs as it starts ("Starting Servlet engine: [Apache
+Tomcat/9.0.83]", target.log beside the access log); a target that does not say is read as 10.1 or
+later, as the suite's own target is.
+
 The log also holds what is not the load: the runner's health checks before k6 started and the
 health check of the scenarios' setup(). The load is what Tomcat began after k6 started and,
 when any of those requests carries the suite's request id (scenarios/lib/requestid.js), only
@@ -22,6 +28,7 @@ those that do.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +42,10 @@ from .numbers import num
 ACCESS_LOG = "tomcat-access.log"
 #: Fields of a line, in the pattern's order (target.sh TARGET_ACCESS_LOG_PATTERN).
 FIELDS = 7
+#: The target's output, which names its Tomcat (target.sh target_start).
+TARGET_LOG = "target.log"
+#: Tomcat's version as the target logs it when its engine starts.
+TOMCAT_VERSION = re.compile(r"Apache Tomcat/(\d+)\.(\d+)")
 
 
 @dataclass(frozen=True)
@@ -44,7 +55,7 @@ class AppRequest:
     begin_ms: int
     """When Tomcat started it (%{begin:msec}t, epoch ms, whole ms)."""
     service_us: int
-    """Its processing time (%D, microseconds)."""
+    """Its processing time in microseconds (%D, converted from its Tomcat's unit)."""
     status: int
     remote_port: int | None
     request_id: str | None
@@ -63,16 +74,27 @@ class AppRequest:
         return self.begin_ms + self.service_us / 1000
 
 
-def parse_line(line: str) -> AppRequest | None:
+def service_unit_us(target_log: str | None) -> int:
+    """Microseconds in one unit of %D, from the Tomcat version the target's output names: 1000
+    before Tomcat 10.1 (milliseconds), 1 from 10.1 on; 1 when it names none (the module's
+    docstring)."""
+    found = TOMCAT_VERSION.search(target_log or "")
+    if found is None:
+        return 1
+    return 1000 if (int(found.group(1)), int(found.group(2))) < (10, 1) else 1
+
+
+def parse_line(line: str, unit_us: int = 1) -> AppRequest | None:
     """One access-log line, or None when it does not have the pattern's fields (a line cut short
-    by a killed target, or a log in another pattern)."""
+    by a killed target, or a log in another pattern). unit_us: microseconds in one unit of %D
+    (service_unit_us)."""
     fields = line.split(" ")
     if len(fields) != FIELDS:
         return None
     begin, service, status, port, request_id, method, path = fields
     if not (begin.isdigit() and service.isdigit() and status.isdigit()):
         return None
-    return AppRequest(begin_ms=int(begin), service_us=int(service), status=int(status),
+    return AppRequest(begin_ms=int(begin), service_us=int(service) * unit_us, status=int(status),
                       remote_port=int(port) if port.isdigit() else None,
                       request_id=None if request_id in ("-", "") else request_id, method=method, path=path)
 
@@ -86,9 +108,10 @@ class AccessLog:
     unreadable: int = 0
 
 
-def read_access_log(path: Path) -> AccessLog | None:
+def read_access_log(path: Path, unit_us: int = 1) -> AccessLog | None:
     """The access log at path; None when there is none (a target that is not a Spring Boot
-    application, an external TARGET_URL, or a cell that failed before its target started)."""
+    application, an external TARGET_URL, or a cell that failed before its target started).
+    unit_us: microseconds in one unit of %D (service_unit_us)."""
     body = read_text(path)
     if body is None:
         return None
@@ -96,7 +119,7 @@ def read_access_log(path: Path) -> AccessLog | None:
     for line in body.split("\n"):
         if line.strip() == "":
             continue
-        request = parse_line(line.rstrip("\r"))
+        request = parse_line(line.rstrip("\r"), unit_us)
         if request is None:
             log.unreadable += 1
         else:
@@ -132,7 +155,7 @@ def app_figures(requests: list[AppRequest] | None) -> dict[str, Any]:
 
 def cell_load_requests(cell_dir: Path) -> list[AppRequest] | None:
     """The load's requests of a cell directory's access log (None without one)."""
-    log = read_access_log(cell_dir / ACCESS_LOG)
+    log = read_access_log(cell_dir / ACCESS_LOG, service_unit_us(read_text(cell_dir / TARGET_LOG)))
     if log is None:
         return None
     return load_requests(log, read_phases(cell_dir / "phases.tsv").last().get("k6_start"))

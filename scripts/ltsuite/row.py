@@ -320,7 +320,7 @@ def row_notes(cell: Cell, env: dict[str, Any], row: dict[str, Any], latency_note
         notes.append("TARGET_CMD is not Tomcat: tomcat_threads_busy_peak, queue_capacity and the predictions stay empty")
     elif (env.get("TARGET_URL") or "") == "" and row.get("tomcat_threads_busy_peak") is None:
         notes.append(f"the target's actuator gave no tomcat.threads.busy on 127.0.0.1:{env.get('MANAGEMENT_PORT')} (it "
-                     "needs the metrics endpoint exposed and server.tomcat.mbeanregistry.enabled=true): "
+                     "needs the metrics endpoint exposed: management.endpoints.web.exposure.include=metrics): "
                      "tomcat_threads_busy_peak stays empty")
     connector = cell.extra_in.get("connector")
     if isinstance(connector, dict) and connector.get("checked") is False and (env.get("TARGET_CMD") or "") == "":

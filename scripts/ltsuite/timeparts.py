@@ -462,7 +462,8 @@ def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str
     out.update(figures(joined))
     if joined is None or not joined.ids:
         why = ("k6 wrote no per-request samples (K6_SAMPLES=0)" if k6 is None else
-               "the k6 script sends no request id (withRequestId of scenarios/lib/requestid.js)")
+               "the k6 script's requests carry no request id (k6/http's functions imported by name, "
+               "or asyncRequest or batch: docs/time-parts.md)")
         out["notes"] = "; ".join(n for n in (row.get("notes"), f"{why}: the application's own figures (app_*) "
                                  "stand, each request's split (t_*, decomposed_reqs) is empty and the requests it "
                                  "never saw are counted from k6's figures") if n)

@@ -59,6 +59,25 @@ own_app_run() {
   assert_output '{"checked":true,"reason":null,"mismatches":[]}'
 }
 
+@test "the same service on Spring Boot 4 (Tomcat 11): as designed, its connector checked, busy threads, app_* in ms" {
+  own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_JAR=tests/fixtures/ownapp-boot4/target/greeting-service.jar
+  [ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/run.log"; fail "the run failed"; }
+  local cell
+  cell="$(lt_cells)"
+  grep -q 'Apache Tomcat/11\.' "$RUN_DIR/cells/$cell/target.log"
+  [ "$(lt_row_value "$cell" status)" = ok ]
+  # Spring Boot 4 keeps Tomcat's properties in a bean of their own (server.tomcat).
+  run jq -c . "$RUN_DIR/cells/$cell/connector.json"
+  assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+  [ "$(lt_row_value "$cell" as_designed)" -eq 1 ]
+  lt_assert_saturated_capacity "$cell"
+  # The application does not turn on Tomcat's MBean registry; the suite does.
+  [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
+  # Each greeting takes 1000 ms (greeting.env): Tomcat 11 logs %D in microseconds.
+  run jq -e '.app_lat_med_ms >= 1000 and .app_lat_med_ms < 2000' "$RUN_DIR/cells/$cell/row.json"
+  assert_success
+}
+
 @test "a health path the application answers with 404 fails the cell within seconds, with the path and the fix" {
   own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_HEALTH_PATH=/status TARGET_START_TIMEOUT=120
   [ "$status" -eq 1 ]

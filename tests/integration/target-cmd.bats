@@ -7,8 +7,13 @@ setup_file() {
   load '../test_helper'
   lt_require_root
   export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
+  # A wrapper that forks its server and waits, as start scripts and
+  # `mvn spring-boot:run` do: the server is not the process the suite started.
+  # shellcheck disable=SC2016 # SC2016: the wrapper's own $1..$3, expanded when it runs
+  printf '#!/bin/sh\npython3 -m http.server --bind "$1" --directory "$3" "$2" &\nwait\n' >"$BATS_FILE_TMPDIR/serve.sh"
+  chmod 0755 "$BATS_FILE_TMPDIR/serve.sh"
   cat >"$BATS_FILE_TMPDIR/cmd.matrix" <<MATRIX
-TARGET_CMD=python3 -m http.server --bind {SERVER_ADDR} --directory $LT_ROOT/tests/fixtures/own-script {SERVER_PORT}
+TARGET_CMD=$BATS_FILE_TMPDIR/serve.sh {SERVER_ADDR} {SERVER_PORT} $LT_ROOT/tests/fixtures/own-script
 TARGET_HEALTH_PATH=/
 SCENARIO=$LT_ROOT/tests/fixtures/own-script/spike-test.js
 SOMAXCONN=2
@@ -28,6 +33,17 @@ setup() {
 @test "the command ran with its placeholders replaced, in the server namespace" {
   grep -q 'GET /hello' "$RUN_DIR/cells/$CELL/target.log"
   [ -z "$(lt_cell_value "$CELL" TOMCAT_MAX_CONNECTIONS)" ]
+}
+
+@test "nothing the command started outlives its cell: the forked server ended with the wrapper" {
+  local run_id
+  local -a survivors
+  run_id="$(basename "$RUN_DIR")"
+  # Every process the target started carries the run's id in its environment.
+  mapfile -t survivors < <(grep -lzx "LT_RUN_ID=$run_id" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3)
+  # This test's own leftovers (the suite started them) are ended by pid.
+  [[ ${#survivors[@]} -eq 0 ]] || { kill "${survivors[@]}"; printf 'still running after the run: %s\n' "${survivors[*]}" >&3; }
+  [ "${#survivors[@]}" -eq 0 ]
 }
 
 @test "the kernel side: somaxconn caps the listen backlog Python asks for (5), and the counters are read" {

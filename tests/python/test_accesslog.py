@@ -69,3 +69,38 @@ def test_app_figures_are_k6_style_percentiles_of_the_processing_time_in_ms():
 
 def test_a_log_without_load_has_zero_requests_and_no_latency():
     assert app_figures([]) == {"app_reqs": 0, "app_lat_med_ms": None, "app_lat_p99_ms": None, "app_lat_max_ms": None}
+
+
+# The line Spring Boot logs as Tomcat's engine starts (recorded from a Spring Boot 4.0.7 service;
+# Spring Boot 2.7 logs the same line for its Tomcat 9).
+ENGINE_LINE = "o.apache.catalina.core.StandardEngine    : Starting Servlet engine: [Apache Tomcat/{}]\n"
+
+
+def test_the_unit_of_d_is_known_from_the_tomcat_the_target_logs():
+    assert accesslog.service_unit_us(ENGINE_LINE.format("9.0.83")) == 1000
+    assert accesslog.service_unit_us(ENGINE_LINE.format("10.0.27")) == 1000
+    assert accesslog.service_unit_us(ENGINE_LINE.format("10.1.55")) == 1
+    assert accesslog.service_unit_us(ENGINE_LINE.format("11.0.22")) == 1
+    # A target that does not say is read as the suite's own (Tomcat 10.1).
+    assert accesslog.service_unit_us("") == 1
+    assert accesslog.service_unit_us(None) == 1
+
+
+def _cell(cell_dir, tomcat, lines):
+    """A cell directory whose target logged Tomcat's version and the access-log lines."""
+    cell_dir.mkdir()
+    (cell_dir / "target.log").write_text("  .   ____          _\n" + ENGINE_LINE.format(tomcat))
+    (cell_dir / "tomcat-access.log").write_text("".join(line + "\n" for line in lines))
+    (cell_dir / "phases.tsv").write_text("k6_start\t2000\n")
+    return cell_dir
+
+
+def test_tomcat_9_logs_milliseconds_and_its_app_figures_are_not_a_thousand_times_too_small(tmp_path):
+    # The same 400 ms and 420 ms requests as Tomcat 9 (%D in ms) and Tomcat 11 (in us) log them.
+    tomcat9 = _cell(tmp_path / "9", "9.0.83", ["2001 400 200 1 - GET /greeting", "2002 420 200 2 - GET /greeting"])
+    tomcat11 = _cell(tmp_path / "11", "11.0.22", ["2001 400000 200 1 - GET /greeting",
+                                                  "2002 420000 200 2 - GET /greeting"])
+    for cell in (tomcat9, tomcat11):
+        requests = accesslog.cell_load_requests(cell)
+        assert [r.service_ms for r in requests] == [400, 420]
+        assert app_figures(requests)["app_lat_max_ms"] == 420

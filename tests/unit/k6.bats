@@ -74,6 +74,29 @@ JSON
   assert_line 'export const handleSummary = own.summary(script.handleSummary);'
 }
 
+@test "the entry module gives an unchanged script's requests the suite's request id, not setup's nor one it set" {
+  # Nothing listens on 127.0.0.1:1: every request is refused at once, and
+  # k6 still writes its samples, with their metadata.
+  cat >"$BATS_TEST_TMPDIR/user.js" <<'JS'
+import http from 'k6/http';
+export const options = { vus: 1, iterations: 2 };
+export function setup() { http.get('http://127.0.0.1:1/setup'); }
+export default function () {
+  http.get('http://127.0.0.1:1/a');
+  http.post('http://127.0.0.1:1/b', 'x', { headers: { 'X-Request-Id': 'mine' } });
+  http.request('GET', 'http://127.0.0.1:1/c');
+}
+JS
+  printf '{"scenarios": {"default": {"executor": "shared-iterations"}}}' >"$BATS_TEST_TMPDIR/inspected.json"
+  k6_entry_module "$BATS_TEST_TMPDIR/user.js" "$BATS_TEST_TMPDIR/inspected.json" >"$BATS_TEST_TMPDIR/entry.js"
+  run "$LT_K6" run -q --no-summary --out "json=$BATS_TEST_TMPDIR/samples.json" "$BATS_TEST_TMPDIR/entry.js"
+  assert_success
+  run jq -r 'select(.metric == "http_reqs" and .type == "Point") | "\(.data.tags.name) \(.data.metadata.rid)"' \
+    "$BATS_TEST_TMPDIR/samples.json"
+  assert_output "$(printf '%s\n' 'http://127.0.0.1:1/setup null' 'http://127.0.0.1:1/a 1-0-1' 'http://127.0.0.1:1/b null' \
+    'http://127.0.0.1:1/c 1-0-2' 'http://127.0.0.1:1/a 1-1-3' 'http://127.0.0.1:1/b null' 'http://127.0.0.1:1/c 1-1-4')"
+}
+
 @test "a script's own tags are given again on the command line, with the suite's" {
   printf '{"tags": {"team": "payments"}}' >"$BATS_TEST_TMPDIR/inspected.json"
   run k6_run_tags /srv/my-test.js "$BATS_TEST_TMPDIR/inspected.json" r1 01_a-1

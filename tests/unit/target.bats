@@ -28,6 +28,8 @@ setup() {
   assert_line SERVER_TOMCAT_THREADS_MAX=3
   assert_line SERVER_TOMCAT_THREADS_MINSPARE=1
   assert_line SERVER_TOMCAT_MAXCONNECTIONS=2
+  assert_line SERVER_TOMCAT_MBEANREGISTRY_ENABLED=true
+  assert_line MANAGEMENT_ENDPOINT_CONFIGPROPS_SHOWVALUES=always
   assert_line SERVER_TOMCAT_ACCEPTCOUNT=5
   assert_line SERVER_TOMCAT_CONNECTIONTIMEOUT=20000
   assert_line SERVER_TOMCAT_KEEPALIVETIMEOUT=1000
@@ -100,6 +102,66 @@ JSON
     "server.tomcat.keep-alive-timeout":500,"server.tomcat.max-keep-alive-requests":100}' \
     -f "$LT_ROOT/scripts/lib/connector.jq" "$BATS_TEST_TMPDIR/configprops.json"
   assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":100,"effective":50}]}'
+}
+
+@test "the connector check on Spring Boot 4: Tomcat's properties in their own server.tomcat bean" {
+  # Recorded from a Spring Boot 4.0.7 service (Tomcat 11) started with
+  # max-connections 7, threads.max 20, accept-count 10: its "server" bean has
+  # no tomcat part any more.
+  run jq -c --argjson expected '{"server.tomcat.threads.max":20,"server.tomcat.threads.min-spare":10,
+    "server.tomcat.max-connections":7,"server.tomcat.accept-count":11,"server.tomcat.max-keep-alive-requests":100}' \
+    -f "$LT_ROOT/scripts/lib/connector.jq" "$LT_ROOT/tests/fixtures/configprops-boot4.json"
+  assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":11,"effective":10}]}'
+}
+
+@test "the connector check waits for the actuator's port, which listens after the port under test" {
+  # Spring Boot starts the actuator's connector after the main one: here it
+  # listens one second after the check begins, and serves a recorded answer.
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  local port=$((20000 + RANDOM % 10000)) root="$BATS_TEST_TMPDIR/www"
+  mkdir -p "$root/actuator/configprops"
+  cp "$LT_ROOT/tests/fixtures/configprops-boot4.json" "$root/actuator/configprops/server"
+  (sleep 1 && exec python3 -m http.server --bind 127.0.0.1 --directory "$root" "$port") >/dev/null 2>&1 3>&- &
+  local server=$!
+  local -A cell=([MANAGEMENT_PORT]=$port [TOMCAT_MAX_THREADS]=20 [TOMCAT_MIN_SPARE_THREADS]=10
+    [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
+  run target_check_connector cell
+  kill "$server"
+  assert_output --partial '"checked":true'
+}
+
+@test "a connector check that could not be made says so, and does not blame the application's settings" {
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  TARGET_CHECK_WAIT_S=0
+  local -A cell=([MANAGEMENT_PORT]=1 [TOMCAT_MAX_THREADS]=20 [TOMCAT_MIN_SPARE_THREADS]=10
+    [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
+  run target_check_connector cell
+  assert_output '{"checked":false,"mismatches":[],"reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
+}
+
+@test "an application that logged its start and has nothing on the actuator's port is not waited for" {
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  TARGET_LOG="$BATS_TEST_TMPDIR/target.log"
+  printf 'INFO --- [main] example.App : Started App in 2.5 seconds (process running for 3.1)\n' >"$TARGET_LOG"
+  local -A cell=([MANAGEMENT_PORT]=1 [TOMCAT_MAX_THREADS]=20 [TOMCAT_MIN_SPARE_THREADS]=10
+    [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
+  local began=$SECONDS
+  run target_check_connector cell
+  assert_output --partial '"checked":false'
+  ((SECONDS - began <= 2))
+}
+
+@test "configprops whose values are masked cannot be checked, and no setting is called different" {
+  jq '(.. | objects | select(.prefix? == "server.tomcat") | .properties) |= with_entries(.value = "******")' \
+    "$LT_ROOT/tests/fixtures/configprops-boot4.json" >"$BATS_TEST_TMPDIR/masked.json"
+  run jq -c --argjson expected '{"server.tomcat.accept-count":10}' -f "$LT_ROOT/scripts/lib/connector.jq" "$BATS_TEST_TMPDIR/masked.json"
+  assert_output '{"checked":false,"reason":"/actuator/configprops masks its values (management.endpoint.configprops.show-values)","mismatches":[]}'
 }
 
 @test "configprops without values cannot be checked, and says how to fix it" {

@@ -1,0 +1,72 @@
+"""ltsuite.words: a cell's findings in words, from recorded cells' rows and settings; every
+number in a sentence is one of the columns the finding names."""
+from pathlib import Path
+
+from ltsuite import words
+from ltsuite.cellfiles import read_cell_env, read_json
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _findings(name):
+    cell = FIXTURES / name
+    return words.cell_findings(read_json(cell / "row.json"), read_cell_env(cell / "cell.env"))
+
+
+def test_users_who_could_not_get_in_the_capacity_the_server_held_and_what_to_raise():
+    text = words.sentences(_findings("syn-cookies-1"))
+    assert text == ("With max-connections 1, accept-count 1, 1 thread and 20 users, 20 of 20 requests (100 %) "
+                    "failed: 20 timed out; the server held 1 + 1 + 1 = 3 connections, all it can (max-connections "
+                    "+ listen backlog + 1); the connection limit bound: to let more users in, raise "
+                    "max-connections or accept-count (and somaxconn with it).")
+
+
+def test_users_queued_behind_busy_threads_beside_the_applications_own_view():
+    text = words.sentences(_findings("time-parts-queue"))
+    assert text.startswith("With max-connections 2, accept-count 1, 2 threads and 8 users, none of 8 requests "
+                           "failed; users waited p99 3033 ms while the application's own p99 was 1524 ms: all 2 "
+                           "threads were busy for 8 users; the thread pool bound")
+
+
+def test_a_cell_not_as_designed_says_so_first():
+    findings = _findings("cut-off")
+    assert findings[0].columns == ("as_designed", "design_notes")
+    assert findings[0].text.startswith("Cell 01 did not run as designed: no request completed")
+
+
+def test_after_a_first_finding_the_settings_continue_the_sentence():
+    row = dict(read_json(FIXTURES / "syn-cookies-1" / "row.json"), as_designed=0, design_notes="a note")
+    text = words.sentences(words.cell_findings(row, read_cell_env(FIXTURES / "syn-cookies-1" / "cell.env")))
+    assert text.startswith("Cell 01_accept_count-1_tcp_syncookies-1 did not run as designed: a note; with "
+                           "max-connections 1,")
+
+
+def test_a_calm_cell_names_no_bound():
+    findings = _findings("tiny-spike")
+    assert [f.columns for f in findings] == [words.SETTINGS + ("http_reqs", "failed_reqs"), ("lat_p99_ms",)]
+
+
+def test_every_number_comes_from_a_named_column_or_setting():
+    for name in ("syn-cookies-1", "time-parts-queue"):
+        cell = FIXTURES / name
+        row, env = read_json(cell / "row.json"), read_cell_env(cell / "cell.env")
+        for finding in words.cell_findings(row, env):
+            values = {str(round(float(v))) for c in finding.columns
+                      for v in [row.get(c, env.get(c))] if isinstance(v, (int, float)) or str(v).isdigit()}
+            numbers = {t for t in finding.text.replace(",", " ").replace(":", " ").split() if t.isdigit()}
+            # Besides the columns: the "+ 1" of the capacity and the "100 %" of a share.
+            assert numbers <= values | {"1", "100"}, (finding, numbers - values)
+
+
+def test_a_failed_cell_gives_its_error():
+    assert words.sentences(words.cell_findings({"cell": "02", "status": "failed", "error": "target exited"}, {})) \
+        == "Cell 02 failed: target exited."
+
+
+def test_a_run_directory_gives_one_line_per_cell(tmp_path):
+    cell = tmp_path / "cells" / "01"
+    cell.mkdir(parents=True)
+    (cell / "row.json").write_text((FIXTURES / "syn-cookies-1" / "row.json").read_text())
+    (cell / "cell.env").write_text((FIXTURES / "syn-cookies-1" / "cell.env").read_text())
+    lines = words.run_words(tmp_path)
+    assert len(lines) == 1 and lines[0].startswith("01_accept_count-1_tcp_syncookies-1: With max-connections 1,")
