@@ -127,6 +127,10 @@ main() {
   cat "$LT_RUN_DIR/results.md"
   printf '\n'
   say_as_designed "$total"
+  if [[ -s "$LT_RUN_DIR/findings.txt" ]]; then
+    printf '\nWhat happened:\n'
+    sed 's/^/  /' "$LT_RUN_DIR/findings.txt"
+  fi
   printf '\nresults: %s (open report.html in a browser)\n' "${LT_RUN_DIR#"$LT_ROOT"/}"
   if [[ -n "$missing" ]]; then
     abort "cell(s) without a valid row: $missing"

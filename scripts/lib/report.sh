@@ -29,6 +29,7 @@ report_render() {
   designed="$(report_as_designed "$run_dir")"
   {
     report_head "$manifest" "$charts" "$designed"
+    report_findings "$run_dir"
     report_facts "$manifest"
     report_across "$charts"
     report_repeats "$run_dir"
@@ -90,6 +91,16 @@ report_head() {
 <h1>Run <code>\(.run_id | @html)</code>: \(.status | @html), \($designed.cells_as_designed) of \(.cells_total) cell(s) ran as designed</h1>",
     (if $designed.first_design_reason == null then empty
      else "<p id=\"first-reason\" class=\"warning\">First reason: \($designed.first_design_reason | @html)</p>" end)' "$1"
+}
+
+# report_findings RUN_DIR: what each cell found, in words (findings.txt,
+# written with the tables by ltsuite.words), first on the page as on the
+# terminal; nothing when the run has none.
+report_findings() {
+  [[ -s "$1/findings.txt" ]] || return 0
+  printf '<h2>What happened</h2>\n<ul id="findings">\n'
+  jq -rR '"<li>\(@html)</li>"' "$1/findings.txt"
+  printf '</ul>\n'
 }
 
 # report_facts MANIFEST: what ran, where, with which versions, and warnings.

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import columns
+from . import columns, words
 
 PROG = "ltsuite.tables"
 
@@ -387,7 +387,8 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def render(run_dir: Path) -> None:
-    """Write RUN_DIR/results.csv and results.md from its rows."""
+    """Write RUN_DIR/results.csv and results.md from its rows, and findings.txt: what each cell
+    found, in words (ltsuite.words), one line a cell, for the terminal and the report."""
     run = load_run(run_dir)
     unknown = unknown_extra(extra_names(run.rows))
     if unknown:
@@ -401,6 +402,11 @@ def render(run_dir: Path) -> None:
     md_text_ = render_md(run)
     write_atomic(run_dir / "results.csv", csv_text)
     write_atomic(run_dir / "results.md", md_text_)
+    findings = words.run_words(run_dir)
+    if findings:
+        write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in findings))
+    else:
+        (run_dir / "findings.txt").unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:

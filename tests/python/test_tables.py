@@ -19,7 +19,7 @@ import pytest
 # The package under test (tests/python/conftest.py does the same for the whole directory).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-from ltsuite import columns, tables
+from ltsuite import columns, tables, words
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 RUN_NAMES = sorted(p.name for p in RUNS.iterdir())
@@ -191,3 +191,18 @@ def test_head_prints_the_csv_header_as_json(tmp_path, capsys):
     head = json.loads(capsys.readouterr().out)
     assert head == columns.csv_head(["TOMCAT_ACCEPT_COUNT"], [])
     assert head[:7] == ["run_id", "cell", "scenario", "status", "TOMCAT_ACCEPT_COUNT", "repeat_of", "repeat"]
+
+
+@pytest.mark.parametrize("name", RUN_NAMES)
+def test_render_writes_what_each_cell_found_in_words_one_line_a_cell(name, tmp_path):
+    run_dir = copy_run(name, tmp_path)
+    tables.render(run_dir)
+    want = words.run_words(run_dir)
+    if not want:
+        assert not (run_dir / "findings.txt").exists()
+        return
+    lines = (run_dir / "findings.txt").read_text().splitlines()
+    cells = {json.loads((p / "row.json").read_text()).get("cell") for p in (run_dir / "cells").glob("*")
+             if (p / "row.json").is_file()}
+    assert lines == want and len(lines) <= len(cells)
+    assert all(line.split(": ", 1)[0] in cells and line.endswith(".") for line in lines)

@@ -65,6 +65,17 @@ JSON
   refute_output --partial "<InfluxDB>"
 }
 
+@test "what each cell found, in words, comes first under the headline, escaped; none without findings" {
+  report_render "$RUN_DIR"
+  run cat "$RUN_DIR/report.html"
+  refute_output --partial "What happened"
+  printf '%s\n' "01_a: 3 of 4 requests <failed> & more." "02_b: none failed." >"$RUN_DIR/findings.txt"
+  report_render "$RUN_DIR"
+  run cat "$RUN_DIR/report.html"
+  assert_output --partial $'<h2>What happened</h2>\n<ul id="findings">\n<li>01_a: 3 of 4 requests &lt;failed&gt; &amp; more.</li>\n<li>02_b: none failed.</li>\n</ul>'
+  [[ "$output" == *"What happened"*"<h2>Run</h2>"* ]]
+}
+
 @test "the headline says how many cells ran as designed and the first reason, in the browser too" {
   # One cell k6 could not drive as designed, one that failed.
   jq '.as_designed = 0 | .design_notes = "k6 at 197% of 2 cores for 3 s: the generator set the pace"' \
