@@ -48,6 +48,8 @@ FINISHED=0
 LOOKUP_NOTE="read-only; this call did run"
 # The signal that ended the run (SIGHUP, SIGINT, SIGTERM), for on_exit.
 ENDED_BY=""
+# The poller running in the background (poll_invocations), while it runs.
+POLL_PID=""
 # Per instance, by id: the command id, the invocation's status and details,
 # and the error that made the instance fail (empty when it did not).
 declare -a INSTANCES=()
@@ -466,7 +468,7 @@ collect_run() {
 
 # load_run RUN_DIR: the run's identity, settings and instances from its manifest.
 load_run() {
-  local manifest="$1/manifest.json" id command_id status details
+  local manifest="$1/manifest.json"
   RUN_DIR="$(cd "$1" && pwd)"
   RUN_ID="$(jq -r .run_id "$manifest")"
   CELL_ID="$(jq -r .cell.id "$manifest")"
@@ -480,64 +482,42 @@ load_run() {
   FANOUT[DEADLINE]="$(jq -r '.fanout.deadline_epoch // 0' "$manifest")"
   FANOUT[FANOUT_INFLUXDB_URL]="$(jq -r .fanout.influxdb_url "$manifest")"
   FANOUT[FANOUT_INFLUXDB_QUERY_URL]="$(jq -r .fanout.influxdb_query_url "$manifest")"
-  INSTANCES=()
-  while IFS=$'\x1f' read -r id command_id status details; do
-    INSTANCES+=("$id")
-    COMMAND_ID[$id]="$command_id"
-    INV_STATUS[$id]="$status"
-    INV_DETAILS[$id]="$details"
-    INV_ERROR[$id]=""
-    if [[ -z "$command_id" ]]; then
-      INV_ERROR[$id]="$(jq -r --arg id "$id" '.instances[] | select(.instance_id == $id) | .error' "$manifest")"
-    fi
-  done < <(jq -r '.instances[] | [.instance_id, .command_id, .status, .status_details] | join("\u001f")' "$manifest")
+  load_instances "$manifest"
   [[ ${#INSTANCES[@]} -gt 0 ]] || abort "$1: the manifest lists no instance"
   ssm_find_aws
 }
 
-# poll_invocations: every poll interval, the status of each invocation that
-# has not ended, until all have or the deadline passes; those still running
-# then are cancelled and marked timed out.
-poll_invocations() {
-  local id status details code last_report=""
-  local -a pending state
-  while true; do
-    pending=()
-    for id in "${INSTANCES[@]}"; do
-      [[ -n "${COMMAND_ID[$id]}" ]] || continue
-      ssm_is_terminal "${INV_STATUS[$id]}" && continue
-      mapfile -t state < <(ssm_invocation_state "${COMMAND_ID[$id]}" "$id")
-      status="${state[0]:-Unknown}"
-      details="${state[1]:-}"
-      code="${state[2]:-}"
-      INV_STATUS[$id]="$status"
-      INV_DETAILS[$id]="$details${code:+ (exit code $code)}"
-      ssm_is_terminal "$status" || pending+=("$id:$status")
-    done
-    [[ ${#pending[@]} -gt 0 ]] || break
-    if (($(date +%s) >= FANOUT[DEADLINE])); then
-      time_out_pending "${pending[@]}"
-      break
+# load_instances MANIFEST: the instances' command ids, states and errors.
+load_instances() {
+  local id command_id status details error
+  INSTANCES=()
+  while IFS=$'\x1f' read -r id command_id status details error; do
+    INSTANCES+=("$id")
+    COMMAND_ID[$id]="$command_id"
+    INV_STATUS[$id]="$status"
+    INV_DETAILS[$id]="$details"
+    # An error stays for an instance never sent to, or one the poller timed out;
+    # the others are judged again from their output.
+    if [[ -n "$command_id" && "$status" != TimedOut ]]; then
+      error=""
     fi
-    if [[ "${pending[*]}" != "$last_report" ]]; then
-      say "  waiting for ${#pending[@]} of ${#INSTANCES[@]}: ${pending[*]}"
-      last_report="${pending[*]}"
-    fi
-    sleep "${FANOUT[FANOUT_POLL_INTERVAL]}"
-  done
+    INV_ERROR[$id]="$error"
+  done < <(jq -r '.instances[] | [.instance_id, .command_id, .status, .status_details, .error] | join("\u001f")' "$1")
 }
 
-# time_out_pending ID:STATUS...: cancel and mark the invocations that did not end.
-time_out_pending() {
-  local entry id
-  for entry in "$@"; do
-    id="${entry%%:*}"
-    INV_ERROR[$id]="instance $id: timed out: still ${entry#*:} at the deadline ($(date -u -d "@${FANOUT[DEADLINE]}" +%H:%M:%SZ)); cancelled"
-    if ! ssm_cancel "${COMMAND_ID[$id]}" "$id"; then
-      INV_ERROR[$id]+=" (the cancel failed: check the instance)"
-    fi
-    INV_STATUS[$id]=TimedOut
-  done
+# poll_invocations: the invocations' states until every one has ended or the
+# deadline passes (ltsuite.ssm: those still going then are cancelled and
+# marked timed out), read back from the manifest it writes. It runs in the
+# background so that a signal reaches on_signal at once.
+poll_invocations() {
+  local python="$LT_ROOT/.tools/venv/bin/python" status=0
+  [[ -x "$python" ]] || abort "boto3 was not found in .tools/venv; run 'make aws-tools'"
+  PYTHONPATH="$LT_ROOT/scripts" "$python" -m ltsuite.ssm poll "$RUN_DIR/manifest.json" &
+  POLL_PID=$!
+  wait "$POLL_PID" || status=$?
+  POLL_PID=""
+  ((status == 0)) || abort "polling the invocations failed (exit status $status)"
+  load_instances "$RUN_DIR/manifest.json"
 }
 
 # collect_instance ID: its full stdout from S3, then its summary and row.
@@ -639,6 +619,10 @@ on_signal() {
 on_exit() {
   local status=$?
   trap - EXIT HUP INT TERM
+  if [[ -n "$POLL_PID" ]]; then
+    kill "$POLL_PID" 2>/dev/null || true
+    wait "$POLL_PID" 2>/dev/null || true
+  fi
   if [[ -n "$RUN_DIR" && $FINISHED -eq 0 ]]; then
     fanout_record_end "$status" || warn "could not record the end of the run in $RUN_DIR/manifest.json"
   fi

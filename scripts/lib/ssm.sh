@@ -9,7 +9,7 @@ readonly SSM_DOCUMENT=AWS-RunShellScript
 # collector cuts it out of the full stdout that SSM stores in S3.
 readonly SSM_SUMMARY_BEGIN='=== k6-fanout summary begin ==='
 readonly SSM_SUMMARY_END='=== k6-fanout summary end ==='
-# Invocation states after which nothing changes any more.
+# Invocation states after which nothing changes any more (as ltsuite.ssm.TERMINAL).
 readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
 # The fields of a results row that k6's summary gives. The others (the
 # target's kernel counters and samples) only a local run measures: a fan-out
@@ -358,37 +358,6 @@ ssm_invocation_args() {
 # ssm_is_terminal STATUS: succeed if an invocation in STATUS has ended.
 ssm_is_terminal() {
   [[ " $SSM_TERMINAL_STATES " == *" $1 "* ]]
-}
-
-# ssm_invocation_state COMMAND_ID INSTANCE: three lines, the STATUS, DETAILS
-# and RESPONSE_CODE of one invocation. Right after a send SSM may not know the invocation yet:
-# that is Pending. Another error is "Unknown" (polling goes on, the message
-# is kept for the report).
-#
-# Test seam: when LT_SSM_STATUS_OVERRIDES names a file of lines
-# "INSTANCE STATUS [DETAILS]", a listed instance takes that status instead of
-# the API's (the API is still called). moto, the AWS stand-in the tests use,
-# reports every invocation as Success at once and never runs anything, so a
-# failed or never-ending invocation cannot be produced through its API.
-ssm_invocation_state() {
-  local command_id="$1" instance="$2" answer state override
-  local -a args
-  ssm_invocation_args args "$command_id" "$instance"
-  if answer="$(ssm_aws "${args[@]}" 2>&1)"; then
-    state="$(jq -r '.Status // "Unknown", (.StatusDetails // "" | gsub("\n"; " ")), (.ResponseCode // "" | tostring)' <<<"$answer")"
-  elif [[ "$answer" == *InvocationDoesNotExist* ]]; then
-    state=$'Pending\nnot registered yet\n'
-  else
-    state="Unknown"$'\n'"$(tr '\n' ' ' <<<"$answer" | cut -c1-300)"$'\n'
-  fi
-  if [[ -n "${LT_SSM_STATUS_OVERRIDES:-}" && -f "$LT_SSM_STATUS_OVERRIDES" ]]; then
-    override="$(awk -v id="$instance" '$1 == id { $1 = ""; sub(/^ /, ""); line = $0 } END { print line }' \
-      "$LT_SSM_STATUS_OVERRIDES")"
-    if [[ -n "$override" ]]; then
-      state="${override%% *}"$'\n'"$([[ "$override" == *" "* ]] && printf '%s' "${override#* }")"$'\n'
-    fi
-  fi
-  printf '%s\n' "$state"
 }
 
 # ssm_cancel COMMAND_ID INSTANCE: stop an invocation that is still running
