@@ -443,10 +443,7 @@ collect_run() {
   local failed=0 id
   load_run "$1"
   poll_invocations
-  for id in "${INSTANCES[@]}"; do
-    collect_instance "$id"
-  done
-  save_instances
+  collect_outputs
   write_row
   for id in "${INSTANCES[@]}"; do
     [[ -z "${INV_ERROR[$id]:-}" ]] || failed=$((failed + 1))
@@ -496,11 +493,6 @@ load_instances() {
     COMMAND_ID[$id]="$command_id"
     INV_STATUS[$id]="$status"
     INV_DETAILS[$id]="$details"
-    # An error stays for an instance never sent to, or one the poller timed out;
-    # the others are judged again from their output.
-    if [[ -n "$command_id" && "$status" != TimedOut ]]; then
-      error=""
-    fi
     INV_ERROR[$id]="$error"
   done < <(jq -r '.instances[] | [.instance_id, .command_id, .status, .status_details, .error] | join("\u001f")' "$1")
 }
@@ -510,9 +502,8 @@ load_instances() {
 # marked timed out), read back from the manifest it writes. It runs in the
 # background so that a signal reaches on_signal at once.
 poll_invocations() {
-  local python="$LT_ROOT/.tools/venv/bin/python" status=0
-  [[ -x "$python" ]] || abort "boto3 was not found in .tools/venv; run 'make aws-tools'"
-  PYTHONPATH="$LT_ROOT/scripts" "$python" -m ltsuite.ssm poll "$RUN_DIR/manifest.json" &
+  local status=0
+  PYTHONPATH="$LT_ROOT/scripts" "$(ssm_python)" -m ltsuite.ssm poll "$RUN_DIR/manifest.json" &
   POLL_PID=$!
   wait "$POLL_PID" || status=$?
   POLL_PID=""
@@ -520,31 +511,13 @@ poll_invocations() {
   load_instances "$RUN_DIR/manifest.json"
 }
 
-# collect_instance ID: its full stdout from S3, then its summary and row.
-collect_instance() {
-  local id="$1" dir="$RUN_DIR/cells/$CELL_ID/instances/$1" why summary exit_status
-  mkdir -p "$dir"
-  [[ -n "${COMMAND_ID[$id]}" ]] || return 0
-  if ! why="$(ssm_fetch_output "${FANOUT[KEY_PREFIX]}" "${COMMAND_ID[$id]}" "$id" "$dir")"; then
-    if [[ -n "${INV_ERROR[$id]:-}" ]]; then
-      return 0
-    elif [[ "${INV_STATUS[$id]}" == Success ]]; then
-      INV_ERROR[$id]="instance $id: Success, but $why"
-    else
-      INV_ERROR[$id]="instance $id: invocation ${INV_STATUS[$id]}${INV_DETAILS[$id]:+ (${INV_DETAILS[$id]})}, and $why"
-    fi
-    return 0
-  fi
-  if summary="$(ssm_extract_summary "$dir/stdout.txt")"; then
-    printf '%s\n' "$summary" | write_atomic "$dir/summary.json"
-  fi
-  [[ -z "${INV_ERROR[$id]:-}" ]] || return 0
-  exit_status="$(ssm_k6_exit_status "$dir/stdout.txt")"
-  if [[ "${INV_STATUS[$id]}" != Success ]]; then
-    INV_ERROR[$id]="instance $id: invocation ${INV_STATUS[$id]}${INV_DETAILS[$id]:+ (${INV_DETAILS[$id]})}${exit_status:+, k6 exit status $exit_status}; see ${dir#"$LT_ROOT"/}/stdout.txt"
-  elif [[ ! -s "$dir/summary.json" ]]; then
-    INV_ERROR[$id]="instance $id: its output has no k6 summary${exit_status:+ (k6 exit status $exit_status)}; see ${dir#"$LT_ROOT"/}/stdout.txt"
-  fi
+# collect_outputs: every invocation's full output from S3 into its
+# instance's directory, its summary, and its error if it failed
+# (ltsuite.ssm), read back from the manifest it writes.
+collect_outputs() {
+  PYTHONPATH="$LT_ROOT/scripts" "$(ssm_python)" -m ltsuite.ssm collect "$RUN_DIR/manifest.json" \
+    "$RUN_DIR/cells/$CELL_ID" --root "$LT_ROOT" || abort "collecting the outputs failed"
+  load_instances "$RUN_DIR/manifest.json"
 }
 
 # write_row: each good instance's row, then the cell's aggregated row.

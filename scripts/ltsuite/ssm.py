@@ -1,8 +1,9 @@
-"""The fan-out's poll over AWS SSM (scripts/ssm-fanout.sh), with boto3: the state of every
-invocation that was sent, until each has ended or the run's deadline passes; those still going then
-are cancelled and marked TimedOut.
+"""The fan-out's poll and collection over AWS SSM (scripts/ssm-fanout.sh), with boto3: the state of
+every invocation that was sent, until each has ended or the run's deadline passes (those still
+going then are cancelled and marked TimedOut); then each one's full output from S3.
 
   python3 -m ltsuite.ssm poll MANIFEST
+  python3 -m ltsuite.ssm collect MANIFEST CELL_DIR [--root DIR]
 
 reads the run's manifest.json (fanout.region, fanout.profile, fanout.poll_interval_s,
 fanout.deadline_epoch and the instances' command ids), polls, and writes the instances' status,
@@ -16,6 +17,13 @@ The rules (AWS Systems Manager API reference, GetCommandInvocation):
   "Unknown" with the message kept: polling goes on, the deadline still bounds it.
 - An instance that never answers stays Pending/InProgress/Delayed until the deadline: it is then
   cancelled (best effort; a failed cancel is named in its error) and its status is TimedOut.
+
+collect: GetCommandInvocation gives only 24,000 characters of stdout, so each invocation's full
+stdout (and stderr) comes from S3, where SSM writes it under
+<key prefix>/<command id>/<instance id>/.../stdout; the k6 summary is what the instance printed
+between SUMMARY_BEGIN and SUMMARY_END (scripts/ssm-instance.sh), k6's exit status the line
+"k6-fanout exit status: N". An instance fails (its error names why) when its invocation did not
+end in Success, when its output cannot be read, or when the output holds no summary.
 """
 from __future__ import annotations
 
@@ -164,13 +172,135 @@ def poll_manifest(manifest: Path, client: Any = None, **kwargs: Any) -> list[Inv
     return invocations
 
 
+SUMMARY_BEGIN = "=== k6-fanout summary begin ==="
+SUMMARY_END = "=== k6-fanout summary end ==="
+EXIT_PREFIX = "k6-fanout exit status: "
+
+
+def extract_summary(stdout: str) -> dict[str, Any] | None:
+    """The JSON object printed between the summary markers (the last such block), or None."""
+    inside, lines, found = False, [], None
+    for line in stdout.split("\n"):
+        if line == SUMMARY_END and inside:
+            inside = False
+            found = "\n".join(lines)
+        if inside:
+            lines.append(line)
+        if line == SUMMARY_BEGIN:
+            inside, lines = True, []
+    try:
+        summary = json.loads(found) if found else None
+    except ValueError:
+        return None
+    return summary if isinstance(summary, dict) else None
+
+
+def k6_exit_status(stdout: str) -> str:
+    """The k6 exit status the instance's command printed last ("" when none)."""
+    found = [line[len(EXIT_PREFIX):] for line in stdout.split("\n") if line.startswith(EXIT_PREFIX)]
+    return found[-1].strip() if found else ""
+
+
+def output_prefix(key_prefix: str, invocation: Invocation) -> str:
+    """Where SSM puts one invocation's output: <prefix>/<command id>/<instance id>/."""
+    return f"{key_prefix.rstrip('/')}/{invocation.command_id}/{invocation.instance_id}/"
+
+
+def fetch_output(s3: Any, bucket: str, key_prefix: str, invocation: Invocation, out_dir: Path) -> str:
+    """Download the invocation's stdout (and stderr, if any) into OUT_DIR/stdout.txt and
+    OUT_DIR/stderr.txt; "" when done, else why not."""
+    prefix = output_prefix(key_prefix, invocation)
+    try:
+        keys = [item["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+                for item in page.get("Contents") or []]
+    except Exception as error:  # botocore's ClientError or a connection error
+        return f"cannot list s3://{bucket}/{prefix}: {one_line(str(error), 200)}"
+    stdout = next((key for key in keys if key.endswith("/stdout")), None)
+    if stdout is None:
+        return f"no output at s3://{bucket}/{prefix} (the instance role needs s3:PutObject there)"
+    try:
+        (out_dir / "stdout.txt").write_bytes(s3.get_object(Bucket=bucket, Key=stdout)["Body"].read())
+    except Exception as error:
+        return f"cannot read s3://{bucket}/{stdout}: {one_line(str(error), 200)}"
+    stderr = next((key for key in keys if key.endswith("/stderr")), None)
+    if stderr is not None:
+        try:
+            (out_dir / "stderr.txt").write_bytes(s3.get_object(Bucket=bucket, Key=stderr)["Body"].read())
+        except Exception:  # stderr is for reading by people; stdout is what counts
+            pass
+    return ""
+
+
+def collect_one(s3: Any, bucket: str, key_prefix: str, inv: Invocation, out_dir: Path, shown_dir: str) -> None:
+    """Fetch one invocation's output into OUT_DIR, write OUT_DIR/summary.json, and set its error
+    (module docstring). SHOWN_DIR is OUT_DIR as the error names it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not inv.command_id:
+        return
+    details = f" ({inv.status_details})" if inv.status_details else ""
+    why = fetch_output(s3, bucket, key_prefix, inv, out_dir)
+    if why:
+        if inv.error:
+            return
+        inv.error = (f"instance {inv.instance_id}: Success, but {why}" if inv.status == "Success" else
+                     f"instance {inv.instance_id}: invocation {inv.status}{details}, and {why}")
+        return
+    stdout = (out_dir / "stdout.txt").read_text(encoding="utf-8", errors="replace")
+    summary = extract_summary(stdout)
+    if summary is not None:
+        _write_json(out_dir / "summary.json", summary)
+    if inv.error:
+        return
+    status = k6_exit_status(stdout)
+    if inv.status != "Success":
+        inv.error = (f"instance {inv.instance_id}: invocation {inv.status}{details}"
+                     f"{f', k6 exit status {status}' if status else ''}; see {shown_dir}/stdout.txt")
+    elif summary is None:
+        inv.error = (f"instance {inv.instance_id}: its output has no k6 summary"
+                     f"{f' (k6 exit status {status})' if status else ''}; see {shown_dir}/stdout.txt")
+
+
+def s3_client(region: str = "", profile: str = "") -> Any:
+    """A boto3 S3 client, as ssm_client."""
+    import boto3
+
+    return boto3.session.Session(profile_name=profile or None, region_name=region or None).client("s3")
+
+
+def collect_manifest(manifest: Path, cell_dir: Path, root: Path | None = None, s3: Any = None) -> list[Invocation]:
+    """Collect every sent invocation the manifest lists into CELL_DIR/instances/<id>/ and write
+    their errors back. An error found by an earlier collect is judged again; those of an
+    instance never sent to, or timed out by the poller, stay."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    fanout = data.get("fanout") or {}
+    invocations = [Invocation.from_json(entry) for entry in data.get("instances") or []]
+    s3 = s3 or s3_client(fanout.get("region") or "", fanout.get("profile") or "")
+    for inv in invocations:
+        if inv.command_id and inv.status != "TimedOut":
+            inv.error = ""
+        out_dir = cell_dir / "instances" / inv.instance_id
+        shown = str(out_dir.relative_to(root)) if root and out_dir.is_relative_to(root) else str(out_dir)
+        collect_one(s3, fanout.get("s3_bucket") or "", fanout.get("s3_key_prefix") or "", inv, out_dir, shown)
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["instances"] = [inv.to_json() for inv in invocations]
+    _write_json(manifest, data)
+    return invocations
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.ssm", description="Poll a fan-out's invocations.")
+    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.ssm", description="Poll and collect a fan-out.")
     sub = parser.add_subparsers(dest="command", required=True)
     poll_parser = sub.add_parser("poll", help="poll until every invocation has ended or the deadline")
     poll_parser.add_argument("manifest", type=Path)
+    collect_parser = sub.add_parser("collect", help="fetch every invocation's output and summary from S3")
+    collect_parser.add_argument("manifest", type=Path)
+    collect_parser.add_argument("cell_dir", type=Path)
+    collect_parser.add_argument("--root", type=Path, help="paths in errors are shown relative to it")
     args = parser.parse_args(argv)
-    poll_manifest(args.manifest, report=lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+    if args.command == "poll":
+        poll_manifest(args.manifest, report=lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+    else:
+        collect_manifest(args.manifest, args.cell_dir, args.root)
     return 0
 
 

@@ -210,11 +210,9 @@ sent_for_run() {
 
 # summary_value STDOUT_FILE JQ: a value of the k6 summary in an instance's stdout.
 summary_value() {
-  (
-    source "$LT_ROOT/scripts/lib/common.sh"
-    source "$LT_ROOT/scripts/lib/ssm.sh"
-    ssm_extract_summary "$1"
-  ) | jq -r "$2"
+  PYTHONPATH="$LT_ROOT/scripts" "$VENV/bin/python" -c \
+    'import json, sys; from ltsuite.ssm import extract_summary; print(json.dumps(extract_summary(open(sys.argv[1]).read())))' \
+    "$1" | jq -r "$2"
 }
 
 # cell_dir RUN_DIR: the directory of the run's one cell.

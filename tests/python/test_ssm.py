@@ -128,3 +128,77 @@ def test_the_manifest_gets_the_states_and_keeps_everything_else(ssm, tmp_path):
     assert data["run_id"] == "r" and data["status"] == "running"
     assert data["instances"] == [{"instance_id": "i-a", "segment": "0:1", "command_id": CMD, "status": "Failed",
                                   "status_details": "Failed (exit code 3)", "error": ""}]
+
+
+# --- collect: the outputs in S3 (moto's S3, in process) ---------------------------------------
+
+from moto import mock_aws  # noqa: E402
+
+from ltsuite.ssm import SUMMARY_BEGIN, SUMMARY_END, collect_manifest, extract_summary, k6_exit_status  # noqa: E402
+
+BUCKET = "out"
+
+
+def stdout_of(summary, status=0):
+    body = f"{SUMMARY_BEGIN}\n{json.dumps(summary)}\n{SUMMARY_END}\n" if summary is not None else ""
+    return f"k6 log\n{body}k6-fanout exit status: {status}\n"
+
+
+def collect_case(tmp_path, instances, outputs):
+    """Collect a run whose instances are INSTANCES (manifest entries) and whose S3 holds OUTPUTS
+    ({instance: stdout text})."""
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"fanout": {"s3_bucket": BUCKET, "s3_key_prefix": "k6/r/01"},
+                                     "instances": instances}))
+    with mock_aws():
+        s3 = boto3.client("s3", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
+        s3.create_bucket(Bucket=BUCKET)
+        for instance, text in outputs.items():
+            s3.put_object(Bucket=BUCKET, Key=f"k6/r/01/{CMD}/{instance}/awsrunShellScript/0.awsrunShellScript/stdout",
+                          Body=text.encode())
+        invocations = collect_manifest(manifest, tmp_path / "cell", tmp_path, s3)
+    return {inv.instance_id: inv for inv in invocations}, json.loads(manifest.read_text())
+
+
+def entry(instance, status="Success", details="", error="", command_id=CMD):
+    return {"instance_id": instance, "segment": "0:1", "command_id": command_id, "status": status,
+            "status_details": details, "error": error}
+
+
+def test_a_good_instance_gets_its_summary_and_no_error(tmp_path):
+    got, manifest = collect_case(tmp_path, [entry("i-a")], {"i-a": stdout_of({"metrics": {}})})
+    assert got["i-a"].error == ""
+    assert json.loads((tmp_path / "cell/instances/i-a/summary.json").read_text()) == {"metrics": {}}
+    assert manifest["instances"][0]["error"] == ""
+
+
+def test_a_failed_invocation_is_named_with_k6s_exit_status(tmp_path):
+    got, _ = collect_case(tmp_path, [entry("i-a", "Failed", "Failed (exit code 107)", "stale")],
+                          {"i-a": stdout_of({"metrics": {}}, 107)})
+    assert got["i-a"].error == ("instance i-a: invocation Failed (Failed (exit code 107)), k6 exit status 107; "
+                                "see cell/instances/i-a/stdout.txt")
+    assert (tmp_path / "cell/instances/i-a/summary.json").is_file()  # kept for reading
+
+
+def test_success_without_output_or_without_a_summary_is_an_error(tmp_path):
+    got, _ = collect_case(tmp_path, [entry("i-a"), entry("i-b")], {"i-b": stdout_of(None, 1)})
+    assert got["i-a"].error.startswith(f"instance i-a: Success, but no output at s3://{BUCKET}/k6/r/01/{CMD}/i-a/")
+    assert got["i-b"].error == "instance i-b: its output has no k6 summary (k6 exit status 1); see cell/instances/i-b/stdout.txt"
+
+
+def test_a_timed_out_or_unsent_instance_keeps_its_error(tmp_path):
+    timed_out = entry("i-a", "TimedOut", error="instance i-a: timed out: still Pending at the deadline; cancelled")
+    unsent = entry("i-b", "NotSent", error="instance i-b: send-command failed: x", command_id="")
+    got, _ = collect_case(tmp_path, [timed_out, unsent], {})
+    assert got["i-a"].error == timed_out["error"]
+    assert got["i-b"].error == unsent["error"]
+    assert not (tmp_path / "cell/instances/i-b/stdout.txt").exists()
+
+
+def test_the_summary_is_the_json_between_the_markers():
+    assert extract_summary(stdout_of({"a": 1})) == {"a": 1}
+    assert extract_summary(f"{SUMMARY_BEGIN}\nnot json\n{SUMMARY_END}\n") is None
+    assert extract_summary(f"{SUMMARY_BEGIN}\n[1]\n{SUMMARY_END}\n") is None
+    assert extract_summary(f"{SUMMARY_BEGIN}\n{{\"a\": 1}}\n") is None  # cut short
+    assert k6_exit_status("k6-fanout exit status: 3\nk6-fanout exit status: 99\n") == "99"
+    assert k6_exit_status("nothing") == ""
