@@ -144,6 +144,12 @@ def stdout_of(summary, status=0):
     return f"k6 log\n{body}k6-fanout exit status: {status}\n"
 
 
+@pytest.fixture(autouse=True)
+def no_aws_endpoint(monkeypatch):
+    """moto's in-process mock answers AWS's own endpoints, not an AWS_ENDPOINT_URL of the shell."""
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+
 def collect_case(tmp_path, instances, outputs):
     """Collect a run whose instances are INSTANCES (manifest entries) and whose S3 holds OUTPUTS
     ({instance: stdout text})."""
