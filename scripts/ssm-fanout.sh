@@ -48,8 +48,8 @@ FINISHED=0
 LOOKUP_NOTE="read-only; this call did run"
 # The signal that ended the run (SIGHUP, SIGINT, SIGTERM), for on_exit.
 ENDED_BY=""
-# The poller running in the background (poll_invocations), while it runs.
-POLL_PID=""
+# ltsuite.ssm running in the background (run_python), while it runs.
+PYTHON_PID=""
 # Per instance, by id: the command id, the invocation's status and details,
 # and the error that made the instance fail (empty when it did not).
 declare -a INSTANCES=()
@@ -332,13 +332,11 @@ print_plan() {
 # sent goes into the manifest.
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 send_run() {
-  local index id count="${#INSTANCES[@]}" prefix command_id answer
-  local -a args
+  local id count="${#INSTANCES[@]}" answer
   ssm_find_aws
   build_commands "$WORK_DIR"
   manifest_update "$RUN_DIR" '.fanout.start_at_epoch = $s | .fanout.scenario_files = $f' \
     --argjson s "$SSM_START_AT" --arg f "$([[ -n "$SSM_BUNDLE_S3_URI" ]] && echo s3 || echo inline)"
-  prefix="$(key_prefix)"
   for id in "${INSTANCES[@]}"; do
     mkdir -p "$RUN_DIR/cells/$CELL_ID/instances/$id"
     cp "$WORK_DIR/command-$id.sh" "$RUN_DIR/cells/$CELL_ID/instances/$id/command.sh"
@@ -353,19 +351,8 @@ send_run() {
   fi
 
   say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$SSM_START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
-  for ((index = 0; index < count; index++)); do
-    id="${INSTANCES[$index]}"
-    ssm_send_args args "$id" "$WORK_DIR/params-$id.json" "$prefix" "$(delivery_timeout)" "$(comment "$index")"
-    if command_id="$(ssm_aws "${args[@]}" 2>"$WORK_DIR/send.err")" && [[ -n "$command_id" ]]; then
-      COMMAND_ID[$id]="$command_id"
-      INV_STATUS[$id]=Pending
-      say "  $id: segment $(ssm_segment "$index" "$count"), command $command_id"
-    else
-      INV_STATUS[$id]=NotSent
-      INV_ERROR[$id]="instance $id: send-command failed: $(grep -v '^$' "$WORK_DIR/send.err" | tail -n 1 | cut -c1-300)"
-      warn "${INV_ERROR[$id]}"
-    fi
-  done
+  save_instances
+  run_python send "$RUN_DIR/manifest.json" "$WORK_DIR" --delivery-timeout "$(delivery_timeout)"
   if (($(date +%s) > SSM_START_AT)); then
     warn "the sends took longer than FANOUT_START_DELAY=${FANOUT[FANOUT_START_DELAY]}s: some instances start late (raise it)"
     manifest_warn "$RUN_DIR" "sends ended after the common start time; the segments did not all start together"
@@ -499,25 +486,28 @@ load_instances() {
 
 # poll_invocations: the invocations' states until every one has ended or the
 # deadline passes (ltsuite.ssm: those still going then are cancelled and
-# marked timed out), read back from the manifest it writes. It runs in the
-# background so that a signal reaches on_signal at once.
+# marked timed out).
 poll_invocations() {
+  run_python poll "$RUN_DIR/manifest.json"
+}
+
+# run_python COMMAND ARGS...: ltsuite.ssm COMMAND (send, poll, collect), which
+# writes the instances' state into the manifest; then that state, read back.
+# It runs in the background so that a signal reaches on_signal at once.
+run_python() {
   local status=0
-  PYTHONPATH="$LT_ROOT/scripts" "$(ssm_python)" -m ltsuite.ssm poll "$RUN_DIR/manifest.json" &
-  POLL_PID=$!
-  wait "$POLL_PID" || status=$?
-  POLL_PID=""
-  ((status == 0)) || abort "polling the invocations failed (exit status $status)"
+  PYTHONPATH="$LT_ROOT/scripts" LT_PROG="$LT_PROG" "$(ssm_python)" -m ltsuite.ssm "$@" &
+  PYTHON_PID=$!
+  wait "$PYTHON_PID" || status=$?
+  PYTHON_PID=""
+  ((status == 0)) || abort "ltsuite.ssm $1 failed (exit status $status)"
   load_instances "$RUN_DIR/manifest.json"
 }
 
 # collect_outputs: every invocation's full output from S3 into its
-# instance's directory, its summary, and its error if it failed
-# (ltsuite.ssm), read back from the manifest it writes.
+# instance's directory, its summary, and its error if it failed (ltsuite.ssm).
 collect_outputs() {
-  PYTHONPATH="$LT_ROOT/scripts" "$(ssm_python)" -m ltsuite.ssm collect "$RUN_DIR/manifest.json" \
-    "$RUN_DIR/cells/$CELL_ID" --root "$LT_ROOT" || abort "collecting the outputs failed"
-  load_instances "$RUN_DIR/manifest.json"
+  run_python collect "$RUN_DIR/manifest.json" "$RUN_DIR/cells/$CELL_ID" --root "$LT_ROOT"
 }
 
 # write_row: each good instance's row, then the cell's aggregated row.
@@ -592,9 +582,11 @@ on_signal() {
 on_exit() {
   local status=$?
   trap - EXIT HUP INT TERM
-  if [[ -n "$POLL_PID" ]]; then
-    kill "$POLL_PID" 2>/dev/null || true
-    wait "$POLL_PID" 2>/dev/null || true
+  if [[ -n "$PYTHON_PID" ]]; then
+    kill "$PYTHON_PID" 2>/dev/null || true
+    wait "$PYTHON_PID" 2>/dev/null || true
+    # What it sent or saw so far is in the manifest.
+    load_instances "$RUN_DIR/manifest.json" 2>/dev/null || true
   fi
   if [[ -n "$RUN_DIR" && $FINISHED -eq 0 ]]; then
     fanout_record_end "$status" || warn "could not record the end of the run in $RUN_DIR/manifest.json"

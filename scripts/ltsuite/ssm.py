@@ -2,6 +2,7 @@
 every invocation that was sent, until each has ended or the run's deadline passes (those still
 going then are cancelled and marked TimedOut); then each one's full output from S3.
 
+  python3 -m ltsuite.ssm send MANIFEST COMMANDS_DIR --delivery-timeout S
   python3 -m ltsuite.ssm poll MANIFEST
   python3 -m ltsuite.ssm collect MANIFEST CELL_DIR [--root DIR]
 
@@ -172,6 +173,38 @@ def poll_manifest(manifest: Path, client: Any = None, **kwargs: Any) -> list[Inv
     return invocations
 
 
+DOCUMENT = "AWS-RunShellScript"
+
+
+def send(client: Any, manifest: Path, commands_dir: Path, delivery_timeout: int,
+         report: Callable[[str], None] = lambda text: None,
+         warn: Callable[[str], None] = lambda text: None) -> list[Invocation]:
+    """One SendCommand per instance the manifest lists, with its parameters from
+    COMMANDS_DIR/params-<id>.json (ssm_params_json), the output to the run's S3 location. The
+    manifest is written after each send, so whatever stops the run midway knows what was sent.
+    A send that fails leaves that instance NotSent, with the reason as its error."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    fanout = data.get("fanout") or {}
+    invocations = [Invocation.from_json(entry) for entry in data.get("instances") or []]
+    for number, inv in enumerate(invocations, 1):
+        comment = f"k6 fan-out {data.get('run_id')} {(data.get('cell') or {}).get('id')} {number}/{len(invocations)}"
+        try:
+            params = json.loads((commands_dir / f"params-{inv.instance_id}.json").read_text(encoding="utf-8"))
+            answer = client.send_command(DocumentName=DOCUMENT, InstanceIds=[inv.instance_id], Parameters=params,
+                                         OutputS3BucketName=fanout.get("s3_bucket") or "",
+                                         OutputS3KeyPrefix=fanout.get("s3_key_prefix") or "",
+                                         TimeoutSeconds=delivery_timeout, Comment=comment[:100])
+            inv.command_id, inv.status, inv.error = answer["Command"]["CommandId"], "Pending", ""
+            report(f"{inv.instance_id}: segment {inv.segment}, command {inv.command_id}")
+        except Exception as error:  # botocore's errors, a missing parameters file
+            inv.command_id, inv.status = "", "NotSent"
+            inv.error = f"instance {inv.instance_id}: send-command failed: {one_line(str(error))}"
+            warn(inv.error)
+        data["instances"] = [i.to_json() for i in invocations]
+        _write_json(manifest, data)
+    return invocations
+
+
 SUMMARY_BEGIN = "=== k6-fanout summary begin ==="
 SUMMARY_END = "=== k6-fanout summary end ==="
 EXIT_PREFIX = "k6-fanout exit status: "
@@ -290,6 +323,10 @@ def collect_manifest(manifest: Path, cell_dir: Path, root: Path | None = None, s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m ltsuite.ssm", description="Poll and collect a fan-out.")
     sub = parser.add_subparsers(dest="command", required=True)
+    send_parser = sub.add_parser("send", help="send each instance its command")
+    send_parser.add_argument("manifest", type=Path)
+    send_parser.add_argument("commands_dir", type=Path)
+    send_parser.add_argument("--delivery-timeout", type=int, required=True)
     poll_parser = sub.add_parser("poll", help="poll until every invocation has ended or the deadline")
     poll_parser.add_argument("manifest", type=Path)
     collect_parser = sub.add_parser("collect", help="fetch every invocation's output and summary from S3")
@@ -297,7 +334,13 @@ def main(argv: list[str] | None = None) -> int:
     collect_parser.add_argument("cell_dir", type=Path)
     collect_parser.add_argument("--root", type=Path, help="paths in errors are shown relative to it")
     args = parser.parse_args(argv)
-    if args.command == "poll":
+    if args.command == "send":
+        fanout = json.loads(args.manifest.read_text(encoding="utf-8")).get("fanout") or {}
+        prog = os.environ.get("LT_PROG", "ssm-fanout")
+        send(ssm_client(fanout.get("region") or "", fanout.get("profile") or ""), args.manifest, args.commands_dir,
+             args.delivery_timeout, report=lambda text: print(f"  {text}", file=sys.stderr, flush=True),
+             warn=lambda text: print(f"{prog}: warning: {text}", file=sys.stderr, flush=True))
+    elif args.command == "poll":
         poll_manifest(args.manifest, report=lambda text: print(f"  {text}", file=sys.stderr, flush=True))
     else:
         collect_manifest(args.manifest, args.cell_dir, args.root)

@@ -208,3 +208,33 @@ def test_the_summary_is_the_json_between_the_markers():
     assert extract_summary(f"{SUMMARY_BEGIN}\n{{\"a\": 1}}\n") is None  # cut short
     assert k6_exit_status("k6-fanout exit status: 3\nk6-fanout exit status: 99\n") == "99"
     assert k6_exit_status("nothing") == ""
+
+
+# --- send ---------------------------------------------------------------------------------------
+
+from ltsuite.ssm import send  # noqa: E402
+
+
+def test_each_instance_gets_one_send_and_a_failed_send_is_named(ssm, tmp_path):
+    client, stubber = ssm
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"run_id": "r1", "cell": {"id": "01"},
+                                    "fanout": {"s3_bucket": "out", "s3_key_prefix": "k6/r1/01"},
+                                    "instances": [entry("i-a", "", command_id=""), entry("i-b", "", command_id="")]}))
+    params = {"commands": ["echo hi"], "executionTimeout": ["60"]}
+    for instance in ("i-a", "i-b"):
+        (tmp_path / f"params-{instance}.json").write_text(json.dumps(params))
+    expected = {"DocumentName": "AWS-RunShellScript", "Parameters": params, "OutputS3BucketName": "out",
+                "OutputS3KeyPrefix": "k6/r1/01", "TimeoutSeconds": 45}
+    stubber.add_response("send_command", {"Command": {"CommandId": CMD}},
+                         {**expected, "InstanceIds": ["i-a"], "Comment": "k6 fan-out r1 01 1/2"})
+    stubber.add_client_error("send_command", service_error_code="ThrottlingException", service_message="Rate exceeded",
+                             expected_params={**expected, "InstanceIds": ["i-b"], "Comment": "k6 fan-out r1 01 2/2"})
+    warnings = []
+    send(client, manifest, tmp_path, 45, warn=warnings.append)
+    written = {e["instance_id"]: e for e in json.loads(manifest.read_text())["instances"]}
+    assert (written["i-a"]["command_id"], written["i-a"]["status"], written["i-a"]["error"]) == (CMD, "Pending", "")
+    assert (written["i-b"]["command_id"], written["i-b"]["status"]) == ("", "NotSent")
+    assert written["i-b"]["error"].startswith("instance i-b: send-command failed: ")
+    assert "ThrottlingException" in written["i-b"]["error"]
+    assert warnings == [written["i-b"]["error"]]
