@@ -120,7 +120,7 @@ pytest: ## Install the pinned pytest into .tools/venv
 
 # The data model (scripts/ltsuite) over recorded cells; -v names each test
 # (.ci/run counts them).
-test-python: pytest ## Only the Python tests of the data model (tests/python, pytest)
+test-python: pytest aws-tools ## Only the Python tests of the data model (tests/python, pytest)
 	PYTHONPATH=scripts $(TOOLS)/venv/bin/python -m pytest -v -p no:cacheprovider tests/python
 
 test-unit: tools aws-tools ## Only the unit tests (no root needed)

@@ -48,6 +48,8 @@ FINISHED=0
 LOOKUP_NOTE="read-only; this call did run"
 # The signal that ended the run (SIGHUP, SIGINT, SIGTERM), for on_exit.
 ENDED_BY=""
+# ltsuite.ssm running in the background (run_python), while it runs.
+PYTHON_PID=""
 # Per instance, by id: the command id, the invocation's status and details,
 # and the error that made the instance fail (empty when it did not).
 declare -a INSTANCES=()
@@ -330,13 +332,11 @@ print_plan() {
 # sent goes into the manifest.
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 send_run() {
-  local index id count="${#INSTANCES[@]}" prefix command_id answer
-  local -a args
+  local id count="${#INSTANCES[@]}" answer
   ssm_find_aws
   build_commands "$WORK_DIR"
   manifest_update "$RUN_DIR" '.fanout.start_at_epoch = $s | .fanout.scenario_files = $f' \
     --argjson s "$SSM_START_AT" --arg f "$([[ -n "$SSM_BUNDLE_S3_URI" ]] && echo s3 || echo inline)"
-  prefix="$(key_prefix)"
   for id in "${INSTANCES[@]}"; do
     mkdir -p "$RUN_DIR/cells/$CELL_ID/instances/$id"
     cp "$WORK_DIR/command-$id.sh" "$RUN_DIR/cells/$CELL_ID/instances/$id/command.sh"
@@ -351,19 +351,8 @@ send_run() {
   fi
 
   say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$SSM_START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
-  for ((index = 0; index < count; index++)); do
-    id="${INSTANCES[$index]}"
-    ssm_send_args args "$id" "$WORK_DIR/params-$id.json" "$prefix" "$(delivery_timeout)" "$(comment "$index")"
-    if command_id="$(ssm_aws "${args[@]}" 2>"$WORK_DIR/send.err")" && [[ -n "$command_id" ]]; then
-      COMMAND_ID[$id]="$command_id"
-      INV_STATUS[$id]=Pending
-      say "  $id: segment $(ssm_segment "$index" "$count"), command $command_id"
-    else
-      INV_STATUS[$id]=NotSent
-      INV_ERROR[$id]="instance $id: send-command failed: $(grep -v '^$' "$WORK_DIR/send.err" | tail -n 1 | cut -c1-300)"
-      warn "${INV_ERROR[$id]}"
-    fi
-  done
+  save_instances
+  run_python send "$RUN_DIR/manifest.json" "$WORK_DIR" --delivery-timeout "$(delivery_timeout)"
   if (($(date +%s) > SSM_START_AT)); then
     warn "the sends took longer than FANOUT_START_DELAY=${FANOUT[FANOUT_START_DELAY]}s: some instances start late (raise it)"
     manifest_warn "$RUN_DIR" "sends ended after the common start time; the segments did not all start together"
@@ -441,10 +430,7 @@ collect_run() {
   local failed=0 id
   load_run "$1"
   poll_invocations
-  for id in "${INSTANCES[@]}"; do
-    collect_instance "$id"
-  done
-  save_instances
+  collect_outputs
   write_row
   for id in "${INSTANCES[@]}"; do
     [[ -z "${INV_ERROR[$id]:-}" ]] || failed=$((failed + 1))
@@ -466,7 +452,7 @@ collect_run() {
 
 # load_run RUN_DIR: the run's identity, settings and instances from its manifest.
 load_run() {
-  local manifest="$1/manifest.json" id command_id status details
+  local manifest="$1/manifest.json"
   RUN_DIR="$(cd "$1" && pwd)"
   RUN_ID="$(jq -r .run_id "$manifest")"
   CELL_ID="$(jq -r .cell.id "$manifest")"
@@ -480,91 +466,48 @@ load_run() {
   FANOUT[DEADLINE]="$(jq -r '.fanout.deadline_epoch // 0' "$manifest")"
   FANOUT[FANOUT_INFLUXDB_URL]="$(jq -r .fanout.influxdb_url "$manifest")"
   FANOUT[FANOUT_INFLUXDB_QUERY_URL]="$(jq -r .fanout.influxdb_query_url "$manifest")"
-  INSTANCES=()
-  while IFS=$'\x1f' read -r id command_id status details; do
-    INSTANCES+=("$id")
-    COMMAND_ID[$id]="$command_id"
-    INV_STATUS[$id]="$status"
-    INV_DETAILS[$id]="$details"
-    INV_ERROR[$id]=""
-    if [[ -z "$command_id" ]]; then
-      INV_ERROR[$id]="$(jq -r --arg id "$id" '.instances[] | select(.instance_id == $id) | .error' "$manifest")"
-    fi
-  done < <(jq -r '.instances[] | [.instance_id, .command_id, .status, .status_details] | join("\u001f")' "$manifest")
+  load_instances "$manifest"
   [[ ${#INSTANCES[@]} -gt 0 ]] || abort "$1: the manifest lists no instance"
   ssm_find_aws
 }
 
-# poll_invocations: every poll interval, the status of each invocation that
-# has not ended, until all have or the deadline passes; those still running
-# then are cancelled and marked timed out.
+# load_instances MANIFEST: the instances' command ids, states and errors.
+load_instances() {
+  local id command_id status details error
+  INSTANCES=()
+  while IFS=$'\x1f' read -r id command_id status details error; do
+    INSTANCES+=("$id")
+    COMMAND_ID[$id]="$command_id"
+    INV_STATUS[$id]="$status"
+    INV_DETAILS[$id]="$details"
+    INV_ERROR[$id]="$error"
+  done < <(jq -r '.instances[] | [.instance_id, .command_id, .status, .status_details, .error] | join("\u001f")' "$1")
+}
+
+# poll_invocations: the invocations' states until every one has ended or the
+# deadline passes (ltsuite.ssm: those still going then are cancelled and
+# marked timed out).
 poll_invocations() {
-  local id status details code last_report=""
-  local -a pending state
-  while true; do
-    pending=()
-    for id in "${INSTANCES[@]}"; do
-      [[ -n "${COMMAND_ID[$id]}" ]] || continue
-      ssm_is_terminal "${INV_STATUS[$id]}" && continue
-      mapfile -t state < <(ssm_invocation_state "${COMMAND_ID[$id]}" "$id")
-      status="${state[0]:-Unknown}"
-      details="${state[1]:-}"
-      code="${state[2]:-}"
-      INV_STATUS[$id]="$status"
-      INV_DETAILS[$id]="$details${code:+ (exit code $code)}"
-      ssm_is_terminal "$status" || pending+=("$id:$status")
-    done
-    [[ ${#pending[@]} -gt 0 ]] || break
-    if (($(date +%s) >= FANOUT[DEADLINE])); then
-      time_out_pending "${pending[@]}"
-      break
-    fi
-    if [[ "${pending[*]}" != "$last_report" ]]; then
-      say "  waiting for ${#pending[@]} of ${#INSTANCES[@]}: ${pending[*]}"
-      last_report="${pending[*]}"
-    fi
-    sleep "${FANOUT[FANOUT_POLL_INTERVAL]}"
-  done
+  run_python poll "$RUN_DIR/manifest.json"
 }
 
-# time_out_pending ID:STATUS...: cancel and mark the invocations that did not end.
-time_out_pending() {
-  local entry id
-  for entry in "$@"; do
-    id="${entry%%:*}"
-    INV_ERROR[$id]="instance $id: timed out: still ${entry#*:} at the deadline ($(date -u -d "@${FANOUT[DEADLINE]}" +%H:%M:%SZ)); cancelled"
-    if ! ssm_cancel "${COMMAND_ID[$id]}" "$id"; then
-      INV_ERROR[$id]+=" (the cancel failed: check the instance)"
-    fi
-    INV_STATUS[$id]=TimedOut
-  done
+# run_python COMMAND ARGS...: ltsuite.ssm COMMAND (send, poll, collect), which
+# writes the instances' state into the manifest; then that state, read back.
+# It runs in the background so that a signal reaches on_signal at once.
+run_python() {
+  local status=0
+  PYTHONPATH="$LT_ROOT/scripts" LT_PROG="$LT_PROG" "$(ssm_python)" -m ltsuite.ssm "$@" &
+  PYTHON_PID=$!
+  wait "$PYTHON_PID" || status=$?
+  PYTHON_PID=""
+  ((status == 0)) || abort "ltsuite.ssm $1 failed (exit status $status)"
+  load_instances "$RUN_DIR/manifest.json"
 }
 
-# collect_instance ID: its full stdout from S3, then its summary and row.
-collect_instance() {
-  local id="$1" dir="$RUN_DIR/cells/$CELL_ID/instances/$1" why summary exit_status
-  mkdir -p "$dir"
-  [[ -n "${COMMAND_ID[$id]}" ]] || return 0
-  if ! why="$(ssm_fetch_output "${FANOUT[KEY_PREFIX]}" "${COMMAND_ID[$id]}" "$id" "$dir")"; then
-    if [[ -n "${INV_ERROR[$id]:-}" ]]; then
-      return 0
-    elif [[ "${INV_STATUS[$id]}" == Success ]]; then
-      INV_ERROR[$id]="instance $id: Success, but $why"
-    else
-      INV_ERROR[$id]="instance $id: invocation ${INV_STATUS[$id]}${INV_DETAILS[$id]:+ (${INV_DETAILS[$id]})}, and $why"
-    fi
-    return 0
-  fi
-  if summary="$(ssm_extract_summary "$dir/stdout.txt")"; then
-    printf '%s\n' "$summary" | write_atomic "$dir/summary.json"
-  fi
-  [[ -z "${INV_ERROR[$id]:-}" ]] || return 0
-  exit_status="$(ssm_k6_exit_status "$dir/stdout.txt")"
-  if [[ "${INV_STATUS[$id]}" != Success ]]; then
-    INV_ERROR[$id]="instance $id: invocation ${INV_STATUS[$id]}${INV_DETAILS[$id]:+ (${INV_DETAILS[$id]})}${exit_status:+, k6 exit status $exit_status}; see ${dir#"$LT_ROOT"/}/stdout.txt"
-  elif [[ ! -s "$dir/summary.json" ]]; then
-    INV_ERROR[$id]="instance $id: its output has no k6 summary${exit_status:+ (k6 exit status $exit_status)}; see ${dir#"$LT_ROOT"/}/stdout.txt"
-  fi
+# collect_outputs: every invocation's full output from S3 into its
+# instance's directory, its summary, and its error if it failed (ltsuite.ssm).
+collect_outputs() {
+  run_python collect "$RUN_DIR/manifest.json" "$RUN_DIR/cells/$CELL_ID" --root "$LT_ROOT"
 }
 
 # write_row: each good instance's row, then the cell's aggregated row.
@@ -639,6 +582,12 @@ on_signal() {
 on_exit() {
   local status=$?
   trap - EXIT HUP INT TERM
+  if [[ -n "$PYTHON_PID" ]]; then
+    kill "$PYTHON_PID" 2>/dev/null || true
+    wait "$PYTHON_PID" 2>/dev/null || true
+    # What it sent or saw so far is in the manifest.
+    load_instances "$RUN_DIR/manifest.json" 2>/dev/null || true
+  fi
   if [[ -n "$RUN_DIR" && $FINISHED -eq 0 ]]; then
     fanout_record_end "$status" || warn "could not record the end of the run in $RUN_DIR/manifest.json"
   fi

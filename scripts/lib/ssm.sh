@@ -6,10 +6,11 @@
 
 readonly SSM_DOCUMENT=AWS-RunShellScript
 # The per-instance command prints its k6 summary between these lines; the
-# collector cuts it out of the full stdout that SSM stores in S3.
+# collector cuts it out of the full stdout that SSM stores in S3 (the same
+# lines as ltsuite.ssm.SUMMARY_BEGIN/END).
 readonly SSM_SUMMARY_BEGIN='=== k6-fanout summary begin ==='
 readonly SSM_SUMMARY_END='=== k6-fanout summary end ==='
-# Invocation states after which nothing changes any more.
+# Invocation states after which nothing changes any more (as ltsuite.ssm.TERMINAL).
 readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
 # The fields of a results row that k6's summary gives. The others (the
 # target's kernel counters and samples) only a local run measures: a fan-out
@@ -360,35 +361,10 @@ ssm_is_terminal() {
   [[ " $SSM_TERMINAL_STATES " == *" $1 "* ]]
 }
 
-# ssm_invocation_state COMMAND_ID INSTANCE: three lines, the STATUS, DETAILS
-# and RESPONSE_CODE of one invocation. Right after a send SSM may not know the invocation yet:
-# that is Pending. Another error is "Unknown" (polling goes on, the message
-# is kept for the report).
-#
-# Test seam: when LT_SSM_STATUS_OVERRIDES names a file of lines
-# "INSTANCE STATUS [DETAILS]", a listed instance takes that status instead of
-# the API's (the API is still called). moto, the AWS stand-in the tests use,
-# reports every invocation as Success at once and never runs anything, so a
-# failed or never-ending invocation cannot be produced through its API.
-ssm_invocation_state() {
-  local command_id="$1" instance="$2" answer state override
-  local -a args
-  ssm_invocation_args args "$command_id" "$instance"
-  if answer="$(ssm_aws "${args[@]}" 2>&1)"; then
-    state="$(jq -r '.Status // "Unknown", (.StatusDetails // "" | gsub("\n"; " ")), (.ResponseCode // "" | tostring)' <<<"$answer")"
-  elif [[ "$answer" == *InvocationDoesNotExist* ]]; then
-    state=$'Pending\nnot registered yet\n'
-  else
-    state="Unknown"$'\n'"$(tr '\n' ' ' <<<"$answer" | cut -c1-300)"$'\n'
-  fi
-  if [[ -n "${LT_SSM_STATUS_OVERRIDES:-}" && -f "$LT_SSM_STATUS_OVERRIDES" ]]; then
-    override="$(awk -v id="$instance" '$1 == id { $1 = ""; sub(/^ /, ""); line = $0 } END { print line }' \
-      "$LT_SSM_STATUS_OVERRIDES")"
-    if [[ -n "$override" ]]; then
-      state="${override%% *}"$'\n'"$([[ "$override" == *" "* ]] && printf '%s' "${override#* }")"$'\n'
-    fi
-  fi
-  printf '%s\n' "$state"
+# ssm_python: the Python with boto3 that polls and collects (ltsuite.ssm).
+ssm_python() {
+  [[ -x "$LT_ROOT/.tools/venv/bin/python" ]] || abort "boto3 was not found in .tools/venv; run 'make aws-tools'"
+  printf '%s\n' "$LT_ROOT/.tools/venv/bin/python"
 }
 
 # ssm_cancel COMMAND_ID INSTANCE: stop an invocation that is still running
@@ -401,51 +377,6 @@ ssm_cancel() {
 # of one invocation (<prefix>/<command-id>/<instance-id>/<plugin>/...).
 ssm_output_prefix() {
   printf '%s/%s/%s/\n' "${1%/}" "$2" "$3"
-}
-
-# ssm_fetch_output KEY_PREFIX COMMAND_ID INSTANCE DIR: download the full
-# stdout (and stderr, if any) of one invocation into DIR/stdout.txt and
-# DIR/stderr.txt. Fails, with the reason on stdout, if there is no stdout.
-ssm_fetch_output() {
-  local prefix bucket="${FANOUT[FANOUT_S3_BUCKET]}" dir="$4" keys key
-  prefix="$(ssm_output_prefix "$1" "$2" "$3")"
-  if ! keys="$(ssm_aws s3api list-objects-v2 --bucket "$bucket" --prefix "$prefix" \
-    --query 'Contents[].Key' --output json 2>&1)"; then
-    printf 'cannot list s3://%s/%s: %s' "$bucket" "$prefix" "$(tr '\n' ' ' <<<"$keys" | cut -c1-200)"
-    return 1
-  fi
-  key="$(jq -r '(. // [])[] | select(endswith("/stdout"))' <<<"$keys" | head -n 1)"
-  if [[ -z "$key" ]]; then
-    printf 'no output at s3://%s/%s (the instance role needs s3:PutObject there)' "$bucket" "$prefix"
-    return 1
-  fi
-  if ! ssm_aws s3api get-object --bucket "$bucket" --key "$key" "$dir/stdout.txt" >/dev/null 2>"$dir/fetch.err"; then
-    printf 'cannot read s3://%s/%s: %s' "$bucket" "$key" "$(head -c 200 "$dir/fetch.err")"
-    return 1
-  fi
-  rm -f "$dir/fetch.err"
-  key="$(jq -r '(. // [])[] | select(endswith("/stderr"))' <<<"$keys" | head -n 1)"
-  if [[ -n "$key" ]]; then
-    ssm_aws s3api get-object --bucket "$bucket" --key "$key" "$dir/stderr.txt" >/dev/null 2>&1 || true
-  fi
-}
-
-# ssm_extract_summary STDOUT_FILE: the k6 summary JSON printed between the
-# markers; fails if there is none or it is not JSON.
-ssm_extract_summary() {
-  local summary
-  summary="$(awk -v begin="$SSM_SUMMARY_BEGIN" -v end="$SSM_SUMMARY_END" '
-    $0 == end { inside = 0 }
-    inside { print }
-    $0 == begin { inside = 1 }
-  ' "$1")"
-  [[ -n "$summary" ]] && jq -e 'type == "object"' >/dev/null 2>&1 <<<"$summary" || return 1
-  printf '%s\n' "$summary"
-}
-
-# ssm_k6_exit_status STDOUT_FILE: the k6 exit status the command printed.
-ssm_k6_exit_status() {
-  sed -n 's/^k6-fanout exit status: //p' "$1" | tail -n 1
 }
 
 # --- Rows ----------------------------------------------------------------------------------------

@@ -11,10 +11,11 @@
 # moto records what is sent but runs nothing, and reports every invocation as
 # Success at once. So the tests play the instances themselves: they run each
 # sent command locally (against the target on 127.0.0.1) and put its stdout
-# where SSM would, in the S3 output location. A failed or never-ending
-# invocation cannot be produced through moto's API; for those the tests use
-# the script's one seam, LT_SSM_STATUS_OVERRIDES (a file of "INSTANCE STATUS
-# [DETAILS]" lines that replace the status the API reports).
+# where SSM would, in the S3 output location. An instance that never answers
+# is one whose command id moto never issued (unanswered): its state is never
+# terminal. What else moto cannot give (Failed, TimedOut, Cancelled, a
+# throttled API) the poller's tests give with botocore's Stubber
+# (tests/python/test_ssm.py).
 
 setup_file() {
   load '../test_helper'
@@ -68,7 +69,7 @@ teardown_file() {
 
 setup() {
   load '../test_helper'
-  unset LT_SSM_STATUS_OVERRIDES FANOUT_TAG_FILTER FANOUT_TIMEOUT FANOUT_MAX_COMMAND_BYTES
+  unset FANOUT_TAG_FILTER FANOUT_TIMEOUT FANOUT_MAX_COMMAND_BYTES
 }
 
 # --- Fixtures -----------------------------------------------------------------------------
@@ -209,11 +210,9 @@ sent_for_run() {
 
 # summary_value STDOUT_FILE JQ: a value of the k6 summary in an instance's stdout.
 summary_value() {
-  (
-    source "$LT_ROOT/scripts/lib/common.sh"
-    source "$LT_ROOT/scripts/lib/ssm.sh"
-    ssm_extract_summary "$1"
-  ) | jq -r "$2"
+  PYTHONPATH="$LT_ROOT/scripts" "$VENV/bin/python" -c \
+    'import json, sys; from ltsuite.ssm import extract_summary; print(json.dumps(extract_summary(open(sys.argv[1]).read())))' \
+    "$1" | jq -r "$2"
 }
 
 # cell_dir RUN_DIR: the directory of the run's one cell.
@@ -410,6 +409,28 @@ copy_outputs() {
   [ "$(sent_count)" -eq "$before" ]
 }
 
+# unanswered RUN_DIR ID...: those instances' invocations get a new command id
+# moto never issued, so polling them never ends: instances that never answer.
+unanswered() {
+  local run_dir="$1" id
+  shift
+  for id in "$@"; do
+    jq --arg id "$id" --arg c "$(cat /proc/sys/kernel/random/uuid)" \
+      '(.instances[] | select(.instance_id == $id) | .command_id) = $c' \
+      "$run_dir/manifest.json" >"$BATS_TEST_TMPDIR/manifest.json"
+    mv "$BATS_TEST_TMPDIR/manifest.json" "$run_dir/manifest.json"
+  done
+}
+
+# ended_as RUN_DIR ID STATUS DETAILS: record the invocation as ended in STATUS,
+# as an earlier poll that saw it would have.
+ended_as() {
+  jq --arg id "$2" --arg s "$3" --arg d "$4" \
+    '(.instances[] | select(.instance_id == $id)) |= (.status = $s | .status_details = $d)' \
+    "$1/manifest.json" >"$BATS_TEST_TMPDIR/manifest.json"
+  mv "$BATS_TEST_TMPDIR/manifest.json" "$1/manifest.json"
+}
+
 @test "a failed invocation is named, the other instance's results kept, the exit non-zero" {
   local run_dir good bad
   good="$(head -n 1 "$BATS_FILE_TMPDIR/k6-instances")"
@@ -418,8 +439,8 @@ copy_outputs() {
   assert_success
   run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
   copy_outputs "$run_dir" "$good"
-  printf '%s Failed exit code 107\n' "$bad" >"$BATS_TEST_TMPDIR/statuses"
-  LT_SSM_STATUS_OVERRIDES="$BATS_TEST_TMPDIR/statuses" run "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$run_dir"
+  ended_as "$run_dir" "$bad" Failed "Failed (exit code 107)"
+  run "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$run_dir"
   assert_failure 1
   assert_output --partial "instance $bad:"
   assert_output --partial "1 of 2 instance(s) failed"
@@ -441,9 +462,9 @@ copy_outputs() {
   assert_success
   run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
   copy_outputs "$run_dir" "$good"
-  printf '%s InProgress\n' "$slow" >"$BATS_TEST_TMPDIR/statuses"
+  unanswered "$run_dir" "$slow"
   SECONDS=0
-  LT_SSM_STATUS_OVERRIDES="$BATS_TEST_TMPDIR/statuses" run "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$run_dir"
+  run "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$run_dir"
   assert_failure 1
   assert_output --partial "instance $slow: timed out"
   ((SECONDS < 30)) || fail "the poller took ${SECONDS}s with a 3 s timeout"
@@ -454,21 +475,20 @@ copy_outputs() {
   [ "$(jq -r --arg id "$slow" '.instances[] | select(.instance_id == $id) | .status' "$run_dir/manifest.json")" = TimedOut ]
 }
 
-# start_fanout_stuck LOG [BIN_DIR]: a fan-out (not --no-wait) whose two
-# invocations never end (LT_SSM_STATUS_OVERRIDES), in the background, with
-# BIN_DIR first in its PATH; FANOUT_PID is its pid. Returns once it polls,
-# after the sends. It starts with SIGINT at its default (a background job of
+# start_fanout_stuck LOG: a fan-out sent, then collected in the background
+# while its two invocations never end (unanswered); FANOUT_PID is its pid.
+# Returns once it polls. It starts with SIGINT at its default (a background job of
 # a script would ignore it from the start, and bash cannot trap a signal
 # ignored at entry).
 start_fanout_stuck() {
-  local id deadline=$((SECONDS + 120))
-  : >"$BATS_TEST_TMPDIR/statuses"
-  while IFS= read -r id; do
-    printf '%s InProgress\n' "$id" >>"$BATS_TEST_TMPDIR/statuses"
-  done <"$BATS_FILE_TMPDIR/k6-instances"
-  FANOUT_INFLUXDB_URL="" LT_SSM_STATUS_OVERRIDES="$BATS_TEST_TMPDIR/statuses" PATH="${2:+$2:}$PATH" \
-    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
-    "$LT_ROOT/scripts/ssm-fanout.sh" "$MATRIX" >"$1" 2>&1 3>&- &
+  local run_dir deadline=$((SECONDS + 120))
+  local -a ids
+  FANOUT_INFLUXDB_URL="" "$LT_ROOT/scripts/ssm-fanout.sh" --no-wait "$MATRIX" >"$1" 2>&1
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  mapfile -t ids <"$BATS_FILE_TMPDIR/k6-instances"
+  unanswered "$run_dir" "${ids[@]}"
+  python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$run_dir" >>"$1" 2>&1 3>&- &
   FANOUT_PID=$!
   until grep -q "waiting for 2 of 2" "$1"; do
     ((SECONDS < deadline)) || fail "the fan-out never polled: $(cat "$1")"
@@ -520,12 +540,12 @@ assert_cancelled_and_recorded() {
 }
 
 @test "an error after the commands were sent cancels them and records the run as failed" {
-  local status=0 run_dir
-  # The poller's sleep fails once the sends are done: an error midway.
-  mkdir -p "$BATS_TEST_TMPDIR/bin"
-  printf '#!/bin/sh\necho "sleep: cannot sleep" >&2\nexit 1\n' >"$BATS_TEST_TMPDIR/bin/sleep"
-  chmod +x "$BATS_TEST_TMPDIR/bin/sleep"
-  start_fanout_stuck "$BATS_TEST_TMPDIR/fanout.log" "$BATS_TEST_TMPDIR/bin"
+  local status=0 run_dir poller
+  # The poller dies midway: an error after the sends.
+  start_fanout_stuck "$BATS_TEST_TMPDIR/fanout.log"
+  poller="$(ps -o pid= --ppid "$FANOUT_PID" | head -n 1 | tr -d ' ')"
+  [ -n "$poller" ]
+  kill -KILL "$poller"
   wait "$FANOUT_PID" || status=$?
   [ "$status" -eq 1 ]
   run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"

@@ -125,29 +125,6 @@ PY
   [ -z "$(ssm_influx_db http://10.0.0.5:8086)" ]
 }
 
-@test "the summary is cut from stdout between the markers" {
-  {
-    printf 'k6 progress line\n'
-    printf '%s\n' "$SSM_SUMMARY_BEGIN"
-    printf '{"metrics": {"vus_max": {"values": {"max": 3}}},\n "state": {}}\n'
-    printf '%s\n' "$SSM_SUMMARY_END"
-    printf 'k6-fanout exit status: 99\n'
-  } >"$BATS_TEST_TMPDIR/stdout"
-  run ssm_extract_summary "$BATS_TEST_TMPDIR/stdout"
-  assert_success
-  [ "$(jq -r .metrics.vus_max.values.max <<<"$output")" = 3 ]
-  [ "$(ssm_k6_exit_status "$BATS_TEST_TMPDIR/stdout")" = 99 ]
-}
-
-@test "stdout without a summary (or with a broken one) gives none" {
-  printf 'k6: command not found\n' >"$BATS_TEST_TMPDIR/stdout"
-  run ssm_extract_summary "$BATS_TEST_TMPDIR/stdout"
-  assert_failure
-  printf '%s\n{"metrics": \n%s\n' "$SSM_SUMMARY_BEGIN" "$SSM_SUMMARY_END" >"$BATS_TEST_TMPDIR/stdout"
-  run ssm_extract_summary "$BATS_TEST_TMPDIR/stdout"
-  assert_failure
-}
-
 # build_command [WITH_INFLUXDB]: the command of one instance (i-0abc, the
 # second of 3) for the small matrix; with an argument, it writes to InfluxDB.
 # BUNDLE_S3_URI set: the scenario files go through S3, not inline.

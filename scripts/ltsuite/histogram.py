@@ -1,0 +1,205 @@
+"""A mergeable latency histogram with a stated relative precision: what a k6 process can ship
+instead of its raw samples, so that percentiles over many processes come from the merged
+histogram.
+
+The rule (logarithmic buckets, as DDSketch: Masson, Rim and Lee, "DDSketch: a fast and
+fully-mergeable quantile sketch with relative-error guarantees", VLDB 2019): with
+gamma = (1 + a) / (1 - a), a value v > 0 goes into bucket i = ceil(log_gamma(v)), which holds
+(gamma^(i-1), gamma^i]; the bucket's value is 2 gamma^i / (gamma + 1), within a relative error a
+of every value in it. Values <= 0 are counted apart (as 0). Merging adds the counts of equal
+buckets, so the merge of the histograms of parts is the histogram of the whole: merging loses
+nothing, whatever the number of parts.
+
+A percentile is k6's (ltsuite.latency.percentile: the value at rank q (n - 1), interpolated
+linearly between the two nearest ranks) with each of the two ranked samples replaced by its
+bucket's value: within a relative error a of the percentile of all raw samples. ACCURACY is a.
+
+  python3 -m ltsuite.histogram reduce SAMPLES_FILE...   prints the histogram (JSON) of the
+                                                        answered load requests in k6 sample files
+  python3 -m ltsuite.histogram merge HISTOGRAM_FILE...  prints the merged histogram's figures
+  python3 -m ltsuite.histogram cost                     prints what it costs (docs/performance.md)
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+#: Relative precision of every percentile (0.5 %).
+ACCURACY = 0.005
+
+
+@dataclass
+class Histogram:
+    """Counts per logarithmic bucket (see the module's docstring), plus the exact count, sum, min
+    and max (those merge exactly too)."""
+
+    accuracy: float = ACCURACY
+    bins: dict[int, int] = field(default_factory=dict)
+    zeros: int = 0
+    count: int = 0
+    total: float = 0.0
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def gamma(self) -> float:
+        return (1 + self.accuracy) / (1 - self.accuracy)
+
+    def add(self, value: float) -> None:
+        """Count one sample."""
+        self.count += 1
+        self.total += value
+        self.low = value if self.low is None else min(self.low, value)
+        self.high = value if self.high is None else max(self.high, value)
+        if value <= 0:
+            self.zeros += 1
+            return
+        index = math.ceil(math.log(value) / math.log(self.gamma))
+        self.bins[index] = self.bins.get(index, 0) + 1
+
+    def merge(self, other: "Histogram") -> None:
+        """Add OTHER's counts (same accuracy only: buckets of another width do not line up)."""
+        if other.accuracy != self.accuracy:
+            raise ValueError(f"cannot merge histograms of accuracy {self.accuracy} and {other.accuracy}")
+        for index, n in other.bins.items():
+            self.bins[index] = self.bins.get(index, 0) + n
+        self.zeros += other.zeros
+        self.count += other.count
+        self.total += other.total
+        for value in (other.low, other.high):
+            if value is not None:
+                self.low = value if self.low is None else min(self.low, value)
+                self.high = value if self.high is None else max(self.high, value)
+
+    def _value_at(self, rank: int, ordered: list[tuple[int, int]]) -> float:
+        """The bucket value of the sample at RANK (0-based, in sorted order)."""
+        if rank < self.zeros:
+            return 0.0
+        seen = self.zeros
+        for index, n in ordered:
+            seen += n
+            if rank < seen:
+                value = 2 * self.gamma ** index / (self.gamma + 1)
+                # The extremes are known exactly; no bucket value lies outside them.
+                return min(max(value, self.low or value), self.high or value)
+        return float(self.high or 0.0)
+
+    def percentile(self, fraction: float) -> float | None:
+        """k6's percentile (module docstring) within ACCURACY; None when empty."""
+        if self.count == 0:
+            return None
+        ordered = sorted(self.bins.items())
+        rank = fraction * (self.count - 1)
+        low = self._value_at(math.floor(rank), ordered)
+        high = self._value_at(math.ceil(rank), ordered)
+        return low + (high - low) * (rank - math.floor(rank))
+
+    def to_json(self) -> dict[str, Any]:
+        """The histogram as shipped: buckets as two parallel lists (compact JSON)."""
+        ordered = sorted(self.bins.items())
+        return {"accuracy": self.accuracy, "count": self.count, "sum": self.total, "min": self.low,
+                "max": self.high, "zeros": self.zeros, "index": [i for i, _ in ordered],
+                "counts": [n for _, n in ordered]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Histogram":
+        """A histogram from to_json's form."""
+        if len(data["index"]) != len(data["counts"]):
+            raise ValueError("histogram: index and counts differ in length")
+        return cls(accuracy=float(data["accuracy"]), bins=dict(zip(map(int, data["index"]), map(int, data["counts"]))),
+                   zeros=int(data["zeros"]), count=int(data["count"]), total=float(data["sum"]),
+                   low=data["min"], high=data["max"])
+
+
+def of(values: Iterable[float], accuracy: float = ACCURACY) -> Histogram:
+    """The histogram of VALUES."""
+    out = Histogram(accuracy=accuracy)
+    for value in values:
+        out.add(value)
+    return out
+
+
+def merged(histograms: Iterable[Histogram]) -> Histogram:
+    """The merge of HISTOGRAMS (an empty histogram when there are none)."""
+    out: Histogram | None = None
+    for histogram in histograms:
+        if out is None:
+            out = Histogram(accuracy=histogram.accuracy)
+        out.merge(histogram)
+    return out or Histogram()
+
+
+def figures(histogram: Histogram) -> dict[str, Any]:
+    """count, min, avg, med, p(90), p(95), p(99) and max, as ltsuite.latency.figures names them."""
+    from .latency import PERCENTILES
+
+    out: dict[str, Any] = {"count": histogram.count}
+    if histogram.count == 0:
+        return out
+    out.update({"min": histogram.low, "max": histogram.high, "avg": histogram.total / histogram.count})
+    out.update({name: histogram.percentile(q) for name, q in PERCENTILES.items()})
+    return out
+
+
+def cost(instances: int = 100, per_instance: int = 100_000) -> dict[str, Any]:
+    """Simulated cost: the bytes of one histogram of a million requests (lognormal around 20 ms,
+    capped at 60 s), and the seconds to parse, merge and take the percentiles of INSTANCES
+    histograms of PER_INSTANCE requests each (best and median of 5)."""
+    import gzip
+    import random
+    import time
+
+    def latencies(seed: int, n: int) -> Iterable[float]:
+        rng = random.Random(seed)
+        return (min(rng.lognormvariate(3, 1.0), 60_000.0) for _ in range(n))
+
+    one = of(latencies(1, 1_000_000))
+    shipped = json.dumps(one.to_json(), separators=(",", ":")).encode()
+    texts = [json.dumps(of(latencies(seed, per_instance)).to_json(), separators=(",", ":")) for seed in range(instances)]
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        figures(merged(Histogram.from_json(json.loads(text)) for text in texts))
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return {"buckets_per_million": len(one.bins), "bytes_per_million": len(shipped),
+            "gzip_bytes_per_million": len(gzip.compress(shipped, 9)), "instances": instances,
+            "merge_s_best": round(times[0], 4), "merge_s_median": round(times[2], 4)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["cost"]:
+        json.dump(cost(), sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    if len(args) < 2 or args[0] not in ("reduce", "merge"):
+        sys.stderr.write("usage: python3 -m ltsuite.histogram reduce SAMPLES_FILE... | merge HISTOGRAM_FILE... | cost\n")
+        return 2
+    if args[0] == "reduce":
+        from .latency import answered_durations, read_lines
+
+        histogram = Histogram()
+        for name in args[1:]:
+            for value in answered_durations(read_lines(Path(name))):
+                histogram.add(value)
+        json.dump(histogram.to_json(), sys.stdout, separators=(",", ":"))
+    else:
+        parts = []
+        for name in args[1:]:
+            try:
+                parts.append(Histogram.from_json(json.loads(Path(name).read_text(encoding="utf-8"))))
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                sys.stderr.write(f"{name}: not a histogram: {error}\n")
+                return 1
+        json.dump(figures(merged(parts)), sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

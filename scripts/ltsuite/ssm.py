@@ -1,0 +1,351 @@
+"""The fan-out's poll and collection over AWS SSM (scripts/ssm-fanout.sh), with boto3: the state of
+every invocation that was sent, until each has ended or the run's deadline passes (those still
+going then are cancelled and marked TimedOut); then each one's full output from S3.
+
+  python3 -m ltsuite.ssm send MANIFEST COMMANDS_DIR --delivery-timeout S
+  python3 -m ltsuite.ssm poll MANIFEST
+  python3 -m ltsuite.ssm collect MANIFEST CELL_DIR [--root DIR]
+
+reads the run's manifest.json (fanout.region, fanout.profile, fanout.poll_interval_s,
+fanout.deadline_epoch and the instances' command ids), polls, and writes the instances' status,
+status_details and error back into it. While it waits it says which instances it waits for (on
+stderr, once per change).
+
+The rules (AWS Systems Manager API reference, GetCommandInvocation):
+- Success, Failed, Cancelled and TimedOut are the states after which nothing changes.
+- Right after a send SSM may not know the invocation yet (InvocationDoesNotExist): that is Pending.
+- Any other error of the call (a throttled API after botocore's own retries, a network error) is
+  "Unknown" with the message kept: polling goes on, the deadline still bounds it.
+- An instance that never answers stays Pending/InProgress/Delayed until the deadline: it is then
+  cancelled (best effort; a failed cancel is named in its error) and its status is TimedOut.
+
+collect: GetCommandInvocation gives only 24,000 characters of stdout, so each invocation's full
+stdout (and stderr) comes from S3, where SSM writes it under
+<key prefix>/<command id>/<instance id>/.../stdout; the k6 summary is what the instance printed
+between SUMMARY_BEGIN and SUMMARY_END (scripts/ssm-instance.sh), k6's exit status the line
+"k6-fanout exit status: N". An instance fails (its error names why) when its invocation did not
+end in Success, when its output cannot be read, or when the output holds no summary.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+#: States after which an invocation does not change any more.
+TERMINAL = frozenset({"Success", "Failed", "Cancelled", "TimedOut"})
+
+
+@dataclass
+class Invocation:
+    """One instance's invocation of the fan-out's command, as the manifest records it."""
+
+    instance_id: str
+    command_id: str
+    segment: str = ""
+    status: str = ""
+    status_details: str = ""
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ended(self) -> bool:
+        """No command sent, or an invocation in a terminal state."""
+        return not self.command_id or self.status in TERMINAL
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest's entry (fields this module does not know are kept)."""
+        return {**self.extra, "instance_id": self.instance_id, "segment": self.segment,
+                "command_id": self.command_id, "status": self.status,
+                "status_details": self.status_details, "error": self.error}
+
+    @classmethod
+    def from_json(cls, entry: dict[str, Any]) -> "Invocation":
+        """An entry of the manifest's instances list."""
+        known = {"instance_id", "segment", "command_id", "status", "status_details", "error"}
+        return cls(instance_id=entry["instance_id"], command_id=entry.get("command_id") or "",
+                   segment=entry.get("segment") or "", status=entry.get("status") or "",
+                   status_details=entry.get("status_details") or "", error=entry.get("error") or "",
+                   extra={k: v for k, v in entry.items() if k not in known})
+
+
+def _error_code(error: Exception) -> str:
+    response = getattr(error, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", ""))
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """TEXT on one line, at most LIMIT characters (for the manifest and the row's error)."""
+    return " ".join(text.split())[:limit]
+
+
+def invocation_state(client: Any, invocation: Invocation) -> tuple[str, str]:
+    """(status, details) of one invocation from GetCommandInvocation (rules: module docstring).
+    The details carry the exit code when SSM gives one."""
+    try:
+        answer = client.get_command_invocation(CommandId=invocation.command_id, InstanceId=invocation.instance_id)
+    except Exception as error:  # botocore's ClientError, or a connection error after its retries
+        if _error_code(error) == "InvocationDoesNotExist":
+            return "Pending", "not registered yet"
+        return "Unknown", one_line(str(error))
+    details = one_line(str(answer.get("StatusDetails") or ""))
+    code = answer.get("ResponseCode")
+    if code is not None and code != -1:
+        details += f" (exit code {code})"
+    return str(answer.get("Status") or "Unknown"), details
+
+
+def cancel(client: Any, invocation: Invocation) -> bool:
+    """Ask SSM to stop one invocation; False if the call failed."""
+    try:
+        client.cancel_command(CommandId=invocation.command_id, InstanceIds=[invocation.instance_id])
+    except Exception:  # the run already failed when this is needed: report, do not stop
+        return False
+    return True
+
+
+def poll(client: Any, invocations: list[Invocation], *, deadline: float, interval: float,
+         clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+         report: Callable[[str], None] = lambda text: None) -> list[Invocation]:
+    """Poll every invocation that has not ended, every INTERVAL seconds, until all have or the
+    clock passes DEADLINE (epoch seconds); then cancel those still going and mark them TimedOut
+    (module docstring). Returns the invocations, updated in place."""
+    last = ""
+    while True:
+        pending = []
+        for inv in invocations:
+            if inv.ended:
+                continue
+            inv.status, inv.status_details = invocation_state(client, inv)
+            if not inv.ended:
+                pending.append(inv)
+        if not pending:
+            return invocations
+        if clock() >= deadline:
+            at = time.strftime("%H:%M:%SZ", time.gmtime(deadline))
+            for inv in pending:
+                inv.error = f"instance {inv.instance_id}: timed out: still {inv.status} at the deadline ({at}); cancelled"
+                if not cancel(client, inv):
+                    inv.error += " (the cancel failed: check the instance)"
+                inv.status = "TimedOut"
+            return invocations
+        text = " ".join(f"{inv.instance_id}:{inv.status}" for inv in pending)
+        if text != last:
+            report(f"waiting for {len(pending)} of {len(invocations)}: {text}")
+            last = text
+        sleep(interval)
+
+
+def ssm_client(region: str = "", profile: str = "") -> Any:
+    """A boto3 SSM client for the fan-out's region and profile (both optional). The endpoint,
+    retries and timeouts come from the usual AWS settings (AWS_ENDPOINT_URL, AWS_MAX_ATTEMPTS)."""
+    import boto3  # installed with the AWS tools (make aws-tools)
+
+    session = boto3.session.Session(profile_name=profile or None, region_name=region or None)
+    return session.client("ssm")
+
+
+def _write_json(path: Path, data: Any) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    os.replace(tmp, path)
+
+
+def poll_manifest(manifest: Path, client: Any = None, **kwargs: Any) -> list[Invocation]:
+    """Poll the invocations a run's manifest lists and write their states back into it."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    fanout = data.get("fanout") or {}
+    invocations = [Invocation.from_json(entry) for entry in data.get("instances") or []]
+    client = client or ssm_client(fanout.get("region") or "", fanout.get("profile") or "")
+    poll(client, invocations, deadline=float(fanout.get("deadline_epoch") or 0),
+         interval=float(fanout.get("poll_interval_s") or 5), **kwargs)
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["instances"] = [inv.to_json() for inv in invocations]
+    _write_json(manifest, data)
+    return invocations
+
+
+DOCUMENT = "AWS-RunShellScript"
+
+
+def send(client: Any, manifest: Path, commands_dir: Path, delivery_timeout: int,
+         report: Callable[[str], None] = lambda text: None,
+         warn: Callable[[str], None] = lambda text: None) -> list[Invocation]:
+    """One SendCommand per instance the manifest lists, with its parameters from
+    COMMANDS_DIR/params-<id>.json (ssm_params_json), the output to the run's S3 location. The
+    manifest is written after each send, so whatever stops the run midway knows what was sent.
+    A send that fails leaves that instance NotSent, with the reason as its error."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    fanout = data.get("fanout") or {}
+    invocations = [Invocation.from_json(entry) for entry in data.get("instances") or []]
+    for number, inv in enumerate(invocations, 1):
+        comment = f"k6 fan-out {data.get('run_id')} {(data.get('cell') or {}).get('id')} {number}/{len(invocations)}"
+        try:
+            params = json.loads((commands_dir / f"params-{inv.instance_id}.json").read_text(encoding="utf-8"))
+            answer = client.send_command(DocumentName=DOCUMENT, InstanceIds=[inv.instance_id], Parameters=params,
+                                         OutputS3BucketName=fanout.get("s3_bucket") or "",
+                                         OutputS3KeyPrefix=fanout.get("s3_key_prefix") or "",
+                                         TimeoutSeconds=delivery_timeout, Comment=comment[:100])
+            inv.command_id, inv.status, inv.error = answer["Command"]["CommandId"], "Pending", ""
+            report(f"{inv.instance_id}: segment {inv.segment}, command {inv.command_id}")
+        except Exception as error:  # botocore's errors, a missing parameters file
+            inv.command_id, inv.status = "", "NotSent"
+            inv.error = f"instance {inv.instance_id}: send-command failed: {one_line(str(error))}"
+            warn(inv.error)
+        data["instances"] = [i.to_json() for i in invocations]
+        _write_json(manifest, data)
+    return invocations
+
+
+SUMMARY_BEGIN = "=== k6-fanout summary begin ==="
+SUMMARY_END = "=== k6-fanout summary end ==="
+EXIT_PREFIX = "k6-fanout exit status: "
+
+
+def extract_summary(stdout: str) -> dict[str, Any] | None:
+    """The JSON object printed between the summary markers (the last such block), or None."""
+    inside, lines, found = False, [], None
+    for line in stdout.split("\n"):
+        if line == SUMMARY_END and inside:
+            inside = False
+            found = "\n".join(lines)
+        if inside:
+            lines.append(line)
+        if line == SUMMARY_BEGIN:
+            inside, lines = True, []
+    try:
+        summary = json.loads(found) if found else None
+    except ValueError:
+        return None
+    return summary if isinstance(summary, dict) else None
+
+
+def k6_exit_status(stdout: str) -> str:
+    """The k6 exit status the instance's command printed last ("" when none)."""
+    found = [line[len(EXIT_PREFIX):] for line in stdout.split("\n") if line.startswith(EXIT_PREFIX)]
+    return found[-1].strip() if found else ""
+
+
+def output_prefix(key_prefix: str, invocation: Invocation) -> str:
+    """Where SSM puts one invocation's output: <prefix>/<command id>/<instance id>/."""
+    return f"{key_prefix.rstrip('/')}/{invocation.command_id}/{invocation.instance_id}/"
+
+
+def fetch_output(s3: Any, bucket: str, key_prefix: str, invocation: Invocation, out_dir: Path) -> str:
+    """Download the invocation's stdout (and stderr, if any) into OUT_DIR/stdout.txt and
+    OUT_DIR/stderr.txt; "" when done, else why not."""
+    prefix = output_prefix(key_prefix, invocation)
+    try:
+        keys = [item["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+                for item in page.get("Contents") or []]
+    except Exception as error:  # botocore's ClientError or a connection error
+        return f"cannot list s3://{bucket}/{prefix}: {one_line(str(error), 200)}"
+    stdout = next((key for key in keys if key.endswith("/stdout")), None)
+    if stdout is None:
+        return f"no output at s3://{bucket}/{prefix} (the instance role needs s3:PutObject there)"
+    try:
+        (out_dir / "stdout.txt").write_bytes(s3.get_object(Bucket=bucket, Key=stdout)["Body"].read())
+    except Exception as error:
+        return f"cannot read s3://{bucket}/{stdout}: {one_line(str(error), 200)}"
+    stderr = next((key for key in keys if key.endswith("/stderr")), None)
+    if stderr is not None:
+        try:
+            (out_dir / "stderr.txt").write_bytes(s3.get_object(Bucket=bucket, Key=stderr)["Body"].read())
+        except Exception:  # stderr is for reading by people; stdout is what counts
+            pass
+    return ""
+
+
+def collect_one(s3: Any, bucket: str, key_prefix: str, inv: Invocation, out_dir: Path, shown_dir: str) -> None:
+    """Fetch one invocation's output into OUT_DIR, write OUT_DIR/summary.json, and set its error
+    (module docstring). SHOWN_DIR is OUT_DIR as the error names it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not inv.command_id:
+        return
+    details = f" ({inv.status_details})" if inv.status_details else ""
+    why = fetch_output(s3, bucket, key_prefix, inv, out_dir)
+    if why:
+        if inv.error:
+            return
+        inv.error = (f"instance {inv.instance_id}: Success, but {why}" if inv.status == "Success" else
+                     f"instance {inv.instance_id}: invocation {inv.status}{details}, and {why}")
+        return
+    stdout = (out_dir / "stdout.txt").read_text(encoding="utf-8", errors="replace")
+    summary = extract_summary(stdout)
+    if summary is not None:
+        _write_json(out_dir / "summary.json", summary)
+    if inv.error:
+        return
+    status = k6_exit_status(stdout)
+    if inv.status != "Success":
+        inv.error = (f"instance {inv.instance_id}: invocation {inv.status}{details}"
+                     f"{f', k6 exit status {status}' if status else ''}; see {shown_dir}/stdout.txt")
+    elif summary is None:
+        inv.error = (f"instance {inv.instance_id}: its output has no k6 summary"
+                     f"{f' (k6 exit status {status})' if status else ''}; see {shown_dir}/stdout.txt")
+
+
+def s3_client(region: str = "", profile: str = "") -> Any:
+    """A boto3 S3 client, as ssm_client."""
+    import boto3
+
+    return boto3.session.Session(profile_name=profile or None, region_name=region or None).client("s3")
+
+
+def collect_manifest(manifest: Path, cell_dir: Path, root: Path | None = None, s3: Any = None) -> list[Invocation]:
+    """Collect every sent invocation the manifest lists into CELL_DIR/instances/<id>/ and write
+    their errors back. An error found by an earlier collect is judged again; those of an
+    instance never sent to, or timed out by the poller, stay."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    fanout = data.get("fanout") or {}
+    invocations = [Invocation.from_json(entry) for entry in data.get("instances") or []]
+    s3 = s3 or s3_client(fanout.get("region") or "", fanout.get("profile") or "")
+    for inv in invocations:
+        if inv.command_id and inv.status != "TimedOut":
+            inv.error = ""
+        out_dir = cell_dir / "instances" / inv.instance_id
+        shown = str(out_dir.relative_to(root)) if root and out_dir.is_relative_to(root) else str(out_dir)
+        collect_one(s3, fanout.get("s3_bucket") or "", fanout.get("s3_key_prefix") or "", inv, out_dir, shown)
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["instances"] = [inv.to_json() for inv in invocations]
+    _write_json(manifest, data)
+    return invocations
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.ssm", description="Poll and collect a fan-out.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    send_parser = sub.add_parser("send", help="send each instance its command")
+    send_parser.add_argument("manifest", type=Path)
+    send_parser.add_argument("commands_dir", type=Path)
+    send_parser.add_argument("--delivery-timeout", type=int, required=True)
+    poll_parser = sub.add_parser("poll", help="poll until every invocation has ended or the deadline")
+    poll_parser.add_argument("manifest", type=Path)
+    collect_parser = sub.add_parser("collect", help="fetch every invocation's output and summary from S3")
+    collect_parser.add_argument("manifest", type=Path)
+    collect_parser.add_argument("cell_dir", type=Path)
+    collect_parser.add_argument("--root", type=Path, help="paths in errors are shown relative to it")
+    args = parser.parse_args(argv)
+    if args.command == "send":
+        fanout = json.loads(args.manifest.read_text(encoding="utf-8")).get("fanout") or {}
+        prog = os.environ.get("LT_PROG", "ssm-fanout")
+        send(ssm_client(fanout.get("region") or "", fanout.get("profile") or ""), args.manifest, args.commands_dir,
+             args.delivery_timeout, report=lambda text: print(f"  {text}", file=sys.stderr, flush=True),
+             warn=lambda text: print(f"{prog}: warning: {text}", file=sys.stderr, flush=True))
+    elif args.command == "poll":
+        poll_manifest(args.manifest, report=lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+    else:
+        collect_manifest(args.manifest, args.cell_dir, args.root)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
