@@ -3,10 +3,11 @@
 // think time). Each scenario adds only its executor.
 import http from 'k6/http';
 import { check, sleep } from 'k6';
+import exec from 'k6/execution';
 import * as env from './env.js';
 import * as delivered from './delivered.js';
 import { recordFailure } from './failures.js';
-import { clearRequestId, withRequestId } from './requestid.js';
+import { clearRequestId, withRequestId, withUserRequestId } from './requestid.js';
 import { LOAD_THRESHOLDS, TREND_STATS } from './summary.js';
 
 // helloConfig(): the knobs every /hello scenario reads, read once.
@@ -52,5 +53,46 @@ export function helloIteration(config) {
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
     if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);
+  };
+}
+
+// helloUsers(config): the default function of a scenario whose VUs carry
+// several users each (config.usersPerVu; config.vus users in all, numbered
+// from 1 across the whole test by the VU's idInTest: VU k carries users
+// (k-1) x usersPerVu + 1 on, the last VU the rest). After the barrier each
+// user sends config.requestsPerVu requests one after the other, with
+// k6/http's asyncRequest, so every user of the VU waits only for its own
+// answers: one user's failure, cause and time are its own, as with a VU of
+// its own. The VU runs one iteration for all its users. Its users share the
+// VU's connections: a connection one user leaves open may carry another
+// user's next request (with one request each, which says Connection: close,
+// none is left open).
+export function helloUsers(config) {
+  const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
+  const last = config.requestsPerVu - 1;
+  const barrier = config.barrier || null;
+  const think = () => new Promise((resolve) => setTimeout(resolve, config.thinkTimeMs));
+  async function user(id) {
+    for (let i = 0; i <= last; i += 1) {
+      const params = { timeout: config.requestTimeout, tags: { name: 'hello' },
+        headers: i === last ? { Connection: 'close' } : {} };
+      const at = Date.now();
+      if (i === 0) delivered.userStarted(at);
+      const pending = http.asyncRequest('GET', url, null, withUserRequestId(params, id, i, i + 1));
+      clearRequestId();
+      const res = await pending;
+      delivered.ended(Date.now());
+      recordFailure(res);
+      check(res, { 'status is 200': (r) => r.status === 200 });
+      if (config.thinkTimeMs > 0) await think();
+    }
+  }
+  return async function (data) {
+    delivered.iterationStarted();
+    if (barrier !== null) barrier(data);
+    const first = (exec.vu.idInTest - 1) * config.usersPerVu + 1;
+    const users = [];
+    for (let id = first; id < first + config.usersPerVu && id <= config.vus; id += 1) users.push(user(id));
+    await Promise.all(users);
   };
 }

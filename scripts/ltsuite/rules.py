@@ -153,6 +153,25 @@ def burst_lead_ms(vus: int, instances: int, cpus: int) -> int:
     return max(1000, -(-int(2 * need_ms + 500) // 1000) * 1000)
 
 
+#: USERS_PER_VU=auto: users a burst VU carries once the burst has BATCH_FROM_USERS users or more.
+#: A VU is a whole JavaScript runtime (K6_KB_PER_VU_LOW..HIGH, and K6_VU_INIT_PER_CORE_S to
+#: create), a user one connection and a promise; 50 users a VU make 10,000 users 200 VUs.
+USERS_PER_BURST_VU = 50
+#: Below this many users a VU each costs under half a GB and under a second to create on 2
+#: cores (K6_KB_PER_VU_LOW, K6_VU_INIT_PER_CORE_S), so auto keeps a VU per user.
+BATCH_FROM_USERS = 1000
+
+
+def users_per_vu(scenario: str | None, users: int, requests_per_user: int) -> int:
+    """USERS_PER_VU=auto: the users one k6 VU carries. The burst only (its users make a fixed
+    number of requests, scenarios/burst.js), with one request each (it says Connection: close,
+    so no user's connection is left for another user of the VU to take), from BATCH_FROM_USERS
+    users on: USERS_PER_BURST_VU; else 1, a VU per user."""
+    if scenario != "burst" or requests_per_user != 1 or users < BATCH_FROM_USERS:
+        return 1
+    return USERS_PER_BURST_VU
+
+
 def k6_instances(vus: int, nofile: int) -> int:
     """The k6 processes K6_INSTANCES=auto runs for `vus` VUs: one socket per VU (HTTP/1.1, one
     connection each), and a process may hold at most its open-file limit `nofile` less
