@@ -15,9 +15,10 @@
 #      defaults versus none, in the seeds' regime and with k6 saturated
 #   3. generator capacity: the largest spike against a 5 s endpoint that one
 #      k6 process sustains, with its memory per VU and CPU
-#   3b. start: VUs started per second, memory per VU and the spread of the
-#      first requests for 1k..20k users, burst against spike, and the most
-#      concurrent connections the target held
+#   3b. start: VUs started per second, memory per user and the spread of
+#      the first requests for 1k..20k users, burst (many users per VU, and a
+#      VU per user) against spike, and the most concurrent connections the
+#      target held
 #   4. reference: requests per second of wrk versus the spike scenario
 #   5. sampler: the same cell with the sampler on and off (LT_SAMPLER), its
 #      own CPU time (sampler.json) and what it costs the cell
@@ -206,20 +207,26 @@ bench_capacity() {
 # may open fewer than 20,000 files here, so Tomcat takes at most 15,000 and
 # the kernel's accept queue holds the rest. Per cell: the processes and
 # lead chosen, when the first request left and how spread the first
-# requests were, memory per VU.
+# requests were, memory per user. The burst runs twice, side by side: with
+# the users per VU the suite chooses (USERS_PER_VU=auto) and with a VU per
+# user (USERS_PER_VU=1, the old way).
 bench_start() {
-  say "3b/5 VU start: burst versus spike for $START_VUS users"
-  local vus scenario run_dir mc
+  say "3b/5 VU start: burst (users per VU auto and 1) versus spike for $START_VUS users"
+  local vus scenario run_dir mc per_vu
   for vus in $START_VUS; do
     mc=$((vus + 100 < 15000 ? vus + 100 : 15000))
-    for scenario in burst spike; do
-      run_dir="$(run_matrix "start-$scenario-$vus" "SCENARIO=$scenario" "VUS=$vus" \
+    for scenario in burst:auto burst:1 spike:1; do
+      per_vu="${scenario#*:}"
+      scenario="${scenario%%:*}"
+      run_dir="$(run_matrix "start-$scenario-$per_vu-$vus" "SCENARIO=$scenario" "VUS=$vus" "USERS_PER_VU=$per_vu" \
         "REQUESTS_PER_VU=1" "DELAY_MS=20000" "REQUEST_TIMEOUT=40s" "DURATION=$((vus / 400 + 30))s" "GRACEFUL_STOP=5s" \
         "TOMCAT_MAX_THREADS=200" "TOMCAT_MAX_CONNECTIONS=$mc" "TOMCAT_ACCEPT_COUNT=$vus" "SOMAXCONN=65535" \
         "SERVER_HEAP=3g")"
       record start "$(jq -c --argjson vus "$vus" \
         --slurpfile env <(results_env_json "$run_dir/cells/01/cell.env") '{vus: $vus,
         scenario: .scenario, k6_instances: ($env[0].K6_INSTANCES | tonumber? // null),
+        users_per_vu: (if .scenario == "burst" then ($env[0].USERS_PER_VU | tonumber? // null) else 1 end),
+        k6_vus: .vus_max,
         burst_lead_ms: (if .scenario == "burst" then ($env[0].BURST_LEAD_MS | tonumber? // null) else null end),
         vus_started: .vus_started,
         first_request_after_s: .first_request_after_s, first_request_spread_ms: .first_request_spread_ms,
