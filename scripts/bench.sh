@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
-#        BENCH_START_VUS="1000 5000 10000 20000"; BENCH_START_MODES="jar cds aot";
+#        BENCH_START_VUS="1000 5000 10000 20000"; BENCH_USERS_PER_VU=50; BENCH_START_MODES="jar cds aot";
 #        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
@@ -38,6 +38,7 @@ done
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
 readonly START_VUS="${BENCH_START_VUS:-1000 5000 10000 20000}"
+readonly BATCH_USERS="${BENCH_USERS_PER_VU:-50}"
 readonly START_MODES="${BENCH_START_MODES:-jar cds aot}"
 readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript}"
 BENCH_DIR=""
@@ -46,6 +47,7 @@ STARTED_MONITORING=0
 main() {
   [[ "${1:-}" == -h || "${1:-}" == --help ]] && { print_summary "${BASH_SOURCE[0]}"; return 0; }
   [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
+  [[ "$BATCH_USERS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_USERS_PER_VU: '$BATCH_USERS' is not a count"
   local section mode
   for mode in $START_MODES; do
     [[ "$mode" =~ ^(jar|cds|aot|auto)$ ]] || usage_error "BENCH_START_MODES: unknown start mode '$mode' (jar cds aot auto)"
@@ -208,14 +210,14 @@ bench_capacity() {
 # the kernel's accept queue holds the rest. Per cell: the processes and
 # lead chosen, when the first request left and how spread the first
 # requests were, memory per user. The burst runs twice, side by side: with
-# the users per VU the suite chooses (USERS_PER_VU=auto) and with a VU per
-# user (USERS_PER_VU=1, the old way).
+# BENCH_USERS_PER_VU users a VU (50, what USERS_PER_VU=auto chooses for the
+# largest bursts) and with a VU per user (USERS_PER_VU=1).
 bench_start() {
-  say "3b/5 VU start: burst (users per VU auto and 1) versus spike for $START_VUS users"
+  say "3b/5 VU start: burst ($BATCH_USERS and 1 users per VU) versus spike for $START_VUS users"
   local vus scenario run_dir mc per_vu
   for vus in $START_VUS; do
     mc=$((vus + 100 < 15000 ? vus + 100 : 15000))
-    for scenario in burst:auto burst:1 spike:1; do
+    for scenario in "burst:$BATCH_USERS" burst:1 spike:1; do
       per_vu="${scenario#*:}"
       scenario="${scenario%%:*}"
       run_dir="$(run_matrix "start-$scenario-$per_vu-$vus" "SCENARIO=$scenario" "VUS=$vus" "USERS_PER_VU=$per_vu" \

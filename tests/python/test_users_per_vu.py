@@ -4,7 +4,7 @@ import pytest
 
 from ltsuite import design, rules
 
-BURST = {"SCENARIO": "burst", "VUS": "12000", "REQUESTS_PER_VU": "1", "K6_INSTANCES": "1", "K6_NOFILE": "",
+BURST = {"SCENARIO": "burst", "VUS": "30000", "REQUESTS_PER_VU": "1", "K6_INSTANCES": "1", "K6_NOFILE": "",
          "BURST_LEAD_MS": "auto", "USERS_PER_VU": "auto"}
 MACHINE = {"cpus": 2, "nofile": 20000}
 
@@ -15,17 +15,17 @@ def cell(**patch):
 
 @pytest.mark.parametrize("scenario,users,requests,expected", [
     # A burst of one request a user, from BATCH_FROM_USERS users on: USERS_PER_BURST_VU a VU.
-    ("burst", 1000, 1, 50), ("burst", 12000, 1, 50), ("burst", 30000, 1, 50),
+    ("burst", 20000, 1, 50), ("burst", 30000, 1, 50),
     # Fewer users, several requests a user (a user's keep-alive connection is its own), or
     # another scenario: a VU per user.
-    ("burst", 999, 1, 1), ("burst", 12000, 2, 1), ("spike", 12000, 1, 1), ("keepalive", 12000, 1, 1),
-    (None, 12000, 1, 1)])
+    ("burst", 19999, 1, 1), ("burst", 2000, 1, 1), ("burst", 30000, 2, 1), ("spike", 30000, 1, 1),
+    ("keepalive", 30000, 1, 1), (None, 30000, 1, 1)])
 def test_auto_carries_many_users_a_vu_only_in_a_large_burst_of_one_request_each(scenario, users, requests, expected):
     assert rules.users_per_vu(scenario, users, requests) == expected
 
 
 def test_auto_resolves_to_the_value_cell_env_records_and_a_number_stays():
-    assert design.resolved(cell(), MACHINE) == {"USERS_PER_VU": "50", "BURST_LEAD_MS": "1000"}
+    assert design.resolved(cell(K6_INSTANCES="1"), MACHINE) == {"USERS_PER_VU": "50", "BURST_LEAD_MS": "1000"}
     assert design.resolved(cell(VUS="300"), MACHINE) == {"USERS_PER_VU": "1", "BURST_LEAD_MS": "1000"}
     assert design.resolved(cell(USERS_PER_VU="7", BURST_LEAD_MS="2500"), MACHINE) == {}
     assert design.users_per_vu(cell(USERS_PER_VU="7")) == 7
@@ -33,10 +33,10 @@ def test_auto_resolves_to_the_value_cell_env_records_and_a_number_stays():
 
 
 def test_k6_runs_one_vu_per_batch_of_users_rounded_up():
-    assert design.k6_vus(cell()) == 240
+    assert design.k6_vus(cell()) == 600
     assert design.k6_vus(cell(VUS="12001", USERS_PER_VU="50")) == 241
-    assert design.k6_vus(cell(USERS_PER_VU="1")) == 12000
-    assert design.k6_vus(cell(SCENARIO="spike", USERS_PER_VU="50")) == 12000
+    assert design.k6_vus(cell(USERS_PER_VU="1")) == 30000
+    assert design.k6_vus(cell(SCENARIO="spike", USERS_PER_VU="50")) == 30000
 
 
 def test_the_lead_covers_the_vus_k6_runs_not_the_users():
