@@ -6,9 +6,13 @@
 // the instant is BURST_LEAD_MS after the processes start, so the lead must
 // also cover creating the VUs). DURATION bounds the
 // whole burst (k6's maxDuration, counted from the start, lead included).
+// A VU carries USERS_PER_VU users (the suite resolves auto for the cell,
+// scripts/ltsuite/rules.py users_per_vu): with more than one, each VU runs
+// one iteration in which its users send their requests side by side
+// (hello.js helloUsers); 1 is a VU per user.
 import { sleep } from 'k6';
 import * as env from './lib/env.js';
-import { helloConfig, helloIteration, loadOptions } from './lib/hello.js';
+import { helloConfig, helloIteration, helloUsers, loadOptions } from './lib/hello.js';
 import { writeSummary } from './lib/summary.js';
 import { checkTargetUp } from './lib/target.js';
 
@@ -17,14 +21,15 @@ const config = Object.assign(helloConfig(), {
   requestsPerVu: env.int('REQUESTS_PER_VU', undefined, 1),
   duration: env.duration('DURATION'),
   leadMs: env.int('BURST_LEAD_MS', undefined, 0),
+  usersPerVu: env.int('USERS_PER_VU', 1, 1),
 });
 // A user of the burst leaves after its last request.
 config.lastIteration = config.requestsPerVu - 1;
 
 export const options = loadOptions('burst', {
   executor: 'per-vu-iterations',
-  vus: config.vus,
-  iterations: config.requestsPerVu,
+  vus: Math.ceil(config.vus / config.usersPerVu),
+  iterations: config.usersPerVu === 1 ? config.requestsPerVu : 1,
   maxDuration: config.duration,
   gracefulStop: config.gracefulStop,
 });
@@ -46,7 +51,7 @@ config.barrier = (data) => {
   if (wait > 0) sleep(wait / 1000);
 };
 
-export default helloIteration(config);
+export default config.usersPerVu === 1 ? helloIteration(config) : helloUsers(config);
 
 export function handleSummary(data) {
   return writeSummary(data);

@@ -3,7 +3,8 @@
 // boolean; per request two clock reads.
 //   lt_iterations_started  Counter  iterations begun (k6's own `iterations`
 //                                   counts only completed ones)
-//   lt_vu_first_request    Trend    one value per VU: when (epoch ms) its first
+//   lt_vu_first_request    Trend    one value per VU (per user, when a VU
+//                                   carries several): when (epoch ms) its first
 //                                   request started; count = VUs that sent one,
 //                                   max - min = how spread the "spike" was
 //   lt_request_end         Gauge    when (epoch ms) a request ended; its max is
@@ -34,6 +35,13 @@ export function started(at) {
     sentFirst = true;
     firstRequest.add(at);
   }
+}
+
+// userStarted(at): the first request of one of the users a VU carries
+// (USERS_PER_VU > 1) started at epoch ms AT: lt_vu_first_request then
+// counts users, one value each, as it counts VUs of one user.
+export function userStarted(at) {
+  firstRequest.add(at);
 }
 
 export function ended(at) {

@@ -3,10 +3,11 @@
 // think time). Each scenario adds only its executor.
 import http from 'k6/http';
 import { check, sleep } from 'k6';
+import exec from 'k6/execution';
 import * as env from './env.js';
 import * as delivered from './delivered.js';
 import { recordFailure } from './failures.js';
-import { clearRequestId, withRequestId } from './requestid.js';
+import { clearRequestId, withRequestId, withUserRequestId } from './requestid.js';
 import { LOAD_THRESHOLDS, TREND_STATS } from './summary.js';
 
 // helloConfig(): the knobs every /hello scenario reads, read once.
@@ -52,5 +53,64 @@ export function helloIteration(config) {
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
     if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);
+  };
+}
+
+// helloUsers(config): the default function of a scenario whose VUs carry
+// several users each (config.usersPerVu; config.vus users in all, numbered
+// from 1 across the whole test by the VU's idInTest: VU k carries users
+// (k-1) x usersPerVu + 1 on, the last VU the rest). Each user sends
+// config.requestsPerVu requests one after the other, with k6/http's
+// asyncRequest, so every user of the VU waits only for its own answers: one
+// user's failure, cause and time are its own, as with a VU of its own. The
+// VU runs one iteration for all its users. At the barrier's release the VU
+// only sends: each user's request is made ready before it, and the users'
+// first-request times are recorded after all have left. Its users share the
+// VU's connections: a connection one user leaves open may carry another
+// user's next request (with one request each, which says Connection: close,
+// none is left open).
+export function helloUsers(config) {
+  const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
+  const last = config.requestsPerVu - 1;
+  const barrier = config.barrier || null;
+  const think = () => new Promise((resolve) => setTimeout(resolve, config.thinkTimeMs));
+  const paramsFor = (id, i) => withUserRequestId({ timeout: config.requestTimeout, tags: { name: 'hello' },
+    headers: i === last ? { Connection: 'close' } : {} }, id, i, i + 1);
+  // answered(res): what a user does with an answer (the suite's own metrics).
+  const answered = (res) => {
+    delivered.ended(Date.now());
+    recordFailure(res);
+    check(res, { 'status is 200': (r) => r.status === 200 });
+  };
+  // A user's requests after its first, each once the one before was answered.
+  async function rest(id, first) {
+    answered(await first);
+    if (config.thinkTimeMs > 0) await think();
+    for (let i = 1; i <= last; i += 1) {
+      const pending = http.asyncRequest('GET', url, null, paramsFor(id, i));
+      clearRequestId();
+      answered(await pending);
+      if (config.thinkTimeMs > 0) await think();
+    }
+  }
+  return async function (data) {
+    delivered.iterationStarted();
+    const from = (exec.vu.idInTest - 1) * config.usersPerVu + 1;
+    const ids = [];
+    for (let id = from; id < from + config.usersPerVu && id <= config.vus; id += 1) ids.push(id);
+    const params = ids.map((id) => paramsFor(id, 0));
+    clearRequestId();
+    if (barrier !== null) barrier(data);
+    const at = new Array(ids.length);
+    const pending = new Array(ids.length);
+    for (let u = 0; u < ids.length; u += 1) {
+      at[u] = Date.now();
+      // The id in the samples' metadata as the request is made (k6 takes it then).
+      withUserRequestId(params[u], ids[u], 0, 1);
+      pending[u] = http.asyncRequest('GET', url, null, params[u]);
+    }
+    clearRequestId();
+    for (const t of at) delivered.userStarted(t);
+    await Promise.all(pending.map((first, u) => rest(ids[u], first)));
   };
 }

@@ -4,7 +4,8 @@
 // exec.vu.metrics.metadata: written with every sample of the request in
 // --out json, never a tag, so it adds no time series to InfluxDB).
 //
-// The id is <vu>-<iteration>-<n>: k6's VU id in the whole test (unique
+// The id is <vu>-<iteration>-<n> (<user>-... when a VU carries several
+// users: withUserRequestId): k6's VU id in the whole test (unique
 // across the k6 processes of a cell, exec.vu.idInTest), the VU's iteration
 // (__ITER) and the VU's n-th request. Per VU this keeps a counter and two
 // references; per request it costs about 1.5 us of k6's CPU (reading
@@ -36,7 +37,20 @@ export function withRequestId(params) {
     metadata = vu.metrics.metadata;
   }
   sent += 1;
-  const id = `${prefix}${__ITER}-${sent}`;
+  return setRequestId(params, `${prefix}${__ITER}-${sent}`);
+}
+
+// withUserRequestId(params, user, iteration, n): the same for one of the
+// users a VU carries (USERS_PER_VU > 1): the id is <user>-<iteration>-<n>,
+// the user's number in the whole test in place of the VU's. Call it right
+// before the request: k6 takes the metadata as the request is made, and the
+// next user's request sets its own.
+export function withUserRequestId(params, user, iteration, n) {
+  if (metadata === null) metadata = exec.vu.metrics.metadata;
+  return setRequestId(params, `${user}-${iteration}-${n}`);
+}
+
+function setRequestId(params, id) {
   metadata[REQUEST_ID_KEY] = id;
   const given = params || {};
   if (!given.headers) given.headers = {};

@@ -367,7 +367,7 @@ k6_resolve_autos() {
   for line in "${lines[@]}"; do
     [[ "$line" != *=* ]] || resolve_values["${line%%=*}"]="${line#*=}"
   done
-  if [[ "${resolve_values[K6_INSTANCES]:-}" == auto || "${resolve_values[BURST_LEAD_MS]:-}" == auto ]]; then
+  if [[ " ${resolve_values[K6_INSTANCES]:-} ${resolve_values[BURST_LEAD_MS]:-} ${resolve_values[USERS_PER_VU]:-} " == *" auto "* ]]; then
     [[ -n "$inspected" && -s "$inspected" ]] || inspected=""
     machine="$(printf '{"cpus": %d, "nofile": %d}' "$(nproc)" "$(k6_nofile resolve_values)")"
     mapfile -t chosen < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design resolve \

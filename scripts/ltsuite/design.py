@@ -154,23 +154,44 @@ def k6_instances(env: Env, machine: dict[str, Any]) -> int:
 
 
 def burst_lead(env: Env, machine: dict[str, Any]) -> Any:
-    """BURST_LEAD_MS in ms, "auto" resolved by rules.burst_lead_ms for the cell's VUs, k6
+    """BURST_LEAD_MS in ms, "auto" resolved by rules.burst_lead_ms for the cell's k6 VUs (k6_vus), k6
     processes and the machine's cores (machine "cpus", 1 when unknown); None when unset."""
     knob = env.get("BURST_LEAD_MS")
     if knob != "auto":
         return _int(knob or "")
-    return rules.burst_lead_ms(or_default(designed_vus(env), 1), k6_instances(env, machine),
-                               or_default(machine.get("cpus"), 1))
+    return rules.burst_lead_ms(k6_vus(env), k6_instances(env, machine), or_default(machine.get("cpus"), 1))
+
+
+def users_per_vu(env: Env) -> int:
+    """USERS_PER_VU: the users a burst VU carries, "auto" resolved by rules.users_per_vu for the
+    cell's scenario, users (VUS) and requests per user; 1 when unset."""
+    knob = or_default(env.get("USERS_PER_VU"), "1")
+    if knob != "auto":
+        return _int(knob) or 1
+    return rules.users_per_vu(env.get("SCENARIO"), or_default(designed_vus(env), 1),
+                              or_default(_int(env.get("REQUESTS_PER_VU") or ""), 1))
+
+
+def k6_vus(env: Env) -> int:
+    """The VUs k6 runs for the cell's users: one per USERS_PER_VU users (users_per_vu), rounded
+    up (scenarios/burst.js); the designed VUs, 1 when unknown, for every other scenario."""
+    users = or_default(designed_vus(env), 1)
+    if env.get("SCENARIO") != "burst":
+        return users
+    return -(-users // users_per_vu(env))
 
 
 def resolved(env: Env, machine: dict[str, Any]) -> dict[str, str]:
     """The knobs a cell leaves to the suite (value "auto"), as the values it runs with:
-    K6_INSTANCES (k6_instances) and BURST_LEAD_MS (burst_lead). cell.env records them."""
+    K6_INSTANCES (k6_instances), BURST_LEAD_MS (burst_lead) and USERS_PER_VU (users_per_vu).
+    cell.env records them."""
     out: dict[str, str] = {}
     if env.get("K6_INSTANCES") == "auto":
         out["K6_INSTANCES"] = str(k6_instances(env, machine))
     if env.get("BURST_LEAD_MS") == "auto":
         out["BURST_LEAD_MS"] = str(burst_lead(env, machine))
+    if env.get("USERS_PER_VU") == "auto":
+        out["USERS_PER_VU"] = str(users_per_vu(env))
     return out
 
 

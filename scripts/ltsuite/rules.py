@@ -153,6 +153,29 @@ def burst_lead_ms(vus: int, instances: int, cpus: int) -> int:
     return max(1000, -(-int(2 * need_ms + 500) // 1000) * 1000)
 
 
+#: USERS_PER_VU=auto: users a burst VU carries once the burst has BATCH_FROM_USERS users or more.
+#: A VU is a whole JavaScript runtime (K6_KB_PER_VU_LOW..HIGH, and K6_VU_INIT_PER_CORE_S to
+#: create), a user one connection and a promise: 2,000 users in 40 VUs took 138-142 MB of k6
+#: (71 KB a user), in 2,000 VUs 762-768 MB (390 KB), make bench's start section on 2 busy cores.
+USERS_PER_BURST_VU = 50
+#: The same runs spread the first requests over 946 and 2,138 ms with 50 users a VU, 346 and
+#: 754 ms with a VU a user (load average 5-10 on 2 cores), and a VU per user released 10,000
+#: users within 0.49 s here (../shared/DESIGN.md): auto keeps a VU per user up to the bursts one
+#: k6 process cannot hold (19,900 users), where a VU per user needs 2 processes, 5.2 s to release
+#: 20,000 users and 10.9 GB for 30,000.
+BATCH_FROM_USERS = 20000
+
+
+def users_per_vu(scenario: str | None, users: int, requests_per_user: int) -> int:
+    """USERS_PER_VU=auto: the users one k6 VU carries. The burst only (its users make a fixed
+    number of requests, scenarios/burst.js), with one request each (it says Connection: close,
+    so no user's connection is left for another user of the VU to take), from BATCH_FROM_USERS
+    users on: USERS_PER_BURST_VU; else 1, a VU per user."""
+    if scenario != "burst" or requests_per_user != 1 or users < BATCH_FROM_USERS:
+        return 1
+    return USERS_PER_BURST_VU
+
+
 def k6_instances(vus: int, nofile: int) -> int:
     """The k6 processes K6_INSTANCES=auto runs for `vus` VUs: one socket per VU (HTTP/1.1, one
     connection each), and a process may hold at most its open-file limit `nofile` less
