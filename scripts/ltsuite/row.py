@@ -203,10 +203,17 @@ def failed_for_files(cell: Cell, summary: Summary) -> dict[str, Any]:
     1213, so its fail_no_fd is the "too many open files" lines of k6's log, taken out of
     fail_connect. Every fail_* still adds up to failed_reqs."""
     connect = summary.count("fail_connect")
+    if connect is None:
+        return {"fail_no_fd": None, "fail_connect": None}
     if summary.values("fail_no_fd") is not None:
         return {"fail_no_fd": summary.count("fail_no_fd"), "fail_connect": connect}
     no_fd = min(log_count(cell.dir, "too many open files"), connect)
     return {"fail_no_fd": no_fd, "fail_connect": connect - no_fd}
+
+
+def _total(counts: list[int | float | None]) -> int | float | None:
+    """The sum of counts, None when any is unmeasured."""
+    return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
 
 
 def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
@@ -272,8 +279,8 @@ def extra(cell: Cell, env: dict[str, Any]) -> dict[str, Any]:
         return {
             "ws_sessions": count_of("ws_sessions"),
             "ws_sessions_ok": count_of("ws_sessions_ok"),
-            "ws_sessions_failed": sum(count_of(n) for n in ("ws_fail_refused", "ws_fail_handshake_timeout",
-                                                            "ws_fail_abnormal_close", "ws_fail_timeout")),
+            "ws_sessions_failed": _total([count_of(n) for n in ("ws_fail_refused", "ws_fail_handshake_timeout",
+                                                                "ws_fail_abnormal_close", "ws_fail_timeout")]),
             "ws_fail_refused": count_of("ws_fail_refused"),
             "ws_fail_handshake_timeout": count_of("ws_fail_handshake_timeout"),
             "ws_fail_abnormal_close": count_of("ws_fail_abnormal_close"),

@@ -307,3 +307,14 @@ def test_a_training_start_is_counted_apart_from_the_set_up(cell_copy):
     assert row["target_train_s"] == 2.5
     assert row["setup_s"] == before["setup_s"]
     assert [row["target_start_mode"], row["target_start_cpu_s"]] == ["aot", 3.26]
+
+
+def test_a_cell_whose_k6_never_ran_leaves_its_counts_empty_not_zero(cell_copy):
+    # The target never started: no k6 summary, no samples: every count is unmeasured.
+    cell = cell_copy("tiny-spike")
+    for name in ("summary.json", "k6-samples.json.gz", "k6.log"):
+        (cell / name).unlink()
+    row = rebuild(cell, status="failed", error="the target did not start")
+    for column in ("failed_reqs", "fail_connect", "fail_no_fd", "fail_reset", "fail_timeout", "fail_http_4xx",
+                   "fail_http_5xx", "fail_other", "dropped_iterations", "http_reqs"):
+        assert row[column] is None, column
