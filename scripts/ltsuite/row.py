@@ -266,8 +266,10 @@ def extra(cell: Cell, env: dict[str, Any]) -> dict[str, Any]:
         }
     if scenario == "spike-open":
         iterations = _values(summary, "iterations") or {}
+        # TIME_UNIT is a duration > 0 (env/defaults.env): refused at validation when zero.
+        unit_ms, rate = duration_ms(env.get("TIME_UNIT") or ""), to_number(env.get("RATE"))
         return {
-            "arrival_rate_per_s": num(to_number(env.get("RATE")) * 1000 / duration_ms(env.get("TIME_UNIT") or "")),
+            "arrival_rate_per_s": None if not unit_ms or rate is None else num(rate * 1000 / unit_ms),
             "iteration_rate_per_s": num(iterations.get("rate")),
         }
     if scenario == "websocket":

@@ -290,3 +290,10 @@ k6 process 2 of 2: handleSummary's output './data/summary.json' was not written:
   run k6_check_cells 1 '{"cpus": 2, "nofile": 20000, "mem_available_mb": 24000}'
   assert_success
 }
+
+@test "k6_duration_seconds gives the shared table's durations in whole seconds, rounded up" {
+  local value ms
+  while IFS=$'\t' read -r value ms; do
+    [ "$(k6_duration_seconds "$value")" = "$(((ms + 999) / 1000))" ] || fail "$value: $(k6_duration_seconds "$value") s"
+  done < <(grep -v '^#' "$LT_ROOT/tests/fixtures/durations.tsv")
+}
