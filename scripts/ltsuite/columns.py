@@ -232,7 +232,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("predicted_listen_overflows", INTEGER, "SYNs", "the rules' listen_overflows: overflowing users x SYNs "
            "within the timeout", md=310, label="predicted_listen_overflows"),
     Column("predicted_syn_retrans", INTEGER, "SYNs", "the rules' syn_retrans: overflowing users x SYN retries"),
-    Column("predicted_tps", NUMBER, "req/s", "the rules' throughput for the workers and the request time",
+    Column("predicted_tps", NUMBER, "req/s", "the rules' answered requests per second for the workers and the "
+           "request time (failed requests are not in it, unlike tps)",
            label="predicted_tps"),
     Column("predicted_lat_max_ms", NUMBER, "ms", "the rules' slowest answer: the waves of users per worker",
            label="predicted_lat_max_ms"),
