@@ -380,9 +380,15 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     def server(value: Any) -> Any:
         return None if cell.external() else value
 
-    tps = None
+    tps = answered_tps = None
     if reqs is not None:
-        tps = num(reqs["count"] / window_s) if window_s is not None and window_s > 0 else num(reqs.get("rate"))
+        per_request = 1 / window_s if window_s is not None and window_s > 0 else None
+        if per_request is None and reqs.get("rate") is not None and reqs["count"]:
+            per_request = reqs["rate"] / reqs["count"]
+        tps = num(reqs["count"] * per_request) if per_request is not None else num(reqs.get("rate"))
+        if per_request is not None and failed is not None and failed.get("passes") is not None:
+            # What the rules' predicted_tps predicts: answers, over the same window as tps.
+            answered_tps = num((reqs["count"] - failed["passes"]) * per_request)
     row: dict[str, Any] = {
         "run_id": run_id,
         "cell": cell_name,
@@ -402,6 +408,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         # Requests per second of the load itself: from the first request's start to the last
         # one's end, not over setup and the graceful stop.
         "tps": tps,
+        "answered_tps": answered_tps,
         "lat_min_ms": num(d.get("min")),
         "lat_avg_ms": num(d.get("avg")),
         "lat_med_ms": num(d.get("med")),

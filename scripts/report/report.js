@@ -184,17 +184,6 @@
   // (a limit) and a prediction drawn beside them when the rows carry one.
   // A chart's title is its column's label (of the column named by titleOf
   // when the bars are not one column's), " against " the reference's.
-  //
-  // predicted_tps is a rate of answers (the rules: workers / request time),
-  // while tps counts every request sent, failed ones included: the
-  // prediction is drawn beside the answered requests per second (tps less
-  // the failed requests' share), and tps alone says what it counts.
-  const answeredPerSecond = (row) => {
-    const tps = value(row, 'tps');
-    const sent = value(row, 'http_reqs');
-    const failed = value(row, 'failed_reqs');
-    return tps === null || !sent || failed === null ? null : +(tps * (sent - failed) / sent).toFixed(3);
-  };
   const FIGURES = [
     { key: 'failed_reqs' },
     // The users the kernel's rules say could not get in, beside the column
@@ -206,12 +195,13 @@
     { key: 'lat_max_ms', predicted: 'predicted_lat_max_ms' },
     { key: 'server_conns_peak', reference: 'queue_capacity', predicted: 'predicted_server_conns_peak' },
     { key: 'listen_overflows', predicted: 'predicted_listen_overflows' },
-    { key: 'tps', title: () => `${label('tps')}: every request sent, failed ones included` },
-    { key: 'answered_per_s', label: 'answered per second', measured: answeredPerSecond, predicted: 'predicted_tps',
-      title: () => 'answered requests per second (tps less the failed), beside the rules\' answers per second (predicted_tps)' },
+    // tps counts every request sent; predicted_tps is a rate of answers, so
+    // it is drawn beside the answered requests per second.
+    { key: 'tps' },
+    { key: 'answered_tps', predicted: 'predicted_tps' },
   ];
-  const title = (figure) => (figure.title ? figure.title() : label(figure.titleOf || figure.key)
-    + (figure.reference ? ` against ${label(figure.reference)}` : ''));
+  const title = (figure) => label(figure.titleOf || figure.key)
+    + (figure.reference ? ` against ${label(figure.reference)}` : '');
 
   // A cell's axis values; "#k" for repetition k when the run repeats cells.
   function cellLabel(row) {
@@ -231,7 +221,7 @@
     const bars = uPlot.paths.bars({ size: [0.6, 60] });
     for (const figure of FIGURES) {
       const measured = figure.measured || ((r) => value(r, figure.key));
-      const series = [[{ label: figure.label || figure.key, stroke: COLORS.blue, fill: COLORS.blue, width: 1, paths: bars, points: { show: false } },
+      const series = [[{ label: figure.key, stroke: COLORS.blue, fill: COLORS.blue, width: 1, paths: bars, points: { show: false } },
         rows.map(measured)]];
       if (figure.reference) series.push([dots(label(figure.reference), COLORS.red, 10), rows.map((r) => value(r, figure.reference))]);
       if (figure.predicted) series.push([dots(label(figure.predicted), COLORS.purple, 10), rows.map((r) => value(r, figure.predicted))]);

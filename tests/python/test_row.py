@@ -38,7 +38,7 @@ def rebuild(cell_dir, **changes):
 
 
 #: Columns added after the cells were recorded, from marks those cells already have.
-ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd"}
+ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps"}
 
 
 def since_recorded(row, rec):
@@ -318,3 +318,12 @@ def test_a_cell_whose_k6_never_ran_leaves_its_counts_empty_not_zero(cell_copy):
     for column in ("failed_reqs", "fail_connect", "fail_no_fd", "fail_reset", "fail_timeout", "fail_http_4xx",
                    "fail_http_5xx", "fail_other", "dropped_iterations", "http_reqs"):
         assert row[column] is None, column
+
+
+@pytest.mark.parametrize("name", ["tiny-spike", "syn-cookies-1"])
+def test_answered_tps_counts_the_answers_over_the_window_of_tps(name):
+    # What predicted_tps predicts: answers, not every request sent (tps).
+    row = rebuild(FIXTURES / name)
+    assert row["failed_reqs"] < row["http_reqs"] or row["answered_tps"] == 0
+    assert row["answered_tps"] == pytest.approx(row["tps"] * (row["http_reqs"] - row["failed_reqs"]) / row["http_reqs"],
+                                                abs=0.01)
