@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import design, latency, timeparts
+from .causes import failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
                         read_text, summary_problem)
@@ -418,12 +419,10 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "lat_max_ms": num(d.get("max")),
         "failed_reqs": None if failed is None else failed.get("passes"),
         "failed_rate": None if failed is None else num(failed.get("rate")),
+        # One fail_<cause> a cause of causes.tsv (k6's counters of scenarios/lib/failures.js);
+        # no_fd and connect as failed_for_files tells them apart.
+        **{f"fail_{c}": summary.count(f"fail_{c}") for c in failure_causes()},
         **failed_for_files(cell, summary),
-        "fail_reset": summary.count("fail_reset"),
-        "fail_timeout": summary.count("fail_timeout"),
-        "fail_http_4xx": summary.count("fail_http_4xx"),
-        "fail_http_5xx": summary.count("fail_http_5xx"),
-        "fail_other": summary.count("fail_other"),
         # Dial errors that were "cannot assign requested address" (k6.log): the client ran out
         # of ephemeral ports towards the server's address and port.
         "fail_no_local_port": log_count(cell.dir, "cannot assign requested address"),
