@@ -638,11 +638,13 @@ def markdown(advice: dict[str, Any]) -> str:
                     "a lower value there would shrink its queues.", ""]
     if advice["boundary"]:
         out += ["Boundary (the next cheaper setting):", ""]
-        out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): cell {b['run']}/{b['cell']}, "
-                f"{b['failed_reqs']} failed" + "".join(f" ({kinds})" for kinds in
-                                                   [", ".join(f"{k} {v}" for k, v in b["failed_by"].items() if v)]
-                                                   if kinds) + f", p99 {b['lat_p99_ms']} ms, "
-                + _outcome(b["passed"], b.get("not_as_asked")) for b in advice["boundary"]]
+        out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): "
+                + (f"not judged: {b['not_as_asked']}" if b["cell"] is None else
+                   f"cell {b['run']}/{b['cell']}, {b['failed_reqs']} failed"
+                   + "".join(f" ({kinds})" for kinds in
+                             [", ".join(f"{k} {v}" for k, v in b["failed_by"].items() if v)] if kinds)
+                   + f", p99 {b['lat_p99_ms']} ms, " + _outcome(b["passed"], b.get("not_as_asked")))
+                for b in advice["boundary"]]
         out.append("")
     if advice["model_wrong"]:
         out += ["Where the model was wrong:", "", *[f"- {w}" for w in advice["model_wrong"]], ""]

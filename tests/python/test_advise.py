@@ -295,3 +295,5 @@ def test_a_missing_row_of_the_boundary_is_named_in_the_boundary():
     (boundary,) = advice["boundary"]
     assert boundary["passed"] is None and boundary["not_as_asked"].startswith("the run has no row for the cell with ")
     assert "SOMAXCONN=9" in boundary["not_as_asked"]
+    assert "- `SOMAXCONN` = 9 (the model: fail): not judged: the run has no row for the cell with " \
+        in adv.markdown({**advice, "source": "x"})
