@@ -19,7 +19,7 @@ import { checkTargetUp } from './lib/target.js';
 const config = Object.assign(helloConfig(), {
   vus: env.int('VUS', undefined, 1),
   requestsPerVu: env.int('REQUESTS_PER_VU', undefined, 1),
-  duration: env.duration('DURATION'),
+  duration: env.positiveDuration('DURATION'),
   leadMs: env.int('BURST_LEAD_MS', undefined, 0),
   usersPerVu: env.int('USERS_PER_VU', 1, 1),
 });

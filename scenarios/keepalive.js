@@ -16,7 +16,7 @@ const config = Object.assign(helloConfig(), {
   requestsPerVu: env.int('REQUESTS_PER_VU', undefined, 1),
   connectionReuse: env.bool('CONNECTION_REUSE'),
   clientCloses: env.bool('CLIENT_CLOSES'),
-  duration: env.duration('DURATION'),
+  duration: env.positiveDuration('DURATION'),
 });
 
 export const options = loadOptions('keepalive', {

@@ -8,8 +8,8 @@ import { checkTargetUp } from './lib/target.js';
 
 const config = Object.assign(helloConfig(), {
   rate: env.int('RATE', undefined, 1),
-  timeUnit: env.duration('TIME_UNIT'),
-  duration: env.duration('DURATION'),
+  timeUnit: env.positiveDuration('TIME_UNIT'),
+  duration: env.positiveDuration('DURATION'),
   preAllocatedVUs: env.int('PRE_ALLOCATED_VUS', undefined, 1),
   maxVUs: env.int('MAX_VUS', undefined, 1),
   // A user of the open model does not think: arrivals are the rate.

@@ -8,7 +8,7 @@ import { checkTargetUp } from './lib/target.js';
 
 const config = Object.assign(helloConfig(), {
   vus: env.int('VUS', undefined, 1),
-  duration: env.duration('DURATION'),
+  duration: env.positiveDuration('DURATION'),
 });
 
 export const options = loadOptions('spike', {

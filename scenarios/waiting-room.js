@@ -18,7 +18,7 @@ const config = {
   targetUrl: env.required('TARGET_URL'),
   stages: env.stages('STAGES'),
   maxPolls: env.int('MAX_POLLS', undefined, 1),
-  requestTimeout: env.duration('REQUEST_TIMEOUT'),
+  requestTimeout: env.positiveDuration('REQUEST_TIMEOUT'),
   gracefulStop: env.duration('GRACEFUL_STOP'),
   thinkTimeMs: env.int('THINK_TIME_MS', 0),
 };

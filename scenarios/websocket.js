@@ -30,8 +30,8 @@ const config = {
   sessionsPerVu: env.int('WS_SESSIONS_PER_VU', undefined, 1),
   messages: env.int('WS_MESSAGES', undefined, 0),
   thinkMs: env.int('WS_THINK_MS', 0),
-  timeoutMs: env.durationMs('REQUEST_TIMEOUT'),
-  duration: env.duration('DURATION'),
+  timeoutMs: env.durationMs('REQUEST_TIMEOUT', undefined, true),
+  duration: env.positiveDuration('DURATION'),
   gracefulStop: env.duration('GRACEFUL_STOP'),
   sampleIntervalS: env.int('SAMPLE_INTERVAL', 1, 1),
 };

@@ -19,10 +19,15 @@ export function str(key, fallback) {
   return value;
 }
 
+// A whole number in decimal: 0, or digits without a leading zero (as
+// scripts/lib/envfile.sh's envfile_is_number: bash would read 010 as eight).
+const NUMBER = /^(0|[1-9][0-9]*)$/;
+
 export function int(key, fallback, min = 0) {
   const raw = str(key, fallback === undefined ? undefined : String(fallback));
-  if (!/^[0-9]+$/.test(raw) || Number(raw) < min) {
-    throw new Error(`${key}: '${raw}' is not a whole number >= ${min}`);
+  if (!NUMBER.test(raw) || Number(raw) < min) {
+    throw new Error(`${key}: '${raw}' is not a whole number >= ${min}`
+      + (/^0[0-9]+$/.test(raw) ? ` (a leading zero reads as octal: write ${Number(raw)})` : ''));
   }
   return Number(raw);
 }
@@ -41,11 +46,20 @@ export function duration(key, fallback) {
   return raw;
 }
 
+// positiveDuration(key): a duration that cannot be zero (type "duration>0" in
+// env/defaults.env: DURATION, REQUEST_TIMEOUT, TIME_UNIT).
+export function positiveDuration(key, fallback) {
+  const raw = duration(key, fallback);
+  if (!/[1-9]/.test(raw)) throw new Error(`${key}: '${raw}' is zero: it must be a duration > 0 such as 1s`);
+  return raw;
+}
+
 const UNIT_MS = { ms: 1, s: 1000, m: 60000, h: 3600000 };
 
-// durationMs(key): a duration knob in milliseconds (for timers).
-export function durationMs(key, fallback) {
-  const raw = duration(key, fallback);
+// durationMs(key): a duration knob in milliseconds (for timers); positive:
+// as positiveDuration.
+export function durationMs(key, fallback, positive = false) {
+  const raw = positive ? positiveDuration(key, fallback) : duration(key, fallback);
   let total = 0;
   for (const [, number, unit] of raw.matchAll(/([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)/g)) {
     total += Number(number) * UNIT_MS[unit];

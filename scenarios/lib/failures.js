@@ -1,19 +1,12 @@
-// Counts failed requests by cause (causes.js: from k6's error_code and the
-// status). A request fails exactly when k6 counts it in http_req_failed (no
-// response, or a status outside 200-399), so the seven counters add up to
-// that count.
+// Counts failed requests by cause (causes.js: from k6's error_code, the
+// status and the message), one fail_<cause> counter per cause of the table
+// (scripts/ltsuite/causes.tsv). A request fails exactly when k6 counts it in
+// http_req_failed (no response, or a status outside 200-399), so the
+// counters add up to that count.
 import { Counter } from 'k6/metrics';
-import { failureCause } from './causes.js';
+import { FAILURE_CAUSES, failureCause } from './causes.js';
 
-const causes = {
-  no_fd: new Counter('fail_no_fd'),
-  connect: new Counter('fail_connect'),
-  reset: new Counter('fail_reset'),
-  timeout: new Counter('fail_timeout'),
-  http_4xx: new Counter('fail_http_4xx'),
-  http_5xx: new Counter('fail_http_5xx'),
-  other: new Counter('fail_other'),
-};
+const causes = Object.fromEntries(FAILURE_CAUSES.map((cause) => [cause, new Counter(`fail_${cause}`)]));
 
 export function recordFailure(res) {
   const cause = failureCause(res);

@@ -15,7 +15,7 @@ export function helloConfig() {
   return {
     targetUrl: env.required('TARGET_URL'),
     delayMs: env.int('DELAY_MS', 0),
-    requestTimeout: env.duration('REQUEST_TIMEOUT'),
+    requestTimeout: env.positiveDuration('REQUEST_TIMEOUT'),
     gracefulStop: env.duration('GRACEFUL_STOP'),
     thinkTimeMs: env.int('THINK_TIME_MS', 0),
   };

@@ -130,28 +130,34 @@ envfile_check_type() {
   fi
   case "$type" in
     uint)
-      [[ "$value" =~ ^[0-9]+$ ]] || { printf "'%s' is not a whole number >= 0" "$value"; return 1; } ;;
+      envfile_is_number "$value" || { printf "'%s' is not a whole number >= 0%s" "$value" "$(envfile_octal_hint "$value")"; return 1; } ;;
     uint\<=*)
       envfile_check_at_most "${type#uint<=}" "$value" || return 1 ;;
     port)
       envfile_check_port "$value" || return 1 ;;
     count)
-      [[ "$value" =~ ^[0-9]+$ && ! "$value" =~ ^0+$ ]] \
-        || { printf "'%s' is not a whole number > 0" "$value"; return 1; } ;;
+      [[ "$value" =~ ^[1-9][0-9]*$ ]] \
+        || { printf "'%s' is not a whole number > 0%s" "$value" "$(envfile_octal_hint "$value")"; return 1; } ;;
     auto-or-count)
-      [[ "$value" == auto || ("$value" =~ ^[0-9]+$ && ! "$value" =~ ^0+$) ]] \
-        || { printf "'%s' is not auto or a whole number > 0" "$value"; return 1; } ;;
+      [[ "$value" == auto || "$value" =~ ^[1-9][0-9]*$ ]] \
+        || { printf "'%s' is not auto or a whole number > 0%s" "$value" "$(envfile_octal_hint "$value")"; return 1; } ;;
     auto-or-uint)
-      [[ "$value" == auto || "$value" =~ ^[0-9]+$ ]] \
-        || { printf "'%s' is not auto or a whole number >= 0" "$value"; return 1; } ;;
+      [[ "$value" == auto ]] || envfile_is_number "$value" \
+        || { printf "'%s' is not auto or a whole number >= 0%s" "$value" "$(envfile_octal_hint "$value")"; return 1; } ;;
     linger)
-      [[ "$value" == off || "$value" =~ ^[0-9]+$ ]] \
-        || { printf "'%s' is not off or a whole number of seconds >= 0" "$value"; return 1; } ;;
+      [[ "$value" == off ]] || envfile_is_number "$value" \
+        || { printf "'%s' is not off or a whole number of seconds >= 0%s" "$value" "$(envfile_octal_hint "$value")"; return 1; } ;;
     bool)
       [[ "$value" == 0 || "$value" == 1 ]] || { printf "'%s' is not 0 or 1" "$value"; return 1; } ;;
     duration)
       [[ "$value" =~ ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$ ]] \
         || { printf "'%s' is not a duration such as 500ms, 10s, 1m30s" "$value"; return 1; } ;;
+    duration\>0)
+      # A length that cannot be zero (a run's DURATION, a request's timeout, an arrival
+      # rate's TIME_UNIT: rates are divided by it): some digit other than 0.
+      [[ "$value" =~ ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$ ]] \
+        || { printf "'%s' is not a duration such as 500ms, 10s, 1m30s" "$value"; return 1; }
+      [[ "$value" =~ [1-9] ]] || { printf "'%s' is zero: it must be a duration > 0 such as 1s" "$value"; return 1; } ;;
     size)
       [[ "$value" =~ ^[1-9][0-9]*[kKmMgG]?$ ]] \
         || { printf "'%s' is not a size such as 256m or 1g" "$value"; return 1; } ;;
@@ -183,22 +189,37 @@ envfile_check_type() {
   esac
 }
 
+# envfile_is_number VALUE: a whole number >= 0 written in decimal: 0, or digits
+# without a leading zero (bash's arithmetic reads 010 as eight and refuses 08;
+# scenarios/lib/env.js's int() refuses them too).
+envfile_is_number() {
+  [[ "$1" =~ ^(0|[1-9][0-9]*)$ ]]
+}
+
+# envfile_octal_hint VALUE: why digits with a leading zero are refused (empty
+# for other values).
+envfile_octal_hint() {
+  [[ "$1" =~ ^0[0-9]+$ ]] || return 0
+  local digits="${1#"${1%%[!0]*}"}"
+  printf ' (a leading zero reads as octal: write %s)' "${digits:-0}"
+}
+
 # envfile_check_port VALUE: a TCP port, 1-65535.
 envfile_check_port() {
   local value="$1"
-  if [[ "$value" =~ ^[0-9]{1,5}$ ]] && ((10#$value >= 1 && 10#$value <= 65535)); then
+  if [[ "$value" =~ ^[1-9][0-9]{0,4}$ ]] && ((value <= 65535)); then
     return 0
   fi
-  printf "'%s' is not a port (1-65535)" "$value"
+  printf "'%s' is not a port (1-65535)%s" "$value" "$(envfile_octal_hint "$value")"
   return 1
 }
 
 # envfile_check_ipv4 VALUE: a dotted-quad IPv4 address, each number 0-255.
 envfile_check_ipv4() {
   local value="$1"
-  if [[ "$value" =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]] \
-    && ((10#${BASH_REMATCH[1]} <= 255 && 10#${BASH_REMATCH[2]} <= 255 \
-      && 10#${BASH_REMATCH[3]} <= 255 && 10#${BASH_REMATCH[4]} <= 255)); then
+  local octet='(0|[1-9][0-9]{0,2})'
+  if [[ "$value" =~ ^$octet\.$octet\.$octet\.$octet$ ]] \
+    && ((BASH_REMATCH[1] <= 255 && BASH_REMATCH[2] <= 255 && BASH_REMATCH[3] <= 255 && BASH_REMATCH[4] <= 255)); then
     return 0
   fi
   printf "'%s' is not an IPv4 address (four numbers of 0-255)" "$value"
@@ -210,10 +231,9 @@ envfile_check_ipv4() {
 # target's own limit).
 envfile_check_at_most() {
   local max="$1" value="$2"
-  [[ "$value" =~ ^[0-9]+$ ]] || { printf "'%s' is not a whole number >= 0" "$value"; return 1; }
+  envfile_is_number "$value" || { printf "'%s' is not a whole number >= 0%s" "$value" "$(envfile_octal_hint "$value")"; return 1; }
   # Compared as digits first: bash's arithmetic wraps above 2^63.
-  local digits="${value#"${value%%[!0]*}"}"
-  if [[ ${#digits} -gt ${#max} ]] || ((${#digits} == ${#max} && 10#${digits:-0} > max)); then
+  if [[ ${#value} -gt ${#max} ]] || ((${#value} == ${#max} && value > max)); then
     printf "'%s' is above %s, the most it can be" "$value" "$max"
     return 1
   fi
@@ -222,7 +242,7 @@ envfile_check_at_most() {
 # envfile_check_portrange VALUE: LOW-HIGH with 1 <= LOW < HIGH <= 65535.
 envfile_check_portrange() {
   local value="$1"
-  if [[ "$value" =~ ^([0-9]{1,5})-([0-9]{1,5})$ ]] \
+  if [[ "$value" =~ ^([1-9][0-9]{0,4})-([1-9][0-9]{0,4})$ ]] \
     && ((BASH_REMATCH[1] >= 1 && BASH_REMATCH[1] < BASH_REMATCH[2] && BASH_REMATCH[2] <= 65535)); then
     return 0
   fi
@@ -240,7 +260,7 @@ envfile_check_stages() {
     return 1
   fi
   for stage in "${stages[@]}"; do
-    if [[ ! "$stage" =~ ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+:[0-9]+$ ]]; then
+    if [[ ! "$stage" =~ ^([0-9]+(\.[0-9]+)?(ms|s|m|h))+:(0|[1-9][0-9]*)$ ]]; then
       printf "stage '%s' of '%s' is not DURATION:TARGET (e.g. 5s:100)" "$stage" "$value"
       return 1
     fi

@@ -22,6 +22,8 @@ def spread:
 # repeat_groups: an array of rows -> [{cell, scenario, status, axes, n, ok,
 # as_designed, rows: [cell dirs], members: [its rows], figures: {name: spread}}],
 # in cell order.
+# The figures are those of the rows that ran (status ok): a failed repetition's
+# figures (a target that never started) are left out, as are empty ones.
 def repeat_groups:
   group_by(.repeat_of // .cell)
   | map(. as $rows
@@ -32,9 +34,10 @@ def repeat_groups:
        status: ([$rows[].status] | unique | join("/")),
        rows: [$rows[].cell],
        members: $rows,
-       figures: ([$rows[] | ., (.extra // {}) | to_entries[] | select(.value | type == "number") | .key]
+       figures: ([$rows[] | select(.status == "ok")] as $ok
+                 | [$ok[] | ., (.extra // {}) | to_entries[] | select(.value | type == "number") | .key]
                  | unique - ["repeat"]
-                 | map(. as $k | {($k): [$rows[] | figure(.; $k) | select(. != null)] | spread})
+                 | map(. as $k | {($k): [$ok[] | figure(.; $k) | select(. != null)] | spread})
                  | add // {})});
 
 # with_range: "median (min..max)" of a spread, or its one value.

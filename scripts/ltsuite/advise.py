@@ -295,10 +295,29 @@ def verification_axes(p: Plan, budget: int) -> dict[str, list[int]]:
     return {k: [p.cheaper[k], p.settings[k]] for k in knobs}
 
 
+def not_as_asked(row: dict[str, Any], users: int) -> str | None:
+    """Why a cell did not run the load it was asked for, or None when it did: it ran as designed
+    (as_designed 1), sent every user's one request (http_reqs = users), none cut off by
+    GRACEFUL_STOP (iterations_interrupted 0) or dropped (dropped_iterations 0). A cell that did
+    not finish its users verifies nothing (its missing users are not failures it counted)."""
+    if row.get("as_designed") != 1:
+        notes = row.get("design_notes") or "not judged"
+        return f"not as designed ({notes})" if row.get("as_designed") == 0 else "as_designed is empty (not judged)"
+    interrupted, dropped, sent = (row.get(k) for k in ("iterations_interrupted", "dropped_iterations", "http_reqs"))
+    if interrupted is None or interrupted > 0:
+        return f"{'unmeasured' if interrupted is None else interrupted} iterations cut off by GRACEFUL_STOP"
+    if dropped is None or dropped > 0:
+        return f"{'unmeasured' if dropped is None else dropped} iterations dropped"
+    if sent != users:
+        return f"{'no' if sent is None else sent} requests sent of the {users} asked for"
+    return None
+
+
 def cell_passes(row: dict[str, Any], goal: Goal, users: int) -> bool | None:
-    """Did a cell meet the goal: complete, its failed users within the rate, its p99 within
-    GOAL_P99_MS. None when the cell did not give the figures (not ok, no requests)."""
-    if row.get("status") != "ok" or row.get("failed_reqs") is None:
+    """Did a cell meet the goal: complete, as asked (not_as_asked), its failed users within the
+    rate, its p99 within GOAL_P99_MS. None when the cell did not give the figures (not ok, no
+    requests) or did not run the load it was asked for."""
+    if row.get("status") != "ok" or row.get("failed_reqs") is None or not_as_asked(row, users):
         return None
     if row["failed_reqs"] > goal.allowed_failures(users):
         return False
@@ -438,7 +457,9 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
     for cell in cells:
         cell["predicted_pass"] = _predicted(predict(load, goal, cell["settings"]))
         cell["passed"] = cell_passes(cell["row_data"], goal, load.users)
-    rec = next(c for c in cells if all(c["settings"][k] == p.settings[k] for k in axes))
+    rec = _cell_with(cells, {k: p.settings[k] for k in axes})
+    if rec is None:
+        return _missing_cell(advice, runner, "verify", {k: p.settings[k] for k in TUNABLE})
     recommended = dict(p.settings)
     verified = rec["passed"] is True
     used = len(cells)
@@ -475,29 +496,62 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
                                 f"failed; the limit is elsewhere (the generator, the box, the network): see the cells")
     else:
         for knob in axes:
-            lower = next(c for c in cells if all(c["settings"][k] == (p.cheaper[k] if k == knob else p.settings[k])
-                                                 for k in axes))
+            want = {k: p.cheaper[k] if k == knob else p.settings[k] for k in axes}
+            lower = _cell_with(cells, want)
+            if lower is None:
+                advice["boundary"].append({"knob": knob, "value": p.cheaper[knob], "cell": None, "run": "verify",
+                                           "passed": None, "predicted": "fail" if p.sure[knob] else "may fail",
+                                           "failed_reqs": None, "failed_by": {}, "lat_p99_ms": None,
+                                           "not_as_asked": "the run has no row for the cell with "
+                                                           + _settings_text({**p.settings, **want})})
+                continue
             advice["boundary"].append({"knob": knob, "value": p.cheaper[knob], "cell": lower["cell"],
                                        "run": lower["run"], "passed": lower["passed"],
                                        "predicted": "fail" if p.sure[knob] else "may fail",
                                        "failed_reqs": lower["row_data"].get("failed_reqs"),
                                        "failed_by": {k: lower["row_data"].get(k) for k in
                                                      ("fail_connect", "fail_reset", "fail_timeout")},
-                                       "lat_p99_ms": lower["row_data"].get("lat_p99_ms")})
+                                       "lat_p99_ms": lower["row_data"].get("lat_p99_ms"),
+                                       "not_as_asked": not_as_asked(lower["row_data"], load.users)})
             if lower["passed"] is True and p.sure[knob]:
                 used = _bisect_down(load, goal, p, knob, runner, used, budget, advice)
+    _finish_cells(advice, runner, load.users)
+    advice["verified"] = verified
+    if verified:
+        advice["recommended"] = {k: recommended[k] for k in tune if k != "TCP_MAX_SYN_BACKLOG" or recommended[k] > 0}
+    return advice
+
+
+def _settings_text(settings: dict[str, int]) -> str:
+    return " ".join(f"{k}={settings[k]}" for k in TUNABLE if k in settings)
+
+
+def _cell_with(cells: list[dict[str, Any]], settings: dict[str, int]) -> dict[str, Any] | None:
+    """The cell of a run with these values of the axes, None when the run has no row for it."""
+    return next((c for c in cells if all(c["settings"][k] == v for k, v in settings.items())), None)
+
+
+def _missing_cell(advice: dict[str, Any], runner: Runner, run: str, settings: dict[str, int]) -> dict[str, Any]:
+    """The advice when the cell of the model's setting left no row (cells/*/row.json): nothing is
+    verified, and the advice names the cell that is missing."""
+    advice["cannot"] = (f"the {run} run has no row for the cell with the model's setting "
+                        f"({_settings_text(settings)}): it did not finish; see its run under runs/")
+    _finish_cells(advice, runner, advice["goal"]["users"])
+    return advice
+
+
+def _finish_cells(advice: dict[str, Any], runner: Runner, users: int) -> None:
+    """Every cell run, with the figures advice.json keeps and why a cell was not judged."""
     for cell in runner.cells:
         row = cell.pop("row_data")
+        cell["not_as_asked"] = not_as_asked(row, users)
         cell.update({"failed_reqs": row.get("failed_reqs"), "http_reqs": row.get("http_reqs"),
                      "lat_p99_ms": row.get("lat_p99_ms"), "status": row.get("status"),
                      "server_conns_peak": row.get("server_conns_peak"),
                      "listen_overflows": row.get("listen_overflows")})
         cell.setdefault("predicted_pass", None)
+        cell.setdefault("passed", None)
     advice["cells"] = runner.cells
-    advice["verified"] = verified
-    if verified:
-        advice["recommended"] = {k: recommended[k] for k in tune if k != "TCP_MAX_SYN_BACKLOG" or recommended[k] > 0}
-    return advice
 
 
 def _predicted(prediction: Prediction) -> bool | None:
@@ -547,6 +601,13 @@ def paste_lines(recommended: dict[str, int]) -> tuple[list[str], list[str]]:
 _WORD = {True: "holds", False: "fails", None: "may fail"}
 
 
+def _outcome(passed: bool | None, why_not: str | None) -> str:
+    """What a run says of a boundary cell: held, missed the goal, or not judged and why."""
+    if why_not:
+        return f"not judged: {why_not}"
+    return "held" if passed else "missed the goal"
+
+
 def markdown(advice: dict[str, Any]) -> str:
     """advice.md: the answer first, then the reasons, the lines to paste, the cells."""
     goal = advice["goal"]
@@ -577,11 +638,13 @@ def markdown(advice: dict[str, Any]) -> str:
                     "a lower value there would shrink its queues.", ""]
     if advice["boundary"]:
         out += ["Boundary (the next cheaper setting):", ""]
-        out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): cell {b['run']}/{b['cell']}, "
-                f"{b['failed_reqs']} failed" + "".join(f" ({kinds})" for kinds in
-                                                   [", ".join(f"{k} {v}" for k, v in b["failed_by"].items() if v)]
-                                                   if kinds) + f", p99 {b['lat_p99_ms']} ms, "
-                + ("held" if b["passed"] else "missed the goal") for b in advice["boundary"]]
+        out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): "
+                + (f"not judged: {b['not_as_asked']}" if b["cell"] is None else
+                   f"cell {b['run']}/{b['cell']}, {b['failed_reqs']} failed"
+                   + "".join(f" ({kinds})" for kinds in
+                             [", ".join(f"{k} {v}" for k, v in b["failed_by"].items() if v)] if kinds)
+                   + f", p99 {b['lat_p99_ms']} ms, " + _outcome(b["passed"], b.get("not_as_asked")))
+                for b in advice["boundary"]]
         out.append("")
     if advice["model_wrong"]:
         out += ["Where the model was wrong:", "", *[f"- {w}" for w in advice["model_wrong"]], ""]
@@ -592,7 +655,8 @@ def markdown(advice: dict[str, Any]) -> str:
             settings = " ".join(f"{k}={v}" for k, v in c["settings"].items()
                                 if k in advice["tune"] and (v or k != "TCP_MAX_SYN_BACKLOG"))
             out.append(f"| {c['run']} | [{c['cell']}]({c['row']}) | {settings} | {c['failed_reqs']} | "
-                       f"{c['lat_p99_ms']} | {_WORD[c['predicted_pass']]} | {_WORD[c['passed']]} |")
+                       f"{c['lat_p99_ms']} | {_WORD[c['predicted_pass']]} | "
+                       + (f"not judged: {c['not_as_asked']}" if c.get("not_as_asked") else _WORD[c["passed"]]) + " |")
         out += ["", "Reports: " + ", ".join(sorted({f"[{Path(c['report']).parent.name}]({c['report']})"
                                                      for c in advice["cells"]})), ""]
     return "\n".join(out)

@@ -1,8 +1,11 @@
 """Why a request failed, from its HTTP status and k6's error code: the rules of causes.tsv (one
-table for the whole suite; scenarios/lib/causes.js, which counts failures inside k6, is tested
-against it)."""
+table for the whole suite). k6's side (scenarios/lib/causes.js, which counts failures inside k6)
+reads the same rules from scenarios/lib/causes-table.js, made from the table by `javascript`
+(python3 -m ltsuite.causes js)."""
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -68,3 +71,40 @@ def cause(status: int, error_code: int, error: str = "") -> str:
 def failure_causes() -> list[str]:
     """The causes of a failed request, in table order (the fail_<cause> counters)."""
     return [r.cause for r in rules() if r.cause != "answered"]
+
+
+#: The table as a JavaScript module for k6's side (scenarios/lib/causes.js imports it, and k6's
+#: archive of a cell's script carries it as it carries every import): made by `javascript` and
+#: committed; tests/python/test_causes.py checks that it is the table's.
+JS_MODULE = Path(__file__).resolve().parents[2] / "scenarios" / "lib" / "causes-table.js"
+
+
+def javascript(path: Path = TABLE) -> str:
+    """causes-table.js: the rules of `path` as a JavaScript array, in order; a range is [low, high],
+    any value null."""
+    def js_range(r: tuple[int, int] | None) -> str:
+        return "null" if r is None else f"[{r[0]}, {r[1]}]"
+
+    lines = ["// Made from scripts/ltsuite/causes.tsv by `PYTHONPATH=scripts python3 -m ltsuite.causes js",
+             "// >scenarios/lib/causes-table.js`: edit the table, not this file. One rule a line, in",
+             "// the table's order: the first that matches a request gives its cause; null matches",
+             "// any value, error any message that contains it.", "export const RULES = ["]
+    for rule in rules(path):
+        lines.append(f"  {{ cause: {json.dumps(rule.cause)}, status: {js_range(rule.status)}, "
+                     f"errorCode: {js_range(rule.error_code)}, error: {json.dumps(rule.error)} }},")
+    lines.append("];")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """js [TABLE]: print causes-table.js made from TABLE (default causes.tsv)."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] != "js" or len(args) > 2:
+        print("usage: python3 -m ltsuite.causes js [TABLE]", file=sys.stderr)
+        return 2
+    sys.stdout.write(javascript(Path(args[1]) if len(args) == 2 else TABLE))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

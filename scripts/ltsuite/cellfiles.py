@@ -210,8 +210,12 @@ class Summary:
             return None
         return metric["values"]
 
-    def count(self, name: str) -> int | float:
-        """A counter's count (0 when k6 never counted it)."""
+    def count(self, name: str) -> int | float | None:
+        """A counter's count: 0 when k6 ran and never counted it (k6 leaves a counter that never
+        moved out of its summary), None when there is no summary to read (k6 never ran, or its
+        summary is unusable): unmeasured is empty, never 0."""
+        if not self.metrics:
+            return None
         values = self.values(name) or {}
         count = values.get("count")
         return 0 if count is None else count

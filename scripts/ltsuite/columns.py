@@ -144,8 +144,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("first_request_after_s", NUMBER, "s", "from k6's start to the first request"),
     Column("first_request_spread_ms", INTEGER, "ms", "between the first and the last VU's first request", md=120),
     Column("http_reqs", INTEGER, "requests", "load requests sent (k6's http_reqs with traffic:load)", md=130),
-    Column("tps", NUMBER, "req/s", "load requests per second over load_window_s", md=140,
-           label="requests per second"),
+    Column("tps", NUMBER, "req/s", "load requests per second over load_window_s, failed ones included", md=140,
+           label="requests per second (every request sent, failed ones included)"),
+    Column("answered_tps", NUMBER, "req/s", "answered load requests (http_reqs - failed_reqs) per second over "
+           "load_window_s: what predicted_tps predicts", label="answered requests per second"),
     Column("lat_min_ms", NUMBER, "ms", "fastest answered (2xx/3xx) request"),
     Column("lat_avg_ms", NUMBER, "ms", "mean latency of answered requests"),
     Column("lat_med_ms", NUMBER, "ms", "median latency of answered requests", md=150),
@@ -239,7 +241,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("predicted_listen_overflows", INTEGER, "SYNs", "the rules' listen_overflows: overflowing users x SYNs "
            "within the timeout", md=310, label="predicted_listen_overflows"),
     Column("predicted_syn_retrans", INTEGER, "SYNs", "the rules' syn_retrans: overflowing users x SYN retries"),
-    Column("predicted_tps", NUMBER, "req/s", "the rules' throughput for the workers and the request time",
+    Column("predicted_tps", NUMBER, "req/s", "the rules' answered requests per second for the workers and the "
+           "request time (answered_tps beside it)",
            label="predicted_tps"),
     Column("predicted_lat_max_ms", NUMBER, "ms", "the rules' slowest answer: the waves of users per worker",
            label="predicted_lat_max_ms"),

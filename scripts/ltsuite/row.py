@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import design, latency, netdelay, timeparts
+from .causes import failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
                         read_text, summary_problem)
@@ -203,10 +204,17 @@ def failed_for_files(cell: Cell, summary: Summary) -> dict[str, Any]:
     1213, so its fail_no_fd is the "too many open files" lines of k6's log, taken out of
     fail_connect. Every fail_* still adds up to failed_reqs."""
     connect = summary.count("fail_connect")
+    if connect is None:
+        return {"fail_no_fd": None, "fail_connect": None}
     if summary.values("fail_no_fd") is not None:
         return {"fail_no_fd": summary.count("fail_no_fd"), "fail_connect": connect}
     no_fd = min(log_count(cell.dir, "too many open files"), connect)
     return {"fail_no_fd": no_fd, "fail_connect": connect - no_fd}
+
+
+def _total(counts: list[int | float | None]) -> int | float | None:
+    """The sum of counts, None when any is unmeasured."""
+    return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
 
 
 def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
@@ -259,8 +267,10 @@ def extra(cell: Cell, env: dict[str, Any]) -> dict[str, Any]:
         }
     if scenario == "spike-open":
         iterations = _values(summary, "iterations") or {}
+        # TIME_UNIT is a duration > 0 (env/defaults.env): refused at validation when zero.
+        unit_ms, rate = duration_ms(env.get("TIME_UNIT") or ""), to_number(env.get("RATE"))
         return {
-            "arrival_rate_per_s": num(to_number(env.get("RATE")) * 1000 / duration_ms(env.get("TIME_UNIT") or "")),
+            "arrival_rate_per_s": None if not unit_ms or rate is None else num(rate * 1000 / unit_ms),
             "iteration_rate_per_s": num(iterations.get("rate")),
         }
     if scenario == "websocket":
@@ -272,8 +282,8 @@ def extra(cell: Cell, env: dict[str, Any]) -> dict[str, Any]:
         return {
             "ws_sessions": count_of("ws_sessions"),
             "ws_sessions_ok": count_of("ws_sessions_ok"),
-            "ws_sessions_failed": sum(count_of(n) for n in ("ws_fail_refused", "ws_fail_handshake_timeout",
-                                                            "ws_fail_abnormal_close", "ws_fail_timeout")),
+            "ws_sessions_failed": _total([count_of(n) for n in ("ws_fail_refused", "ws_fail_handshake_timeout",
+                                                                "ws_fail_abnormal_close", "ws_fail_timeout")]),
             "ws_fail_refused": count_of("ws_fail_refused"),
             "ws_fail_handshake_timeout": count_of("ws_fail_handshake_timeout"),
             "ws_fail_abnormal_close": count_of("ws_fail_abnormal_close"),
@@ -371,9 +381,15 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     def server(value: Any) -> Any:
         return None if cell.external() else value
 
-    tps = None
+    tps = answered_tps = None
     if reqs is not None:
-        tps = num(reqs["count"] / window_s) if window_s is not None and window_s > 0 else num(reqs.get("rate"))
+        per_request = 1 / window_s if window_s is not None and window_s > 0 else None
+        if per_request is None and reqs.get("rate") is not None and reqs["count"]:
+            per_request = reqs["rate"] / reqs["count"]
+        tps = num(reqs["count"] * per_request) if per_request is not None else num(reqs.get("rate"))
+        if per_request is not None and failed is not None and failed.get("passes") is not None:
+            # What the rules' predicted_tps predicts: answers, over the same window as tps.
+            answered_tps = num((reqs["count"] - failed["passes"]) * per_request)
     row: dict[str, Any] = {
         "run_id": run_id,
         "cell": cell_name,
@@ -393,6 +409,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         # Requests per second of the load itself: from the first request's start to the last
         # one's end, not over setup and the graceful stop.
         "tps": tps,
+        "answered_tps": answered_tps,
         "lat_min_ms": num(d.get("min")),
         "lat_avg_ms": num(d.get("avg")),
         "lat_med_ms": num(d.get("med")),
@@ -402,12 +419,10 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "lat_max_ms": num(d.get("max")),
         "failed_reqs": None if failed is None else failed.get("passes"),
         "failed_rate": None if failed is None else num(failed.get("rate")),
+        # One fail_<cause> a cause of causes.tsv (k6's counters of scenarios/lib/failures.js);
+        # no_fd and connect as failed_for_files tells them apart.
+        **{f"fail_{c}": summary.count(f"fail_{c}") for c in failure_causes()},
         **failed_for_files(cell, summary),
-        "fail_reset": summary.count("fail_reset"),
-        "fail_timeout": summary.count("fail_timeout"),
-        "fail_http_4xx": summary.count("fail_http_4xx"),
-        "fail_http_5xx": summary.count("fail_http_5xx"),
-        "fail_other": summary.count("fail_other"),
         # Dial errors that were "cannot assign requested address" (k6.log): the client ran out
         # of ephemeral ports towards the server's address and port.
         "fail_no_local_port": log_count(cell.dir, "cannot assign requested address"),

@@ -316,7 +316,8 @@ class Group:
 
 def repeat_groups(rows: list[dict[str, Any]]) -> list[Group]:
     """The rows grouped by the matrix cell they repeat, in cell order, with every number's
-    spread over the group (a row from before repetitions stands for its own cell)."""
+    spread over the group's rows that ran (status ok: a failed repetition's figures are left
+    out, as are empty ones); a row from before repetitions stands for its own cell."""
     def cell_of(row: dict[str, Any]) -> Any:
         return jq_alt(row.get("repeat_of"), row.get("cell"))
 
@@ -329,12 +330,13 @@ def repeat_groups(rows: list[dict[str, Any]]) -> list[Group]:
             groups.append(Group(cell=cell_of(row), axes=axes if isinstance(axes, dict) else {}, rows=[row], figures={}))
     for group in groups:
         keys = set()
-        for row in group.rows:
+        ran = [r for r in group.rows if r.get("status") == "ok"]
+        for row in ran:
             for source in (row, jq_alt(row.get("extra"), {})):
                 keys.update(k for k, v in source.items() if is_number(v))
         keys.discard("repeat")
         for key in sorted(keys, key=lambda k: k.encode("utf-8")):
-            group.figures[key] = spread([v for v in (figure(r, key) for r in group.rows) if v is not None])
+            group.figures[key] = spread([v for v in (figure(r, key) for r in ran) if v is not None])
     return groups
 
 
@@ -358,7 +360,8 @@ def render_md(run: Run) -> str:
     lines: list[str] = []
     if any(jq_key(jq_alt(r.get("repeat"), 1)) > jq_key(1) for r in run.rows):
         groups = repeat_groups(run.rows)
-        lines += ["Each matrix cell's figures: the median (min..max) of its repetitions.", ""]
+        lines += ["Each matrix cell's figures: the median (min..max) of its repetitions that ran (ok); "
+                  "failed repetitions and empty figures are left out.", ""]
         lines += _md_table_head(["cell", "repetitions", "ok", "as_designed"] + run.axes + figures)
         for g in groups:
             lines.append(_md_line([g.cell, len(g.rows), g.ok, g.as_designed] + [g.axes.get(a) for a in run.axes]

@@ -19,7 +19,7 @@ def cells($list): if ($list | length) == 0 then "none" else $list | map("<code>\
 </head>
 <body>
 <h1>Runs compared: <code>\($a | @html)</code> (A) and <code>\($b | @html)</code> (B)</h1>
-<p>A change beyond \(.threshold_pct) % (or from zero) is marked. Where both runs repeated a cell (REPEAT), a figure is the median (min..max) of its repetitions, and a change whose ranges overlap is within the noise (in grey), not marked.</p>
+<p>A change beyond \(.threshold_pct) % (or from zero) is marked. A figure is that of the cell's rows that ran (ok): failed rows and empty figures are left out. Where both runs repeated a cell (REPEAT), a figure is the median (min..max) of its repetitions, and a change whose ranges overlap is within the noise (in grey), not marked.</p>
 <table>
 <tr><th>cell</th><th>A</th><th>B</th><th>repetitions</th><th>figures changed beyond \(.threshold_pct) %</th></tr>",
 (.cells[] | "<tr\(if (.changed | length) > 0 then " class=\"marked\"" else "" end)><td><a href=\"#\(.cell | @html)\">\(.cell | @html)</a></td><td>\(.status_a | @html)</td><td>\(.status_b | @html)</td><td class=\"n\">\(.n_a // 1) / \(.n_b // 1)</td><td>\(if (.changed | length) == 0 then "none" else .changed | map(@html) | join(", ") end)</td></tr>"),

@@ -3,7 +3,7 @@ include "compare-text";
 
 "# Runs compared: `\($a)` (A) and `\($b)` (B)",
 "",
-"A change beyond \(.threshold_pct) % (or from zero) is marked **!**. Where both runs repeated a cell (REPEAT), a figure is the median (min..max) of its repetitions, and a change whose ranges overlap is within the noise (~), not marked.",
+"A change beyond \(.threshold_pct) % (or from zero) is marked **!**. A figure is that of the cell's rows that ran (ok): failed rows and empty figures are left out. Where both runs repeated a cell (REPEAT), a figure is the median (min..max) of its repetitions, and a change whose ranges overlap is within the noise (~), not marked.",
 "",
 "| cell | A | B | repetitions | figures changed beyond \(.threshold_pct) % |",
 "|---|---|---|---|---|",

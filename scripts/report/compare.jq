@@ -5,7 +5,8 @@
 # a change is marked. Run with -L scripts/lib.
 # Output: {cells: [{cell, n_a, n_b, figures: [{figure, a, b, a_min, a_max,
 #          b_min, b_max, change_pct, marked, noise}]}], only_a, only_b}.
-# A cell's figure is the median over its repetitions (REPEAT=N; one row
+# A cell's figure is the median over its repetitions that ran (status ok:
+# failed rows and empty figures are left out) (REPEAT=N; one row
 # otherwise). change_pct is (b - a) / |a| x 100; from 0 to another value it
 # is null and the change counts as beyond the threshold. A change beyond
 # the threshold is marked, unless both runs repeated the cell and the two

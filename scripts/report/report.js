@@ -195,7 +195,10 @@
     { key: 'lat_max_ms', predicted: 'predicted_lat_max_ms' },
     { key: 'server_conns_peak', reference: 'queue_capacity', predicted: 'predicted_server_conns_peak' },
     { key: 'listen_overflows', predicted: 'predicted_listen_overflows' },
-    { key: 'tps', predicted: 'predicted_tps' },
+    // tps counts every request sent; predicted_tps is a rate of answers, so
+    // it is drawn beside the answered requests per second.
+    { key: 'tps' },
+    { key: 'answered_tps', predicted: 'predicted_tps' },
   ];
   const title = (figure) => label(figure.titleOf || figure.key)
     + (figure.reference ? ` against ${label(figure.reference)}` : '');

@@ -65,7 +65,7 @@ First reason: $first"
         || fail "no chart $name for $cell"
     done
   done
-  for name in failed_reqs failed_rate lat_p95_ms lat_max_ms server_conns_peak listen_overflows tps; do
+  for name in failed_reqs failed_rate lat_p95_ms lat_max_ms server_conns_peak listen_overflows tps answered_tps; do
     jq -e --arg id "chart-across-$name" 'any(.charts[]; .id == $id)' "$PAGE" >/dev/null \
       || fail "no chart of $name across cells"
   done
@@ -121,7 +121,7 @@ First reason: $first"
 @test "the predictions the rows carry are drawn beside the measured figures" {
   local figure predicted want
   for figure in server_conns_peak:predicted_server_conns_peak listen_overflows:predicted_listen_overflows \
-    failed_users:predicted_failed_users tps:predicted_tps lat_max_ms:predicted_lat_max_ms; do
+    failed_users:predicted_failed_users answered_tps:predicted_tps lat_max_ms:predicted_lat_max_ms; do
     predicted="${figure#*:}"
     want="$(jq -s --arg k "$predicted" '[.[] | .[$k] | numbers] | length' "$RUN_DIR"/cells/*/row.json)"
     run jq -r --arg id "chart-across-${figure%%:*}" --arg k "$predicted" \

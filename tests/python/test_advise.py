@@ -2,8 +2,11 @@
 search where a run disagrees (a runner whose cells follow a capacity the model did not know)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ltsuite import advise as adv
 
@@ -127,12 +130,41 @@ def test_a_budget_keeps_the_cartesian_cells_within_it():
     assert adv.verification_axes(plan, 2) == {"SOMAXCONN": [9, 11]}
 
 
+def as_asked(users: int, **figures: Any) -> dict[str, Any]:
+    """A row of a cell that ran the burst it was asked for: as designed, every user's request
+    sent, none cut off or dropped."""
+    return {"status": "ok", "as_designed": 1, "http_reqs": users, "iterations_interrupted": 0,
+            "dropped_iterations": 0, **figures}
+
+
 def test_a_cell_passes_on_its_failures_and_p99():
     goal = adv.Goal(failed_rate=0.1, p99_ms=5000)
-    assert adv.cell_passes({"status": "ok", "failed_reqs": 2, "lat_p99_ms": 4000}, goal, 24) is True
-    assert adv.cell_passes({"status": "ok", "failed_reqs": 3, "lat_p99_ms": 4000}, goal, 24) is False
-    assert adv.cell_passes({"status": "ok", "failed_reqs": 0, "lat_p99_ms": 5001}, goal, 24) is False
+    assert adv.cell_passes(as_asked(24, failed_reqs=2, lat_p99_ms=4000), goal, 24) is True
+    assert adv.cell_passes(as_asked(24, failed_reqs=3, lat_p99_ms=4000), goal, 24) is False
+    assert adv.cell_passes(as_asked(24, failed_reqs=0, lat_p99_ms=5001), goal, 24) is False
     assert adv.cell_passes({"status": "failed", "failed_reqs": None}, goal, 24) is None
+
+
+def test_a_cell_cut_off_by_the_graceful_stop_verifies_nothing():
+    # A recorded run: 11 users, GRACEFUL_STOP=5s before REQUEST_TIMEOUT=10s: no request failed
+    # because none finished.
+    row = json.loads((Path(__file__).parent / "fixtures/cut-off/row.json").read_text())
+    assert row["failed_reqs"] == 0 and row["status"] == "ok"
+    assert adv.cell_passes(row, adv.Goal(), 11) is None
+    assert adv.not_as_asked(row, 11).startswith("not as designed (no request completed (http_reqs is 0); 11 of 11")
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"iterations_interrupted": 3, "http_reqs": 21}, "3 iterations cut off by GRACEFUL_STOP"),
+    ({"dropped_iterations": 2}, "2 iterations dropped"),
+    ({"http_reqs": 20}, "20 requests sent of the 24 asked for"),
+    ({"as_designed": None}, "as_designed is empty (not judged)"),
+    ({"iterations_interrupted": None}, "unmeasured iterations cut off by GRACEFUL_STOP"),
+])
+def test_a_cell_that_did_not_send_every_users_request_verifies_nothing(change, why):
+    row = {**as_asked(24, failed_reqs=0, lat_p99_ms=100), **change}
+    assert adv.cell_passes(row, adv.Goal(p99_ms=5000), 24) is None
+    assert adv.not_as_asked(row, 24) == why
 
 
 class CapacityRunner(adv.Runner):
@@ -151,7 +183,7 @@ class CapacityRunner(adv.Runner):
         found = []
         for i, s in enumerate(combos):
             held = s["TOMCAT_MAX_CONNECTIONS"] + min(s["TOMCAT_ACCEPT_COUNT"], s["SOMAXCONN"]) + 1 - self.short
-            row = {"status": "ok", "failed_reqs": max(self.users - held, 0), "lat_p99_ms": 8000, "cell": f"{i + 1:02d}"}
+            row = as_asked(self.users, failed_reqs=max(self.users - held, 0), lat_p99_ms=8000, cell=f"{i + 1:02d}")
             found.append({"run": name, "cell": row["cell"], "row": f"{name}/row.json", "report": f"{name}/report.html",
                           "settings": s, "row_data": row})
         self.cells.extend(found)
@@ -229,3 +261,39 @@ def test_the_sysctl_lines_are_least_values_a_host_with_higher_ones_keeps():
     text = adv.markdown({**advice, "source": "load.env"})
     assert "net.core.somaxconn = 11" in text
     assert "These are the least values the verifying run needed" in text
+
+
+class LosingRunner(CapacityRunner):
+    """A run whose cell with the given settings left no row (it did not finish)."""
+
+    def __init__(self, lose: dict[str, int], **kwargs: Any):
+        super().__init__(**kwargs)
+        self.lose = lose
+
+    def run(self, name: str, settings: dict[str, int], axes: dict[str, list[int]]) -> list[dict[str, Any]]:
+        found = super().run(name, settings, axes)
+        kept = [c for c in found if any(c["settings"][k] != v for k, v in self.lose.items())]
+        self.cells[:] = [c for c in self.cells if c in kept or c not in found]
+        return kept
+
+
+def test_a_missing_row_of_the_models_setting_is_named_not_a_crash():
+    runner = LosingRunner({"SOMAXCONN": 11}, short=0, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    assert advice["verified"] is False and advice["recommended"] == {}
+    assert advice["cannot"] == ("the verify run has no row for the cell with the model's setting (SOMAXCONN=11 "
+                                "TOMCAT_ACCEPT_COUNT=100 TCP_MAX_SYN_BACKLOG=0 TOMCAT_MAX_THREADS=12 TOMCAT_MAX_CONNECTIONS=12): "
+                                "it did not finish; see its run under runs/")
+    assert [c["settings"]["SOMAXCONN"] for c in advice["cells"]] == [9]
+    assert "**Cannot recommend a setting**: the verify run has no row" in adv.markdown({**advice, "source": "x"})
+
+
+def test_a_missing_row_of_the_boundary_is_named_in_the_boundary():
+    runner = LosingRunner({"SOMAXCONN": 9}, short=0, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    assert advice["verified"] is True
+    (boundary,) = advice["boundary"]
+    assert boundary["passed"] is None and boundary["not_as_asked"].startswith("the run has no row for the cell with ")
+    assert "SOMAXCONN=9" in boundary["not_as_asked"]
+    assert "- `SOMAXCONN` = 9 (the model: fail): not judged: the run has no row for the cell with " \
+        in adv.markdown({**advice, "source": "x"})

@@ -2,12 +2,15 @@
 side (scenarios/lib/causes.js, run here by node) gives the same cause for every status and error
 code tried."""
 import json
+import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
-from ltsuite.causes import cause, failure_causes, rules
+from ltsuite import causes as causes_module
+from ltsuite.causes import JS_MODULE, TABLE, cause, failure_causes, javascript, rules
 
 from conftest import ROOT
 
@@ -42,12 +45,15 @@ def test_a_client_out_of_file_descriptors_is_not_a_connect_failure(status, code,
     assert cause(status, code, error) == expected
 
 
-def run_causes_js(tmp_path, program):
-    """Run a node ES module that imports scenarios/lib/causes.js (copied as .mjs, which node reads
-    as a module) and prints JSON."""
+def run_causes_js(tmp_path, program, table=None):
+    """Run a node ES module that imports scenarios/lib/causes.js (copied with its table module into
+    a directory node reads as ES modules) and prints JSON. table: a causes-table.js of one's own
+    (default: the committed one)."""
     if shutil.which("node") is None:
         pytest.fail("node is not installed (the suite's report tools need it: make tools)")
+    (tmp_path / "package.json").write_text('{"type": "module"}\n')
     shutil.copy(ROOT / "scenarios" / "lib" / "causes.js", tmp_path / "causes.mjs")
+    (tmp_path / "causes-table.js").write_text(table or (ROOT / "scenarios" / "lib" / "causes-table.js").read_text())
     (tmp_path / "main.mjs").write_text(program)
     run = subprocess.run(["node", str(tmp_path / "main.mjs")], capture_output=True, text=True, check=True)
     return json.loads(run.stdout)
@@ -92,3 +98,38 @@ def test_causes_js_error_codes_by_counter_are_the_tables(tmp_path):
     # no_fd is told apart by its message, so no error code is its own (the row takes a script of
     # one's own's from k6's log).
     assert sorted(got) == sorted(f"fail_{c}" for c in failure_causes() if c not in ("other", "no_fd"))
+
+
+def test_the_committed_js_table_is_made_from_causes_tsv():
+    assert JS_MODULE.read_text() == javascript(), \
+        "scenarios/lib/causes-table.js is not causes.tsv's: PYTHONPATH=scripts python3 -m ltsuite.causes js " \
+        ">scenarios/lib/causes-table.js"
+
+
+def test_a_row_added_to_the_table_reaches_both_languages(tmp_path):
+    # A new cause in a copy of the table, before "other": Python's rules and k6's side (made from
+    # the copy) both count a 1230 as it.
+    table = tmp_path / "causes.tsv"
+    text = TABLE.read_text()
+    table.write_text(text.replace("\nother\t", "\ntls\t\t1230-1239\t\nother\t"))
+    rules.cache_clear()
+    try:
+        added = rules(table)
+        assert [r.cause for r in added][-2:] == ["tls", "other"]
+        assert next(r.cause for r in added if r.matches(0, 1231)) == "tls"
+    finally:
+        rules.cache_clear()
+    js_dir = tmp_path / "js"
+    js_dir.mkdir()
+    got = run_causes_js(js_dir, """
+import { failureCause, FAILURE_CAUSES, causeCodes } from './causes.mjs';
+console.log(JSON.stringify({ cause: failureCause({ status: 0, error_code: 1231 }), causes: FAILURE_CAUSES,
+  codes: causeCodes().fail_tls }));
+""", table=javascript(table))
+    assert got == {"cause": "tls", "causes": ["no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx", "tls",
+                                              "other"], "codes": list(range(1230, 1240))}
+    # The command line writes the same module.
+    run = subprocess.run([sys.executable, "-m", "ltsuite.causes", "js", str(table)], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+    assert run.stdout == javascript(table)
+    assert causes_module.main(["nonsense"]) == 2

@@ -149,7 +149,7 @@ def report_figures() -> list[dict[str, str]]:
 
 def test_the_report_s_charts_take_their_titles_and_series_names_from_the_schema():
     figures = report_figures()
-    assert len(figures) == 8
+    assert len(figures) == 9
     named = set()
     for figure in figures:
         title_of = figure.get("titleOf", figure["key"])
@@ -201,3 +201,10 @@ def test_make_compare_looks_at_the_schema_s_numeric_columns(tmp_path):
     assert compared <= set(columns.compare_columns())
     assert {"tps", "wr_visitors", "arrival_rate_per_s"} <= compared
     assert "repeat" not in compared
+
+
+def test_every_failure_cause_has_its_column():
+    # A cause added to scripts/ltsuite/causes.tsv needs its fail_<cause> column (and its words) here.
+    from ltsuite.causes import failure_causes
+    missing = [f"fail_{c}" for c in failure_causes() if f"fail_{c}" not in columns.BY_NAME]
+    assert missing == [], f"causes.tsv has causes with no column in scripts/ltsuite/columns.py: {missing}"

@@ -38,8 +38,8 @@ def rebuild(cell_dir, **changes):
 
 
 #: Columns added after the cells were recorded, from marks those cells already have.
-ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "net_rtt_applied_ms", "net_hold_p99_ms", "net_packets_lost",
-                        "net_delayer_drops"}
+ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_applied_ms", "net_hold_p99_ms",
+                        "net_packets_lost", "net_delayer_drops"}
 
 
 def since_recorded(row, rec):
@@ -308,3 +308,23 @@ def test_a_training_start_is_counted_apart_from_the_set_up(cell_copy):
     assert row["target_train_s"] == 2.5
     assert row["setup_s"] == before["setup_s"]
     assert [row["target_start_mode"], row["target_start_cpu_s"]] == ["aot", 3.26]
+
+
+def test_a_cell_whose_k6_never_ran_leaves_its_counts_empty_not_zero(cell_copy):
+    # The target never started: no k6 summary, no samples: every count is unmeasured.
+    cell = cell_copy("tiny-spike")
+    for name in ("summary.json", "k6-samples.json.gz", "k6.log"):
+        (cell / name).unlink()
+    row = rebuild(cell, status="failed", error="the target did not start")
+    for column in ("failed_reqs", "fail_connect", "fail_no_fd", "fail_reset", "fail_timeout", "fail_http_4xx",
+                   "fail_http_5xx", "fail_other", "dropped_iterations", "http_reqs"):
+        assert row[column] is None, column
+
+
+@pytest.mark.parametrize("name", ["tiny-spike", "syn-cookies-1"])
+def test_answered_tps_counts_the_answers_over_the_window_of_tps(name):
+    # What predicted_tps predicts: answers, not every request sent (tps).
+    row = rebuild(FIXTURES / name)
+    assert row["failed_reqs"] < row["http_reqs"] or row["answered_tps"] == 0
+    assert row["answered_tps"] == pytest.approx(row["tps"] * (row["http_reqs"] - row["failed_reqs"]) / row["http_reqs"],
+                                                abs=0.01)

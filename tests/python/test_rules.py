@@ -1,5 +1,7 @@
 """The prediction rules of ltsuite.rules: SYN retransmission times, the accept queue's capacity,
 thread-pool waves (the cases tests/unit/rules.bats checked on rules.jq)."""
+from pathlib import Path
+
 from ltsuite import rules
 
 
@@ -55,3 +57,12 @@ def test_closed_model_throughput():
 
 def test_k6_durations_in_milliseconds():
     assert [rules.duration_ms(d) for d in ("500ms", "10s", "1m30s", "1h", "1.5s", "")] == [500, 10000, 90000, 3600000, 1500, None]
+
+
+def test_durations_agree_with_the_shared_table():
+    # tests/fixtures/durations.tsv: scenarios/lib/env.js and scripts/lib/k6.sh are held to it too.
+    table = Path(__file__).parents[1] / "fixtures" / "durations.tsv"
+    cases = [line.split("\t") for line in table.read_text().splitlines() if line and not line.startswith("#")]
+    assert len(cases) > 5
+    for text, ms in cases:
+        assert rules.duration_ms(text) == int(ms), text

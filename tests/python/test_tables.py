@@ -138,13 +138,15 @@ def test_repetitions_get_a_table_of_medians_with_their_range(tmp_path):
         row("01_vus-2_rep-4", "01_vus-2", 4, tps=12, prediction_check="match", as_designed=1),
     ])
     md = tables.render_md(tables.load_run(run_dir)).split("\n")
-    assert md[0] == "Each matrix cell's figures: the median (min..max) of its repetitions."
+    assert md[0] == ("Each matrix cell's figures: the median (min..max) of its repetitions that ran (ok); "
+                     "failed repetitions and empty figures are left out.")
     head = md[2].strip("| ").split(" | ")
     line = md[4].strip("| ").split(" | ")
     cells = dict(zip(head, line))
     assert [cells["cell"], cells["repetitions"], cells["ok"], cells["as_designed"], cells["VUS"]] == \
         ["01_vus-2", "4", "3", "3", "2"]
-    assert cells["tps"] == "11.5 (10..13)"
+    # The failed repetition's 11 is left out.
+    assert cells["tps"] == "12 (10..13)"
     assert cells["prediction_check"] == "match/mismatch"
     assert "Every repetition, in the order of the cells:" in md
 

@@ -99,3 +99,19 @@ setup() {
   assert_failure
   assert_output --partial 'make compare A=<run-id> B=<run-id>'
 }
+
+@test "a failed row's figures are left out of the medians and the comparison, and the page says so" {
+  rep() { # RUN K STATUS TPS
+    lt_write "$LT_RESULTS_DIR/$1/cells/01_x_rep-$2/row.json" \
+      <<<"{\"run_id\": \"$1\", \"cell\": \"01_x_rep-$2\", \"repeat_of\": \"01_x\", \"repeat\": $2, \"status\": \"$3\", \"tps\": $4, \"fail_connect\": 0}"
+  }
+  # rep-a's third repetition never started its target: its 0s are not measurements.
+  rep fa-a 1 ok 100; rep fa-a 2 ok 102; rep fa-a 3 failed 0
+  rep fa-b 1 ok 100; rep fa-b 2 ok 102; rep fa-b 3 ok 101
+  run "$LT_ROOT/scripts/compare.sh" fa-a fa-b
+  assert_success
+  run cat "$LT_RESULTS_DIR/compare-fa-a-vs-fa-b/compare.md"
+  assert_line '| tps | 101 (100..102) | 101 (100..102) | 0 % |  |'
+  assert_line '| 01_x | failed/ok | ok | 3 / 3 | none |'
+  assert_output --partial "failed rows and empty figures are left out"
+}

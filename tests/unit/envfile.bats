@@ -179,8 +179,10 @@ setup() {
   assert_output "'0' is not a port (1-65535)"
   run envfile_check_type port 99999999999999999999999
   assert_failure
+  # Digits with a leading zero are refused, as every number is (bash reads them as octal).
   run envfile_check_type port 08080
-  assert_success
+  assert_failure
+  assert_output "'08080' is not a port (1-65535) (a leading zero reads as octal: write 8080)"
 }
 
 @test "types: a whole number with a most it can be" {
@@ -234,4 +236,53 @@ setup() {
   assert_output "'many' is not auto or a whole number > 0"
   [ "${KNOB_TYPE[K6_INSTANCES]}" = auto-or-count ]
   [ "${KNOB_DEFAULT[K6_INSTANCES]}" = auto ]
+}
+
+# knob_type_cases: "type value ok|refused" of every line of the shared table.
+knob_type_cases() {
+  grep -v '^#' "$LT_ROOT/tests/fixtures/knob-types.tsv" | tr '\t' ' '
+}
+
+@test "the shell's type checker gives every verdict of the shared table" {
+  local type value want got
+  [ "$(knob_type_cases | wc -l)" -gt 20 ]
+  while read -r type value want; do
+    got=refused
+    envfile_check_type "$type" "$value" >/dev/null && got=ok
+    [ "$got" = "$want" ] || fail "$type '$value': $got, the table says $want"
+  done < <(knob_type_cases)
+}
+
+@test "scenarios/lib/env.js gives every verdict and duration of the shared tables" {
+  cd "$LT_ROOT/tests/fixtures"
+  bats_require_minimum_version 1.5.0
+  run --separate-stderr "$LT_ROOT/.tools/bin/k6" --log-format raw inspect env-js-check.js
+  assert_success
+  # shellcheck disable=SC2154 # SC2154: run --separate-stderr sets $stderr
+  diff <(jq -r '.types[]' <<<"$stderr") <(knob_type_cases)
+  diff <(jq -r '.durations[]' <<<"$stderr") <(grep -v '^#' "$LT_ROOT/tests/fixtures/durations.tsv" | tr '\t' ' ')
+}
+
+@test "a leading zero is refused with file:line and the number it would have meant" {
+  printf 'CLIENT_ADDRESSES=010\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: CLIENT_ADDRESSES: '010' is not a whole number > 0 (a leading zero reads as octal: write 10)"
+  printf '# x\nTOMCAT_ACCEPT_COUNT=100 08\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:2: TOMCAT_ACCEPT_COUNT: '08' is not a whole number >= 0 (a leading zero reads as octal: write 8)"
+}
+
+@test "a zero DURATION, REQUEST_TIMEOUT or TIME_UNIT is refused with file:line" {
+  local key
+  for key in DURATION REQUEST_TIMEOUT TIME_UNIT; do
+    printf '# x\n%s=0s\n' "$key" | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+    run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+    assert_failure 2
+    assert_output --partial "m.matrix:2: $key: '0s' is zero: it must be a duration > 0 such as 1s"
+  done
+  # A graceful stop of zero is one: k6 stops at once.
+  printf 'GRACEFUL_STOP=0s\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
 }

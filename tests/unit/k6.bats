@@ -340,3 +340,10 @@ SH
   assert_output ''
   grep -q -- "--out=influxdb=http://127.0.0.1:9/k6" "$cell_dir/summary.json.args"
 }
+
+@test "k6_duration_seconds gives the shared table's durations in whole seconds, rounded up" {
+  local value ms
+  while IFS=$'\t' read -r value ms; do
+    [ "$(k6_duration_seconds "$value")" = "$(((ms + 999) / 1000))" ] || fail "$value: $(k6_duration_seconds "$value") s"
+  done < <(grep -v '^#' "$LT_ROOT/tests/fixtures/durations.tsv")
+}

@@ -218,3 +218,17 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
   refute_output --partial ltuser
   assert_output --partial "INFLUXDB_URL=http://127.0.0.1:8086"
 }
+
+@test "the rules' answers per second are drawn beside the answered requests per second, not beside tps" {
+  # 4 requests at 8.5 a second, 3 failed: 2.125 answered a second; the rules predict 2.
+  jq '.answered_tps = 2.125 | .predicted_tps = 2' "$RUN_DIR/cells/01_vus-4/row.json" >"$BATS_TEST_TMPDIR/row" \
+    && mv "$BATS_TEST_TMPDIR/row" "$RUN_DIR/cells/01_vus-4/row.json"
+  report_render "$RUN_DIR"
+  node "$LT_ROOT/scripts/report/open-report.js" "$RUN_DIR/report.html" >"$BATS_TEST_TMPDIR/page.json"
+  run jq -c '.charts[] | select(.id == "chart-across-answered_tps") | [.title, [.series[] | .label, .pixels > 0], .data[1:]]' \
+    "$BATS_TEST_TMPDIR/page.json"
+  assert_output '["answered requests per second",["answered_tps",true,"predicted_tps",true],[[2.125,null],[2,null]]]'
+  # tps keeps every request sent and says so, with no prediction beside it.
+  run jq -c '.charts[] | select(.id == "chart-across-tps") | [.title, [.series[].label], .data[1:]]' "$BATS_TEST_TMPDIR/page.json"
+  assert_output '["requests per second (every request sent, failed ones included)",["tps"],[[8.5,null]]]'
+}
