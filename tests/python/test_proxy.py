@@ -17,10 +17,12 @@ REFUSED_ERROR = [
     'to upstream, client: 127.0.0.1, server: , request: "GET /x HTTP/1.1", upstream: "http://127.0.0.1:1/x", '
     'host: "127.0.0.1:18090"',
 ]
+# Recorded from a cell of tests/integration/proxy.bats (PROXY_CONNECT_TIMEOUT=300ms, a full accept queue).
 TIMEOUT_ERROR = (
-    '2026/11/26 23:30:01 [error] 2211#2211: *7 upstream timed out (110: Connection timed out) while connecting '
-    'to upstream, client: 10.200.0.2, server: , request: "GET /api/delay HTTP/1.1", '
-    'upstream: "http://10.200.0.1:8080/api/delay", host: "10.200.0.1:8090"')
+    '2026/11/26 23:23:50 [error] 9519#9519: *8 upstream timed out (110: Connection timed out) while connecting '
+    'to upstream, client: 198.18.0.2, server: , request: "GET /hello?delayMs=1500 HTTP/1.1", '
+    'upstream: "http://198.18.0.1:8080/hello?delayMs=1500", host: "198.18.0.1:8090"')
+TIMEOUT_ACCESS = "1795735430.010\t504\t504\t0.301\t-\t0.301"
 OK_ACCESS = [f"1795734767.5{i:02d}\t200\t200\t0.0{i:02d}\t0.00{i % 10}\t0.0{i:02d}" for i in range(1, 100)]
 
 ENV = {"SERVER_ADDR": "10.200.0.1", "SERVER_PORT": "8080", "PROXY_PORT": "8090",
@@ -70,7 +72,7 @@ def test_refused_connections_are_502_and_connect_errors() -> None:
 
 
 def test_connect_timeouts_are_counted_apart() -> None:
-    cols = proxy.columns(["1795734800.000\t504\t504\t0.250\t-\t0.250"], [TIMEOUT_ERROR, "unrelated line"])
+    cols = proxy.columns([TIMEOUT_ACCESS], [TIMEOUT_ERROR, "unrelated line"])
     assert cols["proxy_504"] == 1
     assert cols["proxy_upstream_connect_timeouts"] == 1
     assert cols["proxy_upstream_connect_errors"] == 0
