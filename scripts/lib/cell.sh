@@ -89,12 +89,14 @@ cell_step() {
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_cell_steps() {
   local -n values="$1"
-  local cell_dir="$2" inspected="$3" k6_status=0 limit base_url
+  local cell_dir="$2" inspected="$3" k6_status=0 limit base_url users_url
   local -a k6_options
   base_url="$(backend_url values)"
+  # The users' URL: nginx's when it is in front (PROXY), else the target's.
+  users_url="$(proxy_url values "$base_url")"
   # What does not depend on the target comes first, so a bad script fails
   # the cell before a JVM starts: k6's script and options, the monitoring.
-  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$base_url" "$inspected" || return 1
+  cell_step "reading the k6 script" k6_prepare_script values "$cell_dir" "$users_url" "$inspected" || return 1
   limit=$(($(k6_planned_seconds values "$cell_dir") + 60))
   monitoring_cell_start values "$cell_dir" || warn "monitoring could not start for this cell"
   mapfile -t k6_options < <(monitoring_k6_options values "$cell_dir")
@@ -103,6 +105,7 @@ run_cell_steps() {
   phase_mark "$cell_dir" target_start
   backend_start values "$cell_dir" "$base_url" || return 1
   phase_mark "$cell_dir" target_ready
+  cell_step "starting nginx" proxy_start values "$cell_dir" || return 1
   # The delay after the health checks, so they do not wait on it.
   cell_step "starting the delayer" netdelay_start values "$cell_dir" || return 1
   # The client's counters after the health checks, so their connections are
@@ -114,7 +117,7 @@ run_cell_steps() {
   sampler_start "$cell_dir/samples.tsv" "$load_port" "$(target_metrics_port values)" \
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)"
   phase_mark "$cell_dir" k6_start
-  k6_start values "$cell_dir" "$base_url" "$limit" "${k6_options[@]}"
+  k6_start values "$cell_dir" "$users_url" "$limit" "${k6_options[@]}"
   k6_wait || k6_status=$?
   phase_mark "$cell_dir" k6_end
   CELL_K6_EXIT="$k6_status"
@@ -138,6 +141,10 @@ run_cell_steps() {
   fi
   if ! backend_alive; then
     CELL_ERROR="target died during the cell"
+    return 1
+  fi
+  if ! proxy_alive; then
+    CELL_ERROR="nginx died during the cell"
     return 1
   fi
   if ! netdelay_alive; then
@@ -193,11 +200,12 @@ cell_finish() {
     --run-id "$LT_RUN_ID" --status "$2" --error "$3" --axes "$4" --wall-s "$5" --repeat "$6" --k6-exit "$7"
 }
 
-# stop_cell_processes: k6, sampler, delayer and target of the current cell, then the namespaces.
+# stop_cell_processes: k6, sampler, delayer, proxy and target of the current cell, then the namespaces.
 stop_cell_processes() {
   k6_stop
   sampler_stop
   netdelay_stop
+  proxy_stop
   backend_stop
   netns_down
 }

@@ -133,3 +133,6 @@ netns_read_sysctls() {
 # The delayer between the two namespaces (NET_RTT_MS, NET_LOSS) goes with them.
 # shellcheck source=scripts/lib/netdelay.sh
 source "$(dirname "${BASH_SOURCE[0]}")/netdelay.sh"
+# The proxy in the server namespace (PROXY=nginx) goes with them too.
+# shellcheck source=scripts/lib/proxy.sh
+source "$(dirname "${BASH_SOURCE[0]}")/proxy.sh"

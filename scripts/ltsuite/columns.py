@@ -225,6 +225,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("net_packets_lost", INTEGER, "packets", "packets the delayer dropped at random for NET_LOSS"),
     Column("net_delayer_drops", INTEGER, "packets", "packets the kernel dropped because the delayer fell behind "
            "(its queue or socket full); above 0 the cell is not as designed"),
+    # The proxy's view (PROXY=nginx: its access and error logs, scripts/ltsuite/proxy.py); empty without.
+    Column("proxy_reqs", INTEGER, "requests", "requests nginx logged (PROXY=nginx; empty without a proxy)"),
+    Column("proxy_502", INTEGER, "requests", "nginx's 502 answers (it could not connect to the target, or lost it)"),
+    Column("proxy_504", INTEGER, "requests", "nginx's 504 answers (PROXY_CONNECT_TIMEOUT or its read timeout passed)"),
+    Column("proxy_upstream_connect_errors", INTEGER, "connections", "nginx's connections to the target that "
+           "failed (refused, reset; its error log)"),
+    Column("proxy_upstream_connect_timeouts", INTEGER, "connections", "nginx's connections to the target not "
+           "accepted within PROXY_CONNECT_TIMEOUT (its error log)"),
+    Column("proxy_request_p99_ms", NUMBER, "ms", "99th percentile of nginx's $request_time"),
+    Column("proxy_upstream_connect_p99_ms", NUMBER, "ms", "99th percentile of nginx's $upstream_connect_time "
+           "(the requests that connected)"),
     Column("tomcat_threads_busy_peak", INTEGER, "threads", "most busy Tomcat threads (actuator tomcat.threads.busy)"),
     Column("k6_cpu_avg_pct", NUMBER, "%", "k6's mean CPU (100 = one core)"),
     Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),

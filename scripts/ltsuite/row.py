@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import design, latency, netdelay, timeparts
+from . import design, latency, netdelay, proxy, timeparts
 from .causes import failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
@@ -447,6 +447,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "server_time_wait_peak": server(p.get("server_time_wait")),
         "client_time_wait_peak": p.get("client_time_wait"),
         **netdelay.row_columns(cell.dir),
+        **proxy.row_columns(cell.dir),
         "tomcat_threads_busy_peak": p.get("tomcat_threads_busy"),
         "k6_cpu_avg_pct": peaks.k6_cpu_avg,
         "k6_cpu_peak_pct": p.get("k6_cpu_pct"),

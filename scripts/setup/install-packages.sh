@@ -9,7 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 # command -> Debian package
 readonly -A PACKAGE_OF=(
   [jq]=jq [curl]=curl [ip]=iproute2 [ss]=iproute2 [nstat]=iproute2
-  [flock]=util-linux [shellcheck]=shellcheck [sysctl]=procps [python3]=python3 [iptables]=iptables
+  [flock]=util-linux [shellcheck]=shellcheck [sysctl]=procps [python3]=python3 [iptables]=iptables [nginx]=nginx
 )
 
 main() {

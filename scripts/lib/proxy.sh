@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# Summary: the proxy of a cell (PROXY=nginx): nginx between the users and the
+# target, in the server namespace on PROXY_PORT.
+#
+# Its config is rendered from the cell's settings by ltsuite.proxy into the
+# cell's directory (nginx.conf), with its pid, logs and temp files there too;
+# it runs in the foreground (daemon off), so the pid kept here is its master's,
+# and it is stopped by that pid at the cell's end. The users load its URL
+# (proxy_url); the target keeps its own port. Needs common.sh and netns.sh.
+
+# The running nginx: state of this file only, read by proxy_stop.
+PROXY_PID=""
+
+# proxy_wanted CELL_ASSOC: succeed when the cell puts nginx in front.
+proxy_wanted() {
+  local -n px_values="$1"
+  [[ "${px_values[PROXY]:-none}" == nginx ]]
+}
+
+# proxy_url CELL_ASSOC BASE_URL: the URL the users load: nginx's with a
+# proxy, BASE_URL (the target's) without.
+proxy_url() {
+  local -n pu_values="$1"
+  if proxy_wanted "$1"; then
+    printf 'http://%s:%s\n' "${pu_values[SERVER_ADDR]}" "${pu_values[PROXY_PORT]}"
+  else
+    printf '%s\n' "$2"
+  fi
+}
+
+# proxy_start CELL_ASSOC CELL_DIR: when the cell asks for it, nginx started
+# in the server namespace and listening before it returns. On failure the
+# reason is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the file that sourced this one
+proxy_start() {
+  local -n ps_values="$1"
+  local cell_dir="$2" tries
+  proxy_wanted "$1" || return 0
+  if [[ "$NETNS_HOST_MODE" == 1 ]]; then
+    CELL_ERROR="PROXY=nginx needs the server namespace (not an external TARGET_URL)"
+    return 1
+  fi
+  mkdir -p "$cell_dir/nginx-temp"
+  if ! PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.proxy config "$cell_dir" \
+    2>>"$cell_dir/nginx.out" | write_atomic "$cell_dir/nginx.conf"; then
+    CELL_ERROR="cannot write nginx's config ($(tail -n 1 "$cell_dir/nginx.out" 2>/dev/null))"
+    return 1
+  fi
+  # A simple command in the background, so $! is nginx's master itself.
+  # The run lock (fd 9) stays with the runner.
+  ip netns exec "$(netns_name server)" nginx -e "$cell_dir/nginx-error.log" -c "$cell_dir/nginx.conf" \
+    9>&- >>"$cell_dir/nginx.out" 2>&1 &
+  PROXY_PID=$!
+  for ((tries = 0; tries < 100; tries++)); do
+    if ! kill -0 "$PROXY_PID" 2>/dev/null; then
+      CELL_ERROR="nginx did not start ($(tail -n 1 "$cell_dir/nginx-error.log" 2>/dev/null))"
+      PROXY_PID=""
+      return 1
+    fi
+    [[ -n "$(netns_exec server ss -Hltn "sport = :${ps_values[PROXY_PORT]}")" ]] && return 0
+    sleep 0.1
+  done
+  CELL_ERROR="nginx did not listen on port ${ps_values[PROXY_PORT]} within 10 s"
+  return 1
+}
+
+# proxy_alive: succeed when no proxy was started, or it still runs.
+proxy_alive() {
+  [[ -z "$PROXY_PID" ]] || kill -0 "$PROXY_PID" 2>/dev/null
+}
+
+# proxy_stop: stop nginx (TERM: a fast shutdown of its master and workers).
+proxy_stop() {
+  [[ -n "$PROXY_PID" ]] || return 0
+  kill -TERM "$PROXY_PID" 2>/dev/null || true
+  wait "$PROXY_PID" 2>/dev/null || true
+  PROXY_PID=""
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# nginx in front (PROXY=nginx) of a target whose accept queue is tiny (one
+# connection, accept count 1) and whose answers take 1.5 s: the users connect
+# to nginx at once, and the connections nginx cannot get accepted within
+# PROXY_CONNECT_TIMEOUT come back as its 504s, counted from its own logs. nginx
+# stops with its cell.
+# shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
+
+setup_file() {
+  load '../test_helper'
+  lt_require_root
+  export LT_LOCK_WAIT=900
+  local matrix="$BATS_FILE_TMPDIR/proxy.matrix"
+  printf '%s\n' SCENARIO=keepalive VUS=6 REQUESTS_PER_VU=2 CONNECTION_REUSE=1 DELAY_MS=1500 DURATION=20s \
+    TOMCAT_MAX_CONNECTIONS=1 TOMCAT_ACCEPT_COUNT=1 PROXY=nginx PROXY_CONNECT_TIMEOUT=300ms \
+    K6_HTML_REPORT=0 MONITORING=off >"$matrix"
+  lt_run_matrix_once "$matrix"
+}
+
+setup() {
+  load '../test_helper'
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  CELL="$(lt_cells | head -n 1)"
+}
+
+@test "behind nginx the full accept queue shows as nginx's 504s, not as the users' connect failures" {
+  [ "$(cat "$BATS_FILE_TMPDIR/run.status")" -eq 0 ] || [ "$(lt_row_value "$CELL" status)" = ok ]
+  local reqs p504 timeouts
+  reqs="$(lt_row_value "$CELL" proxy_reqs)"
+  p504="$(lt_row_value "$CELL" proxy_504)"
+  timeouts="$(lt_row_value "$CELL" proxy_upstream_connect_timeouts)"
+  # Every user request (and setup()'s check) went through nginx.
+  [ "$reqs" -eq "$(($(lt_row_value "$CELL" http_reqs) + 1))" ] || fail "proxy_reqs $reqs"
+  [ "$p504" -gt 0 ] || fail "no 504 from nginx"
+  # Each 504 is a connection the target's kernel did not accept in time.
+  [ "$timeouts" -eq "$p504" ] || fail "proxy_upstream_connect_timeouts $timeouts, proxy_504 $p504"
+  [ "$(lt_row_value "$CELL" proxy_502)" -eq 0 ]
+  [ "$(lt_row_value "$CELL" fail_connect)" -eq 0 ]
+  [ "$(lt_row_value "$CELL" fail_http_5xx)" -eq "$p504" ]
+  # The requests that connected waited at most the connect timeout for it.
+  awk -v c="$(lt_row_value "$CELL" proxy_upstream_connect_p99_ms)" 'BEGIN { exit !(c >= 0 && c <= 300) }'
+  awk -v c="$(lt_row_value "$CELL" proxy_request_p99_ms)" 'BEGIN { exit !(c >= 1500) }'
+}
+
+@test "the users loaded nginx's port, nginx the target's; nginx stopped with its cell" {
+  grep -q "^    listen $(lt_cell_value "$CELL" SERVER_ADDR):8090;" "$RUN_DIR/cells/$CELL/nginx.conf"
+  grep -q "^    server $(lt_cell_value "$CELL" SERVER_ADDR):8080 max_fails=0;" "$RUN_DIR/cells/$CELL/nginx.conf"
+  grep -q "proxy_connect_timeout 300ms;" "$RUN_DIR/cells/$CELL/nginx.conf"
+  grep -q "upstream timed out" "$RUN_DIR/cells/$CELL/nginx-error.log"
+  [ ! -e "$RUN_DIR/cells/$CELL/nginx.pid" ]
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bats
+# Where the users go with and without nginx in front (scripts/lib/proxy.sh).
+# shellcheck disable=SC2034 # SC2034: the cells are read through proxy_url's nameref
+
+setup() {
+  load '../test_helper'
+  lt_source_libs netns
+}
+
+@test "proxy_url: with PROXY=nginx the users load nginx's port on the server's address" {
+  local -A cell=([PROXY]=nginx [SERVER_ADDR]=198.18.0.1 [SERVER_PORT]=8080 [PROXY_PORT]=8090)
+  run proxy_url cell http://198.18.0.1:8080
+  assert_output http://198.18.0.1:8090
+}
+
+@test "proxy_url: without a proxy (none or unset) the users load the target's URL" {
+  local -A cell=([PROXY]=none [SERVER_ADDR]=198.18.0.1 [PROXY_PORT]=8090)
+  run proxy_url cell http://198.18.0.1:8080
+  assert_output http://198.18.0.1:8080
+  local -A bare=([SERVER_ADDR]=198.18.0.1)
+  run proxy_url bare http://198.18.0.1:8080
+  assert_output http://198.18.0.1:8080
+}
+
+@test "proxy_start and proxy_stop do nothing without a proxy" {
+  local -A cell=([PROXY]=none)
+  proxy_start cell "$BATS_TEST_TMPDIR"
+  [ -z "$PROXY_PID" ]
+  proxy_alive
+  proxy_stop
+  [ ! -e "$BATS_TEST_TMPDIR/nginx.conf" ]
+}
