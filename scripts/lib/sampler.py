@@ -78,9 +78,17 @@ def tcp_sockets(family):
 
 
 def socket_counts(port):
-    """[recv-q, send-q, estab, syn-recv, time-wait] on PORT ("" queues without a listener)."""
+    """[recv-q, send-q, estab, syn-recv, time-wait] on PORT ("" queues without a listener).
+
+    With a listener on PORT in this namespace, established and half-open connections are its own
+    (local port PORT): a proxy beside it (nginx in the server's namespace) connects to PORT too, and
+    its ends (peer port PORT) would count each connection twice. Without a listener (an external
+    target seen from the users' side) they are the connections towards PORT. TIME-WAIT counts
+    both ends: it lands on whichever side closed first."""
     recv_q = send_q = ""
-    estab = syn_recv = time_wait = 0
+    local = [0, 0]
+    peer = [0, 0]
+    time_wait = 0
     for family in (socket.AF_INET, socket.AF_INET6):
         for state, local_port, peer_port, rq, wq in tcp_sockets(family):
             if state == TCP_LISTEN:
@@ -89,12 +97,14 @@ def socket_counts(port):
                 continue
             if local_port != port and peer_port != port:
                 continue
+            side = local if local_port == port else peer
             if state == TCP_ESTABLISHED:
-                estab += 1
+                side[0] += 1
             elif state in (TCP_SYN_RECV, TCP_NEW_SYN_RECV):
-                syn_recv += 1
+                side[1] += 1
             elif state == TCP_TIME_WAIT:
                 time_wait += 1
+    estab, syn_recv = local if recv_q != "" else [local[0] + peer[0], local[1] + peer[1]]
     return [recv_q, send_q, estab, syn_recv, time_wait]
 
 
