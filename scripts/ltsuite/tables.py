@@ -389,9 +389,18 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
+def findings_md(findings: list[str]) -> str:
+    """results.md's first lines: what each cell found, in words (ltsuite.words), before the
+    tables; nothing when no cell gave a finding."""
+    if not findings:
+        return ""
+    return "What happened:\n\n" + "".join(f"- {line}\n" for line in findings) + "\n"
+
+
 def render(run_dir: Path) -> None:
     """Write RUN_DIR/results.csv and results.md from its rows, and findings.txt: what each cell
-    found, in words (ltsuite.words), one line a cell, for the terminal and the report."""
+    found, in words (ltsuite.words), one line a cell, for the report; results.md (which the
+    terminal prints at the run's end) says them first, then gives its tables."""
     run = load_run(run_dir)
     unknown = unknown_extra(extra_names(run.rows))
     if unknown:
@@ -401,11 +410,11 @@ def render(run_dir: Path) -> None:
     if hidden:
         print(f"{PROG}: {run_dir}: row key(s) not in scripts/ltsuite/columns.py (in row.json only): "
               + ", ".join(hidden), file=sys.stderr)
+    findings = words.run_words(run_dir)
     csv_text = render_csv(run)
-    md_text_ = render_md(run)
+    md_text_ = findings_md(findings) + render_md(run)
     write_atomic(run_dir / "results.csv", csv_text)
     write_atomic(run_dir / "results.md", md_text_)
-    findings = words.run_words(run_dir)
     if findings:
         write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in findings))
     else:

@@ -4,7 +4,7 @@ those ltsuite.counters, ltsuite.row and ltsuite.tables write, with the phase mar
 import json
 import shutil
 
-from ltsuite import cell, counters, design, tables
+from ltsuite import cell, counters, design, tables, words
 from ltsuite.row import Cell, build_row
 
 from test_row import FIXTURES, recorded
@@ -49,7 +49,7 @@ def test_finish_writes_the_deltas_the_row_and_the_tables_each_module_writes(tmp_
     assert row["status"] == rec["status"] and row["cell"] == "01_vus-4"
     run = tables.load_run(run_dir)
     assert (run_dir / "results.csv").read_text() == tables.render_csv(run)
-    assert (run_dir / "results.md").read_text() == tables.render_md(run)
+    assert (run_dir / "results.md").read_text() == tables.findings_md(words.run_words(run_dir)) + tables.render_md(run)
     assert marks(cell_dir) == before + ["files", "row", "tables"]
 
 
