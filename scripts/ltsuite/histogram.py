@@ -198,7 +198,7 @@ def cell_percentiles(cell_dir: Path, instances: int) -> Merged:
     missing = [f for f in files if not f.is_file()]
     if missing and not any(f.is_file() for f in sample_files(cell_dir, instances)):
         return Merged(None, f"latency percentiles left empty: {instances} k6 processes ran and k6 wrote no "
-                            "samples (K6_SAMPLES=0) to reduce to histograms")
+                            "samples (K6_SAMPLES=0, or the live InfluxDB output) to reduce to histograms")
     if missing:
         names = ", ".join(str(f.relative_to(cell_dir)) for f in missing)
         return Merged(None, f"latency percentiles left empty: {instances} k6 processes ran and {names} is missing, "

@@ -259,7 +259,7 @@ def test_a_missing_process_histogram_leaves_the_percentiles_empty_with_the_reaso
     for name in ("k6-samples.json.gz", "k6-samples-2.json.gz"):
         (cell / name).unlink()
     assert rebuild(cell)["notes"].endswith("latency percentiles left empty: 2 k6 processes ran and k6 wrote no "
-                                           "samples (K6_SAMPLES=0) to reduce to histograms")
+                                           "samples (K6_SAMPLES=0, or the live InfluxDB output) to reduce to histograms")
 
 
 def test_k6_warnings_are_notes(cell_copy):
