@@ -48,3 +48,11 @@ load_file() {
   run cat "${dir[0]}/capacity.md"
   assert_line "**No load verified**"
 }
+
+@test "make advise, which sizes a thread pool, refuses virtual threads and names make capacity" {
+  local file="$BATS_TEST_TMPDIR/advise-vt.env"
+  { cat "$LT_ROOT/env/advise/small-burst.env"; printf 'TOMCAT_VIRTUAL_THREADS=1\n'; } >"$file"
+  run -2 "$LT_ROOT/scripts/advise.sh" "$file"
+  assert_output "advise: $file:$(wc -l <"$file"): TOMCAT_VIRTUAL_THREADS: the advice sizes a thread pool, and virtual threads have none (max-connections bounds the waves): make capacity measures such a setting"
+  [ ! -e "$LT_RESULTS_DIR" ]
+}
