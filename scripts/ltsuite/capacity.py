@@ -339,7 +339,7 @@ def svg(answer: dict[str, Any], width: int = 720, height: int = 420) -> str:
 
         out.append(f'<line x1="{pad_l}" y1="{top_y + panel_h}" x2="{width - pad_r}" y2="{top_y + panel_h}" stroke="#444"/>')
         out.append(f'<line x1="{pad_l}" y1="{top_y}" x2="{pad_l}" y2="{top_y + panel_h}" stroke="#444"/>')
-        out.append(f'<text x="{pad_l + 6}" y="{top_y + 12}" fill="{color}">{label}</text>')
+        out.append(f'<text x="{width - pad_r}" y="{top_y + 12}" text-anchor="end" fill="{color}">{label}</text>')
         for frac in (0, 0.5, 1):
             v = y_hi / 1.25 * frac
             out.append(f'<text x="{pad_l - 6}" y="{y_of(v) + 4:.1f}" text-anchor="end">'
