@@ -60,10 +60,16 @@ def test_the_model_limit_of_a_burst_and_of_an_arrival_rate():
     # Without a latency goal the last wave within the 60 s timeout: 12 waves, but the server
     # holds 8192 + 100 + 1 of the 2400 users, all of them.
     assert capacity.model_limit(burst, Goal(0, None)).load == 2400
-    # Little's law: 4 threads of 200 ms serve 20 arrivals a second; 40 per 2 s.
-    assert capacity.model_limit(capacity.Setting("spike-open", 200, 10000, 4, 8192, 100), Goal(0, 1000)).load == 20
+    # Little's law: 4 threads of 200 ms serve 20 arrivals a second; 40 per 2 s. Over a 10 s load
+    # the queue of 21.6 a second grows to 16 requests, 0.8 s for the last: 20 x (1 + 800 / 10000).
+    open_model = capacity.Setting("spike-open", 200, 10000, 4, 8192, 100)
+    assert capacity.model_limit(open_model, Goal(0, 1000)).load == 20
     assert capacity.model_limit(capacity.Setting("spike-open", 200, 10000, 4, 8192, 100, time_unit_ms=2000),
                                 Goal(0, 1000)).load == 40
+    assert capacity.model_limit(capacity.Setting("spike-open", 200, 10000, 4, 8192, 100, duration_ms=10000),
+                                Goal(0, 1000)).load == 21
+    assert capacity.model_limit(capacity.Setting("spike-open", 200, 10000, 4, 8192, 100, duration_ms=100000),
+                                Goal(0, 1000)).load == 20
 
 
 def test_a_model_that_is_right_needs_two_cells_the_maximum_and_the_load_above_it():
@@ -108,7 +114,7 @@ def test_an_arrival_rate_whose_arrivals_were_dropped_was_not_held():
     row = {"status": "ok", "as_designed": 1, "iterations_interrupted": 0, "http_reqs": 200, "failed_reqs": 0,
            "lat_p99_ms": 210, "dropped_iterations": 12}
     assert capacity.judge_row(row, "spike-open", 25, Goal(0, 1000)) == (
-        False, "12 arrivals dropped (every VU was waiting: the rate was not held)")
+        False, "12 arrivals dropped (every VU was waiting: the rate was not held, p99 210 ms)")
     assert capacity.judge_row({**row, "dropped_iterations": 0}, "spike-open", 25, Goal(0, 1000))[0] is True
     # A burst must send every user's request; a failed rate counts users there.
     burst = {**row, "http_reqs": 99, "dropped_iterations": None}
@@ -150,3 +156,19 @@ def test_over_the_recorded_rows_of_seed_003_the_search_closes_in_on_11_users_in_
     assert [c["passed"] for c in answer["cells"]] == [True, True, False, False]
     # 20 users on 10 threads: most requests answered at once, a few after 20 s and more.
     assert capacity.judge_row(recorded["20"], "spike", 20, Goal(0, 11000)) == (False, "p99 22585.5 ms > 11000 ms")
+
+
+def test_an_arrival_rate_that_ran_out_of_vus_because_the_server_fell_behind_failed_it():
+    # Recorded (run 20261127-020533-load-03-23): 23/s on 4 threads of 200 ms, a 10 s load, 20 to
+    # 60 VUs: 10 arrivals dropped, the design check says so. 23 x 0.2 s = 4.6 VUs would do for a
+    # server that keeps up: the server fell behind. With MAX_VUS 4 the generator was short.
+    row = {"status": "ok", "as_designed": 0, "iterations_interrupted": 0, "http_reqs": 221, "failed_reqs": 0,
+           "dropped_iterations": 10, "lat_p99_ms": 1465.832, "design_notes": "k6 dropped 10 iterations it was "
+           "asked to start (no free VU: raise MAX_VUS, or the generator is short of CPU)"}
+    setting = capacity.Setting("spike-open", 200, 10000, 4, 8192, 100, max_vus=60, duration_ms=10000)
+    assert capacity.judge_row(row, "spike-open", 23, Goal(0, 1000), setting) == (
+        False, "10 arrivals dropped (every VU was waiting: the rate was not held, p99 1465.83 ms)")
+    short = capacity.Setting("spike-open", 200, 10000, 4, 8192, 100, max_vus=4, duration_ms=10000)
+    assert capacity.judge_row(row, "spike-open", 23, Goal(0, 1000), short)[0] is None
+    late = {**row, "design_notes": row["design_notes"] + "; k6 was saturated for 3 s"}
+    assert capacity.judge_row(late, "spike-open", 23, Goal(0, 1000), setting)[0] is None
