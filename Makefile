@@ -86,6 +86,12 @@ advise: run-tools ## From a load and a goal to verified settings (MATRIX=env/adv
 	@scripts/setup/require.sh root
 	scripts/advise.sh $(call shq,$(MATRIX))
 
+# MATRIX is the load file (a matrix without axes, plus the goal: docs/capacity.md).
+.PHONY: capacity
+capacity: run-tools ## How much can it take: the highest load a setting holds within a goal (MATRIX=env/advise/NAME.env); writes results/capacity-<id>/
+	@scripts/setup/require.sh root
+	scripts/capacity.sh $(call shq,$(MATRIX))
+
 compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5); writes results/compare-<A>-vs-<B>/
 	@test -n $(call shq,$(A)) -a -n $(call shq,$(B)) || { echo "make compare: give two runs: make compare A=<run-id> B=<run-id>" >&2; exit 2; }
 	THRESHOLD_PCT=$(call shq,$(or $(THRESHOLD_PCT),5)) scripts/compare.sh $(call shq,$(A)) $(call shq,$(B))

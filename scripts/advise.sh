@@ -73,6 +73,8 @@ advise_check() {
     || advise_refuse SCENARIO "$file" "'${MATRIX_VALUE[SCENARIO]}': the advice's rules model a burst (SCENARIO=burst: every user at one instant)"
   [[ "${MATRIX_VALUE[REQUESTS_PER_VU]}" == 1 ]] \
     || advise_refuse REQUESTS_PER_VU "$file" "'${MATRIX_VALUE[REQUESTS_PER_VU]}': the advice's rules model one request a user (REQUESTS_PER_VU=1)"
+  [[ "${MATRIX_VALUE[TOMCAT_VIRTUAL_THREADS]}" != 1 ]] \
+    || advise_refuse TOMCAT_VIRTUAL_THREADS "$file" "the advice sizes a thread pool, and virtual threads have none (max-connections bounds the waves): make capacity measures such a setting"
   [[ "${MATRIX_VALUE[REPEAT]}" == 1 ]] \
     || advise_refuse REPEAT "$file" "'${MATRIX_VALUE[REPEAT]}': an advice runs each cell once (REPEAT=1)"
   [[ "${MATRIX_VALUE[BACKEND]}" == netns && -z "${MATRIX_VALUE[TARGET_URL]}" ]] \

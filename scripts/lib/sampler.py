@@ -129,6 +129,10 @@ class Actuator:
                 answer = self.conn.getresponse()
                 body = answer.read()
                 value = json.loads(body)["measurements"][0]["value"] if answer.status == 200 else ""
+                # Tomcat answers -1 for a figure its executor does not keep (virtual
+                # threads: no pool, AbstractEndpoint.getCurrentThreadsBusy()): unmeasured.
+                if isinstance(value, (int, float)) and value < 0:
+                    value = ""
             except (OSError, http.client.HTTPException, ValueError, KeyError, IndexError, TypeError):
                 if self.conn is not None:
                     self.conn.close()

@@ -74,6 +74,11 @@ target_spring_env() {
   for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
   done
+  # TOMCAT_VIRTUAL_THREADS: a bool knob, a boolean property (the cell's value
+  # either way, over the application's own).
+  local virtual=false
+  [[ "${spring_values[TOMCAT_VIRTUAL_THREADS]:-0}" != 1 ]] || virtual=true
+  printf 'SPRING_THREADS_VIRTUAL_ENABLED=%s\n' "$virtual"
   [[ -z "${3:-}" ]] || target_accesslog_env "$3"
 }
 
@@ -213,7 +218,7 @@ target_knob_problems() {
   local -n origin_of="$1" knob_value="$2"
   local pair key word property
   if [[ -n "${knob_value[TARGET_CMD]}" ]]; then
-    for pair in "${TARGET_TOMCAT_PROPERTIES[@]}" TOMCAT_SO_LINGER= TARGET_JAR= TARGET_JAVA_OPTS= TARGET_ARGS=; do
+    for pair in "${TARGET_TOMCAT_PROPERTIES[@]}" TOMCAT_SO_LINGER= TOMCAT_VIRTUAL_THREADS= TARGET_JAR= TARGET_JAVA_OPTS= TARGET_ARGS=; do
       key="${pair%%=*}"
       [[ "${origin_of[$key]}" == defaults ]] \
         || printf '%s: %s: a setting of a Spring Boot target, but TARGET_CMD starts a server that is not one; remove %s or TARGET_CMD\n' "${origin_of[$key]}" "$key" "$key"
@@ -239,6 +244,7 @@ target_knob_problems() {
   if [[ -z "${knob_value[TARGET_CMD]:-}" && -z "${knob_value[TARGET_URL]:-}" ]]; then
     _target_port_clash origin_of knob_value
   fi
+  _target_virtual_threads_problems origin_of knob_value
   [[ "${knob_value[TARGET_HEALTH_PATH]}" == /* ]] \
     || printf "%s: TARGET_HEALTH_PATH: '%s' is not a path (it starts with /)\n" "${origin_of[TARGET_HEALTH_PATH]}" "${knob_value[TARGET_HEALTH_PATH]}"
   _target_actuator_health_scenario origin_of knob_value
@@ -253,6 +259,26 @@ target_knob_problems() {
   done
   if [[ -n "${knob_value[TARGET_ENV_FILE]}" ]]; then
     envfile_each "${knob_value[TARGET_ENV_FILE]}" _target_reserved_env
+  fi
+}
+
+# _target_virtual_threads_problems ORIGINS_ASSOC VALUES_ASSOC:
+# TOMCAT_VIRTUAL_THREADS=1 where the suite cannot honour it: a target it does
+# not start (TARGET_URL), a container whose JDK is its image's
+# (BACKEND=compose), no JDK 21 or later on this host (TARGET_CMD is refused
+# with the other Spring Boot settings).
+_target_virtual_threads_problems() {
+  local -n vt_origin="$1" vt_value="$2"
+  local where="${vt_origin[TOMCAT_VIRTUAL_THREADS]:-defaults}"
+  # An axis (0 1) asks for them too.
+  [[ " ${vt_value[TOMCAT_VIRTUAL_THREADS]:-0} " == *" 1 "* && -z "${vt_value[TARGET_CMD]:-}" ]] || return 0
+  if [[ -n "${vt_value[TARGET_URL]:-}" ]]; then
+    printf '%s: TOMCAT_VIRTUAL_THREADS: the suite starts no target when TARGET_URL names a running one (set spring.threads.virtual.enabled in that application)\n' "$where"
+  elif [[ "${vt_value[BACKEND]:-netns}" == compose ]]; then
+    printf "%s: TOMCAT_VIRTUAL_THREADS: BACKEND=compose runs the target on its image's JDK; virtual threads run with BACKEND=netns\n" "$where"
+  elif [[ -z "$(target_newest_java "$TARGET_VIRTUAL_THREADS_JDK")" ]]; then
+    printf '%s: TOMCAT_VIRTUAL_THREADS: virtual threads need JDK %s or later; none found (JAVA_HOME, PATH, %s/*)\n' \
+      "$where" "$TARGET_VIRTUAL_THREADS_JDK" "$TARGET_JDK_DIRS"
   fi
 }
 
@@ -454,7 +480,48 @@ TARGET_CHECK_WAIT_S=10
 # effective}]} (checked false with the reason when it cannot say).
 # It asks for the "server" prefix (every bean whose prefix starts with it,
 # Spring Boot 2.7 and later: 5 KB instead of 17), else the whole endpoint.
+# The threads the connector runs on are checked too (target_check_threads).
 target_check_connector() {
+  local props threads
+  props="$(_target_check_connector_props "$1")"
+  threads="$(target_check_threads "$1")"
+  jq -c --argjson threads "${threads:-[]}" '.mismatches += $threads' <<<"$props"
+}
+
+# target_check_threads CELL_ASSOC: whether Tomcat runs on virtual threads as
+# the cell asked (TOMCAT_VIRTUAL_THREADS): Tomcat's ThreadPool MBean reports
+# maxThreads -1 when its executor is not a thread pool (AbstractEndpoint.
+# getMaxThreads(): Spring Boot's virtual-thread executor), so the actuator's
+# tomcat.threads.config.max is -1 with virtual threads and the pool's size
+# without. Prints a JSON list of mismatches [{property, cell, effective}]:
+# empty when it applied; a cell that asked for virtual threads and cannot
+# show them gets one too (never taken on trust). Nothing for TARGET_CMD.
+target_check_threads() {
+  local -n threads_values="$1"
+  local want=false answer status=0 value effective
+  [[ "$(target_kind threads_values)" != cmd ]] || { printf '[]\n'; return 0; }
+  [[ "${threads_values[TOMCAT_VIRTUAL_THREADS]:-0}" != 1 ]] || want=true
+  answer="$(netns_exec server curl -sS --max-time 5 \
+    "http://127.0.0.1:${threads_values[MANAGEMENT_PORT]}/actuator/metrics/tomcat.threads.config.max" 2>/dev/null)" || status=$?
+  value="$( ((status != 0)) || jq -r '.measurements[0].value // empty' <<<"$answer" 2>/dev/null || true)"
+  case "$value" in
+    -1 | -1.0) effective=true ;;
+    '') effective="unknown (no tomcat.threads.config.max on 127.0.0.1:${threads_values[MANAGEMENT_PORT]})" ;;
+    *) effective="false (a pool of ${value%.0} threads)" ;;
+  esac
+  # The first word: true, false (a pool of N threads) or unknown (why).
+  if [[ "${effective%% *}" == "$want" || ("$want" == false && "$effective" == unknown*) ]]; then
+    printf '[]\n'
+  else
+    jq -nc --arg cell "$want" --arg effective "$effective" \
+      '[{property: "spring.threads.virtual.enabled", cell: $cell, effective: $effective,
+        source: "/actuator/metrics/tomcat.threads.config.max"}]'
+  fi
+}
+
+# _target_check_connector_props CELL_ASSOC: target_check_connector's
+# configprops part.
+_target_check_connector_props() {
   local -n check_values="$1"
   local expected pair value answer code port="${check_values[MANAGEMENT_PORT]}"
   if [[ "$(target_kind check_values)" == cmd ]]; then

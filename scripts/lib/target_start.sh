@@ -54,16 +54,24 @@ target_java_version() {
 # PATH, TARGET_JDK_DIRS/*), as a resolved path; nothing when there is none
 # (then the start falls back to class-data sharing).
 target_aot_java() {
-  local java resolved feature best="" best_feature=0
   if [[ -n "$TARGET_AOT_JAVA_FOUND" ]]; then
     [[ "$TARGET_AOT_JAVA_FOUND" == none ]] || printf '%s\n' "$TARGET_AOT_JAVA_FOUND"
     return 0
   fi
+  target_newest_java 25
+}
+# Virtual threads (TOMCAT_VIRTUAL_THREADS=1): JDK 21 and later (JEP 444).
+readonly TARGET_VIRTUAL_THREADS_JDK=21
+# target_newest_java MIN: the java of the newest JDK of feature MIN or later
+# found (JAVA_HOME, PATH, TARGET_JDK_DIRS/*), as a resolved path; nothing
+# when there is none.
+target_newest_java() {
+  local min="$1" java resolved feature best="" best_feature=0
   for java in "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java || true)" "$TARGET_JDK_DIRS"/*/bin/java; do
     [[ -n "$java" && -x "$java" ]] || continue
     resolved="$(readlink -f "$java")"
     feature="$(target_java_feature "$resolved")"
-    if ((feature >= 25 && feature > best_feature)); then
+    if ((feature >= min && feature > best_feature)); then
       best="$resolved"
       best_feature="$feature"
     fi
@@ -157,12 +165,28 @@ target_start_plan() {
     [[ ! -s "$archive.java" ]] || java="$(<"$archive.java")"
     if [[ -s "$archive" && -n "$java" && -x "$java" && -f "$(target_run_jar plan_values)" ]] \
       && [[ "$kind" == jar || "$archive" -nt "$jar" ]]; then
+      if ! target_plan_threads_ok plan_values "$java"; then
+        note+="${note:+; }no $mode archive: it was made by $java, older than JDK $TARGET_VIRTUAL_THREADS_JDK (TOMCAT_VIRTUAL_THREADS=1)"
+        continue
+      fi
       printf '%s\n' "$mode" "$java" "$archive" "$(target_run_jar plan_values)" "$note"
       return
     fi
     note+="${note:+; }$(target_missing_note plan_values "$mode" "$archive")"
   done
-  printf '%s\n' jar java "" "$jar" "$note"
+  java=java
+  if ! target_plan_threads_ok plan_values java; then
+    java="$(target_newest_java "$TARGET_VIRTUAL_THREADS_JDK")"
+    note+="${note:+; }on $java: TOMCAT_VIRTUAL_THREADS=1 needs JDK $TARGET_VIRTUAL_THREADS_JDK or later"
+  fi
+  printf '%s\n' jar "$java" "" "$jar" "$note"
+}
+# target_plan_threads_ok CELL_ASSOC JAVA: succeed unless the cell asks for
+# virtual threads (TOMCAT_VIRTUAL_THREADS=1) and JAVA is older than JDK 21.
+target_plan_threads_ok() {
+  local -n threads_values="$1"
+  [[ "${threads_values[TOMCAT_VIRTUAL_THREADS]:-0}" == 1 ]] || return 0
+  (($(target_java_feature "$(command -v "$2")") >= TARGET_VIRTUAL_THREADS_JDK))
 }
 
 # target_missing_note CELL_ASSOC MODE ARCHIVE: why ARCHIVE (a start of MODE)
@@ -201,6 +225,8 @@ target_spring_aot() {
   local mark="$TARGET_START_DIR/$TARGET_SPRING_AOT_MARK"
   if [[ "$(target_kind aot_values)" != own ]]; then
     printf 'off: not the suite'"'"'s own jar\n'
+  elif [[ "${aot_values[TOMCAT_VIRTUAL_THREADS]:-0}" == 1 ]]; then
+    printf 'off: TOMCAT_VIRTUAL_THREADS=1, a condition Spring AOT fixed at build time (platform threads)\n'
   elif [[ -n "${aot_values[TARGET_ARGS]:-}${aot_values[TARGET_ENV_FILE]:-}" ]]; then
     printf 'off: TARGET_ARGS or TARGET_ENV_FILE may change a condition Spring AOT fixed at build time\n'
   elif [[ ! -f "$mark" || ! "$mark" -nt "$TARGET_OWN_JAR" ]]; then

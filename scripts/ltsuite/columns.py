@@ -272,6 +272,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("target_start_mode", TEXT, "", "how the JVM started: aot (JDK 25+ AOT cache), cds (class-data-sharing "
            "archive) or jar (neither), from target-start.txt"),
     Column("target_start_cpu_s", NUMBER, "s", "the target JVM's CPU-seconds up to its first healthy answer"),
+    Column("target_java", TEXT, "", "the java version the target ran on (25.0.1), from target-start.txt: a JDK 21 "
+           "or later with TOMCAT_VIRTUAL_THREADS=1"),
     Column("k6_prep_s", NUMBER, "s", "from the target healthy to k6's start (client counters, sampler)"),
     Column("k6_s", NUMBER, "s", "k6's wall time"),
     Column("teardown_s", NUMBER, "s", "from k6's end to the target stopped"),

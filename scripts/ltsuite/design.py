@@ -274,8 +274,16 @@ def refusals(env: Env, machine: dict[str, Any]) -> list[str]:
     return []
 
 
+def virtual_threads(env: Env) -> bool:
+    """The cell runs Tomcat on virtual threads (TOMCAT_VIRTUAL_THREADS=1)."""
+    return str(env.get("TOMCAT_VIRTUAL_THREADS") or "0") == "1"
+
+
 def _workers(env: Env) -> list[Any]:
-    return [_int(env.get("TOMCAT_MAX_THREADS") or ""), _int(env.get("TOMCAT_MAX_CONNECTIONS") or "")]
+    """The requests served at once (rules.workers: min of threads and max-connections,
+    max-connections alone with virtual threads), as a list of its one bound."""
+    threads, conns = _int(env.get("TOMCAT_MAX_THREADS") or ""), _int(env.get("TOMCAT_MAX_CONNECTIONS") or "")
+    return [rules.workers(threads, conns, virtual_threads(env))]
 
 
 def request_time_ms(env: Env) -> Any:

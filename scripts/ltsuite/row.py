@@ -46,6 +46,7 @@ def start_figures(cell: "Cell") -> dict[str, Any]:
     figures = {
         "target_train_s": cell.phases.seconds("train_start", "train_end"),
         "target_start_mode": start.get("target_start_mode") or None,
+        "target_java": start.get("target_java") or None,
         "target_start_cpu_s": to_number(start.get("target_start_cpu_s") or ""),
         "k6_prep_s": cell.phases.seconds("target_ready", "k6_start"),
     }
@@ -317,7 +318,7 @@ def connector_findings(cell: Cell) -> list[design.Finding]:
     (/actuator/configprops): the cell did not run with the settings its row names."""
     connector = cell.extra_in.get("connector") or {}
     return [design.Finding("settings", f"the target runs {m.get('property')}={or_default(m.get('effective'), 'unset')} "
-                                       f"where the cell set {m.get('cell')} (/actuator/configprops)")
+                                       f"where the cell set {m.get('cell')} ({m.get('source') or '/actuator/configprops'})")
             for m in (connector.get("mismatches") or [] if isinstance(connector, dict) else [])]
 
 
@@ -329,6 +330,9 @@ def row_notes(cell: Cell, env: dict[str, Any], row: dict[str, Any], latency_note
                      "iterations' start and end (its requests are not wrapped); failures split by k6's error_code")
     if (env.get("TARGET_CMD") or "") != "":
         notes.append("TARGET_CMD is not Tomcat: tomcat_threads_busy_peak, queue_capacity and the predictions stay empty")
+    elif str(env.get("TOMCAT_VIRTUAL_THREADS") or "0") == "1" and row.get("tomcat_threads_busy_peak") is None:
+        notes.append("virtual threads: Tomcat keeps no thread pool (tomcat.threads.busy is -1), so "
+                     "tomcat_threads_busy_peak stays empty")
     elif (env.get("TARGET_URL") or "") == "" and row.get("tomcat_threads_busy_peak") is None:
         notes.append(f"the target's actuator gave no tomcat.threads.busy on 127.0.0.1:{env.get('MANAGEMENT_PORT')} (it "
                      "needs the metrics endpoint exposed: management.endpoints.web.exposure.include=metrics): "

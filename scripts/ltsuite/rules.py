@@ -103,6 +103,20 @@ def waves_ms(users: float, workers: float, delay_ms: float) -> float | None:
     return ((users + workers - 1) // workers) * delay_ms
 
 
+def workers(threads: float | None, max_connections: float | None, virtual_threads: bool = False) -> float | None:
+    """The requests a Tomcat serves at once with a blocking endpoint: a thread each, and a
+    connection each, so min(threads, max-connections) (NioEndpoint's LimitLatch holds
+    max-connections, the executor's pool maxThreads). With virtual threads
+    (spring.threads.virtual.enabled, TOMCAT_VIRTUAL_THREADS=1) Tomcat's executor starts a
+    virtual thread per request and has no pool (maxThreads -1), so max-connections alone bounds
+    them: the waves of rules.waves_ms are max-connections wide. None when the bound is unknown."""
+    if virtual_threads:
+        return max_connections
+    if threads is None or max_connections is None:
+        return None
+    return min(threads, max_connections)
+
+
 def closed_tps(users: float, workers: float, delay_ms: float, think_ms: float) -> float | None:
     """Throughput of users that each wait for their answer, then think: the thread pool is the
     limit once users exceed it (Little's law: workers / delay), else users / (delay + think)."""

@@ -376,7 +376,7 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     if None in (users, threads, max_conns, accept, somaxconn, delay, retries, timeout_ms):
         return none
     schedule = [t for t in rules.syn_send_times(retries, design.syn_linear(sysctls)) if t * 1000 < timeout_ms]
-    predicted = simulate(int(users), int(min(threads, max_conns)), int(max_conns),
+    predicted = simulate(int(users), int(rules.workers(threads, max_conns, design.virtual_threads(env))), int(max_conns),
                          rules.listen_backlog(int(accept), int(somaxconn)), float(delay), schedule)
     # A round trip between the users and the server (NET_RTT_MS, the delayer): every handshake
     # takes one more RTT (SYN out, SYN-ACK back) on top of the SYN schedule, and the request and

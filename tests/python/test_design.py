@@ -229,3 +229,15 @@ def test_the_command_line_prints_a_cells_warnings_one_a_line(tmp_path):
 @pytest.mark.parametrize("stages,vus", [("5s:10,10s:40,5s:0", 40), ("2s:8,3s:8,1s:0", 8)])
 def test_a_ramps_designed_vus_are_its_highest_stage_target(stages, vus):
     assert design.designed_vus(env(SCENARIO="ramp", STAGES=stages)) == vus
+
+
+def test_virtual_threads_serve_every_connection_at_once_in_the_predicted_throughput_and_latency():
+    # 12 users kept connected, 4 threads of 2 s: 3 waves (6 s, 2 requests/s); on virtual threads
+    # all 12 at once (2 s, 6 requests/s), max-connections 8192 being the bound.
+    cell = env(SCENARIO="spike", VUS="12", DELAY_MS="2000", TOMCAT_MAX_THREADS="4", TOMCAT_MAX_CONNECTIONS="8192",
+               TOMCAT_ACCEPT_COUNT="100")
+    threads = design.predictions(cell, SYSCTLS, MACHINE)
+    virtual = design.predictions({**cell, "TOMCAT_VIRTUAL_THREADS": "1"}, SYSCTLS, MACHINE)
+    assert [threads["predicted_tps"], threads["predicted_lat_max_ms"]] == [2, 6000]
+    assert [virtual["predicted_tps"], virtual["predicted_lat_max_ms"]] == [6, 2000]
+    assert design.request_time_ms({**cell, "TOMCAT_VIRTUAL_THREADS": "1"}) == 2300

@@ -66,3 +66,8 @@ def test_durations_agree_with_the_shared_table():
     assert len(cases) > 5
     for text, ms in cases:
         assert rules.duration_ms(text) == int(ms), text
+
+
+def test_requests_served_at_once_threads_or_max_connections_and_max_connections_alone_with_virtual_threads():
+    assert [rules.workers(4, 8192), rules.workers(200, 10), rules.workers(4, 8192, virtual_threads=True),
+            rules.workers(4, None), rules.workers(None, 16, virtual_threads=True)] == [4, 10, 8192, None, 16]

@@ -52,3 +52,31 @@ def test_without_a_listener_the_connections_towards_the_port_count():
                 accepted.close()
             assert (recv_q, send_q) == ("", "")
             assert estab == 2
+
+
+def test_a_tomcat_figure_its_executor_does_not_keep_is_unmeasured_not_minus_one():
+    # Tomcat on virtual threads answers tomcat.threads.busy -1 (no pool); a pool's 3 stays 3.
+    import http.server
+    import json
+    import threading
+
+    values = {"/actuator/metrics/tomcat.threads.busy": -1.0, "/actuator/metrics/tomcat.connections.current": 3.0}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server's name)
+            body = json.dumps({"measurements": [{"statistic": "VALUE", "value": values[self.path]}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert load_sampler().Actuator(server.server_address[1]).values() == ["", "3"]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -260,3 +260,14 @@ def test_a_line_in_another_layout_is_read_by_the_json_parser_and_a_cut_one_not_a
         ("http_req_waiting", "2026-11-24T10:00:00Z", 5.0, {"status": "200"}, "1-0-1")
     assert timeparts._sample(other) == ("http_req_waiting", "2026-11-24T10:00:00Z", 5.0, {"status": "200"}, "1-0-1")
     assert timeparts._sample(k6_lines(10_905, "1-0-1", **ONE)[0][:-10]) is None
+
+
+def test_with_virtual_threads_the_waves_are_max_connections_wide():
+    # 8 users of 400 ms, 2 threads: waves at 0, 400, 800, 1200 ms of queueing; on virtual threads
+    # every connection is served at once (max-connections 8192), and with max-connections 4
+    # two waves of 4 remain.
+    env, sysctls = _burst_of_eight(request_timeout="5s")
+    virtual = {**env, "TOMCAT_VIRTUAL_THREADS": "1"}
+    assert timeparts.predictions(virtual, sysctls)["predicted_t_queued_p99_ms"] == 0
+    assert timeparts.predictions({**virtual, "TOMCAT_MAX_CONNECTIONS": "4"}, sysctls)["predicted_t_queued_p99_ms"] == 400
+    assert timeparts.predictions({**env, "TOMCAT_VIRTUAL_THREADS": "0"}, sysctls)["predicted_t_queued_p99_ms"] == 1200

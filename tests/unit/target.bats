@@ -296,3 +296,43 @@ teardown() {
   run target_knob_problems origin value
   assert_output ""
 }
+
+@test "virtual threads reach Spring Boot as its property, and the cell checks they applied" {
+  local -A cell=([SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081 [TOMCAT_VIRTUAL_THREADS]=1)
+  run target_spring_env cell 198.18.0.1
+  assert_line SPRING_THREADS_VIRTUAL_ENABLED=true
+  cell[TOMCAT_VIRTUAL_THREADS]=0
+  run target_spring_env cell 198.18.0.1
+  assert_line SPRING_THREADS_VIRTUAL_ENABLED=false
+  # tomcat.threads.config.max as a Spring Boot 3.5 target answers it: -1 without a pool.
+  # shellcheck disable=SC2317 # SC2317: called by target_check_threads, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  local port=$((20000 + RANDOM % 10000)) root="$BATS_TEST_TMPDIR/www"
+  mkdir -p "$root/actuator/metrics"
+  printf '{"name":"tomcat.threads.config.max","measurements":[{"statistic":"VALUE","value":-1.0}]}' \
+    >"$root/actuator/metrics/tomcat.threads.config.max"
+  python3 -m http.server --bind 127.0.0.1 --directory "$root" "$port" >/dev/null 2>&1 3>&- &
+  local server=$!
+  cell[MANAGEMENT_PORT]=$port cell[TOMCAT_VIRTUAL_THREADS]=1
+  local i
+  for ((i = 0; i < 50; i++)); do curl -fs -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+  run target_check_threads cell
+  assert_output '[]'
+  cell[TOMCAT_VIRTUAL_THREADS]=0
+  run target_check_threads cell
+  assert_output '[{"property":"spring.threads.virtual.enabled","cell":"false","effective":"true","source":"/actuator/metrics/tomcat.threads.config.max"}]'
+  # A pool where the cell asked for virtual threads: the setting was ignored (Spring AOT, an old Boot).
+  printf '{"name":"tomcat.threads.config.max","measurements":[{"statistic":"VALUE","value":4.0}]}' \
+    >"$root/actuator/metrics/tomcat.threads.config.max"
+  cell[TOMCAT_VIRTUAL_THREADS]=1
+  run target_check_threads cell
+  assert_output '[{"property":"spring.threads.virtual.enabled","cell":"true","effective":"false (a pool of 4 threads)","source":"/actuator/metrics/tomcat.threads.config.max"}]'
+  cell[TOMCAT_VIRTUAL_THREADS]=0
+  run target_check_threads cell
+  assert_output '[]'
+  cell[TOMCAT_VIRTUAL_THREADS]=1
+  kill "$server"
+  # Nothing answers: virtual threads asked for are not taken on trust.
+  run target_check_threads cell
+  assert_output --partial '"effective":"unknown (no tomcat.threads.config.max on 127.0.0.1:'
+}

@@ -187,3 +187,49 @@ archive() {
   run wc -l <"$BATS_TEST_TMPDIR/target-start.txt"
   assert_output 2
 }
+
+@test "virtual threads: the start takes a JDK 21 or later, the suite's own jar without its Spring AOT code" {
+  archive "$TARGET_START_DIR/app.aot" "$JDKS/25/bin/java"
+  archive "$TARGET_START_DIR/app.jsa" "$JDKS/17/bin/java"
+  touch "$TARGET_START_DIR/spring-aot"
+  local -A cell=([TARGET_START_MODE]=auto [TOMCAT_VIRTUAL_THREADS]=1)
+  run target_java_args cell
+  assert_output "$(printf '%s\n' "-XX:AOTCache=$TARGET_START_DIR/app.aot" -jar "$TARGET_START_DIR/app/loadtest-target.jar")"
+  run target_spring_aot cell
+  assert_output "off: TOMCAT_VIRTUAL_THREADS=1, a condition Spring AOT fixed at build time (platform threads)"
+  # The archive of JDK 17 cannot serve it: plain java -jar on the JDK 25, and the note says why.
+  cell[TARGET_START_MODE]=cds
+  target_record_start cell "$BATS_TEST_TMPDIR/target-start.txt"
+  run cat "$BATS_TEST_TMPDIR/target-start.txt"
+  assert_line target_start_mode=jar
+  assert_line target_java=25.0.1
+  assert_line "target_start_note=no cds archive: it was made by $JDKS/17/bin/java, older than JDK 21 (TOMCAT_VIRTUAL_THREADS=1); on $JDKS/25/bin/java: TOMCAT_VIRTUAL_THREADS=1 needs JDK 21 or later"
+  # Without them, the same cell starts from the archive of JDK 17.
+  cell[TOMCAT_VIRTUAL_THREADS]=0
+  run target_java_bin cell
+  assert_output "$JDKS/17/bin/java"
+}
+
+@test "virtual threads are refused before anything starts without a JDK 21, on a running target, in a container" {
+  local -A origin=([TOMCAT_VIRTUAL_THREADS]="v.matrix:2" [TARGET_HEALTH_PATH]=defaults)
+  local -A value=([TOMCAT_VIRTUAL_THREADS]=1 [TARGET_CMD]='' [TARGET_URL]='' [BACKEND]=netns [TARGET_JAR]=''
+    [TARGET_HEALTH_PATH]=/health [TARGET_ARGS]='' [TARGET_ENV_FILE]='' [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081)
+  run _target_virtual_threads_problems origin value
+  assert_output ""
+  rm -rf "${JDKS:?}/25"
+  run _target_virtual_threads_problems origin value
+  assert_output "v.matrix:2: TOMCAT_VIRTUAL_THREADS: virtual threads need JDK 21 or later; none found (JAVA_HOME, PATH, $JDKS/*)"
+  value[TOMCAT_VIRTUAL_THREADS]='0 1'
+  run _target_virtual_threads_problems origin value
+  assert_output --partial "v.matrix:2: TOMCAT_VIRTUAL_THREADS: virtual threads need JDK 21"
+  value[TOMCAT_VIRTUAL_THREADS]=1
+  value[BACKEND]=compose
+  run _target_virtual_threads_problems origin value
+  assert_output --partial "v.matrix:2: TOMCAT_VIRTUAL_THREADS: BACKEND=compose runs the target on its image's JDK"
+  value[BACKEND]=netns value[TARGET_URL]=http://198.18.0.1:8080
+  run _target_virtual_threads_problems origin value
+  assert_output --partial "v.matrix:2: TOMCAT_VIRTUAL_THREADS: the suite starts no target when TARGET_URL names a running one"
+  value[TOMCAT_VIRTUAL_THREADS]=0
+  run _target_virtual_threads_problems origin value
+  assert_output ""
+}
