@@ -217,6 +217,10 @@ def plan(load: SteadyLoad, goal: Goal, tune: list[str]) -> SteadyPlan:
                                         f"{load.rate_per_s:.1f}/s x {s_ms:.0f} ms) need more than MAX_VUS "
                                         f"{load.max_vus} k6 VUs, so k6 would drop iterations (raise MAX_VUS)"))
     threads = threads_needed(load)
+    if load.open and load.pool < threads:
+        return SteadyPlan(None, cannot=(f"the generator is the limit: {busy:.1f} requests in service need {threads} "
+                                        f"k6 VUs with the headroom and PRE_ALLOCATED_VUS is {load.pool}: k6 drops "
+                                        f"iterations while it creates more (raise PRE_ALLOCATED_VUS)"))
     law = f"Little's law: {arrival_rate(load):.1f}/s x {s_ms:.1f} ms ({load.service_source}) = {busy:.2f} in service"
     if s["TOMCAT_MAX_THREADS"] < threads:
         if "TOMCAT_MAX_THREADS" not in tune:

@@ -108,6 +108,7 @@ def test_an_arrival_rate_pool_keeps_a_connection_a_vu():
     ({"service_ms": 3000, "timeout_ms": 2000}, Goal(), TUNE3, "beyond REQUEST_TIMEOUT 2000 ms"),
     ({"rate_per_s": 100, "service_ms": 1000, "max_vus": 50}, Goal(), TUNE3,
      "the generator is the limit: 100.0 requests in service"),
+    ({"pool": 3}, Goal(), TUNE3, "need 4 k6 VUs with the headroom and PRE_ALLOCATED_VUS is 3"),
     ({}, Goal(p99_ms=500), ["TOMCAT_ACCEPT_COUNT"], "4 threads with the headroom, and TOMCAT_MAX_THREADS 2 is not in TUNE"),
 ])
 def test_loads_the_model_cannot_handle_get_cannot_with_the_reason(changes, goal, tune, reason):
