@@ -226,8 +226,9 @@ def plan(load: SteadyLoad, goal: Goal, tune: list[str]) -> SteadyPlan:
         if "TOMCAT_MAX_THREADS" not in tune:
             return SteadyPlan(None, cannot=(f"{law}, {threads} threads with the headroom, and TOMCAT_MAX_THREADS "
                                             f"{s['TOMCAT_MAX_THREADS']} is not in TUNE"))
-        reasons["TOMCAT_MAX_THREADS"] = (f"{law}; x {HEADROOM} headroom -> {threads} threads (fewer: arrivals "
-                                         f"outpace the threads and the queue grows all run)")
+        fewer = ("arrivals outpace the threads and the queue grows all run" if load.open
+                 else "users wait for a thread, users x time / threads a request")
+        reasons["TOMCAT_MAX_THREADS"] = f"{law}; x {HEADROOM} headroom -> {threads} threads (fewer: {fewer})"
         s["TOMCAT_MAX_THREADS"] = threads
     conns = max(connections(load), s["TOMCAT_MAX_THREADS"] if load.open else min(threads, load.users))
     if s["TOMCAT_MAX_CONNECTIONS"] < conns:
