@@ -21,6 +21,8 @@ done
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
 # The knobs of an advice itself: not part of the load, never in the generated matrix.
 readonly ADVICE_KNOBS="GOAL_FAILED_RATE GOAL_P99_MS TUNE ADVISE_MAX_CELLS"
+# The steady loads the advice models (scripts/ltsuite/steady.py): an arrival rate, kept-alive users.
+readonly STEADY_SCENARIOS="spike-open keepalive ramp"
 # The knobs the advice knows how to tune (scripts/ltsuite/advise.py TUNABLE).
 readonly TUNABLE_KNOBS="TOMCAT_MAX_THREADS TOMCAT_MAX_CONNECTIONS TOMCAT_ACCEPT_COUNT SOMAXCONN TCP_MAX_SYN_BACKLOG"
 
@@ -61,7 +63,7 @@ advise_refuse() {
 }
 
 # advise_check FILE: what an advice needs beyond the knobs' types: one load
-# (no axes), a burst of one request a user, a rate, tunable knobs, a budget
+# (no axes), a burst of one request a user or a steady load, a rate, tunable knobs, a budget
 # that holds a verifying and a boundary cell.
 advise_check() {
   local file="$1" key knob
@@ -69,9 +71,9 @@ advise_check() {
     key="${AXIS_KEYS[0]}"
     advise_refuse "$key" "$file" "an advice is for one load: '${MATRIX_VALUE[$key]}' is an axis (give one value; the advice chooses the cells)"
   fi
-  [[ "${MATRIX_VALUE[SCENARIO]}" == burst ]] \
-    || advise_refuse SCENARIO "$file" "'${MATRIX_VALUE[SCENARIO]}': the advice's rules model a burst (SCENARIO=burst: every user at one instant)"
-  [[ "${MATRIX_VALUE[REQUESTS_PER_VU]}" == 1 ]] \
+  [[ " burst $STEADY_SCENARIOS " == *" ${MATRIX_VALUE[SCENARIO]} "* ]] \
+    || advise_refuse SCENARIO "$file" "'${MATRIX_VALUE[SCENARIO]}': the advice's rules model a burst (burst: every user at one instant) and steady loads ($STEADY_SCENARIOS)"
+  [[ "${MATRIX_VALUE[REQUESTS_PER_VU]}" == 1 || "${MATRIX_VALUE[SCENARIO]}" != burst ]] \
     || advise_refuse REQUESTS_PER_VU "$file" "'${MATRIX_VALUE[REQUESTS_PER_VU]}': the advice's rules model one request a user (REQUESTS_PER_VU=1)"
   [[ "${MATRIX_VALUE[TOMCAT_VIRTUAL_THREADS]}" != 1 ]] \
     || advise_refuse TOMCAT_VIRTUAL_THREADS "$file" "the advice sizes a thread pool, and virtual threads have none (max-connections bounds the waves): make capacity measures such a setting"

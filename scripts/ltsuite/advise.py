@@ -295,11 +295,12 @@ def verification_axes(p: Plan, budget: int) -> dict[str, list[int]]:
     return {k: [p.cheaper[k], p.settings[k]] for k in knobs}
 
 
-def not_as_asked(row: dict[str, Any], users: int) -> str | None:
+def not_as_asked(row: dict[str, Any], users: int | None) -> str | None:
     """Why a cell did not run the load it was asked for, or None when it did: it ran as designed
     (as_designed 1), sent every user's one request (http_reqs = users), none cut off by
     GRACEFUL_STOP (iterations_interrupted 0) or dropped (dropped_iterations 0). A cell that did
-    not finish its users verifies nothing (its missing users are not failures it counted)."""
+    not finish its users verifies nothing (its missing users are not failures it counted).
+    users None: a load whose count is the run's own (a ramp), only none dropped or cut off."""
     if row.get("as_designed") != 1:
         notes = row.get("design_notes") or "not judged"
         return f"not as designed ({notes})" if row.get("as_designed") == 0 else "as_designed is empty (not judged)"
@@ -308,7 +309,7 @@ def not_as_asked(row: dict[str, Any], users: int) -> str | None:
         return f"{'unmeasured' if interrupted is None else interrupted} iterations cut off by GRACEFUL_STOP"
     if dropped is None or dropped > 0:
         return f"{'unmeasured' if dropped is None else dropped} iterations dropped"
-    if sent != users:
+    if users is not None and sent != users:
         return f"{'no' if sent is None else sent} requests sent of the {users} asked for"
     return None
 
@@ -674,6 +675,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args[3])
     root = Path(__file__).resolve().parents[2]
     runner = Runner(root, out, Path(args[2]).read_text().splitlines(), list(env))
+    if env.get("SCENARIO") not in ("burst", None):
+        # A steady load (an arrival rate, kept-alive users): ltsuite.steady has its model.
+        from . import steady
+        return steady.main(env, runner, args[4])
     try:
         advice = advise(load, goal, tune, budget, runner, memory_available_mb(), nofile_limit())
     except RuntimeError as error:
