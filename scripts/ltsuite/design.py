@@ -181,6 +181,18 @@ def k6_vus(env: Env) -> int:
     return -(-users // users_per_vu(env))
 
 
+def users_of(env: Env, k6_vus: Any) -> Any:
+    """The users `k6_vus` VUs (k6's vus_max) carried: users_per_vu each, at most the designed
+    VUS (the last VU carries the rest, scenarios/burst.js); k6_vus itself for a VU a user, None
+    when unmeasured."""
+    per_vu = users_per_vu(env) if env.get("SCENARIO") == "burst" else 1
+    if k6_vus is None or per_vu == 1:
+        return k6_vus
+    users = k6_vus * per_vu
+    designed = designed_vus(env)
+    return users if designed is None else min(users, designed)
+
+
 def resolved(env: Env, machine: dict[str, Any]) -> dict[str, str]:
     """The knobs a cell leaves to the suite (value "auto"), as the values it runs with:
     K6_INSTANCES (k6_instances), BURST_LEAD_MS (burst_lead) and USERS_PER_VU (users_per_vu).
