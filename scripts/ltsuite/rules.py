@@ -155,15 +155,20 @@ def burst_lead_ms(vus: int, instances: int, cpus: int) -> int:
 
 #: USERS_PER_VU=auto: users a burst VU carries once the burst has BATCH_FROM_USERS users or more.
 #: A VU is a whole JavaScript runtime (K6_KB_PER_VU_LOW..HIGH, and K6_VU_INIT_PER_CORE_S to
-#: create), a user one connection and a promise: 2,000 users in 40 VUs took 138-142 MB of k6
-#: (71 KB a user), in 2,000 VUs 762-768 MB (390 KB), make bench's start section on 2 busy cores.
-USERS_PER_BURST_VU = 50
-#: The same runs spread the first requests over 946 and 2,138 ms with 50 users a VU, 346 and
-#: 754 ms with a VU a user (load average 5-10 on 2 cores), and a VU per user released 10,000
-#: users within 0.49 s here (../shared/DESIGN.md): auto keeps a VU per user up to the bursts one
-#: k6 process cannot hold (19,900 users), where a VU per user needs 2 processes, 5.2 s to release
-#: 20,000 users and 10.9 GB for 30,000.
-BATCH_FROM_USERS = 20000
+#: create), a user one connection and a promise. Measured on 2 cores shared with other runs (load
+#: average 2-3), one request each held 10 s, k6's RSS peak and the first requests' spread:
+#:   2,000 users:  a VU a user 840 MB (430 KB a user), 671 ms; 50 a VU 150 MB, 619 ms;
+#:                 250 a VU 137 MB, 231 ms; 1,000 a VU 131 MB (67 KB), 329 ms
+#:   12,000 users: 50 a VU 743 MB (63 KB), 1,832 ms; 1,000 a VU 682 MB (58 KB), 1,591 ms;
+#:                 6,000 a VU 634 MB (54 KB), 1,745 ms
+#: A VU's users leave within about 10 us of each other while the VU runs; the spread is the time
+#: the VUs wait for the cores behind the connections already released (k6's dials, the kernel's
+#: handshakes and Tomcat's accepts share the 2 cores: connecting took 514 ms at the median of
+#: 12,000), which more VUs do not shorten. Fewer, larger VUs spread no more, and take a sixth to
+#: a seventh of the memory.
+USERS_PER_BURST_VU = 1000
+#: Below 2,000 users a VU per user is kept: the bursts the measurements cover start there.
+BATCH_FROM_USERS = 2000
 
 
 def users_per_vu(scenario: str | None, users: int, requests_per_user: int) -> int:
