@@ -161,6 +161,8 @@ def burst_lead_ms(vus: int, instances: int, cpus: int) -> int:
 #:                 250 a VU 137 MB, 231 ms; 1,000 a VU 131 MB (67 KB), 329 ms
 #:   12,000 users: 50 a VU 743 MB (63 KB), 1,832 ms; 1,000 a VU 682 MB (58 KB), 1,591 ms;
 #:                 6,000 a VU 634 MB (54 KB), 1,745 ms
+#:   12,000 users, load average 7-19 (make bench's start section, bench-20261127-014239):
+#:                 1,000 a VU 632 MB (54 KB), 6,419 ms; a VU a user 4,827 MB (412 KB), 10,791 ms
 #: A VU's users leave within about 10 us of each other while the VU runs; the spread is the time
 #: the VUs wait for the cores behind the connections already released (k6's dials, the kernel's
 #: handshakes and Tomcat's accepts share the 2 cores: connecting took 514 ms at the median of
