@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
-#        BENCH_START_VUS="1000 5000 10000 20000"; BENCH_USERS_PER_VU=auto; BENCH_START_MODES="jar cds aot";
+#        BENCH_START_VUS="1000 5000 12000 30000"; BENCH_USERS_PER_VU=auto; BENCH_START_MODES="jar cds aot";
 #        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
@@ -16,7 +16,7 @@
 #   3. generator capacity: the largest spike against a 5 s endpoint that one
 #      k6 process sustains, with its memory per VU and CPU
 #   3b. start: VUs started per second, memory per user and the spread of
-#      the first requests for 1k..20k users, burst (many users per VU, and a
+#      the first requests for 1k..30k users, burst (many users per VU, and a
 #      VU per user) against spike, and the most concurrent connections the
 #      target held
 #   4. reference: requests per second of wrk versus the spike scenario
@@ -37,7 +37,7 @@ done
 
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
-readonly START_VUS="${BENCH_START_VUS:-1000 5000 10000 20000}"
+readonly START_VUS="${BENCH_START_VUS:-1000 5000 12000 30000}"
 readonly BATCH_USERS="${BENCH_USERS_PER_VU:-auto}"
 readonly START_MODES="${BENCH_START_MODES:-jar cds aot}"
 readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript}"
