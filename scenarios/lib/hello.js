@@ -69,7 +69,8 @@ export function helloIteration(config) {
 // first-request times are recorded after all have left. Its users share the
 // VU's connections: a connection one user leaves open may carry another
 // user's next request (with one request each, which says Connection: close,
-// none is left open).
+// none is left open, and burst.js turns reuse off so that each request waits
+// for its own connection).
 export function helloUsers(config) {
   const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
   const last = config.requestsPerVu - 1;
