@@ -167,7 +167,9 @@ def burst_lead_ms(vus: int, instances: int, cpus: int) -> int:
 #: the VUs wait for the cores behind the connections already released (k6's dials, the kernel's
 #: handshakes and Tomcat's accepts share the 2 cores: connecting took 514 ms at the median of
 #: 12,000), which more VUs do not shorten. Fewer, larger VUs spread no more, and take a sixth to
-#: a seventh of the memory.
+#: a seventh of the memory. Where the server's queue overflows, a VU's SYNs arrive closer
+#: together: seed 000's 4,000 users failed as often, but with fewer connect failures and more
+#: timeouts (docs/performance.md); USERS_PER_VU=1 keeps a VU per user.
 USERS_PER_BURST_VU = 1000
 #: Below 2,000 users a VU per user is kept: the bursts the measurements cover start there.
 BATCH_FROM_USERS = 2000
