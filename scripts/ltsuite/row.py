@@ -370,7 +370,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     started = metric("lt_iterations_started")
     # A VU carrying several users (USERS_PER_VU) runs one iteration for all of them: the
     # scenario counts each user's own (lt_user_iterations), and vus_max counts users.
-    batched = design.users_per_vu(env) > 1 and env.get("SCENARIO") == "burst"
+    batched = design.carried_per_vu(env) > 1
     iterations = metric("lt_user_iterations" if batched else "iterations")
     vus_max = metric("vus_max") or {}
     window_s = None if first is None or last_end is None else num((last_end - first.get("min")) / 1000)

@@ -125,6 +125,19 @@ K6_FILE_HEADROOM = 100
 #: VUs used 2.3 GB (about 240 KB each), 30,000 VUs at once 12.7 GB (about 420 KB each).
 K6_KB_PER_VU_LOW = 240
 K6_KB_PER_VU_HIGH = 420
+#: k6's memory per burst user when a VU carries many (USERS_PER_VU 1,000): 12,000 users took
+#: 620-682 MB (53-58 KB each), 30,000 users in two processes 1,516 MB (52 KB), 2,000 users 131 MB
+#: (67 KB) (docs/performance.md).
+K6_KB_PER_CARRIED_USER_LOW = 50
+K6_KB_PER_CARRIED_USER_HIGH = 70
+
+
+def k6_kb_per_user(users_per_vu: int) -> tuple[int, int]:
+    """k6's memory per user, lowest and highest measured: K6_KB_PER_VU_LOW..HIGH with a VU per
+    user, K6_KB_PER_CARRIED_USER_LOW..HIGH when a VU carries several (its runtime is shared)."""
+    if users_per_vu > 1:
+        return K6_KB_PER_CARRIED_USER_LOW, K6_KB_PER_CARRIED_USER_HIGH
+    return K6_KB_PER_VU_LOW, K6_KB_PER_VU_HIGH
 
 
 #: k6 v1.8.1 creating the burst scenario's VUs (each one runs the script's init code before the
