@@ -26,13 +26,22 @@ const config = Object.assign(helloConfig(), {
 // A user of the burst leaves after its last request.
 config.lastIteration = config.requestsPerVu - 1;
 
+// A VU's users share its HTTP client (Go's Transport), which hands a
+// connection that comes up to whichever request of the VU still waits, not
+// to the one that dialled it: a user whose SYN met a full queue would then
+// be served by another user's connection, and fail (or not) in its place.
+// Users of one request each never reuse a connection (Connection: close),
+// and without reuse (k6's noConnectionReuse: the Transport's
+// DisableKeepAlives) a request waits only for its own dial.
+const ownConnections = config.usersPerVu > 1 && config.requestsPerVu === 1;
+
 export const options = loadOptions('burst', {
   executor: 'per-vu-iterations',
   vus: Math.ceil(config.vus / config.usersPerVu),
   iterations: config.usersPerVu === 1 ? config.requestsPerVu : 1,
   maxDuration: config.duration,
   gracefulStop: config.gracefulStop,
-});
+}, ownConnections ? { noConnectionReuse: true } : {});
 
 // Several k6 processes sharing one burst (K6_INSTANCES) get one absolute
 // start instant from the runner instead: BURST_START_AT, epoch ms.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
-#        BENCH_START_VUS="1000 5000 10000 20000"; BENCH_USERS_PER_VU=50; BENCH_START_MODES="jar cds aot";
+#        BENCH_START_VUS="1000 5000 12000 30000"; BENCH_USERS_PER_VU=auto; BENCH_START_MODES="jar cds aot";
 #        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
@@ -16,7 +16,7 @@
 #   3. generator capacity: the largest spike against a 5 s endpoint that one
 #      k6 process sustains, with its memory per VU and CPU
 #   3b. start: VUs started per second, memory per user and the spread of
-#      the first requests for 1k..20k users, burst (many users per VU, and a
+#      the first requests for 1k..30k users, burst (many users per VU, and a
 #      VU per user) against spike, and the most concurrent connections the
 #      target held
 #   4. reference: requests per second of wrk versus the spike scenario
@@ -37,8 +37,8 @@ done
 
 readonly REPS="${BENCH_REPS:-3}"
 readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
-readonly START_VUS="${BENCH_START_VUS:-1000 5000 10000 20000}"
-readonly BATCH_USERS="${BENCH_USERS_PER_VU:-50}"
+readonly START_VUS="${BENCH_START_VUS:-1000 5000 12000 30000}"
+readonly BATCH_USERS="${BENCH_USERS_PER_VU:-auto}"
 readonly START_MODES="${BENCH_START_MODES:-jar cds aot}"
 readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript}"
 BENCH_DIR=""
@@ -47,7 +47,7 @@ STARTED_MONITORING=0
 main() {
   [[ "${1:-}" == -h || "${1:-}" == --help ]] && { print_summary "${BASH_SOURCE[0]}"; return 0; }
   [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
-  [[ "$BATCH_USERS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_USERS_PER_VU: '$BATCH_USERS' is not a count"
+  [[ "$BATCH_USERS" =~ ^([1-9][0-9]*|auto)$ ]] || usage_error "BENCH_USERS_PER_VU: '$BATCH_USERS' is not a count or auto"
   local section mode
   for mode in $START_MODES; do
     [[ "$mode" =~ ^(jar|cds|aot|auto)$ ]] || usage_error "BENCH_START_MODES: unknown start mode '$mode' (jar cds aot auto)"
@@ -210,8 +210,9 @@ bench_capacity() {
 # the kernel's accept queue holds the rest. Per cell: the processes and
 # lead chosen, when the first request left and how spread the first
 # requests were, memory per user. The burst runs twice, side by side: with
-# BENCH_USERS_PER_VU users a VU (50, what USERS_PER_VU=auto chooses for the
-# largest bursts) and with a VU per user (USERS_PER_VU=1).
+# BENCH_USERS_PER_VU users a VU (auto: what the suite chooses for the cell,
+# scripts/ltsuite/rules.py users_per_vu) and with a VU per user
+# (USERS_PER_VU=1); k6 VUs are the users over the users each VU carries.
 bench_start() {
   say "3b/5 VU start: burst ($BATCH_USERS and 1 users per VU) versus spike for $START_VUS users"
   local vus scenario run_dir mc per_vu
@@ -228,7 +229,8 @@ bench_start() {
         --slurpfile env <(results_env_json "$run_dir/cells/01/cell.env") '{vus: $vus,
         scenario: .scenario, k6_instances: ($env[0].K6_INSTANCES | tonumber? // null),
         users_per_vu: (if .scenario == "burst" then ($env[0].USERS_PER_VU | tonumber? // null) else 1 end),
-        k6_vus: .vus_max,
+        k6_vus: (if .vus_max == null then null
+                 else (($env[0].USERS_PER_VU | tonumber? // 1) as $per | (.vus_max + $per - 1) / $per | floor) end),
         burst_lead_ms: (if .scenario == "burst" then ($env[0].BURST_LEAD_MS | tonumber? // null) else null end),
         vus_started: .vus_started,
         first_request_after_s: .first_request_after_s, first_request_spread_ms: .first_request_spread_ms,

@@ -2,7 +2,11 @@
 // for, so a cell can tell whether it ran as designed. Per VU this costs one
 // boolean; per request two clock reads.
 //   lt_iterations_started  Counter  iterations begun (k6's own `iterations`
-//                                   counts only completed ones)
+//                                   counts only completed ones); a user's
+//                                   request is its iteration when a VU
+//                                   carries several users
+//   lt_user_iterations     Counter  those users' iterations that ended (k6's
+//                                   `iterations` counts the VU's one)
 //   lt_vu_first_request    Trend    one value per VU (per user, when a VU
 //                                   carries several): when (epoch ms) its first
 //                                   request started; count = VUs that sent one,
@@ -16,6 +20,7 @@
 import { Counter, Gauge, Trend } from 'k6/metrics';
 
 const iterationsStarted = new Counter('lt_iterations_started');
+const userIterations = new Counter('lt_user_iterations');
 const firstRequest = new Trend('lt_vu_first_request');
 const requestEnd = new Gauge('lt_request_end');
 const usersStarted = new Counter('lt_users_started');
@@ -30,8 +35,15 @@ export function declare() {
   usersStarted.add(0);
 }
 
-export function iterationStarted() {
-  iterationsStarted.add(1);
+// iterationStarted(n): n iterations (1 unless given) began.
+export function iterationStarted(n = 1) {
+  iterationsStarted.add(n);
+}
+
+// userIterationEnded(): one of the users a VU carries ended an iteration
+// (its request was answered or failed).
+export function userIterationEnded() {
+  userIterations.add(1);
 }
 
 // started(at) / ended(at): a request (or, for a script of one's own, an

@@ -63,12 +63,14 @@ export function helloIteration(config) {
 // config.requestsPerVu requests one after the other, with k6/http's
 // asyncRequest, so every user of the VU waits only for its own answers: one
 // user's failure, cause and time are its own, as with a VU of its own. The
-// VU runs one iteration for all its users. At the barrier's release the VU
+// VU runs one iteration for all its users; the suite's iteration counters
+// (delivered.js) count each user's requests as that user's iterations. At the barrier's release the VU
 // only sends: each user's request is made ready before it, and the users'
 // first-request times are recorded after all have left. Its users share the
 // VU's connections: a connection one user leaves open may carry another
 // user's next request (with one request each, which says Connection: close,
-// none is left open).
+// none is left open, and burst.js turns reuse off so that each request waits
+// for its own connection).
 export function helloUsers(config) {
   const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
   const last = config.requestsPerVu - 1;
@@ -79,6 +81,7 @@ export function helloUsers(config) {
   // answered(res): what a user does with an answer (the suite's own metrics).
   const answered = (res) => {
     delivered.ended(Date.now());
+    delivered.userIterationEnded();
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
   };
@@ -87,6 +90,7 @@ export function helloUsers(config) {
     answered(await first);
     if (config.thinkTimeMs > 0) await think();
     for (let i = 1; i <= last; i += 1) {
+      delivered.iterationStarted();
       const pending = http.asyncRequest('GET', url, null, paramsFor(id, i));
       clearRequestId();
       answered(await pending);
@@ -94,10 +98,11 @@ export function helloUsers(config) {
     }
   }
   return async function (data) {
-    delivered.iterationStarted();
     const from = (exec.vu.idInTest - 1) * config.usersPerVu + 1;
     const ids = [];
     for (let id = from; id < from + config.usersPerVu && id <= config.vus; id += 1) ids.push(id);
+    // Each user's request is an iteration of its own, as with a VU a user.
+    delivered.iterationStarted(ids.length);
     const params = ids.map((id) => paramsFor(id, 0));
     clearRequestId();
     if (barrier !== null) barrier(data);

@@ -137,8 +137,8 @@ COLUMNS: tuple[Column, ...] = (
            "empty when it could not be judged", md=3),
     Column("design_notes", TEXT, "", "why the load differed from the design (late starts, a saturated k6, cut "
            "iterations, a connector that differs from the knobs)", md=910),
-    Column("vus_max", INTEGER, "VUs", "the most VUs k6 had (vus_max)", md=100),
-    Column("vus_started", INTEGER, "VUs", "VUs that sent at least one request", md=110),
+    Column("vus_max", INTEGER, "VUs", "the most VUs k6 had (vus_max); users when a VU carries several (USERS_PER_VU)", md=100),
+    Column("vus_started", INTEGER, "VUs", "VUs (users, when a VU carries several) that sent at least one request", md=110),
     Column("duration_s", NUMBER, "s", "k6's test run duration, setup and graceful stop included"),
     Column("load_window_s", NUMBER, "s", "from the first request's start to the last one's end"),
     Column("first_request_after_s", NUMBER, "s", "from k6's start to the first request"),
@@ -193,7 +193,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("t_service_p99_ms", NUMBER, "ms", "99th percentile processing time of the joined requests"),
     Column("parts_out_of_order", INTEGER, "requests", "joined requests whose Tomcat start or end falls outside k6's "
            "own window of the request by more than 10 ms (the parts then do not add up)"),
-    Column("iterations", INTEGER, "iterations", "iterations k6 completed"),
+    Column("iterations", INTEGER, "iterations", "iterations k6 completed (a user's requests, when a VU carries several users)"),
     Column("iterations_started", INTEGER, "iterations", "iterations that started"),
     Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by GRACEFUL_STOP)"),
     Column("dropped_iterations", INTEGER, "iterations", "iterations an arrival-rate executor could not start"),

@@ -181,6 +181,18 @@ def k6_vus(env: Env) -> int:
     return -(-users // users_per_vu(env))
 
 
+def users_of(env: Env, k6_vus: Any) -> Any:
+    """The users `k6_vus` VUs (k6's vus_max) carried: users_per_vu each, at most the designed
+    VUS (the last VU carries the rest, scenarios/burst.js); k6_vus itself for a VU a user, None
+    when unmeasured."""
+    per_vu = carried_per_vu(env)
+    if k6_vus is None or per_vu == 1:
+        return k6_vus
+    users = k6_vus * per_vu
+    designed = designed_vus(env)
+    return users if designed is None else min(users, designed)
+
+
 def resolved(env: Env, machine: dict[str, Any]) -> dict[str, str]:
     """The knobs a cell leaves to the suite (value "auto"), as the values it runs with:
     K6_INSTANCES (k6_instances), BURST_LEAD_MS (burst_lead) and USERS_PER_VU (users_per_vu).
@@ -260,23 +272,29 @@ def limit_note(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str, 
 def refusals(env: Env, machine: dict[str, Any]) -> list[str]:
     """Why the cell cannot run as designed on this machine at all (the runner refuses it, exit
     2): a network knob out of its range (netdelay.validate); its VUs need more memory than is available even at k6's lowest measured cost per VU
-    (rules.K6_KB_PER_VU_LOW)."""
+    (rules.k6_kb_per_user: less per user when a VU carries several)."""
     try:
         netdelay.validate({k: str(v) for k, v in env.items() if k.startswith("NET_")})
     except netdelay.NetDelayError as err:
         return [str(err)]
     vus = designed_vus(env)
     mem = or_default(machine.get("mem_available_mb"), 0)
-    need = None if vus is None else vus * rules.K6_KB_PER_VU_LOW / 1024
+    low, high = rules.k6_kb_per_user(carried_per_vu(env))
+    need = None if vus is None else vus * low / 1024
     if need is not None and mem > 0 and need > mem:
-        return [f"{text(vus)} VUs need at least {text(rounded(need, 1))} MB in k6 ({text(rules.K6_KB_PER_VU_LOW)}-"
-                f"{text(rules.K6_KB_PER_VU_HIGH)} KB each, measured), more than the {text(mem)} MB available"]
+        return [f"{text(vus)} VUs need at least {text(rounded(need, 1))} MB in k6 ({text(low)}-"
+                f"{text(high)} KB each, measured), more than the {text(mem)} MB available"]
     return []
 
 
 def virtual_threads(env: Env) -> bool:
     """The cell runs Tomcat on virtual threads (TOMCAT_VIRTUAL_THREADS=1)."""
     return str(env.get("TOMCAT_VIRTUAL_THREADS") or "0") == "1"
+
+
+def carried_per_vu(env: Env) -> int:
+    """The users one k6 VU carries: users_per_vu for the burst, 1 for every other scenario."""
+    return users_per_vu(env) if env.get("SCENARIO") == "burst" else 1
 
 
 def _workers(env: Env) -> list[Any]:
@@ -396,10 +414,11 @@ def design_warnings(env: Env, machine: dict[str, Any]) -> list[str]:
                    f"ephemeral ports ({port_range}) towards one server port: connects will fail with 'cannot assign "
                    "requested address'")
     mem = or_default(machine.get("mem_available_mb"), 0)
-    high = None if vus is None else vus * rules.K6_KB_PER_VU_HIGH / 1024
+    low_kb, high_kb = rules.k6_kb_per_user(carried_per_vu(env))
+    high = None if vus is None else vus * high_kb / 1024
     if high is not None and mem > 0 and high > mem * 0.8 and not refusals(env, machine):
-        out.append(f"{text(vus)} VUs may need up to {text(rounded(high, 1))} MB in k6 ({text(rules.K6_KB_PER_VU_LOW)}-"
-                   f"{text(rules.K6_KB_PER_VU_HIGH)} KB each, measured), close to or above the {text(mem)} MB "
+        out.append(f"{text(vus)} VUs may need up to {text(rounded(high, 1))} MB in k6 ({text(low_kb)}-"
+                   f"{text(high_kb)} KB each, measured), close to or above the {text(mem)} MB "
                    "available")
     return out
 

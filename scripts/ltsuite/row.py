@@ -373,7 +373,10 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     first = metric("lt_vu_first_request")
     last_end = (summary.exact("lt_request_end") or {}).get("max")
     started = metric("lt_iterations_started")
-    iterations = metric("iterations")
+    # A VU carrying several users (USERS_PER_VU) runs one iteration for all of them: the
+    # scenario counts each user's own (lt_user_iterations), and vus_max counts users.
+    batched = design.carried_per_vu(env) > 1
+    iterations = metric("lt_user_iterations" if batched else "iterations")
     vus_max = metric("vus_max") or {}
     window_s = None if first is None or last_end is None else num((last_end - first.get("min")) / 1000)
     cell_name = cell.dir.name
@@ -403,7 +406,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "scenario": env.get("SCENARIO"),
         "status": status,
         "axes": axes,
-        "vus_max": or_default(vus_max.get("max"), vus_max.get("value")),
+        "vus_max": design.users_of(env, or_default(vus_max.get("max"), vus_max.get("value"))),
         "vus_started": None if started is None else or_default((first or {}).get("count"), 0),
         "duration_s": None if run_ms is None else num(run_ms / 1000),
         "load_window_s": window_s,

@@ -139,6 +139,19 @@ K6_FILE_HEADROOM = 100
 #: VUs used 2.3 GB (about 240 KB each), 30,000 VUs at once 12.7 GB (about 420 KB each).
 K6_KB_PER_VU_LOW = 240
 K6_KB_PER_VU_HIGH = 420
+#: k6's memory per burst user when a VU carries many (USERS_PER_VU 1,000): 12,000 users took
+#: 620-682 MB (53-58 KB each), 30,000 users in two processes 1,516 MB (52 KB), 2,000 users 131 MB
+#: (67 KB) (docs/performance.md).
+K6_KB_PER_CARRIED_USER_LOW = 50
+K6_KB_PER_CARRIED_USER_HIGH = 70
+
+
+def k6_kb_per_user(users_per_vu: int) -> tuple[int, int]:
+    """k6's memory per user, lowest and highest measured: K6_KB_PER_VU_LOW..HIGH with a VU per
+    user, K6_KB_PER_CARRIED_USER_LOW..HIGH when a VU carries several (its runtime is shared)."""
+    if users_per_vu > 1:
+        return K6_KB_PER_CARRIED_USER_LOW, K6_KB_PER_CARRIED_USER_HIGH
+    return K6_KB_PER_VU_LOW, K6_KB_PER_VU_HIGH
 
 
 #: k6 v1.8.1 creating the burst scenario's VUs (each one runs the script's init code before the
@@ -169,15 +182,24 @@ def burst_lead_ms(vus: int, instances: int, cpus: int) -> int:
 
 #: USERS_PER_VU=auto: users a burst VU carries once the burst has BATCH_FROM_USERS users or more.
 #: A VU is a whole JavaScript runtime (K6_KB_PER_VU_LOW..HIGH, and K6_VU_INIT_PER_CORE_S to
-#: create), a user one connection and a promise: 2,000 users in 40 VUs took 138-142 MB of k6
-#: (71 KB a user), in 2,000 VUs 762-768 MB (390 KB), make bench's start section on 2 busy cores.
-USERS_PER_BURST_VU = 50
-#: The same runs spread the first requests over 946 and 2,138 ms with 50 users a VU, 346 and
-#: 754 ms with a VU a user (load average 5-10 on 2 cores), and a VU per user released 10,000
-#: users within 0.49 s here (../shared/DESIGN.md): auto keeps a VU per user up to the bursts one
-#: k6 process cannot hold (19,900 users), where a VU per user needs 2 processes, 5.2 s to release
-#: 20,000 users and 10.9 GB for 30,000.
-BATCH_FROM_USERS = 20000
+#: create), a user one connection and a promise. Measured on 2 cores shared with other runs (load
+#: average 2-3), one request each held 10 s, k6's RSS peak and the first requests' spread:
+#:   2,000 users:  a VU a user 840 MB (430 KB a user), 671 ms; 50 a VU 150 MB, 619 ms;
+#:                 250 a VU 137 MB, 231 ms; 1,000 a VU 131 MB (67 KB), 329 ms
+#:   12,000 users: 50 a VU 743 MB (63 KB), 1,832 ms; 1,000 a VU 682 MB (58 KB), 1,591 ms;
+#:                 6,000 a VU 634 MB (54 KB), 1,745 ms
+#:   12,000 users, load average 7-19 (make bench's start section, bench-20261127-014239):
+#:                 1,000 a VU 632 MB (54 KB), 6,419 ms; a VU a user 4,827 MB (412 KB), 10,791 ms
+#: A VU's users leave within about 10 us of each other while the VU runs; the spread is the time
+#: the VUs wait for the cores behind the connections already released (k6's dials, the kernel's
+#: handshakes and Tomcat's accepts share the 2 cores: connecting took 514 ms at the median of
+#: 12,000), which more VUs do not shorten. Fewer, larger VUs spread no more, and take a sixth to
+#: a seventh of the memory. Where the server's queue overflows, a VU's SYNs arrive closer
+#: together: seed 000's 4,000 users failed as often, but with fewer connect failures and more
+#: timeouts (docs/performance.md); USERS_PER_VU=1 keeps a VU per user.
+USERS_PER_BURST_VU = 1000
+#: Below 2,000 users a VU per user is kept: the bursts the measurements cover start there.
+BATCH_FROM_USERS = 2000
 
 
 def users_per_vu(scenario: str | None, users: int, requests_per_user: int) -> int:

@@ -33,14 +33,17 @@ setup() {
   [ "$(cat "$BATS_FILE_TMPDIR/run.status")" -eq 0 ]
   [ "$(lt_cell_value "$ONE" USERS_PER_VU)" = 1 ]
   [ "$(lt_cell_value "$MANY" USERS_PER_VU)" = 30 ]
+  # vus_max and the iterations count users, not k6's VUs (10 here, one iteration each).
   [ "$(lt_row_value "$ONE" vus_max)" -eq 300 ]
-  [ "$(lt_row_value "$MANY" vus_max)" -eq 10 ]
+  [ "$(lt_row_value "$MANY" vus_max)" -eq 300 ]
+  [ "$(lt_row_value "$MANY" iterations_started)" -eq 300 ]
   local key one many
   for key in http_reqs failed_reqs fail_no_fd fail_timeout fail_connect listen_overflows server_conns_peak; do
     printf '%s %s %s\n' "$key" "$(lt_row_value "$ONE" "$key")" "$(lt_row_value "$MANY" "$key")"
   done
-  for key in vus_started http_reqs failed_reqs fail_no_fd fail_connect fail_reset fail_timeout fail_http_4xx \
-    fail_http_5xx fail_other client_connects server_accepts server_conns_peak listen_overflows decomposed_reqs; do
+  for key in vus_started iterations iterations_interrupted http_reqs failed_reqs fail_no_fd fail_connect \
+    fail_reset fail_timeout fail_http_4xx fail_http_5xx fail_other client_connects server_accepts server_conns_peak \
+    listen_overflows decomposed_reqs; do
     one="$(lt_row_value "$ONE" "$key")"
     many="$(lt_row_value "$MANY" "$key")"
     [[ "$one" =~ ^[0-9]+$ && "$many" =~ ^[0-9]+$ ]] || fail "$key: '$one' and '$many' are not counts"

@@ -119,6 +119,17 @@ def test_a_cell_without_the_memory_for_its_vus_is_refused_with_the_numbers():
     assert "50000 VUs may need up to 20508 MB in k6 (240-420 KB each, measured), close to or above the 20000 MB" in flagged
 
 
+def test_users_carried_many_a_vu_are_judged_at_their_own_measured_cost():
+    # 1,000 users a VU (USERS_PER_VU=auto from 2,000 users): 50-70 KB a user, not 240-420.
+    assert design.refusals(cell(VUS="100000", USERS_PER_VU="auto"), {**MACHINE, "mem_available_mb": 20000}) == []
+    assert design.refusals(cell(VUS="500000", USERS_PER_VU="auto"), {**MACHINE, "mem_available_mb": 20000}) == [
+        "500000 VUs need at least 24414 MB in k6 (50-70 KB each, measured), more than the 20000 MB available"]
+    flagged = " | ".join(design.design_warnings(cell(VUS="250000", USERS_PER_VU="1000", K6_INSTANCES="auto"), MACHINE))
+    assert "250000 VUs may need up to 17090 MB in k6 (50-70 KB each, measured)" in flagged
+    # A VU per user keeps the VU's cost.
+    assert design.refusals(cell(VUS="100000", USERS_PER_VU="1"), {**MACHINE, "mem_available_mb": 20000}) != []
+
+
 def test_the_file_limits_a_cell_recorded(tmp_path):
     assert design.file_limits(tmp_path) == {}
     (tmp_path / "file-limits.tsv").write_text("k6\t300\ntarget\t20000\t57\n")
