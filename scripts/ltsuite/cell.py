@@ -1,7 +1,7 @@
 """A cell's phases in one process each: what the runner used to ask Python once per question.
 
-  python3 -S -m ltsuite.cell finish CELL_DIR --run-dir RUN_DIR --run-id ID --status ok|failed
-                            [--error TEXT] [--axes JSON] [--wall-s S] [--repeat JSON] [--k6-exit N]
+  python3 -S -m ltsuite.cell finish CELL_DIR --run-dir RUN_DIR [ltsuite.row's options: --run-id ID
+                            --status ok|failed --error TEXT --axes JSON --wall-s S --repeat JSON --k6-exit N]
   python3 -m ltsuite.cell warnings CELLS_DIR TOTAL MACHINE_JSON
 
 warnings, before the run: the design warnings of every cell (ltsuite.design), "INDEX<TAB>warning" a
@@ -54,9 +54,7 @@ def finish(args: argparse.Namespace) -> int:
         status, error = "failed", joined(error, "cannot compute the counter deltas")
     phase_mark(cell_dir, "files")
     try:
-        code = row.main([str(cell_dir), "--run-id", args.run_id, "--status", status, "--error", error,
-                         "--axes", args.axes, "--wall-s", args.wall_s, "--repeat", args.repeat,
-                         "--k6-exit", args.k6_exit])
+        code = row.write(argparse.Namespace(**{**vars(args), "status": status, "error": error}))
     except OSError as err:
         # The row was built but cannot be written; a full disk is the runner's to say (space.sh).
         if err.errno != errno.ENOSPC:
@@ -95,15 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python3 -m {PROG}", description="A cell's phases, one process each.")
     commands = parser.add_subparsers(dest="command", required=True)
     done = commands.add_parser("finish", help="counter deltas, row.json and the run's tables")
-    done.add_argument("cell_dir", type=Path)
+    row.add_arguments(done)
     done.add_argument("--run-dir", type=Path, required=True)
-    done.add_argument("--run-id", default="")
-    done.add_argument("--status", default="ok")
-    done.add_argument("--error", default="")
-    done.add_argument("--axes", default="{}")
-    done.add_argument("--wall-s", default="")
-    done.add_argument("--repeat", default="null")
-    done.add_argument("--k6-exit", default="")
     check = commands.add_parser("warnings", help="the design warnings of a run's cells")
     check.add_argument("cells_dir", type=Path)
     check.add_argument("total", type=int)

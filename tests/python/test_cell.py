@@ -53,6 +53,15 @@ def test_finish_writes_the_deltas_the_row_and_the_tables_each_module_writes(tmp_
     assert marks(cell_dir) == before + ["files", "row", "tables"]
 
 
+def test_finish_takes_every_option_of_the_row_from_the_rows_own_list(tmp_path):
+    # --out and --cpus are ltsuite.row's: finish reads them from the same list of arguments.
+    run_dir, cell_dir = run_with(tmp_path)
+    rec = recorded(FIXTURES / "tiny-spike")
+    out = tmp_path / "elsewhere.json"
+    assert cell.main(finish_args(run_dir, cell_dir, rec, **{"--out": str(out), "--cpus": "3"})) == 0
+    assert json.loads(out.read_text())["cell"] == "01_vus-4"
+
+
 def test_deltas_that_cannot_be_computed_fail_the_cell_with_the_reason(tmp_path):
     run_dir, cell_dir = run_with(tmp_path)
     # netstat-delta.tsv cannot replace a directory of that name.
