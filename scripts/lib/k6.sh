@@ -391,19 +391,30 @@ k6_resolve_autos() {
 
 # k6_check_cells TOTAL MACHINE_JSON: refuse the run (exit 2) before anything
 # starts when a cell cannot run as designed on this machine at all
-# (ltsuite.design.refusals: more memory for its VUs than is available), with
-# the numbers.
+# (ltsuite.design.refusals: a network knob out of range, more memory for its
+# VUs than is available), with the numbers. Every cell in one process
+# (ltsuite.cell refusals).
 # It runs before the run's traps: no temporary file (a Ctrl-C here leaves
-# nothing), each cell's settings reach Python through a pipe.
+# nothing), the cells' settings reach Python through a pipe, each line after
+# its cell's index.
 k6_check_cells() {
   local total="$1" machine="$2" index reason
   local -a reasons=()
-  for ((index = 0; index < total; index++)); do
-    while IFS= read -r reason; do
-      [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
-    done < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design refusals <(matrix_cell_values "$index") "$machine")
-  done
+  while IFS=$'\t' read -r index reason; do
+    [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
+  done < <(k6_cells_values "$total" | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell refusals "$machine")
   [[ ${#reasons[@]} -eq 0 ]] || usage_error "cannot run as designed on this machine: $(printf '%s; ' "${reasons[@]}" | sed 's/; $//')"
+}
+
+# k6_cells_values TOTAL: every cell's settings (matrix_cell_values), each
+# line as "INDEX<TAB>KEY=VALUE".
+k6_cells_values() {
+  local total="$1" index line
+  for ((index = 0; index < total; index++)); do
+    while IFS= read -r line; do
+      printf '%s\t%s\n' "$index" "$line"
+    done < <(matrix_cell_values "$index")
+  done
 }
 
 # k6_pid_file WRAPPER_PID FILE: the pid of the k6 process that WRAPPER_PID

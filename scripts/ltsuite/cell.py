@@ -2,10 +2,16 @@
 
   python3 -S -m ltsuite.cell finish CELL_DIR --run-dir RUN_DIR [ltsuite.row's options: --run-id ID
                             --status ok|failed --error TEXT --axes JSON --wall-s S --repeat JSON --k6-exit N]
-  python3 -m ltsuite.cell warnings CELLS_DIR TOTAL MACHINE_JSON
+  python3 -S -m ltsuite.cell refusals MACHINE_JSON < "INDEX<TAB>KEY=VALUE" lines
+  python3 -S -m ltsuite.cell plan CELLS_DIR TOTAL MACHINE_JSON [--resolved-dir DIR]
 
-warnings, before the run: the design warnings of every cell (ltsuite.design), "INDEX<TAB>warning" a
-line, from CELLS_DIR/INDEX.env and INDEX.json (k6's inspection of a script of one's own, if any).
+refusals, before the run takes its lock: why cells cannot run on this machine at all
+(ltsuite.design), "INDEX<TAB>reason" a line, every cell's settings read from stdin.
+
+plan, before the first cell: the design warnings of every cell (ltsuite.design), "INDEX<TAB>warning"
+a line, from CELLS_DIR/INDEX.env and INDEX.json (k6's inspection of a script of one's own, if any),
+and each cell's settings with its auto knobs resolved (DIR/INDEX.env). Each is one process for the
+whole run, not one for each cell.
 
 finish, after the cell's processes stopped: the counter deltas (netstat-delta.tsv, ltsuite.counters),
 the phase mark `files`, the row (row.json, ltsuite.row), the mark `row`, then the run's tables
@@ -21,14 +27,16 @@ one line after the cell (space.sh).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
-import io
+import json
+import os
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from . import counters, design, row, tables
+from .cellfiles import read_cell_env
 
 PROG = "ltsuite.cell"
 
@@ -72,20 +80,57 @@ def finish(args: argparse.Namespace) -> int:
     return code
 
 
-def warnings(args: argparse.Namespace) -> int:
-    """The design warnings of every cell of a run before it starts (ltsuite.design warnings), in one
-    process: "INDEX<TAB>warning" a line, from CELLS_DIR/INDEX.env and, for a script of one's own,
+def cells_read(stream: TextIO) -> dict[int, dict[str, str]]:
+    """Every cell's settings from "INDEX<TAB>KEY=VALUE" lines (matrix_cell_values of each cell, each line
+    after its index), {index: {KEY: value}}; a line is split as read_cell_env splits cell.env's."""
+    cells: dict[int, dict[str, str]] = {}
+    for line in stream.read().split("\n"):
+        index, _, setting = line.partition("\t")
+        if not index.isdigit() or "=" not in setting:
+            continue
+        key, value = setting.split("=", 1)
+        cells.setdefault(int(index), {})[key] = value
+    return cells
+
+
+def refusals(args: argparse.Namespace) -> int:
+    """Why cells cannot run as designed on this machine at all (ltsuite.design refusals), every cell's
+    in one process before the run starts: "INDEX<TAB>reason" a line, the cells' settings from stdin
+    (cells_read). Nothing is written: the runner refuses the run before it has a directory."""
+    machine = json.loads(args.machine)
+    for index, env in sorted(cells_read(sys.stdin).items()):
+        for reason in design.answers("refusals", env, machine, None):
+            print(f"{index}\t{reason}")
+    return 0
+
+
+def plan(args: argparse.Namespace) -> int:
+    """Every cell of a run decided before its first cell starts, in one process: the design warnings
+    (ltsuite.design warnings), "INDEX<TAB>warning" a line on stdout, and RESOLVED_DIR/INDEX.env, the
+    cell's settings with every knob left at auto replaced by the value chosen (ltsuite.design resolve),
+    which the cell copies to its cell.env. From CELLS_DIR/INDEX.env and, for a script of one's own,
     k6's inspection in CELLS_DIR/INDEX.json."""
+    machine = json.loads(args.machine)
+    if args.resolved_dir is not None:
+        args.resolved_dir.mkdir(parents=True, exist_ok=True)
     for index in range(args.total):
-        inspected = args.cells_dir / f"{index}.json"
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            code = design.main(["warnings", str(args.cells_dir / f"{index}.env"), args.machine,
-                                inspected.read_text(encoding="utf-8") if inspected.is_file() else ""])
-        if code != 0:
-            return code
-        for line in out.getvalue().splitlines():
+        settings = args.cells_dir / f"{index}.env"
+        env = read_cell_env(settings)
+        if env is None:
+            print(f"{PROG}: {settings}: cannot read the cell's settings", file=sys.stderr)
+            return 1
+        inspected_file = args.cells_dir / f"{index}.json"
+        inspected = json.loads(inspected_file.read_text(encoding="utf-8")) if inspected_file.is_file() else None
+        for line in design.answers("warnings", env, machine, inspected):
             print(f"{index}\t{line}")
+        if args.resolved_dir is not None:
+            chosen = dict(line.split("=", 1) for line in design.answers("resolve", env, machine, inspected))
+            lines = [f"{key}={chosen[key]}" if "=" in line and (key := line.split("=", 1)[0]) in chosen else line
+                     for line in settings.read_text(encoding="utf-8").splitlines()]
+            out = args.resolved_dir / f"{index}.env"
+            tmp = out.with_name(f"{out.name}.tmp.{os.getpid()}")
+            tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+            os.replace(tmp, out)
     return 0
 
 
@@ -95,12 +140,15 @@ def main(argv: list[str] | None = None) -> int:
     done = commands.add_parser("finish", help="counter deltas, row.json and the run's tables")
     row.add_arguments(done)
     done.add_argument("--run-dir", type=Path, required=True)
-    check = commands.add_parser("warnings", help="the design warnings of a run's cells")
-    check.add_argument("cells_dir", type=Path)
-    check.add_argument("total", type=int)
-    check.add_argument("machine")
+    ahead = commands.add_parser("plan", help="the design warnings and resolved settings of a run's cells")
+    ahead.add_argument("cells_dir", type=Path)
+    ahead.add_argument("total", type=int)
+    ahead.add_argument("machine")
+    ahead.add_argument("--resolved-dir", type=Path)
+    refuse = commands.add_parser("refusals", help="why cells cannot run on this machine (settings on stdin)")
+    refuse.add_argument("machine")
     args = parser.parse_args(argv)
-    return finish(args) if args.command == "finish" else warnings(args)
+    return {"finish": finish, "plan": plan, "refusals": refusals}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """A cell's finish in one process (ltsuite.cell finish) over a cell recorded by a real run
 (tests/python/fixtures/tiny-spike): the counter deltas, the row and the run's tables it writes are
 those ltsuite.counters, ltsuite.row and ltsuite.tables write, with the phase marks between them."""
+import io
 import json
 import shutil
 
@@ -95,7 +96,7 @@ def test_a_row_that_cannot_be_written_fails_the_finish_in_one_line_and_the_marks
     assert marks(cell_dir)[-3:] == ["files", "row", "tables"]
 
 
-def test_warnings_are_every_cells_design_warnings_each_with_its_index(tmp_path, capsys):
+def test_plan_is_every_cells_design_warnings_each_with_its_index(tmp_path, capsys):
     env = (FIXTURES / "tiny-spike" / "cell.env").read_text()
     short = "".join(line + "\n" for line in env.splitlines() if not line.startswith("GRACEFUL_STOP="))
     (tmp_path / "0.env").write_text(env)
@@ -106,5 +107,44 @@ def test_warnings_are_every_cells_design_warnings_each_with_its_index(tmp_path, 
         design.main(["warnings", str(tmp_path / f"{index}.env"), machine, ""])
         expected += [f"{index}\t{line}" for line in capsys.readouterr().out.splitlines()]
     assert any(line.startswith("1\t") for line in expected)
-    assert cell.main(["warnings", str(tmp_path), "2", machine]) == 0
+    assert cell.main(["plan", str(tmp_path), "2", machine]) == 0
     assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_plan_writes_each_cells_settings_with_its_auto_knobs_resolved_as_design_resolves_them(tmp_path, capsys):
+    cells, resolved = tmp_path / "cells", tmp_path / "resolved"
+    cells.mkdir()
+    machine = json.dumps({"cpus": 2, "nofile": 20000, "mem_available_mb": 8000})
+    recorded_env = (FIXTURES / "tiny-spike" / "cell.env").read_text()
+
+    def changed(**values):
+        keys = [line.split("=", 1)[0] for line in recorded_env.splitlines()]
+        return "".join(f"{key}={values[key]}\n" if (key := line.split("=", 1)[0]) in values else f"{line}\n"
+                       for line in recorded_env.splitlines()) + "".join(
+            f"{key}={value}\n" for key, value in values.items() if key not in keys)
+
+    settings = {0: changed(VUS="400", K6_INSTANCES="auto", K6_NOFILE="300", BURST_LEAD_MS="auto"),
+                1: changed(VUS="40", K6_NOFILE="300")}
+    assert "K6_NOFILE=300" in settings[0]
+    for index, text in settings.items():
+        (cells / f"{index}.env").write_text(text)
+    assert cell.main(["plan", str(cells), "2", machine, "--resolved-dir", str(resolved)]) == 0
+    capsys.readouterr()
+    design.main(["resolve", str(cells / "0.env"), machine, ""])
+    chosen = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
+    assert set(chosen) == {"K6_INSTANCES", "BURST_LEAD_MS"} and chosen["K6_INSTANCES"] == "2"
+    assert (resolved / "0.env").read_text() == changed(VUS="400", K6_NOFILE="300", **chosen)
+    # Nothing left at auto: the settings as they were.
+    assert (resolved / "1.env").read_text() == settings[1]
+
+
+def test_refusals_are_every_cells_from_one_stream_each_with_its_index(monkeypatch, capsys):
+    machine = json.dumps({"cpus": 2, "nofile": 20000, "mem_available_mb": 8000})
+    stream = "".join(f"{index}\t{line}\n" for index, vus in ((0, 100000), (1, 10), (2, 200000))
+                     for line in ("SCENARIO=burst", f"VUS={vus}", "K6_INSTANCES=auto"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(stream))
+    assert cell.main(["refusals", machine]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["0", "2"]
+    assert lines[0] == ("0\t100000 VUs need at least 23438 MB in k6 (240-420 KB each, measured), "
+                        "more than the 8000 MB available")
