@@ -15,7 +15,7 @@ whole run, not one for each cell.
 
 finish, after the cell's processes stopped: the counter deltas (netstat-delta.tsv, ltsuite.counters),
 the phase mark `files`, the row (row.json, ltsuite.row), the mark `row`, then the run's tables
-(results.csv and results.md, ltsuite.tables) and the mark `tables`. Each step keeps its own module's
+(results.csv and results.md, ltsuite.tables; findings.txt only at the run's end) and the mark `tables`. Each step keeps its own module's
 rules; this one only calls them in order, so a cell starts Python once to finish instead of once for
 each file (the rule: decisions in Python, called once per phase of a cell).
 
@@ -70,7 +70,7 @@ def finish(args: argparse.Namespace) -> int:
         code = 1
     phase_mark(cell_dir, "row")
     try:
-        tables.render(args.run_dir)
+        tables.render(args.run_dir, findings=False)
     except OSError as err:
         if err.errno != errno.ENOSPC:
             print(f"{PROG}: warning: cannot render the results tables: {err}", file=sys.stderr)

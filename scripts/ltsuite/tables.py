@@ -389,9 +389,12 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-def render(run_dir: Path) -> None:
-    """Write RUN_DIR/results.csv and results.md from its rows, and findings.txt: what each cell
-    found, in words (ltsuite.words), one line a cell, for the terminal and the report."""
+def render(run_dir: Path, findings: bool = True) -> None:
+    """Write RUN_DIR/results.csv and results.md from its rows, and (findings) findings.txt: what each
+    cell found, in words (ltsuite.words), one line a cell, for the terminal and the report. After
+    each cell the runner renders the tables only (ltsuite.cell finish); the words are written once,
+    when the run ends or is interrupted (results_render), where the terminal and report.html read
+    them."""
     run = load_run(run_dir)
     unknown = unknown_extra(extra_names(run.rows))
     if unknown:
@@ -405,9 +408,11 @@ def render(run_dir: Path) -> None:
     md_text_ = render_md(run)
     write_atomic(run_dir / "results.csv", csv_text)
     write_atomic(run_dir / "results.md", md_text_)
-    findings = words.run_words(run_dir)
-    if findings:
-        write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in findings))
+    if not findings:
+        return
+    lines = words.run_words(run_dir)
+    if lines:
+        write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in lines))
     else:
         (run_dir / "findings.txt").unlink(missing_ok=True)
 

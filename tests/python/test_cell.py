@@ -5,7 +5,7 @@ import io
 import json
 import shutil
 
-from ltsuite import cell, counters, design, tables
+from ltsuite import cell, counters, design, tables, words
 from ltsuite.row import Cell, build_row
 
 from test_row import FIXTURES, recorded
@@ -61,6 +61,16 @@ def test_finish_takes_every_option_of_the_row_from_the_rows_own_list(tmp_path):
     out = tmp_path / "elsewhere.json"
     assert cell.main(finish_args(run_dir, cell_dir, rec, **{"--out": str(out), "--cpus": "3"})) == 0
     assert json.loads(out.read_text())["cell"] == "01_vus-4"
+
+
+def test_finish_leaves_the_words_to_the_runs_end(tmp_path):
+    # findings.txt is written once, when the run ends (tables.render), not after every cell.
+    run_dir, cell_dir = run_with(tmp_path)
+    rec = recorded(FIXTURES / "tiny-spike")
+    assert cell.main(finish_args(run_dir, cell_dir, rec)) == 0
+    assert (run_dir / "results.csv").is_file() and not (run_dir / "findings.txt").exists()
+    tables.render(run_dir)
+    assert (run_dir / "findings.txt").read_text().splitlines() == words.run_words(run_dir) != []
 
 
 def test_deltas_that_cannot_be_computed_fail_the_cell_with_the_reason(tmp_path):
