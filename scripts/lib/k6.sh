@@ -358,7 +358,9 @@ k6_file_limits() {
 # the k6 processes its VUs need at k6's open-file limit; BURST_LEAD_MS, the
 # burst's lead for its VUs on this machine's cores), so cell.env and
 # everything that reads it see what ran. INSPECTED_FILE: k6 inspect of a
-# script of one's own, or "" / a missing file.
+# script of one's own, or "" / a missing file. For the one cell a remote
+# runner runs (ssm-fanout.sh, k6-operator.sh); a local run resolves every
+# cell in one process before its first cell (check_design, ltsuite.cell plan).
 k6_resolve_autos() {
   local inspected="${1:-}" line machine
   local -a lines=() chosen=()

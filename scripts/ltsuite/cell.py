@@ -125,13 +125,21 @@ def plan(args: argparse.Namespace) -> int:
             print(f"{index}\t{line}")
         if args.resolved_dir is not None:
             chosen = dict(line.split("=", 1) for line in design.answers("resolve", env, machine, inspected))
-            lines = [f"{key}={chosen[key]}" if "=" in line and (key := line.split("=", 1)[0]) in chosen else line
-                     for line in settings.read_text(encoding="utf-8").splitlines()]
             out = args.resolved_dir / f"{index}.env"
             tmp = out.with_name(f"{out.name}.tmp.{os.getpid()}")
-            tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+            tmp.write_text(with_values(settings.read_text(encoding="utf-8"), chosen), encoding="utf-8")
             os.replace(tmp, out)
     return 0
+
+
+def with_values(settings: str, chosen: dict[str, str]) -> str:
+    """KEY=VALUE lines with the value of each key in chosen replaced, every other line as it was (as
+    k6_resolve_autos in scripts/lib/k6.sh replaces them for a single cell)."""
+    lines = []
+    for line in settings.splitlines():
+        key = line.split("=", 1)[0]
+        lines.append(f"{key}={chosen[key]}" if "=" in line and key in chosen else line)
+    return "".join(f"{line}\n" for line in lines)
 
 
 def main(argv: list[str] | None = None) -> int:
