@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler k6 results manifest monitoring report design backend cell rundir lock space; do
+for lib in envfile matrix netns target counters sampler live k6 results manifest monitoring report design backend cell rundir lock space; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -127,10 +127,6 @@ main() {
   cat "$LT_RUN_DIR/results.md"
   printf '\n'
   say_as_designed "$total"
-  if [[ -s "$LT_RUN_DIR/findings.txt" ]]; then
-    printf '\nWhat happened:\n'
-    sed 's/^/  /' "$LT_RUN_DIR/findings.txt"
-  fi
   printf '\nresults: %s (open report.html in a browser)\n' "${LT_RUN_DIR#"$LT_ROOT"/}"
   if [[ -n "$missing" ]]; then
     abort "cell(s) without a valid row: $missing"

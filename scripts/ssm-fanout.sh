@@ -318,11 +318,13 @@ print_plan() {
     --prefix "$(ssm_output_prefix "$prefix" "<command-id>" "${INSTANCES[0]}")" --query 'Contents[].Key' --output json
   ssm_aws_line s3api get-object --bucket "${FANOUT[FANOUT_S3_BUCKET]}" \
     --key "$(ssm_output_prefix "$prefix" "<command-id>" "${INSTANCES[0]}")awsrunShellScript/0.awsrunShellScript/stdout" stdout.txt
+  printf '\n# 6. Percentiles from the merge of the latency histograms the instances print between "%s" and "%s"' \
+    "$SSM_HISTOGRAM_BEGIN" "$SSM_HISTOGRAM_END"
   if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
-    printf '\n# 6. Percentiles over every instance'"'"'s raw samples from InfluxDB (%s).\n' \
+    printf ';\n#    from InfluxDB'"'"'s raw samples (%s) if some instance shipped none.\n' \
       "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]:-${FANOUT[FANOUT_INFLUXDB_URL]}}"
   else
-    printf '\n# 6. No FANOUT_INFLUXDB_URL: the row will have no percentiles (not mergeable from summaries).\n'
+    printf ' (empty if some instance shipped none).\n'
   fi
 }
 
@@ -524,8 +526,10 @@ write_row() {
     cp "$cell_dir/cell.env" "$cell_dir/instances/$id/cell.env"
     ssm_instance_row "$cell_dir/instances/$id" "$RUN_ID" "$CELL_ID" "$axes_json"
   done
+  # The instances' merged histograms give the percentiles (ltsuite.fanout);
+  # InfluxDB's raw samples only when some instance shipped none.
   notes="percentiles not mergeable: each instance's summary has its own, and percentiles of parts do not combine; set FANOUT_INFLUXDB_URL to get them from the raw samples (min, max and the request-weighted mean are exact)"
-  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
+  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] && ! fanout_histograms_complete "$cell_dir"; then
     if pct="$(ssm_influx_percentiles "${FANOUT[FANOUT_INFLUXDB_URL]}" "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" "$RUN_ID" "$CELL_ID")"; then
       notes="percentiles from InfluxDB over $(jq -r .samples <<<"$pct") raw samples of every instance"
     else
@@ -539,7 +543,19 @@ write_row() {
   PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout "$cell_dir" --run-id "$RUN_ID" --cell "$CELL_ID" \
     --axes "$axes_json" --status "$status" --error "$(join_lines "${errors[@]}")" --percentiles "$pct" \
     --notes "$notes" | write_atomic "$cell_dir/row.json"
-  manifest_update "$RUN_DIR" '.notes = $n' --arg n "$notes"
+  manifest_update "$RUN_DIR" '.notes = $n' --arg n "$(jq -r '.notes // ""' "$cell_dir/row.json")"
+}
+
+# fanout_histograms_complete CELL_DIR: succeed when every instance with a row
+# also brought back its latency histogram (instances/<id>/histogram.json).
+fanout_histograms_complete() {
+  local row found=0
+  for row in "$1"/instances/*/row.json; do
+    [[ -e "$row" ]] || continue
+    [[ -s "${row%/row.json}/histogram.json" ]] || return 1
+    found=1
+  done
+  ((found))
 }
 
 # join_lines TEXT...: the texts joined with "; " (the row's error column).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Summary: what each k6 instance of a fan-out runs: fetch the scenario files, wait for the common start, run k6, print its summary.
+# Summary: what each k6 instance of a fan-out runs: fetch the scenario files, wait for the common start, run k6, print its summary and latency histogram.
 # Usage: sent by scripts/ssm-fanout.sh through SSM (AWS-RunShellScript) after
 # the settings of its cell and instance (lib/ssm.sh, ssm_instance_command):
 #   LT_WORKDIR        a directory of its own (emptied first)
@@ -10,7 +10,9 @@
 #   LT_CELL_ENV       the cell's knobs, KEY=VALUE lines (kept as cell.env)
 #   LT_START_AT       the epoch second at which every instance starts k6
 #   LT_SUMMARY_BEGIN, LT_SUMMARY_END  the lines around k6's summary in the output
-#   "$@"              k6's arguments (set --)
+#   LT_HISTOGRAM_BEGIN, LT_HISTOGRAM_END  the lines around its latency histogram
+#   LT_KEEP_SAMPLES   1: keep k6's samples file after reducing it (else removed)
+#   "$@"              k6's arguments (set --; they write the samples to samples.json.gz)
 # POSIX sh: an instance's /bin/sh may not be bash. Exit status: 0 when k6
 # ended with 0 or 99 (a threshold crossed is a result), else k6's.
 set -eu
@@ -45,13 +47,34 @@ if [ "$now" -lt "$LT_START_AT" ]; then sleep $((LT_START_AT - now)); fi
 status=0
 "$LT_K6" "$@" >k6.log 2>&1 || status=$?
 
+# The answered load requests' latency histogram (ltsuite.histogram, which came
+# with the scenario files): a few KB, where k6's samples take about 100 bytes
+# a request. The operator merges the instances' histograms into the cell's
+# percentiles. Without python3 there is none, and the row says so.
+histogram_note=""
+if [ -s samples.json.gz ]; then
+  if PYTHONPATH=. python3 -m ltsuite.histogram reduce samples.json.gz >histogram.json 2>histogram.err; then
+    [ "${LT_KEEP_SAMPLES:-0}" = 1 ] || rm -f samples.json.gz
+  else
+    rm -f histogram.json
+    histogram_note="k6-fanout: no latency histogram: $(head -c 300 histogram.err | tr '\n' ' ')"
+  fi
+fi
+
 tail -n 40 k6.log
+[ -z "$histogram_note" ] || echo "$histogram_note"
 echo "$LT_SUMMARY_BEGIN"
 if [ -s summary.json ]; then
   cat summary.json
   echo
 fi
 echo "$LT_SUMMARY_END"
+echo "$LT_HISTOGRAM_BEGIN"
+if [ -s histogram.json ]; then
+  cat histogram.json
+  echo
+fi
+echo "$LT_HISTOGRAM_END"
 echo "k6-fanout exit status: $status"
 case "$status" in
   0 | 99) exit 0 ;;

@@ -9,11 +9,16 @@
 //                                   max - min = how spread the "spike" was
 //   lt_request_end         Gauge    when (epoch ms) a request ended; its max is
 //                                   the end of the load window
+//   lt_users_started       Counter  users (VUs, or users a VU carries) whose
+//                                   first request started: the count the live
+//                                   line reads while the cell runs (k6's API
+//                                   gives a trend's percentiles, not its count)
 import { Counter, Gauge, Trend } from 'k6/metrics';
 
 const iterationsStarted = new Counter('lt_iterations_started');
 const firstRequest = new Trend('lt_vu_first_request');
 const requestEnd = new Gauge('lt_request_end');
+const usersStarted = new Counter('lt_users_started');
 
 // Module state is per VU: each VU has its own copy of this flag.
 let sentFirst = false;
@@ -22,6 +27,7 @@ let sentFirst = false;
 // iteration ever starts; a missing metric then means "not measured".
 export function declare() {
   iterationsStarted.add(0);
+  usersStarted.add(0);
 }
 
 export function iterationStarted() {
@@ -34,6 +40,7 @@ export function started(at) {
   if (!sentFirst) {
     sentFirst = true;
     firstRequest.add(at);
+    usersStarted.add(1);
   }
 }
 
@@ -42,6 +49,7 @@ export function started(at) {
 // counts users, one value each, as it counts VUs of one user.
 export function userStarted(at) {
   firstRequest.add(at);
+  usersStarted.add(1);
 }
 
 export function ended(at) {

@@ -120,7 +120,9 @@ run_cell_steps() {
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)"
   phase_mark "$cell_dir" k6_start
   k6_start values "$cell_dir" "$users_url" "$limit" "${k6_options[@]}"
+  live_start values "$cell_dir" "$((limit - 60))"
   k6_wait || k6_status=$?
+  live_stop
   phase_mark "$cell_dir" k6_end
   CELL_K6_EXIT="$k6_status"
   sampler_stop
@@ -205,6 +207,7 @@ cell_finish() {
 # stop_cell_processes: k6, sampler, delayer, proxy and target of the current cell, then the namespaces.
 stop_cell_processes() {
   k6_stop
+  live_stop
   sampler_stop
   netdelay_stop
   proxy_stop

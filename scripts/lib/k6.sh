@@ -222,7 +222,7 @@ k6_start() {
   local -n cell_values="$1"
   local cell_dir="$2" target_url="$3" limit_s="$4" option relative_dir=""
   shift 4
-  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile
+  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile api
   [[ "$instances" =~ ^[1-9][0-9]*$ ]] \
     || abort "k6_start: K6_INSTANCES=$instances: a cell's settings get their auto knobs resolved first (k6_resolve_autos)"
   nofile="$(k6_nofile cell_values)"
@@ -269,8 +269,9 @@ k6_start() {
     if [[ "$instances" -gt 1 ]]; then
       [[ $i -eq 0 ]] || { extra_args=(); extra_env=(); }
       # Every process writes its own per-request samples (k6-samples-<n>.json.gz,
-      # named as its log), so the row's latency percentiles are computed over
-      # all of them (ltsuite.latency); the other side outputs stay the first's.
+      # named as its log), reduced to its latency histogram when it ends
+      # (k6_histograms), so the row's percentiles are those of all of them
+      # (ltsuite.histogram); the other side outputs stay the first's.
       for option in "${option_args[@]}" "${option_env[@]}"; do
         case "$i:$option" in
           0:*) ;;
@@ -285,6 +286,7 @@ k6_start() {
     rm -rf "$outputs" "$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)"
     mkdir -p "$outputs"
     extra_env+=("OUTPUTS_FILE=$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)")
+    api="$(k6_api_address cell_values "$i")"
     (
       # k6 keeps one socket per VU: give it every file descriptor allowed
       # (K6_NOFILE: fewer, to meet the file wall on purpose). Go raises its
@@ -299,12 +301,28 @@ k6_start() {
       k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$summary" \
         "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}"
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
-        "${in_namespace[@]}" "$LT_K6" run --no-usage-report --address "" -e "LT_RUN_ID=$LT_RUN_ID" \
+        "${in_namespace[@]}" "$LT_K6" run --no-usage-report --address "$api" -e "LT_RUN_ID=$LT_RUN_ID" \
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
     ) >"$log" 2>&1 9>&- & # 9>&-: not the run lock (run-matrix.sh LT_LOCK_FD)
     K6_PIDS+=("$!")
     k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
   done
+}
+
+# k6_api_address CELL_ASSOC N: where k6 process N (from 0) of the cell
+# serves its REST API, read by the live line (lib/live.sh): 127.0.0.1:640+N
+# in the client namespace, which only the suite uses; a port below 1024, so
+# it never takes one of the ephemeral ports a cell counts, unless the cell's
+# CLIENT_IP_LOCAL_PORT_RANGE reaches down to it. Empty (no API) then, and
+# on this host (an external target), where the port may be another's.
+k6_api_address() {
+  local -n api_values="$1"
+  local port=$((640 + $2)) low="${api_values[CLIENT_IP_LOCAL_PORT_RANGE]:-}"
+  low="${low%%-*}"
+  if [[ "${NETNS_HOST_MODE:-0}" == 1 || $port -gt 1023 ]] || { [[ -n "$low" ]] && ((10#$low <= port)); }; then
+    return 0
+  fi
+  printf '127.0.0.1:%d\n' "$port"
 }
 
 # k6_environment_only NAME=VALUE...: this (sub)shell's environment becomes
@@ -475,16 +493,40 @@ k6_wait() {
   done
   if [[ $n -gt 1 ]]; then
     k6_merge_summaries "$K6_CELL_DIR/k6-summaries" "$n" | write_atomic "$K6_CELL_DIR/summary.json" || true
+    k6_histograms "$K6_CELL_DIR" "$n"
   fi
   [[ $n -eq 0 ]] || k6_outputs_check "$K6_CELL_DIR" "$n" || true
   K6_PIDS=()
   return "$status"
 }
 
+# k6_histograms CELL_DIR N: each of the cell's N k6 processes' answered
+# load requests, reduced from its samples file to its latency histogram
+# (ltsuite.histogram reduce), which the row's percentiles merge; the
+# processes are reduced side by side. A process without samples
+# (K6_SAMPLES=0) gets none, and the row says so.
+k6_histograms() {
+  local cell_dir="$1" n="$2" i samples
+  local -a pids=()
+  mkdir -p "$cell_dir/k6-histograms"
+  for ((i = 0; i < n; i++)); do
+    samples="$(k6_instance_file "$cell_dir" "$i" "$n" samples)"
+    [[ -s "$samples" ]] || continue
+    PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.histogram reduce "$samples" 9>&- \
+      | write_atomic "$(k6_instance_file "$cell_dir" "$i" "$n" histogram)" &
+    pids+=("$!")
+  done
+  for i in "${pids[@]}"; do
+    wait "$i" || warn "a k6 process's samples could not be reduced to its histogram (k6-histograms/)"
+  done
+}
+
 # k6_instance_file CELL_DIR I N WHAT: the file of instance I (0-based) of N
 # named WHAT: log (k6.log, k6-2.log, ...), pid (k6.pid, k6-2.pid, ...: the
 # k6 process itself), summary (summary.json, or k6-summaries/<I>.json with
-# several), outputs (the working directory k6 runs in: k6-outputs,
+# several), samples (its per-request samples when it writes them:
+# k6-samples.json.gz, k6-samples-2.json.gz, ...), histogram (its latency
+# histogram with several: k6-histograms/<I>.json), outputs (the working directory k6 runs in: k6-outputs,
 # k6-outputs-2, ...) or outputs-list (what the script's handleSummary asked
 # to write: k6-outputs.json, k6-outputs-2.json, ...).
 k6_instance_file() {
@@ -495,6 +537,8 @@ k6_instance_file() {
     pid) printf '%s\n' "$cell_dir/k6$suffix.pid" ;;
     outputs) printf '%s\n' "$cell_dir/k6-outputs$suffix" ;;
     outputs-list) printf '%s\n' "$cell_dir/k6-outputs$suffix.json" ;;
+    samples) printf '%s\n' "$cell_dir/k6-samples$suffix.json.gz" ;;
+    histogram) printf '%s\n' "$cell_dir/k6-histograms/$i.json" ;;
     summary)
       if [[ $n -gt 1 ]]; then
         printf '%s\n' "$cell_dir/k6-summaries/$i.json"

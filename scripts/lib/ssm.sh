@@ -10,6 +10,9 @@ readonly SSM_DOCUMENT=AWS-RunShellScript
 # lines as ltsuite.ssm.SUMMARY_BEGIN/END).
 readonly SSM_SUMMARY_BEGIN='=== k6-fanout summary begin ==='
 readonly SSM_SUMMARY_END='=== k6-fanout summary end ==='
+# And its latency histogram between these (ltsuite.ssm.HISTOGRAM_BEGIN/END).
+readonly SSM_HISTOGRAM_BEGIN='=== k6-fanout histogram begin ==='
+readonly SSM_HISTOGRAM_END='=== k6-fanout histogram end ==='
 # Invocation states after which nothing changes any more (as ltsuite.ssm.TERMINAL).
 readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
 # The fields of a results row that k6's summary gives. The others (the
@@ -247,11 +250,15 @@ ssm_prepare_script() {
 }
 
 # ssm_bundle DIR OUT: the script's archive (DIR/script.tar, ssm_prepare_script)
-# as the tar.gz an instance unpacks.
+# and the modules that reduce k6's samples to the instance's latency
+# histogram (DIR/ltsuite/, ltsuite.ssm instance-modules) as the tar.gz an
+# instance unpacks.
 ssm_bundle() {
   local dir="$1" out_file="$2"
+  rm -rf "$dir/ltsuite"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.ssm instance-modules "$dir"
   tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u=rw,go=r \
-    -C "$dir" -cf - script.tar | gzip -n -9 >"$out_file"
+    -C "$dir" -cf - script.tar ltsuite | gzip -n -9 >"$out_file"
 }
 
 # ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the command instance
@@ -281,6 +288,8 @@ ssm_instance_command() {
       k6_lines+=("$(sh_quote_line "${script_args[i]}")")
     fi
   done
+  # Every request's samples, which the instance reduces to its latency histogram.
+  k6_lines+=("$(sh_quote_line --out json=samples.json.gz)")
   [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || k6_lines+=("$(sh_quote_line --out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")")
   # The cell's knobs, but for the values this command sets itself below.
   while IFS= read -r line; do
@@ -312,6 +321,9 @@ ssm_instance_command() {
   ssm_assign LT_START_AT "$SSM_START_AT"
   ssm_assign LT_SUMMARY_BEGIN "$SSM_SUMMARY_BEGIN"
   ssm_assign LT_SUMMARY_END "$SSM_SUMMARY_END"
+  ssm_assign LT_HISTOGRAM_BEGIN "$SSM_HISTOGRAM_BEGIN"
+  ssm_assign LT_HISTOGRAM_END "$SSM_HISTOGRAM_END"
+  ssm_assign LT_KEEP_SAMPLES "${FANOUT[FANOUT_KEEP_SAMPLES]:-0}"
   printf 'set --'
   for line in "${k6_lines[@]}"; do
     printf ' \\\n  %s' "$line"

@@ -70,7 +70,7 @@ def finish(args: argparse.Namespace) -> int:
         code = 1
     phase_mark(cell_dir, "row")
     try:
-        tables.render(args.run_dir, findings=False)
+        tables.render(args.run_dir, with_words=False)
     except OSError as err:
         if err.errno != errno.ENOSPC:
             print(f"{PROG}: warning: cannot render the results tables: {err}", file=sys.stderr)

@@ -4,13 +4,16 @@ its instances, each built by ltsuite.row from that instance's k6 summary (ssm_in
   python3 -m ltsuite.fanout CELL_DIR --run-id ID --cell CELL_ID --axes JSON [--status ok|failed]
                             [--error TEXT] [--percentiles JSON] [--notes TEXT]
 
-reads CELL_DIR/cell.env and CELL_DIR/instances/*/row.json and prints the cell's row.
+reads CELL_DIR/cell.env, CELL_DIR/instances/*/row.json and their histogram.json, and prints the
+cell's row.
 
 Counters and VUs add up over the instances; min and max are the extremes; the mean latency is
 weighted by each instance's answered requests (lat_count). Percentiles of parts do not combine:
-they come from the raw samples of every instance (InfluxDB's PERCENTILE over them, --percentiles)
-or stay empty, never an average of percentiles. What only a local run measures (the server's
-counters, queues and the sampler's peaks) is left out: the instances do not see the server.
+they come from the merge of every instance's latency histogram (ltsuite.histogram: those of all
+raw samples within its 0.5 %), else from InfluxDB's PERCENTILE over every raw sample
+(--percentiles, with its --notes), else stay empty; never an average of percentiles. What only
+a local run measures (the server's counters, queues and the sampler's peaks) is left out: the
+instances do not see the server.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import histogram
 from .cellfiles import read_cell_env, read_json
 from .numbers import num, or_default, tidy
 
@@ -76,6 +80,28 @@ def instance_rows(cell_dir: Path) -> list[dict[str, Any]]:
     return [row for row in rows if isinstance(row, dict)]
 
 
+def merged_percentiles(cell_dir: Path) -> tuple[dict[str, Any] | None, str]:
+    """The percentiles (row columns) of the merge of the histograms of the instances that
+    succeeded (those with a row.json), and the note that says so; (None, why) when one of them
+    shipped none (the reason names it) or there is no instance."""
+    dirs = [path.parent for path in sorted(cell_dir.glob("instances/*/row.json"))]
+    if not dirs:
+        return None, ""
+    missing = [d.name for d in dirs if not (d / "histogram.json").is_file()]
+    if missing:
+        return None, (f"no latency histogram from {', '.join(missing)} (the instance needs python3 to reduce "
+                      "k6's samples; see its stdout.txt)")
+    try:
+        parts = [histogram.read(d / "histogram.json") for d in dirs]
+    except ValueError as error:
+        return None, str(error)
+    merged = histogram.merged_percentiles(parts, f"{len(dirs)} instance{'s' if len(dirs) != 1 else ''}")
+    if merged.values is None:
+        return None, merged.note or ""
+    columns = {"med": "lat_med_ms", "p(90)": "lat_p90_ms", "p(95)": "lat_p95_ms", "p(99)": "lat_p99_ms"}
+    return {columns[k]: num(v) for k, v in merged.values.items()}, merged.note or ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m ltsuite.fanout", description="Print a fan-out cell's row.")
     parser.add_argument("cell_dir", type=Path)
@@ -84,13 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--axes", default="{}")
     parser.add_argument("--status", default="ok")
     parser.add_argument("--error", default="")
-    parser.add_argument("--percentiles", default="null")
-    parser.add_argument("--notes", default="")
+    parser.add_argument("--percentiles", default="null", help="from InfluxDB, when the histograms are not all there")
+    parser.add_argument("--notes", default="", help="the notes that go with --percentiles")
     args = parser.parse_args(argv)
+    percentiles, notes = merged_percentiles(args.cell_dir)
+    if percentiles is None:
+        percentiles = json.loads(args.percentiles)
+        notes = "; ".join(text for text in (notes, args.notes) if text)
     row = aggregate_row(instance_rows(args.cell_dir), run_id=args.run_id, cell=args.cell,
                         axes=json.loads(args.axes), env=read_cell_env(args.cell_dir / "cell.env") or {},
-                        status=args.status, error=args.error, percentiles=json.loads(args.percentiles),
-                        notes=args.notes)
+                        status=args.status, error=args.error, percentiles=percentiles, notes=notes)
     json.dump(row, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

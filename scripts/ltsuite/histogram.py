@@ -16,6 +16,9 @@ bucket's value: within a relative error a of the percentile of all raw samples. 
 
   python3 -m ltsuite.histogram reduce SAMPLES_FILE...   prints the histogram (JSON) of the
                                                         answered load requests in k6 sample files
+                                                        (each k6 process of a cell: k6_wait in
+                                                        scripts/lib/k6.sh; each fan-out instance:
+                                                        scripts/ssm-instance.sh)
   python3 -m ltsuite.histogram merge HISTOGRAM_FILE...  prints the merged histogram's figures
   python3 -m ltsuite.histogram cost                     prints what it costs (docs/performance.md)
 """
@@ -145,6 +148,68 @@ def figures(histogram: Histogram) -> dict[str, Any]:
     return out
 
 
+def read(path: Path) -> Histogram:
+    """A histogram file as reduce wrote it; ValueError naming the file when it is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        return Histogram.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a histogram: {error}") from error
+
+
+def histogram_files(cell_dir: Path, instances: int) -> list[Path]:
+    """The histogram file of each of a cell's k6 processes, in process order:
+    k6-histograms/<i>.json, i from 0 (as k6_instance_file in scripts/lib/k6.sh names it)."""
+    return [cell_dir / "k6-histograms" / f"{i}.json" for i in range(instances)]
+
+
+@dataclass
+class Merged:
+    """The percentiles of a merged histogram (values None when some part is missing) and a note
+    for the row."""
+
+    values: dict[str, Any] | None
+    note: str | None
+
+
+def merged_percentiles(parts: list[Histogram], who: str) -> Merged:
+    """med, p(90), p(95) and p(99) of the merge of PARTS (every part present), with the note
+    that says where they come from; WHO names the parts ("2 k6 processes")."""
+    whole = merged(parts)
+    if whole.count == 0:
+        return Merged(None, f"latency percentiles left empty: the histograms of {who} hold no answered request")
+    out = figures(whole)
+    from .latency import PERCENTILES
+
+    return Merged({k: out[k] for k in PERCENTILES},
+                  f"latency percentiles from the merged histograms of {who} ({whole.count} answered requests; "
+                  f"within {whole.accuracy:.1%} of those of the raw samples)")
+
+
+def cell_percentiles(cell_dir: Path, instances: int) -> Merged:
+    """The median and p90/p95/p99 of a cell run by several k6 processes, from the merge of
+    their histograms; None with the reason when a process's histogram is missing or unreadable
+    (the percentiles would then be those of some processes only)."""
+    from .latency import sample_files
+
+    files = histogram_files(cell_dir, instances)
+    missing = [f for f in files if not f.is_file()]
+    if missing and not any(f.is_file() for f in sample_files(cell_dir, instances)):
+        return Merged(None, f"latency percentiles left empty: {instances} k6 processes ran and k6 wrote no "
+                            "samples (K6_SAMPLES=0, or the live InfluxDB output) to reduce to histograms")
+    if missing:
+        names = ", ".join(str(f.relative_to(cell_dir)) for f in missing)
+        return Merged(None, f"latency percentiles left empty: {instances} k6 processes ran and {names} is missing, "
+                            "so their latencies cannot all be merged")
+    try:
+        parts = [read(f) for f in files]
+    except ValueError as error:
+        return Merged(None, f"latency percentiles left empty: {error}")
+    return merged_percentiles(parts, f"{instances} k6 processes")
+
+
 def cost(instances: int = 100, per_instance: int = 100_000) -> dict[str, Any]:
     """Simulated cost: the bytes of one histogram of a million requests (lognormal around 20 ms,
     capped at 60 s), and the seconds to parse, merge and take the percentiles of INSTANCES
@@ -181,21 +246,19 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("usage: python3 -m ltsuite.histogram reduce SAMPLES_FILE... | merge HISTOGRAM_FILE... | cost\n")
         return 2
     if args[0] == "reduce":
-        from .latency import answered_durations, read_lines
+        from .latency import answered, read_lines
 
         histogram = Histogram()
         for name in args[1:]:
-            for value in answered_durations(read_lines(Path(name))):
+            for value in answered(read_lines(Path(name))):
                 histogram.add(value)
         json.dump(histogram.to_json(), sys.stdout, separators=(",", ":"))
     else:
-        parts = []
-        for name in args[1:]:
-            try:
-                parts.append(Histogram.from_json(json.loads(Path(name).read_text(encoding="utf-8"))))
-            except (OSError, ValueError, KeyError, TypeError) as error:
-                sys.stderr.write(f"{name}: not a histogram: {error}\n")
-                return 1
+        try:
+            parts = [read(Path(name)) for name in args[1:]]
+        except ValueError as error:
+            sys.stderr.write(f"{error}\n")
+            return 1
         json.dump(figures(merged(parts)), sys.stdout)
     sys.stdout.write("\n")
     return 0

@@ -1,12 +1,12 @@
-"""Exact latency percentiles over every k6 process of a cell.
+"""Exact latency percentiles from k6's per-request samples.
 
-Percentiles of parts do not combine, so with K6_INSTANCES > 1 the merged summary has none
-(scripts/lib/merge-summaries.jq). Every process's per-request samples (k6 --out json) are on
-disk: k6-samples.json.gz for the first process, k6-samples-<n>.json.gz for the n-th (named as
-its log, k6-<n>.log). The percentiles of answered load requests (http_req_duration with
-expected_response=true and traffic=load, the summary's own submetric) are computed from all of
-them the way k6 computes a trend's percentile (lib/metrics/sink.go, TrendSink.P: linear
-interpolation between the two nearest ranks), so one process's file gives k6's own figures.
+Each k6 process can write its per-request samples (k6 --out json): k6-samples.json.gz for the
+first process of a cell, k6-samples-<n>.json.gz for the n-th (named as its log, k6-<n>.log).
+The percentiles of answered load requests (http_req_duration with expected_response=true and
+traffic=load, the summary's own submetric) are computed the way k6 computes a trend's
+percentile (lib/metrics/sink.go, TrendSink.P: linear interpolation between the two nearest
+ranks), so one process's file gives k6's own figures. A cell of several processes merges their
+histograms instead (ltsuite.histogram), which each process reduces from its own file.
 
   python3 -m ltsuite.latency FILE...    prints {"count", "min", "med", "p(90)", ..., "max"}
 """
@@ -16,9 +16,8 @@ import gzip
 import json
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 PREFIX = '{"metric":"http_req_duration"'
 PERCENTILES = {"med": 0.5, "p(90)": 0.9, "p(95)": 0.95, "p(99)": 0.99}
@@ -36,10 +35,10 @@ def percentile(ordered: list[float], fraction: float) -> float:
     return low + (high - low) * (rank - math.floor(rank))
 
 
-def answered_durations(lines: Iterable[str]) -> list[float]:
-    """http_req_duration of the answered load requests among k6's JSON sample lines. A line cut
-    short by a killed k6 is skipped."""
-    out = []
+def answered(lines: Iterable[str]) -> Iterator[float]:
+    """http_req_duration of the answered load requests among k6's JSON sample lines, one at a
+    time (a file of millions of requests is never held whole). A line cut short by a killed k6
+    is skipped."""
     for line in lines:
         if not line.startswith(PREFIX) or '"expected_response":"true"' not in line:
             continue
@@ -53,8 +52,12 @@ def answered_durations(lines: Iterable[str]) -> list[float]:
             continue
         value = data.get("value")
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append(float(value))
-    return out
+            yield float(value)
+
+
+def answered_durations(lines: Iterable[str]) -> list[float]:
+    """answered() as a list."""
+    return list(answered(lines))
 
 
 def read_lines(path: Path) -> Iterable[str]:
@@ -87,35 +90,6 @@ def sample_files(cell_dir: Path, instances: int) -> list[Path]:
     included, for the caller to name)."""
     names = ["k6-samples.json.gz"] + [f"k6-samples-{n}.json.gz" for n in range(2, instances + 1)]
     return [cell_dir / name for name in names]
-
-
-@dataclass
-class Exact:
-    """Percentiles from every process's samples (values None when some file is missing) and a
-    note for the row."""
-
-    values: dict[str, Any] | None
-    note: str | None
-
-
-def cell_percentiles(cell_dir: Path, instances: int) -> Exact:
-    """The median and p90/p95/p99 of a cell run by several k6 processes, from all their samples;
-    None with the reason when a process's samples are missing (the percentiles would then be
-    those of some processes only)."""
-    files = sample_files(cell_dir, instances)
-    missing = [f.name for f in files if not f.is_file()]
-    if missing:
-        why = "k6 wrote no samples (K6_SAMPLES=0)" if len(missing) == len(files) else f"{', '.join(missing)} is missing"
-        return Exact(None, f"latency percentiles left empty: {instances} k6 processes ran and {why}, so their "
-                           "samples cannot all be read")
-    durations: list[float] = []
-    for path in files:
-        durations.extend(answered_durations(read_lines(path)))
-    out = figures(durations)
-    if not durations:
-        return Exact(None, "latency percentiles left empty: the k6 processes' samples hold no answered request")
-    return Exact({k: out[k] for k in PERCENTILES},
-                 f"latency percentiles computed from all {len(durations)} answered requests of {instances} k6 processes")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import design, latency, netdelay, proxy, timeparts
+from . import design, histogram, netdelay, proxy, timeparts
 from .causes import failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
@@ -220,15 +220,16 @@ def _total(counts: list[int | float | None]) -> int | float | None:
 def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
     """The latency of answered requests (2xx/3xx; failures are counted apart) from k6's summary;
     no answered request gives None, not k6's zeros. When k6's percentiles are missing (several
-    k6 processes: a merged summary has none), they are computed from every sample of every
-    process (ltsuite.latency), exact, or left None with a note saying which file is missing."""
+    k6 processes: a merged summary has none), they come from the merge of every process's
+    histogram (ltsuite.histogram: within its 0.5 % of those of all raw samples), or are left
+    None with a note saying which file is missing."""
     d = cell.summary.exact("http_req_duration{traffic:load,expected_response:true}")
     if d is None or or_default(d.get("count"), 1) == 0:
         d = {}
     note = None
     instances = to_number(cell.env.get("K6_INSTANCES") or "1") or 1
     if d and instances > 1 and d.get("p(95)") is None:
-        exact = latency.cell_percentiles(cell.dir, instances)
+        exact = histogram.cell_percentiles(cell.dir, instances)
         if exact.values is not None:
             d = {**d, **exact.values}
             note = exact.note

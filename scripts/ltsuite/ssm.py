@@ -5,6 +5,7 @@ going then are cancelled and marked TimedOut); then each one's full output from 
   python3 -m ltsuite.ssm send MANIFEST COMMANDS_DIR --delivery-timeout S
   python3 -m ltsuite.ssm poll MANIFEST
   python3 -m ltsuite.ssm collect MANIFEST CELL_DIR [--root DIR]
+  python3 -m ltsuite.ssm instance-modules DIR
 
 reads the run's manifest.json (fanout.region, fanout.profile, fanout.poll_interval_s,
 fanout.deadline_epoch and the instances' command ids), polls, and writes the instances' status,
@@ -22,8 +23,9 @@ The rules (AWS Systems Manager API reference, GetCommandInvocation):
 collect: GetCommandInvocation gives only 24,000 characters of stdout, so each invocation's full
 stdout (and stderr) comes from S3, where SSM writes it under
 <key prefix>/<command id>/<instance id>/.../stdout; the k6 summary is what the instance printed
-between SUMMARY_BEGIN and SUMMARY_END (scripts/ssm-instance.sh), k6's exit status the line
-"k6-fanout exit status: N". An instance fails (its error names why) when its invocation did not
+between SUMMARY_BEGIN and SUMMARY_END (scripts/ssm-instance.sh), its latency histogram
+(ltsuite.histogram, kept as histogram.json) what it printed between HISTOGRAM_BEGIN and
+HISTOGRAM_END, k6's exit status the line "k6-fanout exit status: N". An instance fails (its error names why) when its invocation did not
 end in Success, when its output cannot be read, or when the output holds no summary.
 """
 from __future__ import annotations
@@ -210,22 +212,43 @@ SUMMARY_END = "=== k6-fanout summary end ==="
 EXIT_PREFIX = "k6-fanout exit status: "
 
 
-def extract_summary(stdout: str) -> dict[str, Any] | None:
-    """The JSON object printed between the summary markers (the last such block), or None."""
+HISTOGRAM_BEGIN = "=== k6-fanout histogram begin ==="
+HISTOGRAM_END = "=== k6-fanout histogram end ==="
+
+
+def extract_block(stdout: str, begin: str, end: str) -> dict[str, Any] | None:
+    """The JSON object printed between the lines BEGIN and END (the last such block), or None."""
     inside, lines, found = False, [], None
     for line in stdout.split("\n"):
-        if line == SUMMARY_END and inside:
+        if line == end and inside:
             inside = False
             found = "\n".join(lines)
         if inside:
             lines.append(line)
-        if line == SUMMARY_BEGIN:
+        if line == begin:
             inside, lines = True, []
     try:
-        summary = json.loads(found) if found else None
+        block = json.loads(found) if found else None
     except ValueError:
         return None
-    return summary if isinstance(summary, dict) else None
+    return block if isinstance(block, dict) else None
+
+
+def extract_summary(stdout: str) -> dict[str, Any] | None:
+    """The k6 summary printed between the summary markers, or None."""
+    return extract_block(stdout, SUMMARY_BEGIN, SUMMARY_END)
+
+
+def extract_histogram(stdout: str) -> dict[str, Any] | None:
+    """The latency histogram printed between the histogram markers (ltsuite.histogram's JSON
+    form, checked to be one), or None."""
+    from .histogram import Histogram
+
+    block = extract_block(stdout, HISTOGRAM_BEGIN, HISTOGRAM_END)
+    try:
+        return Histogram.from_json(block).to_json() if block is not None else None
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def k6_exit_status(stdout: str) -> str:
@@ -282,6 +305,10 @@ def collect_one(s3: Any, bucket: str, key_prefix: str, inv: Invocation, out_dir:
     summary = extract_summary(stdout)
     if summary is not None:
         _write_json(out_dir / "summary.json", summary)
+    histogram = extract_histogram(stdout)
+    (out_dir / "histogram.json").unlink(missing_ok=True)
+    if histogram is not None:
+        _write_json(out_dir / "histogram.json", histogram)
     if inv.error:
         return
     status = k6_exit_status(stdout)
@@ -320,6 +347,30 @@ def collect_manifest(manifest: Path, cell_dir: Path, root: Path | None = None, s
     return invocations
 
 
+#: The modules an instance reduces k6's samples with (python3 -m ltsuite.histogram reduce).
+INSTANCE_MODULES = ("histogram.py", "latency.py")
+
+
+def write_instance_modules(out_dir: Path) -> None:
+    """OUT_DIR/ltsuite/: the modules an instance needs to reduce k6's samples to its latency
+    histogram, as the same code without docstrings and comments (ast.unparse), so they add
+    about 3.5 KB to a command sent inline instead of 5.5 (every byte there counts against
+    FANOUT_MAX_COMMAND_BYTES). No __init__.py: Python 3.3+ imports the directory as a
+    namespace package."""
+    import ast
+
+    (out_dir / "ltsuite").mkdir(parents=True, exist_ok=True)
+    for name in INSTANCE_MODULES:
+        tree = ast.parse((Path(__file__).parent / name).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and body
+                    and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+        (out_dir / "ltsuite" / name).write_text(ast.unparse(tree) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m ltsuite.ssm", description="Poll and collect a fan-out.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -333,8 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     collect_parser.add_argument("manifest", type=Path)
     collect_parser.add_argument("cell_dir", type=Path)
     collect_parser.add_argument("--root", type=Path, help="paths in errors are shown relative to it")
+    modules_parser = sub.add_parser("instance-modules", help="write the modules an instance reduces k6's samples with")
+    modules_parser.add_argument("out_dir", type=Path)
     args = parser.parse_args(argv)
-    if args.command == "send":
+    if args.command == "instance-modules":
+        write_instance_modules(args.out_dir)
+    elif args.command == "send":
         fanout = json.loads(args.manifest.read_text(encoding="utf-8")).get("fanout") or {}
         prog = os.environ.get("LT_PROG", "ssm-fanout")
         send(ssm_client(fanout.get("region") or "", fanout.get("profile") or ""), args.manifest, args.commands_dir,

@@ -389,12 +389,20 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-def render(run_dir: Path, findings: bool = True) -> None:
-    """Write RUN_DIR/results.csv and results.md from its rows, and (findings) findings.txt: what each
-    cell found, in words (ltsuite.words), one line a cell, for the terminal and the report. After
-    each cell the runner renders the tables only (ltsuite.cell finish); the words are written once,
-    when the run ends or is interrupted (results_render), where the terminal and report.html read
-    them."""
+def findings_md(findings: list[str]) -> str:
+    """results.md's first lines: what each cell found, in words (ltsuite.words), before the
+    tables; nothing when no cell gave a finding."""
+    if not findings:
+        return ""
+    return "What happened:\n\n" + "".join(f"- {line}\n" for line in findings) + "\n"
+
+
+def render(run_dir: Path, with_words: bool = True) -> None:
+    """Write RUN_DIR/results.csv and results.md from its rows, and (with_words) findings.txt: what
+    each cell found, in words (ltsuite.words), one line a cell, for the report; results.md (which
+    the terminal prints at the run's end) then says them first, before its tables. After each cell
+    the runner renders the tables only (ltsuite.cell finish); the words are made once, when the run
+    ends or is interrupted (results_render), where the terminal and report.html read them."""
     run = load_run(run_dir)
     unknown = unknown_extra(extra_names(run.rows))
     if unknown:
@@ -404,15 +412,15 @@ def render(run_dir: Path, findings: bool = True) -> None:
     if hidden:
         print(f"{PROG}: {run_dir}: row key(s) not in scripts/ltsuite/columns.py (in row.json only): "
               + ", ".join(hidden), file=sys.stderr)
+    findings = words.run_words(run_dir) if with_words else []
     csv_text = render_csv(run)
-    md_text_ = render_md(run)
+    md_text_ = findings_md(findings) + render_md(run)
     write_atomic(run_dir / "results.csv", csv_text)
     write_atomic(run_dir / "results.md", md_text_)
-    if not findings:
+    if not with_words:
         return
-    lines = words.run_words(run_dir)
-    if lines:
-        write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in lines))
+    if findings:
+        write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in findings))
     else:
         (run_dir / "findings.txt").unlink(missing_ok=True)
 

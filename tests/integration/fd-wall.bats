@@ -72,6 +72,10 @@ setup() {
   [ "$(lt_row_value "$AUTO" server_conns_peak)" -ge 400 ]
   run lt_row_value "$AUTO" prediction_notes
   refute_output --partial "open-file limit"
+  # Its percentiles from both processes' merged histograms: every user waited its 3 s.
+  [ "$(lt_row_value "$AUTO" lat_med_ms | cut -d. -f1)" -ge 3000 ]
+  run lt_row_value "$AUTO" notes
+  assert_output --partial "latency percentiles from the merged histograms of 2 k6 processes (400 answered requests;"
 }
 
 @test "a cell whose users need more memory than this machine has is refused before anything starts" {

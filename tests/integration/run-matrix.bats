@@ -6,6 +6,8 @@ setup_file() {
   load '../test_helper'
   lt_require_root
   lt_log_python_starts
+  # The live line every 2 s (its output is no terminal here).
+  export LT_LIVE_EVERY=2
   lt_run_matrix_once "$LT_ROOT/env/matrices/default.matrix"
 }
 
@@ -38,6 +40,22 @@ setup() {
   assert_output --partial "cell 1/4 01_accept_count-1_somaxconn-2"
   assert_output --partial "cell 4/4 04_accept_count-5_somaxconn-4096"
   assert_output --partial "| cell | status |"
+}
+
+@test "while a cell runs, a line shows its users so far and the server's connections and accept queue" {
+  local cell log
+  log="$BATS_FILE_TMPDIR/run.log"
+  for cell in $(lt_cells); do
+    # The cell's own lines: from its "cell N/4" line to its result line.
+    run awk -v cell="$cell" '$0 ~ "^cell [0-9]+/[0-9]+ " cell "$" { on = 1; next } on && /^  (ok|failed) in / { exit } on' "$log"
+    assert_line --regexp '^  live [0-9]+s/[0-9]+s: [0-9,]+ users started, [0-9,]+ requests answered, [0-9,]+ failed, [0-9,]+ VUs [|] server: [0-9,]+ conns, accept queue [0-9,]+/[0-9,]+'
+    # Never more users than the cell has.
+    local vus most
+    vus="$(lt_cell_value "$cell" VUS)"
+    most="$(printf '%s
+' "$output" | sed -n 's/^  live [^:]*: \([0-9,]*\) users started.*/\1/p' | tr -d , | sort -n | tail -n 1)"
+    [ "$most" -le "$vus" ]
+  done
 }
 
 @test "the manifest records the run" {
@@ -177,16 +195,18 @@ setup() {
   refute_output --partial jar
 }
 
-@test "a cell starts Python at most twice: the sampler and its finish" {
-  local cell from to starts
+@test "a cell starts Python twice: the sampler and its finish (and the live line)" {
+  local cell from to starts lives
   for cell in $(lt_cells); do
     from="$(awk -F'\t' '$1 == "cell_start" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
     to="$(awk -F'\t' '$1 == "tables" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
     [ -n "$from" ] && [ -n "$to" ]
-    starts="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
-    echo "cell $cell: $starts Python starts"
+    # The live line shows what runs; it decides nothing: counted on its own.
+    starts="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 !~ /ltsuite[.]live/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
+    lives="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 ~ /ltsuite[.]live/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
+    echo "cell $cell: $starts Python starts and $lives live line(s)"
     awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
-    [ "$starts" -eq 2 ]
+    [ "$starts" -eq 2 ] && [ "$lives" -eq 1 ]
   done
 }
 
@@ -194,9 +214,9 @@ setup() {
   run grep -c '^What happened:$' "$BATS_FILE_TMPDIR/run.log"
   assert_output 1
   [ -s "$RUN_DIR/findings.txt" ]
-  # After the last cell's line and the table.
+  # After the last cell's line.
   [ "$(grep -n '^What happened:$' "$BATS_FILE_TMPDIR/run.log" | cut -d: -f1)" -gt \
-    "$(grep -n '| cell | status |' "$BATS_FILE_TMPDIR/run.log" | cut -d: -f1)" ]
+    "$(grep -n 'cell 4/4 ' "$BATS_FILE_TMPDIR/run.log" | head -n 1 | cut -d: -f1)" ]
   grep -q '<ul id="findings">' "$RUN_DIR/report.html"
   run grep -c '<li>' <(sed -n '/<ul id="findings">/,/<\/ul>/p' "$RUN_DIR/report.html")
   assert_output "$(wc -l <"$RUN_DIR/findings.txt")"

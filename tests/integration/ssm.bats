@@ -39,6 +39,8 @@ setup_file() {
   export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
   export FANOUT_S3_BUCKET=lt-fanout-test FANOUT_K6_PATH="$LT_ROOT/.tools/bin/k6"
   export FANOUT_WORKDIR="$BATS_FILE_TMPDIR/on-instances" FANOUT_START_DELAY=2 FANOUT_POLL_INTERVAL=1
+  # The instances keep k6's raw samples, to check the percentiles against them.
+  export FANOUT_KEEP_SAMPLES=1
   export MATRIX="$BATS_FILE_TMPDIR/spike.matrix"
   # 6 VUs for 3 s against /hello?delayMs=100: bounded, about 180 requests.
   printf 'VUS=6\nDURATION=3s\nDELAY_MS=100\nREQUEST_TIMEOUT=2s\nGRACEFUL_STOP=2s\nTHINK_TIME_MS=0\n' >"$MATRIX"
@@ -340,36 +342,40 @@ PY
   [ "$(lt_csv_column "$SENT_RUN/results.csv" failed_reqs)" -eq 0 ]
 }
 
-@test "percentiles: from InfluxDB's raw samples when it is set, otherwise empty and marked" {
-  local dir
+@test "percentiles: from the instances' merged histograms, those of all their raw samples within 0.5 %" {
+  local dir exact column name id
+  local -a samples=()
   dir="$(cell_dir "$SENT_RUN")"
-  if [[ -n "${FANOUT_INFLUXDB_URL:-}" ]]; then
-    echo "# InfluxDB at $FANOUT_INFLUXDB_URL" >&3
-    # Every instance's samples, less at most 1 in 100: InfluxDB keeps one point of
-    # two with the same series and time (k6 writes vu and iter as fields, not
-    # tags), and 6 users in lockstep against one 100 ms endpoint can end two
-    # requests at one instant (seen once: 173 where 174 were sent).
-    local sent got
-    sent="$(jq -s 'map(.lat_count) | add' "$dir"/instances/*/row.json)"
-    got="$(jq -r '.notes | capture("percentiles from InfluxDB over (?<n>[0-9]+) raw samples of every instance").n' "$dir/row.json")"
-    [[ "$got" =~ ^[0-9]+$ ]] || fail "no sample count in the notes: $(jq -r .notes "$dir/row.json")"
-    ((got <= sent && got * 100 >= sent * 99)) || fail "InfluxDB had $got samples where the instances sent $sent"
-    # The p95 of the whole lies between the instances' own p95s (a few ms of
-    # slack: InfluxDB takes the nearest sample, k6 interpolates).
-    run jq -n --slurpfile row "$dir/row.json" --slurpfile parts <(jq -s . "$dir"/instances/*/row.json) \
-      '$row[0].lat_p95_ms as $p | ($parts[0] | map(.lat_p95_ms)) as $q
-       | $p != null and $p >= ($q | min) - 5 and $p <= ($q | max) + 5'
-    assert_output true
-  else
-    echo "# no influxd built: the row must have no percentiles" >&3
-    [ -z "$(lt_csv_column "$SENT_RUN/results.csv" lat_p95_ms)" ]
-    run jq -r .notes "$dir/row.json"
-    assert_output --partial "percentiles not mergeable"
-  fi
+  while IFS= read -r id; do
+    [ "$(jq .count "$dir/instances/$id/histogram.json")" -eq "$(jq .lat_count "$dir/instances/$id/row.json")" ]
+    samples+=("$FANOUT_WORKDIR/$(basename "$SENT_RUN")/$(jq -r .cell.id "$SENT_RUN/manifest.json")/$id/samples.json.gz")
+  done <"$BATS_FILE_TMPDIR/k6-instances"
+  # Every raw sample of both instances, as k6 computes a percentile (ltsuite.latency).
+  exact="$(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.latency "${samples[@]}")"
+  [ "$(jq .count <<<"$exact")" -eq "$(jq -s 'map(.lat_count) | add' "$dir"/instances/*/row.json)" ]
+  for column in med:lat_med_ms 'p(90):lat_p90_ms' 'p(95):lat_p95_ms' 'p(99):lat_p99_ms'; do
+    name="${column%%:*}"
+    jq -e --arg name "$name" --arg column "${column#*:}" --argjson exact "$exact" \
+      '.[$column] != null and ((.[$column] - $exact[$name]) | fabs <= 0.005 * $exact[$name] + 0.0005)' "$dir/row.json" \
+      || fail "${column#*:} $(jq --arg c "${column#*:}" '.[$c]' "$dir/row.json") against $(jq --arg n "$name" '.[$n]' <<<"$exact") of the raw samples"
+  done
+  run jq -r .notes "$dir/row.json"
+  assert_output "latency percentiles from the merged histograms of 2 instances ($(jq .count <<<"$exact") answered requests; within 0.5% of those of the raw samples)"
+  # The manifest says the same.
+  [ "$(jq -r .notes "$SENT_RUN/manifest.json")" = "$output" ]
 }
 
-@test "without InfluxDB the percentiles are left empty and marked not mergeable" {
-  local run_dir
+# without_histogram ID: the fixture's stdout of instance ID as if it had
+# shipped no histogram (an instance without python3).
+without_histogram() {
+  sed -i '/^=== k6-fanout histogram begin ===$/,/^=== k6-fanout histogram end ===$/d' "$BATS_FILE_TMPDIR/stdout-$1"
+}
+
+@test "an instance that shipped no histogram: percentiles from InfluxDB's raw samples if set, else empty, and it is named" {
+  local run_dir id
+  id="$(tail -n 1 "$BATS_FILE_TMPDIR/k6-instances")"
+  cp "$BATS_FILE_TMPDIR/stdout-$id" "$BATS_FILE_TMPDIR/stdout-$id.full"
+  without_histogram "$id"
   FANOUT_INFLUXDB_URL="" run "$LT_ROOT/scripts/ssm-fanout.sh" --no-wait "$MATRIX"
   assert_success
   run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
@@ -380,7 +386,33 @@ PY
   [ -z "$(lt_csv_column "$run_dir/results.csv" lat_med_ms)" ]
   [ -n "$(lt_csv_column "$run_dir/results.csv" lat_max_ms)" ]
   run jq -r .notes "$(cell_dir "$run_dir")/row.json"
+  assert_output --partial "no latency histogram from $id"
   assert_output --partial "percentiles not mergeable"
+  if [[ -n "${FANOUT_INFLUXDB_URL:-}" ]]; then
+    # The fixture run's instances wrote their raw samples to InfluxDB too.
+    echo "# InfluxDB at $FANOUT_INFLUXDB_URL" >&3
+    local sent got dir
+    dir="$(cell_dir "$SENT_RUN")"
+    # The fixture run itself, collected again with that instance's output as
+    # if it had shipped no histogram; then put back as it was.
+    copy_outputs "$SENT_RUN" "$id"
+    "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$SENT_RUN" >/dev/null 2>&1 || fail "collect failed"
+    cp "$dir/row.json" "$BATS_FILE_TMPDIR/row-influx.json"
+    cp "$BATS_FILE_TMPDIR/stdout-$id.full" "$BATS_FILE_TMPDIR/stdout-$id"
+    copy_outputs "$SENT_RUN" "$id"
+    "$LT_ROOT/scripts/ssm-fanout.sh" --collect "$SENT_RUN" >/dev/null 2>&1 || fail "collect failed"
+    [ -s "$dir/instances/$id/histogram.json" ]
+    # Every instance's samples, less at most 1 in 100: InfluxDB keeps one point of
+    # two with the same series and time (k6 writes vu and iter as fields, not
+    # tags), and 6 users in lockstep against one 100 ms endpoint can end two
+    # requests at one instant (seen once: 173 where 174 were sent).
+    sent="$(jq -s 'map(.lat_count) | add' "$dir"/instances/*/row.json)"
+    got="$(jq -r '.notes | capture("percentiles from InfluxDB over (?<n>[0-9]+) raw samples of every instance").n' "$BATS_FILE_TMPDIR/row-influx.json")"
+    [[ "$got" =~ ^[0-9]+$ ]] || fail "no sample count in the notes: $(jq -r .notes "$BATS_FILE_TMPDIR/row-influx.json")"
+    ((got <= sent && got * 100 >= sent * 99)) || fail "InfluxDB had $got samples where the instances sent $sent"
+    jq -e '.lat_p95_ms | type == "number"' "$BATS_FILE_TMPDIR/row-influx.json"
+  fi
+  mv "$BATS_FILE_TMPDIR/stdout-$id.full" "$BATS_FILE_TMPDIR/stdout-$id"
 }
 
 # copy_outputs RUN_DIR [ID...]: store the fixture run's stdouts (already
@@ -598,6 +630,8 @@ assert_cancelled_and_recorded() {
   [ "$(jq -s 'map(.vus_max) | add' "$dir"/instances/*/row.json)" -eq 16 ]
   [ "$(lt_csv_column "$run_dir/results.csv" http_reqs)" -gt 0 ]
   [ "$(lt_csv_column "$run_dir/results.csv" http_reqs)" -eq "$(jq -s 'map(.http_reqs) | add' "$dir"/instances/*/row.json)" ]
+  # Its percentiles too, from the instances' histograms (its load is tagged from the command line).
+  [ -n "$(lt_csv_column "$run_dir/results.csv" lat_p95_ms)" ]
   # Each instance counted its load with the suite's tags from the command
   # line (the script sets none) and split its failures by cause.
   while IFS= read -r id; do

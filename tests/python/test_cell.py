@@ -50,6 +50,7 @@ def test_finish_writes_the_deltas_the_row_and_the_tables_each_module_writes(tmp_
     assert row["status"] == rec["status"] and row["cell"] == "01_vus-4"
     run = tables.load_run(run_dir)
     assert (run_dir / "results.csv").read_text() == tables.render_csv(run)
+    # The words that open results.md are the run's end's (tables.render), not each cell's.
     assert (run_dir / "results.md").read_text() == tables.render_md(run)
     assert marks(cell_dir) == before + ["files", "row", "tables"]
 
@@ -71,6 +72,7 @@ def test_finish_leaves_the_words_to_the_runs_end(tmp_path):
     assert (run_dir / "results.csv").is_file() and not (run_dir / "findings.txt").exists()
     tables.render(run_dir)
     assert (run_dir / "findings.txt").read_text().splitlines() == words.run_words(run_dir) != []
+    assert (run_dir / "results.md").read_text().startswith("What happened:\n")
 
 
 def test_deltas_that_cannot_be_computed_fail_the_cell_with_the_reason(tmp_path):

@@ -4,6 +4,9 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+from ltsuite import histogram, latency
 from ltsuite.fanout import aggregate_row
 
 from conftest import ROOT
@@ -78,3 +81,64 @@ def test_failures_for_want_of_files_add_up_over_the_instances_as_the_other_cause
     rows = [{**TWO_ROWS[0], "fail_no_fd": 7}, {**TWO_ROWS[1], "fail_no_fd": 2}]
     assert aggregate(rows)["fail_no_fd"] == 9
     assert aggregate()["fail_no_fd"] is None
+
+
+# --- Percentiles from the instances' histograms -----------------------------------------------------
+
+RECORDED = sorted((ROOT / "tests/python/fixtures").glob("*/k6-samples.json.gz"))
+
+
+def fan_out_cell(tmp_path, samples, parts):
+    """A fan-out cell whose PARTS instances each ran every PARTS-th answered request of the
+    recorded SAMPLES, with the row and the histogram each ships (histogram.json, as collected)."""
+    durations = latency.answered_durations(latency.read_lines(samples))
+    for k in range(parts):
+        mine = durations[k::parts]
+        d = tmp_path / "instances" / f"i-{k}"
+        d.mkdir(parents=True)
+        (d / "row.json").write_text(json.dumps({"http_reqs": len(mine), "lat_count": len(mine)}))
+        (d / "histogram.json").write_text(json.dumps(histogram.of(mine).to_json()))
+    (tmp_path / "cell.env").write_text("SCENARIO=spike\n")
+    return durations
+
+
+def fan_out_row(cell_dir, *args):
+    run = subprocess.run([sys.executable, "-m", "ltsuite.fanout", str(cell_dir), "--run-id", "r", "--cell", "01", *args],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "scripts")}, check=True)
+    return json.loads(run.stdout)
+
+
+@pytest.mark.parametrize("samples", RECORDED, ids=lambda p: p.parent.name)
+def test_a_fan_outs_percentiles_are_those_of_all_raw_samples_from_the_merged_histograms(tmp_path, samples):
+    durations = fan_out_cell(tmp_path, samples, 3)
+    exact = latency.figures(durations)
+    row = fan_out_row(tmp_path, "--percentiles", '{"lat_p95_ms": 1}', "--notes", "from InfluxDB")
+    for name, column in (("med", "lat_med_ms"), ("p(90)", "lat_p90_ms"), ("p(95)", "lat_p95_ms"), ("p(99)", "lat_p99_ms")):
+        # k6's percentile of every request of the three instances, within the histogram's accuracy
+        # (and the row's 0.001 ms); InfluxDB's figures are not needed.
+        assert row[column] == pytest.approx(exact[name], rel=histogram.ACCURACY, abs=0.0005), column
+    assert row["notes"] == (f"latency percentiles from the merged histograms of 3 instances ({len(durations)} answered "
+                            "requests; within 0.5% of those of the raw samples)")
+
+
+def test_an_instance_without_a_histogram_leaves_the_percentiles_to_influxdb_and_is_named(tmp_path):
+    fan_out_cell(tmp_path, RECORDED[0], 2)
+    (tmp_path / "instances/i-1/histogram.json").unlink()
+    row = fan_out_row(tmp_path, "--percentiles", '{"lat_p95_ms": 77}', "--notes", "percentiles from InfluxDB")
+    assert [row["lat_med_ms"], row["lat_p95_ms"]] == [None, 77]
+    assert row["notes"] == ("no latency histogram from i-1 (the instance needs python3 to reduce k6's samples; see its "
+                            "stdout.txt); percentiles from InfluxDB")
+    row = fan_out_row(tmp_path, "--notes", "percentiles not mergeable")
+    assert row["lat_p95_ms"] is None
+    assert row["notes"].endswith("; percentiles not mergeable")
+
+
+def test_a_failed_instance_without_a_row_does_not_count_and_a_bad_histogram_is_named(tmp_path):
+    fan_out_cell(tmp_path, RECORDED[0], 2)
+    # A failed instance: no row (ssm-fanout writes none), whatever else is there.
+    (tmp_path / "instances/i-9").mkdir()
+    assert fan_out_row(tmp_path)["lat_p95_ms"] is not None
+    (tmp_path / "instances/i-1/histogram.json").write_text('{"index": [1], "counts": []}')
+    row = fan_out_row(tmp_path)
+    assert row["lat_p95_ms"] is None
+    assert "instances/i-1/histogram.json: not a histogram" in row["notes"]

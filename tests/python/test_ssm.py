@@ -238,3 +238,22 @@ def test_each_instance_gets_one_send_and_a_failed_send_is_named(ssm, tmp_path):
     assert written["i-b"]["error"].startswith("instance i-b: send-command failed: ")
     assert "ThrottlingException" in written["i-b"]["error"]
     assert warnings == [written["i-b"]["error"]]
+
+
+from ltsuite.histogram import of  # noqa: E402
+from ltsuite.ssm import HISTOGRAM_BEGIN, HISTOGRAM_END  # noqa: E402
+
+
+def test_the_histogram_an_instance_printed_is_kept_beside_its_summary(tmp_path):
+    shipped = json.dumps(of([12.5, 30.0, 31.0]).to_json(), separators=(",", ":"))
+    good = stdout_of({"metrics": {}}).replace("k6-fanout exit", f"{HISTOGRAM_BEGIN}\n{shipped}\n{HISTOGRAM_END}\nk6-fanout exit")
+    bad = stdout_of({"metrics": {}}).replace("k6-fanout exit", f"{HISTOGRAM_BEGIN}\n{{\"count\": 3}}\n{HISTOGRAM_END}\nk6-fanout exit")
+    (tmp_path / "cell/instances/i-b").mkdir(parents=True)
+    (tmp_path / "cell/instances/i-b/histogram.json").write_text("stale")
+    got, _ = collect_case(tmp_path, [entry("i-a"), entry("i-b"), entry("i-c")],
+                          {"i-a": good, "i-b": bad, "i-c": stdout_of({"metrics": {}})})
+    assert json.loads((tmp_path / "cell/instances/i-a/histogram.json").read_text()) == json.loads(shipped)
+    # Not a histogram, or none printed: no file (a stale one goes), and the summary still counts.
+    assert not (tmp_path / "cell/instances/i-b/histogram.json").exists()
+    assert not (tmp_path / "cell/instances/i-c/histogram.json").exists()
+    assert [got[i].error for i in ("i-a", "i-b", "i-c")] == ["", "", ""]

@@ -70,6 +70,11 @@ def test_results_csv_and_md_are_the_run_s_own_byte_for_byte_or_with_columns_adde
     for table in ("results.csv", "results.md"):
         got = (run_dir / table).read_text()
         want = (RUNS / name / f"expected-{table}").read_text()
+        if table == "results.md":
+            # It says first, in words, what the cells found; the tables follow.
+            said = tables.findings_md(words.run_words(run_dir))
+            assert got.startswith(said), f"{name}: results.md does not begin with its findings"
+            got = got[len(said):]
         if got.split("\n")[0] == want.split("\n")[0] and table == "results.csv" or \
                 table == "results.md" and [t[0] for t in md_tables(got)] == [t[0] for t in md_tables(want)]:
             assert got.encode() == want.encode(), f"{name}: {table} differs from the run's own"
@@ -208,3 +213,24 @@ def test_render_writes_what_each_cell_found_in_words_one_line_a_cell(name, tmp_p
              if (p / "row.json").is_file()}
     assert lines == want and len(lines) <= len(cells)
     assert all(line.split(": ", 1)[0] in cells and line.endswith(".") for line in lines)
+
+
+def test_results_md_says_first_in_words_what_each_cell_found(tmp_path):
+    """The findings (ltsuite.words) open results.md, which the terminal prints at a run's end,
+    one bullet a cell, before any table."""
+    said = []
+    for name in RUN_NAMES:
+        run_dir = copy_run(name, tmp_path)
+        tables.render(run_dir)
+        findings = words.run_words(run_dir)
+        text = (run_dir / "results.md").read_text()
+        if findings:
+            said.append(name)
+            head, _, rest = text.partition("\n\n- ")
+            assert head == "What happened:"
+            bullets = ("- " + rest).split("\n\n", 1)[0].split("\n")
+            assert bullets == [f"- {f}" for f in findings]
+            assert "|" not in text.split("\n\n", 2)[1], "a table came before the findings"
+        else:
+            assert not text.startswith("What happened")
+    assert said, "no recorded run gave a finding"

@@ -21,6 +21,10 @@ for arg in "$@"; do printf '%s\n' "$arg"; done >"$K6_ARGS_FILE"
 ls >>"$K6_ARGS_FILE.files"
 echo "k6 ran"
 printf '{"metrics":{}}' >summary.json
+# --out json=FILE: recorded samples of a real k6 run (74 answered requests).
+for arg in "$@"; do
+  case "$arg" in json=*) cp "$K6_SAMPLES_FIXTURE" "${arg#json=}" ;; esac
+done
 exit "${K6_STATUS:-0}"
 SH
   chmod +x "$BATS_TEST_TMPDIR/bin/k6"
@@ -34,6 +38,22 @@ SH
   export LT_CELL_ENV=$'SCENARIO=spike\nNOTE=it\'s "quoted" $HOME'
   export LT_START_AT=0
   export LT_SUMMARY_BEGIN='=== begin ===' LT_SUMMARY_END='=== end ==='
+  export LT_HISTOGRAM_BEGIN='=== histogram begin ===' LT_HISTOGRAM_END='=== histogram end ==='
+  export K6_SAMPLES_FIXTURE="$LT_ROOT/tests/python/fixtures/tiny-spike/k6-samples.json.gz"
+}
+
+# bundle_with_modules: the bundle as ssm_bundle makes it: the scenario files
+# and the modules that reduce k6's samples.
+bundle_with_modules() {
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.ssm instance-modules "$BATS_TEST_TMPDIR/src"
+  tar -czf "$BATS_TEST_TMPDIR/bundle.tar.gz" -C "$BATS_TEST_TMPDIR/src" spike.js lib ltsuite
+  LT_BUNDLE_B64="$(base64 -w0 "$BATS_TEST_TMPDIR/bundle.tar.gz")"
+  LT_BUNDLE_SHA256="$(sha256sum "$BATS_TEST_TMPDIR/bundle.tar.gz" | cut -d' ' -f1)"
+}
+
+# printed_histogram: the JSON between the histogram markers of $output.
+printed_histogram() {
+  sed -n "/^$LT_HISTOGRAM_BEGIN\$/,/^$LT_HISTOGRAM_END\$/p" <<<"$output" | sed '1d;$d'
 }
 
 @test "it unpacks the files, keeps cell.env, runs k6 with its arguments as given and prints the summary" {
@@ -91,4 +111,31 @@ SH
   assert_success
   [ "$(date -r "$K6_ARGS_FILE" +%s)" -ge "$LT_START_AT" ]
   [ "$LT_START_AT" -gt 2 ]
+}
+
+@test "k6's samples become the instance's latency histogram, printed after the summary; the samples go" {
+  bundle_with_modules
+  run "$SH" "$LT_ROOT/scripts/ssm-instance.sh" run --out json=samples.json.gz spike.js
+  assert_success
+  assert_line "=== histogram begin ==="
+  assert_line "=== histogram end ==="
+  # The 74 answered load requests of the recorded run, the extremes exact.
+  run -0 jq -c "[.count, .accuracy, .max]" <<<"$(printed_histogram)"
+  assert_output "[74,0.005,157.829025]"
+  [ -s "$LT_WORKDIR/histogram.json" ]
+  [ ! -e "$LT_WORKDIR/samples.json.gz" ]
+  LT_KEEP_SAMPLES=1 run "$SH" "$LT_ROOT/scripts/ssm-instance.sh" run --out json=samples.json.gz spike.js
+  assert_success
+  [ -s "$LT_WORKDIR/samples.json.gz" ]
+}
+
+@test "an instance that cannot reduce its samples says why, prints no histogram, and still succeeds" {
+  # The bundle of setup() has no ltsuite modules.
+  run "$SH" "$LT_ROOT/scripts/ssm-instance.sh" run --out json=samples.json.gz spike.js
+  assert_success
+  assert_line --partial "k6-fanout: no latency histogram: "
+  assert_output --partial "No module named 'ltsuite'"
+  [ -z "$(printed_histogram)" ]
+  assert_line '{"metrics":{}}'
+  [ -s "$LT_WORKDIR/samples.json.gz" ]
 }

@@ -162,6 +162,10 @@ build_command() {
   assert_line --partial "--address ''"
   refute_output --partial "influxdb="
   assert_line "LT_SUMMARY_BEGIN='$SSM_SUMMARY_BEGIN'"
+  # k6 writes every request's samples, which the instance reduces to its histogram.
+  assert_line --partial "--out json=samples.json.gz"
+  assert_line "LT_HISTOGRAM_BEGIN='$SSM_HISTOGRAM_BEGIN'"
+  assert_line "LT_KEEP_SAMPLES=0"
   # The logic is the repo's instance script, as it is.
   [ "$(tail -n "$(wc -l <"$LT_ROOT/scripts/ssm-instance.sh")" "$BATS_TEST_TMPDIR/command.sh")" = "$(cat "$LT_ROOT/scripts/ssm-instance.sh")" ]
   sh -n "$BATS_TEST_TMPDIR/command.sh"
@@ -196,7 +200,16 @@ build_command() {
   mkdir "$BATS_TEST_TMPDIR/instance"
   base64 -d <<<"$b64" | tar -xzf - -C "$BATS_TEST_TMPDIR/instance"
   run ls "$BATS_TEST_TMPDIR/instance"
-  assert_output script.tar
+  assert_output $'ltsuite\nscript.tar'
+  # With the modules that reduce k6's samples to the latency histogram: the
+  # repo's code without its docstrings, which reduces exactly as the repo's.
+  run ls "$BATS_TEST_TMPDIR/instance/ltsuite"
+  assert_output $'histogram.py\nlatency.py'
+  [ "$(wc -c <"$BATS_TEST_TMPDIR/instance/ltsuite/histogram.py")" -lt "$(wc -c <"$LT_ROOT/scripts/ltsuite/histogram.py")" ]
+  local fixture="$LT_ROOT/tests/python/fixtures/tiny-spike/k6-samples.json.gz" shipped
+  shipped="$(cd "$BATS_TEST_TMPDIR/instance" && env -i PATH="$PATH" PYTHONPATH=. python3 -m ltsuite.histogram reduce "$fixture")"
+  [ "$(jq .count <<<"$shipped")" -eq 74 ]
+  [ "$shipped" = "$(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.histogram reduce "$fixture")" ]
   run tar -tf "$BATS_TEST_TMPDIR/instance/script.tar"
   assert_line "file$LT_ROOT/scenarios/spike.js"
   assert_line "file$LT_ROOT/scenarios/lib/env.js"
