@@ -101,6 +101,10 @@ compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5
 doctor: ## Check this host's listener on PORT (8080) for the failures the suite reproduces, read-only (ACTUATOR=URL, WINDOW=10s); writes results/doctor-<id>/
 	scripts/doctor.sh --port $(call shq,$(or $(PORT),8080)) --window $(call shq,$(or $(WINDOW),10s)) $(if $(ACTUATOR),--actuator $(call shq,$(ACTUATOR)))
 
+.PHONY: sysctls
+sysctls: ## Write env/defaults.env's kernel sections from the kernel knobs' table (env/sysctls.tsv)
+	PYTHONPATH=scripts python3 -m ltsuite.sysctls defaults --write
+
 .PHONY: columns-doc
 columns-doc: ## Write docs/columns.md from the columns' schema (scripts/ltsuite/columns.py)
 	PYTHONPATH=scripts python3 -m ltsuite.columns --markdown >docs/columns.md.tmp

@@ -45,6 +45,16 @@ lt_run_matrix_once() {
   printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/run.status"
 }
 
+# lt_run_settings_once NAME KEY=VALUE...: in setup_file, as root, one run of
+# a matrix of these lines (BATS_FILE_TMPDIR/NAME.matrix; lt_run_matrix_once).
+lt_run_settings_once() {
+  lt_require_root
+  local matrix="$BATS_FILE_TMPDIR/$1.matrix"
+  shift
+  printf '%s\n' "$@" >"$matrix"
+  lt_run_matrix_once "$matrix"
+}
+
 # lt_csv_column CSV NAME: the values of column NAME, one per line (no header).
 # The suite's CSV quotes only text with commas or quotes; numbers are bare.
 lt_csv_column() {

@@ -34,9 +34,11 @@ run_cell() {
 
   CELL_ERROR=""
   CELL_K6_EXIT=""
-  # A knob left at auto (K6_INSTANCES, BURST_LEAD_MS) is recorded as the value chosen.
-  if ! matrix_cell_values "$index" | k6_resolve_autos "$LT_RUN_DIR/k6-inspect/$index.json" \
-    | write_atomic "$cell_dir/cell.env" \
+  # A knob left at auto (K6_INSTANCES, BURST_LEAD_MS, USERS_PER_VU) is recorded as
+  # the value chosen before the run's first cell (check_design).
+  if [[ ! -s "$LT_RUN_DIR/cell-env/$index.env" ]]; then
+    CELL_ERROR="no resolved settings in $LT_RUN_DIR/cell-env/$index.env: the run's plan (ltsuite.cell plan) failed"
+  elif ! write_atomic "$cell_dir/cell.env" <"$LT_RUN_DIR/cell-env/$index.env" \
     || ! load_cell_env "$cell_dir/cell.env" cell; then
     CELL_ERROR="cannot write the cell's settings to cell.env"
   elif ! run_cell_steps cell "$cell_dir" "$LT_RUN_DIR/k6-inspect/$index.json"; then

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Summary: design checks of a matrix's cells before the run (ltsuite.design's
-# design_warnings), with the facts of this machine they depend on.
+# warnings and resolved knobs), with the facts of this machine they depend on.
 
 # design_machine_json: {cpus, nofile, mem_available_mb} of this machine: k6
 # raises its open-file limit to the hard limit, so that is what counts.
@@ -18,9 +18,10 @@ design_nofile_limit() {
   printf '%s\n' "$limit"
 }
 
-# design_warnings CELLS_DIR TOTAL MACHINE_JSON: "INDEX<TAB>warning" a line
-# for every cell, in one process (ltsuite.cell warnings), from
+# design_plan CELLS_DIR TOTAL MACHINE_JSON RESOLVED_DIR: "INDEX<TAB>warning" a
+# line for every cell, and RESOLVED_DIR/INDEX.env, its settings with the knobs
+# left at auto resolved, in one process for the run (ltsuite.cell plan), from
 # CELLS_DIR/INDEX.env and INDEX.json (k6 inspect of a script of one's own).
-design_warnings() {
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell warnings "$1" "$2" "$3"
+design_plan() {
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell plan "$1" "$2" "$3" --resolved-dir "$4"
 }

@@ -376,7 +376,9 @@ k6_file_limits() {
 # the k6 processes its VUs need at k6's open-file limit; BURST_LEAD_MS, the
 # burst's lead for its VUs on this machine's cores), so cell.env and
 # everything that reads it see what ran. INSPECTED_FILE: k6 inspect of a
-# script of one's own, or "" / a missing file.
+# script of one's own, or "" / a missing file. For the one cell a remote
+# runner runs (ssm-fanout.sh, k6-operator.sh); a local run resolves every
+# cell in one process before its first cell (check_design, ltsuite.cell plan).
 k6_resolve_autos() {
   local inspected="${1:-}" line machine
   local -a lines=() chosen=()
@@ -409,19 +411,30 @@ k6_resolve_autos() {
 
 # k6_check_cells TOTAL MACHINE_JSON: refuse the run (exit 2) before anything
 # starts when a cell cannot run as designed on this machine at all
-# (ltsuite.design.refusals: more memory for its VUs than is available), with
-# the numbers.
+# (ltsuite.design.refusals: a network knob out of range, more memory for its
+# VUs than is available), with the numbers. Every cell in one process
+# (ltsuite.cell refusals).
 # It runs before the run's traps: no temporary file (a Ctrl-C here leaves
-# nothing), each cell's settings reach Python through a pipe.
+# nothing), the cells' settings reach Python through a pipe, each line after
+# its cell's index.
 k6_check_cells() {
   local total="$1" machine="$2" index reason
   local -a reasons=()
-  for ((index = 0; index < total; index++)); do
-    while IFS= read -r reason; do
-      [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
-    done < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design refusals <(matrix_cell_values "$index") "$machine")
-  done
+  while IFS=$'\t' read -r index reason; do
+    [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
+  done < <(k6_cells_values "$total" | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell refusals "$machine")
   [[ ${#reasons[@]} -eq 0 ]] || usage_error "cannot run as designed on this machine: $(printf '%s; ' "${reasons[@]}" | sed 's/; $//')"
+}
+
+# k6_cells_values TOTAL: every cell's settings (matrix_cell_values), each
+# line as "INDEX<TAB>KEY=VALUE".
+k6_cells_values() {
+  local total="$1" index line
+  for ((index = 0; index < total; index++)); do
+    while IFS= read -r line; do
+      printf '%s\t%s\n' "$index" "$line"
+    done < <(matrix_cell_values "$index")
+  done
 }
 
 # k6_pid_file WRAPPER_PID FILE: the pid of the k6 process that WRAPPER_PID

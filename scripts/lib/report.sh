@@ -223,7 +223,7 @@ report_scripts() {
   printf '<script>\n'
   sed 's#</script#<\\/script#g' "$REPORT_UPLOT_DIR/uPlot.iife.min.js"
   printf '\n</script>\n<script type="application/json" id="report-data">\n'
-  report_data "$1" | report_with_time_parts "$1" | sed 's#</#<\\/#g'
+  report_data "$1" | sed 's#</#<\\/#g'
   printf '\n</script>\n<script>\n'
   cat "$REPORT_SOURCE_DIR/report.js" "$REPORT_SOURCE_DIR/time-parts.js"
   printf '</script>\n'
@@ -233,26 +233,17 @@ report_scripts() {
 # larger cell draws every Nth (in order of start).
 REPORT_TIME_PART_BARS="${REPORT_TIME_PART_BARS:-2000}"
 
-# report_with_time_parts RUN_DIR: the report's data (stdin) with
-# "time_parts": each cell's requests split into connect, queued, service and
-# rest, and the application's latency beside the users' (drawn by
-# scripts/report/time-parts.js).
-report_with_time_parts() {
-  jq -c --slurpfile parts <(report_time_parts_data "$1") '. + {time_parts: $parts[0]}'
-}
-
-# report_time_parts_data RUN_DIR: {"cells": {CELL: parts}} for every cell
-# whose target wrote an access log (ltsuite.timeparts bars).
-report_time_parts_data() {
-  local run_dir="$1" cell_dir
-  {
-    for cell_dir in "$run_dir"/cells/*/; do
-      [[ -s "$cell_dir/tomcat-access.log" ]] || continue
-      printf '%s\t' "$(basename "$cell_dir")"
-      PYTHONPATH="$REPORT_LIB_DIR/.." "$LT_PYTHON" -m ltsuite.timeparts bars "${cell_dir%/}" "$REPORT_TIME_PART_BARS" \
-        || printf 'null\n'
-    done
-  } | jq -cRn '{cells: ([inputs | split("\t") | {(.[0]): (.[1] | fromjson? // null)}] | add // {})}'
+# report_series RUN_DIR: every cell's series over time in one process
+# (ltsuite.reportseries): {"k6": {CELL: series}, "time_parts": {"cells":
+# {CELL: parts}}}: k6's samples as requests per second by cause and the
+# answered requests' latency at their start (scripts/lib/k6-series.py, which
+# reads only the two metrics it needs, in whole lines: a file cut short by a
+# killed k6 gives what it has; about 10 s for a cell of 539,291 requests),
+# and each request split into connect, queued, service and rest
+# (ltsuite.timeparts bars, drawn by scripts/report/time-parts.js).
+report_series() {
+  PYTHONPATH="$REPORT_LIB_DIR/.." "$LT_PYTHON" -S -m ltsuite.reportseries "$1" \
+    "$REPORT_LATENCY_POINTS" "$REPORT_TIME_PART_BARS"
 }
 
 # report_data RUN_DIR: what the charts draw, as one JSON object: the run's
@@ -268,22 +259,23 @@ report_data() {
       report_cell_data "${cell_dir%/}"
     done
   } | jq -cs --slurpfile manifest "$run_dir/manifest.json" --argjson columns "$(results_columns_json)" \
-    '{run_id: $manifest[0].run_id, axes: ($manifest[0].axes // []), labels: $columns.labels, cells: .}'
+    --slurpfile series <(report_series "$run_dir") \
+    '($series[0] // {}) as $s
+     | {run_id: $manifest[0].run_id, axes: ($manifest[0].axes // []), labels: $columns.labels,
+        cells: [.[] | .k6 = (($s.k6 // {})[.cell] // null)], time_parts: ($s.time_parts // {cells: {}})}'
 }
 
-# report_cell_data CELL_DIR: one cell's entry of report_data.
+# report_cell_data CELL_DIR: one cell's entry of report_data (its k6 series
+# are added by report_data, from report_series).
 report_cell_data() {
-  local cell_dir="$1" row='{}' env='{}' samples='{}' k6=null
+  local cell_dir="$1" row='{}' env='{}' samples='{}'
   [[ -s "$cell_dir/row.json" ]] && row="$(cat "$cell_dir/row.json")"
   [[ -s "$cell_dir/cell.env" ]] && env="$(results_env_json "$cell_dir/cell.env")"
   [[ -s "$cell_dir/samples.tsv" ]] && samples="$(report_samples_json "$cell_dir/samples.tsv")"
-  if [[ -s "$cell_dir/k6-samples.json.gz" ]]; then
-    k6="$(report_k6_series "$cell_dir/k6-samples.json.gz" "$(report_latency_stride "$row" "$env")")"
-  fi
   jq -cn --arg cell "$(basename "$cell_dir")" --argjson row "$row" --argjson env "$env" \
-    --argjson samples "$samples" --argjson k6 "${k6:-null}" \
+    --argjson samples "$samples" \
     '{cell: $cell, row: $row, env: ($env | {TOMCAT_MAX_THREADS, TOMCAT_MAX_CONNECTIONS, DELAY_MS, K6_INSTANCES}),
-      samples: $samples, k6: $k6}'
+      samples: $samples}'
 }
 
 # report_samples_json SAMPLES_TSV: the file's columns by header name, e.g.
@@ -293,24 +285,6 @@ report_samples_json() {
     | ($lines[0] // []) as $head
     | reduce range(0; $head | length) as $i ({};
         .[$head[$i]] = [$lines[1:][] | .[$i] | if . == null or . == "" then null else (tonumber? // null) end])' <"$1"
-}
-
-# report_latency_stride ROW_JSON ENV_JSON: draw every Nth answered request,
-# so a cell gives at most REPORT_LATENCY_POINTS points. With K6_INSTANCES=N
-# only the first k6 process writes samples: its share of the requests.
-report_latency_stride() {
-  jq -rn --argjson row "$1" --argjson env "$2" --argjson most "$REPORT_LATENCY_POINTS" \
-    '((($row.http_reqs // 0) - ($row.failed_reqs // 0)) / (($env.K6_INSTANCES // "1") | tonumber? // 1) / $most | ceil) as $n
-     | if $n < 1 then 1 else $n end'
-}
-
-# report_k6_series SAMPLES_GZ STRIDE: requests per second by cause and the
-# answered requests' latency against their start (scripts/lib/k6-series.py,
-# which reads only the two metrics it needs, in whole lines: a file cut short
-# by a killed k6 gives what it has). About 10 s for a cell of 539,291
-# requests here (the jq program it replaced took 43 s).
-report_k6_series() {
-  { gzip -dc "$1" 2>/dev/null || true; } | "$LT_PYTHON" "$REPORT_LIB_DIR/k6-series.py" "$2"
 }
 
 # report_escape TEXT: TEXT with HTML's special characters escaped.

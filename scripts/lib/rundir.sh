@@ -122,7 +122,10 @@ update_cell_counts() {
 
 # check_design TOTAL: warn about every cell whose design makes its result
 # unlikely to mean what it seems to (ltsuite/design.py); the warnings go to the
-# manifest too. They never stop the run: a user may mean it.
+# manifest too. They never stop the run: a user may mean it. The same process
+# resolves every cell's knobs left at auto (K6_INSTANCES, BURST_LEAD_MS,
+# USERS_PER_VU) into LT_RUN_DIR/cell-env/INDEX.env, which the cell records as
+# its cell.env (run_cell).
 check_design() {
   local total="$1" index cell_id machine warning
   machine="$(design_machine_json)"
@@ -139,13 +142,13 @@ check_design() {
       printf '%s\n' "$inspected" >"$cells_dir/$index.json"
     fi
   done
-  # Every cell's warnings in one process.
+  # Every cell's warnings and resolved settings in one process.
   while IFS=$'\t' read -r index warning; do
     [[ -n "$warning" ]] || continue
     cell_id="$(matrix_cell_id "$index")"
     warn "cell $cell_id: $warning"
     manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
-  done < <(design_warnings "$cells_dir" "$total" "$machine")
+  done < <(design_plan "$cells_dir" "$total" "$machine" "$LT_RUN_DIR/cell-env")
   rm -rf "$cells_dir"
 }
 

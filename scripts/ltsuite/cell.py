@@ -1,15 +1,21 @@
 """A cell's phases in one process each: what the runner used to ask Python once per question.
 
-  python3 -S -m ltsuite.cell finish CELL_DIR --run-dir RUN_DIR --run-id ID --status ok|failed
-                            [--error TEXT] [--axes JSON] [--wall-s S] [--repeat JSON] [--k6-exit N]
-  python3 -m ltsuite.cell warnings CELLS_DIR TOTAL MACHINE_JSON
+  python3 -S -m ltsuite.cell finish CELL_DIR --run-dir RUN_DIR [ltsuite.row's options: --run-id ID
+                            --status ok|failed --error TEXT --axes JSON --wall-s S --repeat JSON --k6-exit N]
+  python3 -S -m ltsuite.cell refusals MACHINE_JSON < "INDEX<TAB>KEY=VALUE" lines
+  python3 -S -m ltsuite.cell plan CELLS_DIR TOTAL MACHINE_JSON [--resolved-dir DIR]
 
-warnings, before the run: the design warnings of every cell (ltsuite.design), "INDEX<TAB>warning" a
-line, from CELLS_DIR/INDEX.env and INDEX.json (k6's inspection of a script of one's own, if any).
+refusals, before the run takes its lock: why cells cannot run on this machine at all
+(ltsuite.design), "INDEX<TAB>reason" a line, every cell's settings read from stdin.
+
+plan, before the first cell: the design warnings of every cell (ltsuite.design), "INDEX<TAB>warning"
+a line, from CELLS_DIR/INDEX.env and INDEX.json (k6's inspection of a script of one's own, if any),
+and each cell's settings with its auto knobs resolved (DIR/INDEX.env). Each is one process for the
+whole run, not one for each cell.
 
 finish, after the cell's processes stopped: the counter deltas (netstat-delta.tsv, ltsuite.counters),
 the phase mark `files`, the row (row.json, ltsuite.row), the mark `row`, then the run's tables
-(results.csv and results.md, ltsuite.tables) and the mark `tables`. Each step keeps its own module's
+(results.csv and results.md, ltsuite.tables; findings.txt only at the run's end) and the mark `tables`. Each step keeps its own module's
 rules; this one only calls them in order, so a cell starts Python once to finish instead of once for
 each file (the rule: decisions in Python, called once per phase of a cell).
 
@@ -21,14 +27,16 @@ one line after the cell (space.sh).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
-import io
+import json
+import os
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 from . import counters, design, row, tables
+from .cellfiles import read_cell_env
 
 PROG = "ltsuite.cell"
 
@@ -54,9 +62,7 @@ def finish(args: argparse.Namespace) -> int:
         status, error = "failed", joined(error, "cannot compute the counter deltas")
     phase_mark(cell_dir, "files")
     try:
-        code = row.main([str(cell_dir), "--run-id", args.run_id, "--status", status, "--error", error,
-                         "--axes", args.axes, "--wall-s", args.wall_s, "--repeat", args.repeat,
-                         "--k6-exit", args.k6_exit])
+        code = row.write(argparse.Namespace(**{**vars(args), "status": status, "error": error}))
     except OSError as err:
         # The row was built but cannot be written; a full disk is the runner's to say (space.sh).
         if err.errno != errno.ENOSPC:
@@ -64,7 +70,7 @@ def finish(args: argparse.Namespace) -> int:
         code = 1
     phase_mark(cell_dir, "row")
     try:
-        tables.render(args.run_dir)
+        tables.render(args.run_dir, with_words=False)
     except OSError as err:
         if err.errno != errno.ENOSPC:
             print(f"{PROG}: warning: cannot render the results tables: {err}", file=sys.stderr)
@@ -74,42 +80,83 @@ def finish(args: argparse.Namespace) -> int:
     return code
 
 
-def warnings(args: argparse.Namespace) -> int:
-    """The design warnings of every cell of a run before it starts (ltsuite.design warnings), in one
-    process: "INDEX<TAB>warning" a line, from CELLS_DIR/INDEX.env and, for a script of one's own,
-    k6's inspection in CELLS_DIR/INDEX.json."""
-    for index in range(args.total):
-        inspected = args.cells_dir / f"{index}.json"
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            code = design.main(["warnings", str(args.cells_dir / f"{index}.env"), args.machine,
-                                inspected.read_text(encoding="utf-8") if inspected.is_file() else ""])
-        if code != 0:
-            return code
-        for line in out.getvalue().splitlines():
-            print(f"{index}\t{line}")
+def cells_read(stream: TextIO) -> dict[int, dict[str, str]]:
+    """Every cell's settings from "INDEX<TAB>KEY=VALUE" lines (matrix_cell_values of each cell, each line
+    after its index), {index: {KEY: value}}; a line is split as read_cell_env splits cell.env's."""
+    cells: dict[int, dict[str, str]] = {}
+    for line in stream.read().split("\n"):
+        index, _, setting = line.partition("\t")
+        if not index.isdigit() or "=" not in setting:
+            continue
+        key, value = setting.split("=", 1)
+        cells.setdefault(int(index), {})[key] = value
+    return cells
+
+
+def refusals(args: argparse.Namespace) -> int:
+    """Why cells cannot run as designed on this machine at all (ltsuite.design refusals), every cell's
+    in one process before the run starts: "INDEX<TAB>reason" a line, the cells' settings from stdin
+    (cells_read). Nothing is written: the runner refuses the run before it has a directory."""
+    machine = json.loads(args.machine)
+    for index, env in sorted(cells_read(sys.stdin).items()):
+        for reason in design.answers("refusals", env, machine, None):
+            print(f"{index}\t{reason}")
     return 0
+
+
+def plan(args: argparse.Namespace) -> int:
+    """Every cell of a run decided before its first cell starts, in one process: the design warnings
+    (ltsuite.design warnings), "INDEX<TAB>warning" a line on stdout, and RESOLVED_DIR/INDEX.env, the
+    cell's settings with every knob left at auto replaced by the value chosen (ltsuite.design resolve),
+    which the cell copies to its cell.env. From CELLS_DIR/INDEX.env and, for a script of one's own,
+    k6's inspection in CELLS_DIR/INDEX.json."""
+    machine = json.loads(args.machine)
+    if args.resolved_dir is not None:
+        args.resolved_dir.mkdir(parents=True, exist_ok=True)
+    for index in range(args.total):
+        settings = args.cells_dir / f"{index}.env"
+        env = read_cell_env(settings)
+        if env is None:
+            print(f"{PROG}: {settings}: cannot read the cell's settings", file=sys.stderr)
+            return 1
+        inspected_file = args.cells_dir / f"{index}.json"
+        inspected = json.loads(inspected_file.read_text(encoding="utf-8")) if inspected_file.is_file() else None
+        for line in design.answers("warnings", env, machine, inspected):
+            print(f"{index}\t{line}")
+        if args.resolved_dir is not None:
+            chosen = dict(line.split("=", 1) for line in design.answers("resolve", env, machine, inspected))
+            out = args.resolved_dir / f"{index}.env"
+            tmp = out.with_name(f"{out.name}.tmp.{os.getpid()}")
+            tmp.write_text(with_values(settings.read_text(encoding="utf-8"), chosen), encoding="utf-8")
+            os.replace(tmp, out)
+    return 0
+
+
+def with_values(settings: str, chosen: dict[str, str]) -> str:
+    """KEY=VALUE lines with the value of each key in chosen replaced, every other line as it was (as
+    k6_resolve_autos in scripts/lib/k6.sh replaces them for a single cell)."""
+    lines = []
+    for line in settings.splitlines():
+        key = line.split("=", 1)[0]
+        lines.append(f"{key}={chosen[key]}" if "=" in line and key in chosen else line)
+    return "".join(f"{line}\n" for line in lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"python3 -m {PROG}", description="A cell's phases, one process each.")
     commands = parser.add_subparsers(dest="command", required=True)
     done = commands.add_parser("finish", help="counter deltas, row.json and the run's tables")
-    done.add_argument("cell_dir", type=Path)
+    row.add_arguments(done)
     done.add_argument("--run-dir", type=Path, required=True)
-    done.add_argument("--run-id", default="")
-    done.add_argument("--status", default="ok")
-    done.add_argument("--error", default="")
-    done.add_argument("--axes", default="{}")
-    done.add_argument("--wall-s", default="")
-    done.add_argument("--repeat", default="null")
-    done.add_argument("--k6-exit", default="")
-    check = commands.add_parser("warnings", help="the design warnings of a run's cells")
-    check.add_argument("cells_dir", type=Path)
-    check.add_argument("total", type=int)
-    check.add_argument("machine")
+    ahead = commands.add_parser("plan", help="the design warnings and resolved settings of a run's cells")
+    ahead.add_argument("cells_dir", type=Path)
+    ahead.add_argument("total", type=int)
+    ahead.add_argument("machine")
+    ahead.add_argument("--resolved-dir", type=Path)
+    refuse = commands.add_parser("refusals", help="why cells cannot run on this machine (settings on stdin)")
+    refuse.add_argument("machine")
     args = parser.parse_args(argv)
-    return finish(args) if args.command == "finish" else warnings(args)
+    return {"finish": finish, "plan": plan, "refusals": refusals}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -706,6 +706,17 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
 USAGE = "usage: python3 -m ltsuite.design warnings|refusals|resolve CELL_ENV MACHINE_JSON [INSPECTED_JSON]\n"
 
 
+def answers(command: str, env: dict[str, str], machine: dict[str, Any], inspected: dict[str, Any] | None) -> list[str]:
+    """One cell's answer to command, a line each: "warnings" (design_warnings), "refusals" (refusals) or
+    "resolve" (KEY=VALUE for each knob left at auto, resolved). machine: {cpus, nofile,
+    mem_available_mb}; inspected: k6 inspect of a script of one's own, or None."""
+    full = with_script(env, inspected)
+    machine = {**machine, "vu_start_rate": _int(or_default(full.get("K6_VU_START_RATE"), "0")) or 0}
+    if command == "resolve":
+        return [f"{key}={value}" for key, value in resolved(full, machine).items()]
+    return list((design_warnings if command == "warnings" else refusals)(full, machine))
+
+
 def main(argv: list[str] | None = None) -> int:
     """`warnings CELL_ENV MACHINE_JSON [INSPECTED_JSON]`: one warning a line; `refusals ...`:
     one reason a line why the cell cannot run here; `resolve ...`: KEY=VALUE for each knob
@@ -719,14 +730,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"{args[1]}: cannot read the cell's settings\n")
         return 1
     inspected = json.loads(args[3]) if len(args) == 4 and args[3] else None
-    full = with_script(env, inspected)
-    machine = json.loads(args[2])
-    machine = {**machine, "vu_start_rate": _int(or_default(full.get("K6_VU_START_RATE"), "0")) or 0}
-    if args[0] == "resolve":
-        for key, value in resolved(full, machine).items():
-            print(f"{key}={value}")
-        return 0
-    for line in (design_warnings if args[0] == "warnings" else refusals)(full, machine):
+    for line in answers(args[0], env, json.loads(args[2]), inspected):
         print(line)
     return 0
 

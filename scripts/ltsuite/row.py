@@ -531,8 +531,9 @@ def write_json(path: Path, value: Any) -> None:
     os.replace(tmp, path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.row", description="Write a cell's row.json.")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The row's command-line arguments (CELL_DIR and its options), for this module's command and for
+    any command that writes a row (ltsuite.cell finish): one list of them."""
     parser.add_argument("cell_dir", type=Path)
     parser.add_argument("--run-id", default=os.environ.get("LT_RUN_ID", ""))
     parser.add_argument("--status", default="ok")
@@ -543,7 +544,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k6-exit", default="")
     parser.add_argument("--cpus", type=int)
     parser.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.row", description="Write a cell's row.json.")
+    add_arguments(parser)
+    return write(parser.parse_args(argv))
+
+
+def write(args: argparse.Namespace) -> int:
+    """row.json of the cell from the arguments of add_arguments; 1 when only a fallback row could be written."""
     out = args.out or args.cell_dir / "row.json"
     try:
         repeat = json.loads(args.repeat)

@@ -397,10 +397,12 @@ def findings_md(findings: list[str]) -> str:
     return "What happened:\n\n" + "".join(f"- {line}\n" for line in findings) + "\n"
 
 
-def render(run_dir: Path) -> None:
-    """Write RUN_DIR/results.csv and results.md from its rows, and findings.txt: what each cell
-    found, in words (ltsuite.words), one line a cell, for the report; results.md (which the
-    terminal prints at the run's end) says them first, then gives its tables."""
+def render(run_dir: Path, with_words: bool = True) -> None:
+    """Write RUN_DIR/results.csv and results.md from its rows, and (with_words) findings.txt: what
+    each cell found, in words (ltsuite.words), one line a cell, for the report; results.md (which
+    the terminal prints at the run's end) then says them first, before its tables. After each cell
+    the runner renders the tables only (ltsuite.cell finish); the words are made once, when the run
+    ends or is interrupted (results_render), where the terminal and report.html read them."""
     run = load_run(run_dir)
     unknown = unknown_extra(extra_names(run.rows))
     if unknown:
@@ -410,11 +412,13 @@ def render(run_dir: Path) -> None:
     if hidden:
         print(f"{PROG}: {run_dir}: row key(s) not in scripts/ltsuite/columns.py (in row.json only): "
               + ", ".join(hidden), file=sys.stderr)
-    findings = words.run_words(run_dir)
+    findings = words.run_words(run_dir) if with_words else []
     csv_text = render_csv(run)
     md_text_ = findings_md(findings) + render_md(run)
     write_atomic(run_dir / "results.csv", csv_text)
     write_atomic(run_dir / "results.md", md_text_)
+    if not with_words:
+        return
     if findings:
         write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in findings))
     else:

@@ -91,7 +91,7 @@ require_run() {
 
 # host_sysctls: the host's values of every whitelisted sysctl.
 host_sysctls() {
-  awk '!/^#/ && NF == 3 { print $3 }' "$LT_ROOT/env/sysctls.tsv" | sort -u | xargs sysctl 2>/dev/null
+  awk '!/^#/ && NF >= 3 { print $3 }' "$LT_ROOT/env/sysctls.tsv" | sort -u | xargs sysctl 2>/dev/null
 }
 
 # namespaces_between_runs: `ip netns list` while holding the runner's lock,

@@ -9,13 +9,9 @@
 
 setup_file() {
   load '../test_helper'
-  lt_require_root
-  export LT_LOCK_WAIT=900
-  local matrix="$BATS_FILE_TMPDIR/network.matrix"
   # Two users, ten short requests each, each on a new connection.
-  printf '%s\n' SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=10 CONNECTION_REUSE=0 DELAY_MS=20 DURATION=10s \
-    'NET_RTT_MS=0 40' K6_HTML_REPORT=0 MONITORING=off >"$matrix"
-  lt_run_matrix_once "$matrix"
+  lt_run_settings_once network SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=10 CONNECTION_REUSE=0 DELAY_MS=20 \
+    DURATION=10s 'NET_RTT_MS=0 40' K6_HTML_REPORT=0 MONITORING=off
 }
 
 setup() {

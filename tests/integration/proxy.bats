@@ -8,13 +8,9 @@
 
 setup_file() {
   load '../test_helper'
-  lt_require_root
-  export LT_LOCK_WAIT=900
-  local matrix="$BATS_FILE_TMPDIR/proxy.matrix"
-  printf '%s\n' SCENARIO=keepalive VUS=6 REQUESTS_PER_VU=2 CONNECTION_REUSE=1 DELAY_MS=1500 DURATION=20s \
-    TOMCAT_MAX_CONNECTIONS=1 TOMCAT_ACCEPT_COUNT=1 PROXY=nginx PROXY_CONNECT_TIMEOUT=300ms \
-    K6_HTML_REPORT=0 MONITORING=off >"$matrix"
-  lt_run_matrix_once "$matrix"
+  lt_run_settings_once proxy SCENARIO=keepalive VUS=6 REQUESTS_PER_VU=2 CONNECTION_REUSE=1 DELAY_MS=1500 \
+    DURATION=20s TOMCAT_MAX_CONNECTIONS=1 TOMCAT_ACCEPT_COUNT=1 PROXY=nginx PROXY_CONNECT_TIMEOUT=300ms \
+    K6_HTML_REPORT=0 MONITORING=off
 }
 
 setup() {

@@ -66,7 +66,7 @@ assert_nothing_left() {
 
 # host_sysctls: the host's values of every whitelisted sysctl.
 host_sysctls() {
-  awk '!/^#/ && NF == 3 { print $3 }' "$LT_ROOT/env/sysctls.tsv" | sort -u | xargs sysctl 2>/dev/null
+  awk '!/^#/ && NF >= 3 { print $3 }' "$LT_ROOT/env/sysctls.tsv" | sort -u | xargs sysctl 2>/dev/null
 }
 
 @test "SIGTERM mid-cell stops everything, keeps finished cells, and RESUME completes the table" {

@@ -195,7 +195,7 @@ setup() {
   refute_output --partial jar
 }
 
-@test "a cell starts Python at most three times: its settings, the sampler, its finish (and the live line)" {
+@test "a cell starts Python twice: the sampler and its finish (and the live line)" {
   local cell from to starts lives
   for cell in $(lt_cells); do
     from="$(awk -F'\t' '$1 == "cell_start" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
@@ -206,8 +206,38 @@ setup() {
     lives="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 ~ /ltsuite[.]live/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
     echo "cell $cell: $starts Python starts and $lives live line(s)"
     awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
-    [ "$starts" -ge 2 ] && [ "$starts" -le 3 ] && [ "$lives" -eq 1 ]
+    [ "$starts" -eq 2 ] && [ "$lives" -eq 1 ]
   done
+}
+
+@test "what happened is said once, at the run's end, and the report shows it" {
+  run grep -c '^What happened:$' "$BATS_FILE_TMPDIR/run.log"
+  assert_output 1
+  [ -s "$RUN_DIR/findings.txt" ]
+  # After the last cell's line.
+  [ "$(grep -n '^What happened:$' "$BATS_FILE_TMPDIR/run.log" | cut -d: -f1)" -gt \
+    "$(grep -n 'cell 4/4 ' "$BATS_FILE_TMPDIR/run.log" | head -n 1 | cut -d: -f1)" ]
+  grep -q '<ul id="findings">' "$RUN_DIR/report.html"
+  run grep -c '<li>' <(sed -n '/<ul id="findings">/,/<\/ul>/p' "$RUN_DIR/report.html")
+  assert_output "$(wc -l <"$RUN_DIR/findings.txt")"
+  # Written once, by the run's end: after the last cell's tables.
+  local last
+  last="$(cat "$RUN_DIR"/cells/*/phases.tsv | awk -F'\t' '$1 == "tables" && $2 > m { m = $2 } END { print m }')"
+  [ "$(stat -c %Y "$RUN_DIR/findings.txt")" -ge "$((last / 1000))" ]
+}
+
+@test "before its first cell a run decides every cell in two Python starts, not one or two a cell" {
+  local first starts
+  first="$(cat "$RUN_DIR"/cells/*/phases.tsv | awk -F'\t' '$1 == "cell_start" && (m == "" || $2 < m) { m = $2 } END { print m }')"
+  starts="$(awk -F'\t' -v first="$first" '$1 < first' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
+  echo "$starts Python starts before the first cell of $(lt_cells | wc -l)"
+  awk -F'\t' -v first="$first" '$1 < first { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
+  run grep -c 'ltsuite.design refusals\|ltsuite.design resolve\|ltsuite.design warnings' "$BATS_FILE_TMPDIR/python-starts.log"
+  assert_output 0
+  run grep -c 'ltsuite.cell refusals' "$BATS_FILE_TMPDIR/python-starts.log"
+  assert_output 1
+  run grep -c 'ltsuite.cell plan' "$BATS_FILE_TMPDIR/python-starts.log"
+  assert_output 1
 }
 
 @test "results/latest points at the run" {

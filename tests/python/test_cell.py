@@ -1,6 +1,7 @@
 """A cell's finish in one process (ltsuite.cell finish) over a cell recorded by a real run
 (tests/python/fixtures/tiny-spike): the counter deltas, the row and the run's tables it writes are
 those ltsuite.counters, ltsuite.row and ltsuite.tables write, with the phase marks between them."""
+import io
 import json
 import shutil
 
@@ -49,8 +50,29 @@ def test_finish_writes_the_deltas_the_row_and_the_tables_each_module_writes(tmp_
     assert row["status"] == rec["status"] and row["cell"] == "01_vus-4"
     run = tables.load_run(run_dir)
     assert (run_dir / "results.csv").read_text() == tables.render_csv(run)
-    assert (run_dir / "results.md").read_text() == tables.findings_md(words.run_words(run_dir)) + tables.render_md(run)
+    # The words that open results.md are the run's end's (tables.render), not each cell's.
+    assert (run_dir / "results.md").read_text() == tables.render_md(run)
     assert marks(cell_dir) == before + ["files", "row", "tables"]
+
+
+def test_finish_takes_every_option_of_the_row_from_the_rows_own_list(tmp_path):
+    # --out and --cpus are ltsuite.row's: finish reads them from the same list of arguments.
+    run_dir, cell_dir = run_with(tmp_path)
+    rec = recorded(FIXTURES / "tiny-spike")
+    out = tmp_path / "elsewhere.json"
+    assert cell.main(finish_args(run_dir, cell_dir, rec, **{"--out": str(out), "--cpus": "3"})) == 0
+    assert json.loads(out.read_text())["cell"] == "01_vus-4"
+
+
+def test_finish_leaves_the_words_to_the_runs_end(tmp_path):
+    # findings.txt is written once, when the run ends (tables.render), not after every cell.
+    run_dir, cell_dir = run_with(tmp_path)
+    rec = recorded(FIXTURES / "tiny-spike")
+    assert cell.main(finish_args(run_dir, cell_dir, rec)) == 0
+    assert (run_dir / "results.csv").is_file() and not (run_dir / "findings.txt").exists()
+    tables.render(run_dir)
+    assert (run_dir / "findings.txt").read_text().splitlines() == words.run_words(run_dir) != []
+    assert (run_dir / "results.md").read_text().startswith("What happened:\n")
 
 
 def test_deltas_that_cannot_be_computed_fail_the_cell_with_the_reason(tmp_path):
@@ -86,7 +108,7 @@ def test_a_row_that_cannot_be_written_fails_the_finish_in_one_line_and_the_marks
     assert marks(cell_dir)[-3:] == ["files", "row", "tables"]
 
 
-def test_warnings_are_every_cells_design_warnings_each_with_its_index(tmp_path, capsys):
+def test_plan_is_every_cells_design_warnings_each_with_its_index(tmp_path, capsys):
     env = (FIXTURES / "tiny-spike" / "cell.env").read_text()
     short = "".join(line + "\n" for line in env.splitlines() if not line.startswith("GRACEFUL_STOP="))
     (tmp_path / "0.env").write_text(env)
@@ -97,5 +119,44 @@ def test_warnings_are_every_cells_design_warnings_each_with_its_index(tmp_path, 
         design.main(["warnings", str(tmp_path / f"{index}.env"), machine, ""])
         expected += [f"{index}\t{line}" for line in capsys.readouterr().out.splitlines()]
     assert any(line.startswith("1\t") for line in expected)
-    assert cell.main(["warnings", str(tmp_path), "2", machine]) == 0
+    assert cell.main(["plan", str(tmp_path), "2", machine]) == 0
     assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_plan_writes_each_cells_settings_with_its_auto_knobs_resolved_as_design_resolves_them(tmp_path, capsys):
+    cells, resolved = tmp_path / "cells", tmp_path / "resolved"
+    cells.mkdir()
+    machine = json.dumps({"cpus": 2, "nofile": 20000, "mem_available_mb": 8000})
+    recorded_env = (FIXTURES / "tiny-spike" / "cell.env").read_text()
+
+    def changed(**values):
+        keys = [line.split("=", 1)[0] for line in recorded_env.splitlines()]
+        return "".join(f"{key}={values[key]}\n" if (key := line.split("=", 1)[0]) in values else f"{line}\n"
+                       for line in recorded_env.splitlines()) + "".join(
+            f"{key}={value}\n" for key, value in values.items() if key not in keys)
+
+    settings = {0: changed(VUS="400", K6_INSTANCES="auto", K6_NOFILE="300", BURST_LEAD_MS="auto"),
+                1: changed(VUS="40", K6_NOFILE="300")}
+    assert "K6_NOFILE=300" in settings[0]
+    for index, text in settings.items():
+        (cells / f"{index}.env").write_text(text)
+    assert cell.main(["plan", str(cells), "2", machine, "--resolved-dir", str(resolved)]) == 0
+    capsys.readouterr()
+    design.main(["resolve", str(cells / "0.env"), machine, ""])
+    chosen = dict(line.split("=", 1) for line in capsys.readouterr().out.splitlines())
+    assert set(chosen) == {"K6_INSTANCES", "BURST_LEAD_MS"} and chosen["K6_INSTANCES"] == "2"
+    assert (resolved / "0.env").read_text() == changed(VUS="400", K6_NOFILE="300", **chosen)
+    # Nothing left at auto: the settings as they were.
+    assert (resolved / "1.env").read_text() == settings[1]
+
+
+def test_refusals_are_every_cells_from_one_stream_each_with_its_index(monkeypatch, capsys):
+    machine = json.dumps({"cpus": 2, "nofile": 20000, "mem_available_mb": 8000})
+    stream = "".join(f"{index}\t{line}\n" for index, vus in ((0, 100000), (1, 10), (2, 200000))
+                     for line in ("SCENARIO=burst", f"VUS={vus}", "K6_INSTANCES=auto"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(stream))
+    assert cell.main(["refusals", machine]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["0", "2"]
+    assert lines[0] == ("0\t100000 VUs need at least 23438 MB in k6 (240-420 KB each, measured), "
+                        "more than the 8000 MB available")

@@ -330,13 +330,29 @@ k6 process 2 of 2: handleSummary's output './data/summary.json' was not written:
 }
 
 @test "a cell whose VUs need more memory than there is is refused before the run, with the numbers" {
+  # shellcheck disable=SC2317 # SC2317: called by k6_check_cells, which this test runs
   matrix_cell_values() { printf '%s\n' SCENARIO=burst VUS=100000 K6_INSTANCES=auto; }
+  # shellcheck disable=SC2317 # SC2317: called by k6_check_cells, which this test runs
   matrix_cell_id() { printf 'big\n'; }
   run k6_check_cells 1 '{"cpus": 2, "nofile": 20000, "mem_available_mb": 8000}'
   assert_failure 2
   assert_output --partial "cannot run as designed on this machine: cell big: 100000 VUs need at least 23438 MB in k6 (240-420 KB each, measured), more than the 8000 MB available"
   run k6_check_cells 1 '{"cpus": 2, "nofile": 20000, "mem_available_mb": 24000}'
   assert_success
+}
+
+@test "every cell's refusals come from one Python start, each named by its cell" {
+  matrix_cell_values() { printf '%s\n' SCENARIO=burst "VUS=$((($1 + 1) * 50000))" K6_INSTANCES=auto; }
+  matrix_cell_id() { printf 'cell%s\n' "$1"; }
+  local real="$LT_PYTHON"
+  printf '#!/bin/bash\necho start >>"%s"\nexec "%s" "$@"\n' "$BATS_TEST_TMPDIR/starts" "$real" >"$BATS_TEST_TMPDIR/python"
+  chmod +x "$BATS_TEST_TMPDIR/python"
+  LT_PYTHON="$BATS_TEST_TMPDIR/python" run k6_check_cells 3 '{"cpus": 2, "nofile": 20000, "mem_available_mb": 20000}'
+  assert_failure 2
+  assert_output --partial "cell cell1: 100000 VUs need at least 23438 MB"
+  assert_output --partial "; cell cell2: 150000 VUs need"
+  refute_output --partial "cell cell0"
+  assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/starts")" 1
 }
 
 @test "k6 gets its environment (a password among it) in its environment, never on a command line" {

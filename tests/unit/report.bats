@@ -53,6 +53,34 @@ JSON
   } | gzip >"$RUN_DIR/cells/01_vus-4/k6-samples.json.gz"
 }
 
+# report_cell CELL: CELL's entry of the chart data (report_data).
+report_cell() {
+  report_data "$RUN_DIR" | jq -c --arg cell "$1" '.cells[] | select(.cell == $cell)'
+}
+
+@test "the report starts Python once for every cell's series, not once a cell" {
+  cp "$RUN_DIR/cells/01_vus-4/k6-samples.json.gz" "$RUN_DIR/cells/02_vus-8/"
+  printf '127.0.0.1 - - [22/Nov/2026:00:00:01 +0000] "GET /hello HTTP/1.1" 200 5 1000\n' \
+    | tee "$RUN_DIR/cells/01_vus-4/tomcat-access.log" >"$RUN_DIR/cells/02_vus-8/tomcat-access.log"
+  local real="$LT_PYTHON"
+  printf '#!/bin/bash\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$BATS_TEST_TMPDIR/starts" "$real" >"$BATS_TEST_TMPDIR/python"
+  chmod +x "$BATS_TEST_TMPDIR/python"
+  LT_PYTHON="$BATS_TEST_TMPDIR/python" run report_data "$RUN_DIR"
+  assert_success
+  jq -e '[.cells[].k6.per_second.answered] == [[1, 0, 0, 0], [1, 0, 0, 0]]
+         and (.time_parts.cells | keys) == ["01_vus-4", "02_vus-8"]' <<<"$output"
+  local two
+  two="$(wc -l <"$BATS_TEST_TMPDIR/starts")"
+  # A third cell like them: as many starts (the columns' labels, the series).
+  cp -r "$RUN_DIR/cells/02_vus-8" "$RUN_DIR/cells/03_vus-9"
+  : >"$BATS_TEST_TMPDIR/starts"
+  LT_PYTHON="$BATS_TEST_TMPDIR/python" run report_data "$RUN_DIR"
+  jq -e '(.time_parts.cells | keys | length) == 3 and .cells[2].k6 != null' <<<"$output"
+  assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/starts")" "$two"
+  run grep -c reportseries "$BATS_TEST_TMPDIR/starts"
+  assert_output 1
+}
+
 @test "the report shows the run, its facts and its warnings, escaped" {
   report_render "$RUN_DIR"
   run cat "$RUN_DIR/report.html"
@@ -137,11 +165,13 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
          and .samples.new_column == [7, null]' <<<"$output"
   jq -e '.row.predicted_server_conns_peak == 4 and .env.TOMCAT_MAX_THREADS == "10"' <<<"$output"
   run report_cell_data "$RUN_DIR/cells/02_vus-8"
+  jq -e '.samples == {}' <<<"$output"
+  run report_cell "02_vus-8"
   jq -e '.samples == {} and .k6 == null' <<<"$output"
 }
 
 @test "k6's samples become requests per second by cause and each answered request's latency at its start" {
-  run report_cell_data "$RUN_DIR/cells/01_vus-4"
+  run report_cell 01_vus-4
   assert_success
   # 2026-11-22T00:00:01Z = 1795305601; the +01:00 time is the same second as
   # 00:00:02Z; the second without a request (00:00:03) counts 0.
@@ -156,7 +186,7 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
   local cell="$RUN_DIR/cells/01_vus-4" t='2026-11-22T00:00:01.000000009Z'
   printf '{"metric":"http_req_duration","type":"Point","data":{"time":"%s","value":%s,"tags":{"status":"200"}}}\n{"metric":"http_req_blocked","type":"Point","data":{"time":"%s","value":0,"tags":{"status":"200"}}}\n' \
     "$t" 5 "$t" "$t" 7 "$t" | gzip >"$cell/k6-samples.json.gz"
-  run report_cell_data "$cell"
+  run report_cell 01_vus-4
   jq -e '.k6.per_second.answered == [2] and .k6.latency.ms == [5, 7]' <<<"$output"
 }
 
@@ -168,7 +198,7 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
       printf "{\"metric\":\"http_req_duration\",\"type\":\"Point\",\"data\":{\"time\":\"%s\",\"value\":%d,\"tags\":{\"status\":\"200\"}}}\n", t, i % 97
     } }' | gzip >"$cell/k6-samples.json.gz"
   jq '.http_reqs = 20000 | .failed_reqs = 0' "$cell/row.json" >"$cell/row.json.new" && mv "$cell/row.json.new" "$cell/row.json"
-  run report_cell_data "$cell"
+  run report_cell 01_vus-4
   jq -e '.k6.latency | .stride == 5 and (.ms | length) == 4000 and .answered == 20000' <<<"$output"
   jq -e '.k6.per_second.answered | length == 20 and add == 20000' <<<"$output"
   report_render "$RUN_DIR"
@@ -176,7 +206,7 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
   # Two k6 instances: the file holds the first one's share, so half the stride.
   printf 'K6_INSTANCES=2\n' >>"$cell/cell.env"
   jq '.http_reqs = 40000' "$cell/row.json" >"$cell/row.json.new" && mv "$cell/row.json.new" "$cell/row.json"
-  run report_cell_data "$cell"
+  run report_cell 01_vus-4
   jq -e '.k6.latency.stride == 5 and .env.K6_INSTANCES == "2"' <<<"$output"
 }
 

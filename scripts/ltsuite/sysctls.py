@@ -1,0 +1,114 @@
+"""The kernel knobs a matrix may set: env/sysctls.tsv, one table for the whole suite.
+
+Each line: the knob, the side it applies to (server, client: that network namespace; global: refused,
+the host has one value), the sysctl, the knob's type (envfile.sh's types; "-" for a global one) and
+its description. The runner reads the side and the sysctl (sysctls_load in scripts/lib/matrix.sh);
+env/defaults.env's two kernel sections, where every knob gets its default (empty: the namespace's
+own) and its type, are made from the table:
+
+  python3 -m ltsuite.sysctls defaults [--write]   (make sysctls)
+
+so adding a kernel knob is one line here, then `make sysctls`.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = ROOT / "env" / "sysctls.tsv"
+DEFAULTS = ROOT / "env" / "defaults.env"
+SIDES = ("server", "client", "global")
+HEADERS = {
+    "server": "# --- Kernel, server namespace (see env/sysctls.tsv) -------------------------------",
+    "client": "# --- Kernel, client namespace -------------------------------------------------------",
+}
+NOTE = "# (Made from env/sysctls.tsv by `make sysctls`: add or change a kernel knob there.)"
+WIDTH = 77
+
+
+class SysctlError(ValueError):
+    """A line of the table that cannot be read, named by file and line."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One line of the table."""
+
+    key: str
+    side: str
+    sysctl: str
+    type: str
+    doc: str
+
+
+def read(path: Path = TABLE) -> list[Knob]:
+    """The table's knobs in its order; SysctlError naming the file, line and key for a bad line."""
+    knobs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split(None, 4)
+        where = f"{path}:{number}: {fields[0]}"
+        if len(fields) < 5:
+            raise SysctlError(f"{where}: want KEY SIDE SYSCTL TYPE DESCRIPTION, got {len(fields)} field(s)")
+        key, side, sysctl, type_, doc = fields
+        if side not in SIDES:
+            raise SysctlError(f"{where}: side '{side}' is not one of {', '.join(SIDES)}")
+        knobs.append(Knob(key, side, sysctl, type_, doc.strip()))
+    return knobs
+
+
+def defaults_sections(knobs: list[Knob]) -> str:
+    """env/defaults.env's kernel sections: for each namespace side, its header, then each knob's
+    description (wrapped at WIDTH), its type and an empty default."""
+    parts = []
+    for side in ("server", "client"):
+        lines = [HEADERS[side], ""] + ([NOTE, ""] if side == "server" else [])
+        for knob in (k for k in knobs if k.side == side):
+            lines += textwrap.wrap(knob.doc, WIDTH, initial_indent="# ", subsequent_indent="# ",
+                                   break_on_hyphens=False, break_long_words=False)
+            lines += [f"# type: {knob.type}", f"{knob.key}="]
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+def region(text: str) -> tuple[int, int]:
+    """Where defaults.env's kernel sections are: from the server header to the next section's
+    header after the client one (the blank line before it stays outside)."""
+    start = text.index(HEADERS["server"])
+    client = text.index(HEADERS["client"], start)
+    end = text.index("\n# --- ", client + len(HEADERS["client"]))
+    return start, end
+
+
+def with_sections(text: str, knobs: list[Knob]) -> str:
+    """defaults.env's text with its kernel sections made from the table."""
+    start, end = region(text)
+    return text[:start] + defaults_sections(knobs) + text[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """defaults [--write]: print defaults.env as made from the table (--write: write it in place)."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] != "defaults" or args[1:] not in ([], ["--write"]):
+        print("usage: python3 -m ltsuite.sysctls defaults [--write]", file=sys.stderr)
+        return 2
+    try:
+        made = with_sections(DEFAULTS.read_text(encoding="utf-8"), read())
+    except SysctlError as err:
+        print(f"ltsuite.sysctls: {err}", file=sys.stderr)
+        return 1
+    if args[1:] == ["--write"]:
+        tmp = DEFAULTS.with_name(f"{DEFAULTS.name}.tmp")
+        tmp.write_text(made, encoding="utf-8")
+        tmp.replace(DEFAULTS)
+    else:
+        sys.stdout.write(made)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""The kernel knobs' one table (env/sysctls.tsv) and what is made from it: env/defaults.env's kernel
+sections (ltsuite.sysctls, `make sysctls`)."""
+import pytest
+
+from ltsuite import sysctls
+
+
+def test_defaults_env_kernel_sections_are_the_tables():
+    text = sysctls.DEFAULTS.read_text(encoding="utf-8")
+    assert sysctls.with_sections(text, sysctls.read()) == text, "run `make sysctls`"
+
+
+def test_a_new_line_of_the_table_is_a_typed_empty_knob_of_its_side(tmp_path):
+    table = tmp_path / "sysctls.tsv"
+    table.write_text(sysctls.TABLE.read_text(encoding="utf-8")
+                     + "TCP_NEW_KNOB  server  net.ipv4.tcp_new_knob  uint?  net.ipv4.tcp_new_knob: a knob\n"
+                     + "CLIENT_NEW    client  net.ipv4.tcp_client    count? net.ipv4.tcp_client: another\n")
+    made = sysctls.with_sections(sysctls.DEFAULTS.read_text(encoding="utf-8"), sysctls.read(table))
+    server, client = made.split(sysctls.HEADERS["client"])
+    assert "# net.ipv4.tcp_new_knob: a knob\n# type: uint?\nTCP_NEW_KNOB=\n" in server
+    assert "# net.ipv4.tcp_client: another\n# type: count?\nCLIENT_NEW=\n" in client.split("\n# --- ")[0]
+    # Everything outside the kernel sections is as it was; host-wide knobs get no entry.
+    assert made.startswith(sysctls.DEFAULTS.read_text(encoding="utf-8")[:sysctls.region(made)[0]])
+    assert "NETDEV_MAX_BACKLOG" not in made
+
+
+def test_a_line_without_its_type_and_description_names_file_line_and_key(tmp_path):
+    table = tmp_path / "sysctls.tsv"
+    table.write_text("# a comment\nSOMAXCONN server net.core.somaxconn\n")
+    with pytest.raises(sysctls.SysctlError, match=r"sysctls.tsv:2: SOMAXCONN: want KEY SIDE SYSCTL TYPE DESCRIPTION"):
+        sysctls.read(table)
+    table.write_text("SOMAXCONN sever net.core.somaxconn uint? x\n")
+    with pytest.raises(sysctls.SysctlError, match=r":1: SOMAXCONN: side 'sever'"):
+        sysctls.read(table)
