@@ -12,6 +12,7 @@ JAR := server/target/loadtest-target.jar
 # A Spring Boot service the suite did not write, for the tests and the example of docs/own-service.md.
 OWNAPP_JAR := tests/fixtures/ownapp/target/greeting-service.jar
 OWNAPP_BOOT4_JAR := tests/fixtures/ownapp-boot4/target/greeting-service.jar
+OWNAPP_BOOT2_JAR := tests/fixtures/ownapp-boot2/target/greeting-service.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 # $(call shq,VALUE): VALUE as one single-quoted shell word (a quote becomes
 # '\''), so a value given on make's command line (MATRIX='x;id') reaches a
@@ -66,7 +67,14 @@ $(OWNAPP_BOOT4_JAR): tests/fixtures/ownapp-boot4/pom.xml $(shell find tests/fixt
 	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-boot4/pom.xml package
 	@touch $@
 
-ownapp: $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) ## Build the example Spring Boot service of tests/fixtures/ownapp (a target the suite did not write)
+# The same service on Spring Boot 2.7 (Tomcat 9).
+$(OWNAPP_BOOT2_JAR): tests/fixtures/ownapp-boot2/pom.xml $(shell find tests/fixtures/ownapp/src -type f 2>/dev/null)
+	@scripts/setup/require.sh java mvn
+	@echo "building the example service on Spring Boot 2.7 (tests/fixtures/ownapp-boot2/)" >&2
+	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-boot2/pom.xml package
+	@touch $@
+
+ownapp: $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) ## Build the example Spring Boot service of tests/fixtures/ownapp (a target the suite did not write)
 
 $(CDS): $(JAR)
 	@scripts/setup/build-target-start.sh
@@ -114,7 +122,7 @@ lint: packages ## shellcheck every script and test file
 	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
 	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats
 
-test: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
 
 # The jar is built without its tests (a matrix run after an edit stays quick);
@@ -136,7 +144,7 @@ test-python: pytest aws-tools ## Only the Python tests of the data model (tests/
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit
 
-test-integration: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) ## Only the integration tests
+test-integration: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) ## Only the integration tests
 	$(BATS) --timing tests/integration
 
 clean-tools: ## Remove .tools/ (installed tools)

@@ -78,6 +78,35 @@ own_app_run() {
   assert_success
 }
 
+@test "the same service on Spring Boot 2.7 (Tomcat 9): as designed, its connector checked, busy threads, app_* in ms, the split" {
+  own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_JAR=tests/fixtures/ownapp-boot2/target/greeting-service.jar
+  [ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/run.log"; fail "the run failed"; }
+  local cell
+  cell="$(lt_cells)"
+  grep -q 'Apache Tomcat/9\.' "$RUN_DIR/cells/$cell/target.log"
+  [ "$(lt_row_value "$cell" status)" = ok ]
+  # Spring Boot 2.7 keeps Tomcat's properties in ServerProperties ("server"),
+  # and shows their values without management.endpoint.configprops.show-values.
+  run jq -c . "$RUN_DIR/cells/$cell/connector.json"
+  assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+  [ "$(lt_row_value "$cell" as_designed)" -eq 1 ]
+  lt_assert_saturated_capacity "$cell"
+  # The same meter name, tomcat.threads.busy, with the registry the suite turns on.
+  [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
+  # Each greeting takes 1000 ms: Tomcat 9 logs %D in milliseconds, which
+  # read as microseconds would make it 1 ms.
+  run jq -e '.app_lat_med_ms >= 1000 and .app_lat_med_ms < 2000 and .app_lat_p99_ms >= 1000 and .app_lat_p99_ms < 2000' \
+    "$RUN_DIR/cells/$cell/row.json"
+  assert_success
+  # The unchanged script's requests carry the entry module's ids: every one
+  # Tomcat answered is split, the others failed to connect.
+  [ "$(lt_row_value "$cell" decomposed_reqs)" -eq "$(lt_row_value "$cell" app_reqs)" ]
+  [ "$(lt_row_value "$cell" decomposed_reqs)" -eq $(($(lt_row_value "$cell" http_reqs) - $(lt_row_value "$cell" fail_connect))) ]
+  [ "$(lt_row_value "$cell" reqs_never_seen_by_app_never_read)" -eq 0 ]
+  run jq -e '.t_service_med_ms >= 1000 and .t_service_med_ms < 2000' "$RUN_DIR/cells/$cell/row.json"
+  assert_success
+}
+
 @test "a health path the application answers with 404 fails the cell within seconds, with the path and the fix" {
   own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_HEALTH_PATH=/status TARGET_START_TIMEOUT=120
   [ "$status" -eq 1 ]

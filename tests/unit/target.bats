@@ -114,6 +114,16 @@ JSON
   assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":11,"effective":10}]}'
 }
 
+@test "the connector check on Spring Boot 2.7: Tomcat's properties in ServerProperties, values shown unasked" {
+  # Recorded from /actuator/configprops/server of a Spring Boot 2.7.18 service
+  # (Tomcat 9) started with threads.max 7 and no show-values (2.7 has none);
+  # the access log's own "prefix" inside it is not a bean's.
+  run jq -c --argjson expected '{"server.tomcat.threads.max":7,"server.tomcat.threads.min-spare":10,
+    "server.tomcat.max-connections":8192,"server.tomcat.accept-count":11,"server.tomcat.max-keep-alive-requests":100}' \
+    -f "$LT_ROOT/scripts/lib/connector.jq" "$LT_ROOT/tests/fixtures/configprops-boot2.json"
+  assert_output '{"checked":true,"reason":null,"mismatches":[{"property":"server.tomcat.accept-count","cell":11,"effective":100}]}'
+}
+
 @test "the connector check waits for the actuator's port, which listens after the port under test" {
   # Spring Boot starts the actuator's connector after the main one: here it
   # listens one second after the check begins, and serves a recorded answer.
