@@ -109,7 +109,7 @@ lock_state_write() {
 # (end_dead_run). Each is recorded with its start time: a pid reused by
 # another process is never taken for it.
 lock_state_pids() {
-  local line start
+  local line start had="${#LT_LOCK_PIDS[@]}"
   LT_LOCK_PIDS=()
   while [[ $# -ge 2 ]]; do
     if [[ "$1" =~ ^[0-9]+$ ]] && start="$(process_start "$1")"; then
@@ -117,6 +117,8 @@ lock_state_pids() {
     fi
     shift 2
   done
+  # A cell without them after one without them: nothing to write.
+  ((had > 0 || ${#LT_LOCK_PIDS[@]} > 0)) || return 0
   line="$(lock_state_read 2>/dev/null)" || return 0
   [[ "${line%%$'\t'*}" == "$$" ]] || return 0
   lock_state_write
