@@ -2,7 +2,8 @@
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
 #        BENCH_START_VUS="1000 5000 12000 30000"; BENCH_USERS_PER_VU=auto; BENCH_START_MODES="jar cds aot";
-#        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript", a subset runs only those)
+#        BENCH_NETDELAY_RATES="20000 40000";
+#        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript netdelay", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
@@ -25,6 +26,8 @@
 #   6. a script of one's own: the same saturating load from a user-style
 #      script (run in the runner's entry module, with its 212 error-code
 #      sub-metrics) and from the suite's spike scenario: k6's CPU and TPS
+#   7. the delayer (NET_RTT_MS): the connect time it adds at 0 and 20 ms, and
+#      the packets a second it holds at 20 ms (scripts/netdelay-bench.sh)
 set -euo pipefail
 
 LT_PROG=bench
@@ -40,7 +43,8 @@ readonly CAPACITY_VUS="${BENCH_CAPACITY_VUS:-1000 2000 4000}"
 readonly START_VUS="${BENCH_START_VUS:-1000 5000 12000 30000}"
 readonly BATCH_USERS="${BENCH_USERS_PER_VU:-auto}"
 readonly START_MODES="${BENCH_START_MODES:-jar cds aot}"
-readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript}"
+readonly NETDELAY_RATES="${BENCH_NETDELAY_RATES:-20000 40000}"
+readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript netdelay}"
 BENCH_DIR=""
 STARTED_MONITORING=0
 
@@ -54,8 +58,8 @@ main() {
   done
   for section in $SECTIONS; do
     case "$section" in
-      orchestration | perturbation | capacity | start | wrk | sampler | ownscript) ;;
-      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity start wrk sampler ownscript)" ;;
+      orchestration | perturbation | capacity | start | wrk | sampler | ownscript | netdelay) ;;
+      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity start wrk sampler ownscript netdelay)" ;;
     esac
   done
   [[ $EUID -eq 0 ]] || abort "the benchmarks run the suite, which needs root"
@@ -330,10 +334,29 @@ bench_ownscript() {
   done
 }
 
-# render: bench.json (every measurement and the medians) and bench.md.
+# bench_netdelay: the delayer on this machine, kept small (two RTTs, the
+# rates of BENCH_NETDELAY_RATES for 2 s each, at 20 ms): its own namespaces
+# and tables (scripts/netdelay-bench.sh), in netdelay.md and at the end of
+# bench.md.
+bench_netdelay() {
+  say "7/7 delayer: connect times at NET_RTT_MS 0 and 20, packets a second held at 20 ($NETDELAY_RATES /s asked)"
+  NETDELAY_BENCH_RTTS="0 20" NETDELAY_BENCH_RATES="$NETDELAY_RATES" "$LT_ROOT/scripts/netdelay-bench.sh" \
+    >"$BENCH_DIR/netdelay.md" || warn "the delayer's bench failed; see $BENCH_DIR/netdelay.md"
+}
+
+# render: bench.json (every measurement and the medians) and bench.md, the
+# delayer's tables (netdelay.md) after the rest.
 render() {
+  touch "$BENCH_DIR/measurements.jsonl"
   jq -s -f "$LT_ROOT/scripts/lib/bench.jq" "$BENCH_DIR/measurements.jsonl" >"$BENCH_DIR/bench.json"
   jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" "$BENCH_DIR/bench.json" >"$BENCH_DIR/bench.md"
+  if [[ -s "$BENCH_DIR/netdelay.md" ]]; then
+    printf '
+## 7. The delayer (NET_RTT_MS; scripts/netdelay-bench.sh, on its own namespaces)
+
+' >>"$BENCH_DIR/bench.md"
+    sed 's/^## /### /' "$BENCH_DIR/netdelay.md" >>"$BENCH_DIR/bench.md"
+  fi
 }
 
 on_exit() {

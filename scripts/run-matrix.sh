@@ -276,12 +276,14 @@ check_target_url() {
 }
 
 # check_target_knobs: the target and script knobs can work together
-# (target_knob_problems), and every script of one's own is one k6 can load;
+# (target_knob_problems), as can the network's and nginx's
+# (netdelay_knob_problems, proxy_knob_problems), and every script of one's own is one k6 can load;
 # stops at the first problem, naming where it was set. A TARGET_CMD server
 # has no Tomcat: the TOMCAT_* knobs are emptied, so no column claims them.
 check_target_knobs() {
   local problem scenario key
-  problem="$(target_knob_problems MATRIX_ORIGIN MATRIX_VALUE | head -n 1)"
+  problem="$({ target_knob_problems MATRIX_ORIGIN MATRIX_VALUE; netdelay_knob_problems MATRIX_ORIGIN MATRIX_VALUE
+    proxy_knob_problems MATRIX_ORIGIN MATRIX_VALUE; } | head -n 1)"
   [[ -z "$problem" ]] || usage_error "$problem"
   local -a scenarios
   read -r -a scenarios <<<"${MATRIX_VALUE[SCENARIO]}"

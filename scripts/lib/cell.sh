@@ -8,7 +8,7 @@
 # cells through run-matrix.sh.
 #
 # Needs common.sh, matrix.sh, netns.sh, counters.sh, sampler.sh, k6.sh,
-# results.sh, monitoring.sh and backend.sh, and the run's LT_RUN_DIR.
+# results.sh, monitoring.sh, backend.sh and lock.sh, and the run's LT_RUN_DIR.
 #
 # State shared with the runner (and only it): CELL_ERROR (why the current
 # cell failed, set by the step that failed) and CELL_K6_EXIT (k6's exit
@@ -107,9 +107,14 @@ run_cell_steps() {
   phase_mark "$cell_dir" target_start
   backend_start values "$cell_dir" "$base_url" || return 1
   phase_mark "$cell_dir" target_ready
-  cell_step "starting nginx" proxy_start values "$cell_dir" || return 1
+  local helpers_started=0
   # The delay after the health checks, so they do not wait on it.
-  cell_step "starting the delayer" netdelay_start values "$cell_dir" || return 1
+  cell_step "starting nginx" proxy_start values "$cell_dir" \
+    && cell_step "starting the delayer" netdelay_start values "$cell_dir" && helpers_started=1
+  # Neither carries the run id: the lock's state names them, for the next
+  # run to end after a kill -9 (end_dead_run).
+  lock_state_pids "$PROXY_PID" nginx "$NETDELAY_PID" ltsuite.netdelay
+  ((helpers_started)) || return 1
   # The client's counters after the health checks, so their connections are
   # not in the deltas.
   cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1

@@ -147,6 +147,10 @@ envfile_check_type() {
     linger)
       [[ "$value" == off ]] || envfile_is_number "$value" \
         || { printf "'%s' is not off or a whole number of seconds >= 0%s" "$value" "$(envfile_octal_hint "$value")"; return 1; } ;;
+    rate)
+      # A share of something, at least 0 and below 1 (NET_LOSS): 0, 0.01, .5.
+      [[ "$value" =~ ^(0+(\.[0-9]*)?|0*\.[0-9]+)$ ]] \
+        || { printf "'%s' is not a rate at least 0 and below 1, such as 0.01" "$value"; return 1; } ;;
     bool)
       [[ "$value" == 0 || "$value" == 1 ]] || { printf "'%s' is not 0 or 1" "$value"; return 1; } ;;
     duration)

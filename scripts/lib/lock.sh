@@ -79,20 +79,62 @@ take_lock() {
   lock_state_write
 }
 
+# The current cell's processes that carry no run id, which run_pids cannot
+# find after a kill -9: nginx (it rewrites its own command line and
+# environment) and the delayer. "PID:START:WORD" each (lock_state_pids).
+LT_LOCK_PIDS=()
+
 # lock_state_write: the lock's state file, for the next run to tell a killed
-# run from a running one: "PID START RUN_ID RUN_DIR TMP_DIR", tab-separated
-# (START: the runner's start time, so a reused pid is not taken for it).
-# Written to a new file beside it and renamed over it: the rename replaces
-# whatever is at the name (a planted symlink included) and follows nothing.
+# run from a running one: "PID START RUN_ID RUN_DIR TMP_DIR PIDS",
+# tab-separated (START: the runner's start time, so a reused pid is not taken
+# for it; PIDS: LT_LOCK_PIDS, space-separated). Written to a new file beside
+# it and renamed over it: the rename replaces whatever is at the name (a
+# planted symlink included) and follows nothing.
 lock_state_write() {
   local tmp
   tmp="$(mktemp "$LT_LOCK_STATE.XXXXXX")"
   # shellcheck disable=SC2153 # SC2153: LT_RUN_ID is the runner's (run-matrix.sh), not a misspelling
-  if ! printf '%s\t%s\t%s\t%s\t%s\n' "$$" "$(process_start "$$")" "$LT_RUN_ID" "$LT_RUN_DIR" "$LT_TMP_DIR" >"$tmp" \
+  if ! printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$$" "$(process_start "$$")" "$LT_RUN_ID" "$LT_RUN_DIR" "$LT_TMP_DIR" \
+    "${LT_LOCK_PIDS[*]}" >"$tmp" \
     || ! mv -fT "$tmp" "$LT_LOCK_STATE"; then
     rm -f "$tmp"
     return 1
   fi
+}
+
+# lock_state_pids [PID WORD]...: the current cell's processes that carry no
+# run id (an empty PID is skipped; WORD: a word of its command line), in
+# place of the last cell's, written to the lock's state when the state is
+# this runner's, so that the next run can end them after a kill -9
+# (end_dead_run). Each is recorded with its start time: a pid reused by
+# another process is never taken for it.
+lock_state_pids() {
+  local line start had="${#LT_LOCK_PIDS[@]}"
+  LT_LOCK_PIDS=()
+  while [[ $# -ge 2 ]]; do
+    if [[ "$1" =~ ^[0-9]+$ ]] && start="$(process_start "$1")"; then
+      LT_LOCK_PIDS+=("$1:$start:$2")
+    fi
+    shift 2
+  done
+  # A cell without them after one without them: nothing to write.
+  ((had > 0 || ${#LT_LOCK_PIDS[@]} > 0)) || return 0
+  line="$(lock_state_read 2>/dev/null)" || return 0
+  [[ "${line%%$'\t'*}" == "$$" ]] || return 0
+  lock_state_write
+}
+
+# lock_state_pid_alive ENTRY: the pid of a "PID:START:WORD" entry of the
+# state, on stdout, when that very process still runs: same start time, WORD
+# in its command line. Fails otherwise.
+lock_state_pid_alive() {
+  local pid start word
+  IFS=: read -r pid start word <<<"$1"
+  [[ "$pid" =~ ^[0-9]+$ && "$pid" != "$$" && -n "$start" && -n "$word" ]] || return 1
+  [[ "$(process_start "$pid" || true)" == "$start" ]] || return 1
+  pid_running "$pid" || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$word" || return 1
+  printf '%s\n' "$pid"
 }
 
 # lock_state_read: the state file's line, when it is this user's own
@@ -219,11 +261,12 @@ process_start() {
 }
 
 # end_dead_run: a runner that was killed (kill -9, an OOM kill) cleaned
-# nothing up: its target, k6 and sampler may still run, its temporary
+# nothing up: its target, k6, sampler, nginx and delayer may still run, its temporary
 # directory stays, its manifest says running. The lock's state names that
 # run (read only when it is this user's own file: lock_state_read); when its
 # runner is gone, end (by pid) every process that carries its run id
-# (run_pids), remove its temporary directory (only one a run made:
+# (run_pids) and those the state names that are still the same processes
+# (lock_state_pid_alive), remove its temporary directory (only one a run made:
 # lock_own_tmp_dir), mark its manifest interrupted, and say so. Its
 # namespaces and container go next (remove_stale_namespaces). Fails when no
 # dead run is named.
@@ -237,9 +280,15 @@ end_dead_run() {
   pid="${fields[0]:-}" start="${fields[1]:-}" run_id="${fields[2]:-}" run_dir="${fields[3]:-}" tmp_dir="${fields[4]:-}"
   [[ "$pid" =~ ^[0-9]+$ && "$pid" != "$$" && -n "$start" ]] || return 1
   [[ "$(process_start "$pid" || true)" != "$start" ]] || return 1
-  local -a pids=() names=()
-  local p
+  local -a pids=() names=() entries=()
+  local p entry
   [[ -z "$run_id" ]] || mapfile -t pids < <(run_pids "$run_id")
+  # nginx and the delayer, recorded by pid (lock_state_pids).
+  read -r -a entries <<<"${fields[5]:-}"
+  for entry in "${entries[@]}"; do
+    p="$(lock_state_pid_alive "$entry")" || continue
+    [[ " ${pids[*]} " == *" $p "* ]] || pids+=("$p")
+  done
   for p in "${pids[@]}"; do
     names+=("pid $p ($(cat "/proc/$p/comm" 2>/dev/null || echo gone))")
   done

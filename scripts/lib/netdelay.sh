@@ -14,6 +14,29 @@ readonly NETDELAY_QUEUE=31
 # The running delayer: state of this file only, read by netdelay_stop.
 NETDELAY_PID=""
 
+# netdelay_knob_problems ORIGIN_ASSOC VALUE_ASSOC: "WHERE: KEY: why" when
+# some cell would have a jitter above half its round trip (each way's hold
+# varies by up to half the jitter around half the RTT, so it would go below
+# 0), naming where both were set; every pair of their values is a cell. The
+# knobs' own ranges are their types' (env/defaults.env), checked as the
+# matrix is read; ltsuite.netdelay.validate checks each cell again.
+netdelay_knob_problems() {
+  local -n nk_origin="$1" nk_value="$2"
+  local jitter rtt
+  local -a jitters rtts
+  read -r -a jitters <<<"${nk_value[NET_JITTER_MS]:-0}"
+  read -r -a rtts <<<"${nk_value[NET_RTT_MS]:-0}"
+  for jitter in "${jitters[@]}"; do
+    for rtt in "${rtts[@]}"; do
+      if ((10#$jitter * 2 > 10#$rtt)); then
+        printf '%s: NET_JITTER_MS: %s is more than half NET_RTT_MS=%s (%s): a hold would go below 0\n' \
+          "${nk_origin[NET_JITTER_MS]:-defaults}" "$jitter" "$rtt" "${nk_origin[NET_RTT_MS]:-defaults}"
+        return 0
+      fi
+    done
+  done
+}
+
 # netdelay_wanted CELL_ASSOC: succeed when the cell asks for a delay, jitter or loss.
 netdelay_wanted() {
   local -n nd_values="$1"

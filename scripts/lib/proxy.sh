@@ -10,6 +10,24 @@
 
 # The running nginx: state of this file only, read by proxy_stop.
 PROXY_PID=""
+# nginx's knobs: set (not left at their defaults) in a matrix where no cell
+# has PROXY=nginx, they would change nothing, so the run is refused.
+readonly PROXY_KNOBS=(PROXY_PORT PROXY_UPSTREAM_KEEPALIVE PROXY_CLIENT_KEEPALIVE_TIMEOUT PROXY_CONNECT_TIMEOUT
+  PROXY_READ_TIMEOUT PROXY_BACKLOG PROXY_WORKER_CONNECTIONS)
+
+# proxy_knob_problems ORIGIN_ASSOC VALUE_ASSOC: "WHERE: KEY: why", one a
+# line, for each of nginx's knobs set where no cell puts nginx in front
+# (PROXY, an axis included). WHERE is the knob's origin (file:line).
+proxy_knob_problems() {
+  local -n pk_origin="$1" pk_value="$2"
+  local key
+  [[ " ${pk_value[PROXY]:-none} " != *" nginx "* ]] || return 0
+  for key in "${PROXY_KNOBS[@]}"; do
+    [[ "${pk_origin[$key]:-defaults}" == defaults ]] \
+      || printf '%s: %s: a setting of nginx in front, but PROXY is %s (%s) in every cell; set PROXY=nginx or remove %s\n' \
+        "${pk_origin[$key]}" "$key" "${pk_value[PROXY]:-none}" "${pk_origin[PROXY]:-defaults}" "$key"
+  done
+}
 
 # proxy_wanted CELL_ASSOC: succeed when the cell puts nginx in front.
 proxy_wanted() {

@@ -33,6 +33,7 @@ report_render() {
     report_facts "$manifest"
     report_across "$charts"
     report_repeats "$run_dir"
+    report_tiers "$run_dir"
     report_results "$run_dir"
     report_cells "$run_dir"
     if ((charts)); then
@@ -160,6 +161,31 @@ report_repeats() {
          + "</tr>"),
       "</table></div>"
   ' < <(results_rows "$run_dir")
+}
+
+# report_tiers RUN_DIR: with nginx in front in some cell (proxy_reqs in a
+# row), each cell's three views side by side: the users' (k6), the proxy's
+# (nginx's logs) and the server's (its kernel's counters, Tomcat's access
+# log), so a failure that moved one tier up (a full accept queue as nginx's
+# 504s, not as the users' connect failures) reads across a line. Nothing
+# without a proxy.
+report_tiers() {
+  results_rows "$1" | jq -es 'any(.[]; .proxy_reqs != null)' >/dev/null || return 0
+  printf '<h2>Tiers</h2>
+<p>Each cell as the users, nginx and the server saw it (the columns of results.csv).</p>
+'
+  results_rows "$1" | jq -rs '
+    def tiers: [["users (k6)", ["http_reqs", "failed_reqs", "fail_connect", "fail_timeout", "fail_http_5xx", "lat_p99_ms"]],
+      ["proxy (nginx)", ["proxy_reqs", "proxy_504", "proxy_502", "proxy_upstream_connect_timeouts",
+        "proxy_upstream_connect_p99_ms", "proxy_request_p99_ms"]],
+      ["server (kernel, Tomcat)", ["listen_overflows", "server_conns_peak", "queue_capacity", "app_lat_p99_ms"]]];
+    def cell_html: if . == null then "<td></td>" elif type == "number" then "<td class=\"n\">\(.)</td>"
+      else "<td>\(tostring | @html)</td>" end;
+    "<div class=\"results\"><table id=\"tiers\">",
+    "<tr><th></th>" + ([tiers[] | "<th colspan=\"\(.[1] | length)\">\(.[0] | @html)</th>"] | join("")) + "</tr>",
+    "<tr><th>cell</th>" + ([tiers[][1][] | "<th>\(@html)</th>"] | join("")) + "</tr>",
+    (.[] | . as $r | "<tr><td>\($r.cell | @html)</td>" + ([tiers[][1][] | $r[.] | cell_html] | join("")) + "</tr>"),
+    "</table></div>"'
 }
 
 # report_results RUN_DIR: the rows (every cells/*/row.json) as an HTML table,

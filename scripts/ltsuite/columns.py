@@ -42,6 +42,9 @@ FIELD = "field"
 MD_AXES = 5
 MD_FIGURES = range(100, 800)
 MD_EXTRA = 800
+# The proxy's view (PROXY=nginx), between the users' failures and the server's counters: in
+# results.md only when some row of the run has a proxy (proxy_reqs not empty).
+MD_PROXY = range(222, 230)
 
 # The table names the JSON export and docs/columns.md use.
 TABLES = ("csv", "md", "report", "influx", "compare")
@@ -226,16 +229,18 @@ COLUMNS: tuple[Column, ...] = (
     Column("net_delayer_drops", INTEGER, "packets", "packets the kernel dropped because the delayer fell behind "
            "(its queue or socket full); above 0 the cell is not as designed"),
     # The proxy's view (PROXY=nginx: its access and error logs, scripts/ltsuite/proxy.py); empty without.
-    Column("proxy_reqs", INTEGER, "requests", "requests nginx logged (PROXY=nginx; empty without a proxy)"),
-    Column("proxy_502", INTEGER, "requests", "nginx's 502 answers (it could not connect to the target, or lost it)"),
-    Column("proxy_504", INTEGER, "requests", "nginx's 504 answers (PROXY_CONNECT_TIMEOUT or its read timeout passed)"),
+    Column("proxy_reqs", INTEGER, "requests", "requests nginx logged (PROXY=nginx; empty without a proxy)", md=222),
+    Column("proxy_502", INTEGER, "requests", "nginx's 502 answers (it could not connect to the target, or lost it)",
+           md=223),
+    Column("proxy_504", INTEGER, "requests", "nginx's 504 answers (PROXY_CONNECT_TIMEOUT or its read timeout passed)",
+           md=224),
     Column("proxy_upstream_connect_errors", INTEGER, "connections", "nginx's connections to the target that "
            "failed (refused, reset; its error log)"),
     Column("proxy_upstream_connect_timeouts", INTEGER, "connections", "nginx's connections to the target not "
-           "accepted within PROXY_CONNECT_TIMEOUT (its error log)"),
+           "accepted within PROXY_CONNECT_TIMEOUT (its error log)", md=225),
     Column("proxy_request_p99_ms", NUMBER, "ms", "99th percentile of nginx's $request_time"),
     Column("proxy_upstream_connect_p99_ms", NUMBER, "ms", "99th percentile of nginx's $upstream_connect_time "
-           "(the requests that connected)"),
+           "(the requests that connected)", md=226),
     Column("tomcat_threads_busy_peak", INTEGER, "threads", "most busy Tomcat threads (actuator tomcat.threads.busy)"),
     Column("k6_cpu_avg_pct", NUMBER, "%", "k6's mean CPU (100 = one core)"),
     Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),
@@ -367,22 +372,26 @@ def csv_head(axes: Iterable[str], extra: Iterable[str]) -> list[str]:
     return head
 
 
-def md_columns() -> list[Column]:
-    """The columns results.md shows, in their md order (the axes' stand-in included)."""
-    return sorted((c for c in COLUMNS if c.md is not None and c.scenario is None), key=lambda c: c.md)
+def md_columns(proxy: bool = False) -> list[Column]:
+    """The columns results.md shows, in their md order (the axes' stand-in included); the
+    proxy's (MD_PROXY) only with PROXY set (a run with a proxy in some cell)."""
+    return sorted((c for c in COLUMNS if c.md is not None and c.scenario is None
+                   and (proxy or c.md not in MD_PROXY)), key=lambda c: c.md)
 
 
-def md_figures() -> list[str]:
+def md_figures(proxy: bool = False) -> list[str]:
     """The figures results.md (and report.html's repetitions table) shows for every row and
-    matrix cell, before the scenarios' own: a subset that fits a screen."""
-    return [c.name for c in md_columns() if c.md in MD_FIGURES]
+    matrix cell, before the scenarios' own: a subset that fits a screen (the proxy's with
+    PROXY)."""
+    return [c.name for c in md_columns(proxy) if c.md in MD_FIGURES]
 
 
-def md_head(axes: Iterable[str], extra: Iterable[str]) -> list[str]:
-    """results.md's header: lead columns, AXES, the figures, EXTRA, then the trailing text."""
+def md_head(axes: Iterable[str], extra: Iterable[str], proxy: bool = False) -> list[str]:
+    """results.md's header: lead columns, AXES, the figures (the proxy's with PROXY), EXTRA,
+    then the trailing text."""
     head: list[str] = []
     extra_placed = False
-    for column in md_columns():
+    for column in md_columns(proxy):
         if column.md >= MD_EXTRA and not extra_placed:
             head.extend(extra)
             extra_placed = True

@@ -61,7 +61,9 @@ def render_config(env: dict[str, str], cell_dir: Path) -> str:
     a new connection per request); above 0 it is the upstream block's keepalive pool with
     HTTP/1.1 and an empty Connection header, as nginx's docs require for keep-alive upstream.
     PROXY_CLIENT_KEEPALIVE_TIMEOUT is keepalive_timeout (0 = nginx closes after each answer),
-    PROXY_CONNECT_TIMEOUT proxy_connect_timeout. A single upstream server is never marked
+    PROXY_CONNECT_TIMEOUT proxy_connect_timeout, PROXY_READ_TIMEOUT proxy_read_timeout,
+    PROXY_BACKLOG the listen socket's backlog= (nginx's default is 511 on Linux) and
+    PROXY_WORKER_CONNECTIONS the worker's worker_connections. A single upstream server is never marked
     down (max_fails=0) and a failed try is not retried (proxy_next_upstream off), so each
     request is one try and its status is that try's."""
     d = cell_dir.resolve()
@@ -69,6 +71,9 @@ def render_config(env: dict[str, str], cell_dir: Path) -> str:
     pool = int(env.get("PROXY_UPSTREAM_KEEPALIVE") or "0")
     client_ms = duration_ms(env.get("PROXY_CLIENT_KEEPALIVE_TIMEOUT") or "75s")
     connect_ms = duration_ms(env.get("PROXY_CONNECT_TIMEOUT") or "60s")
+    read_ms = duration_ms(env.get("PROXY_READ_TIMEOUT") or "60s")
+    backlog = int(env.get("PROXY_BACKLOG") or "511")
+    worker_connections = int(env.get("PROXY_WORKER_CONNECTIONS") or "4096")
     keep = (f"    keepalive {pool};\n" if pool > 0 else "")
     upstream_http = ("      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n"
                      if pool > 0 else "")
@@ -79,7 +84,7 @@ def render_config(env: dict[str, str], cell_dir: Path) -> str:
         "worker_processes 1;\n"
         f"pid {d / PID_FILE};\n"
         f"error_log {d / ERROR_LOG} error;\n"
-        "events {\n  worker_connections 4096;\n}\n"
+        f"events {{\n  worker_connections {worker_connections};\n}}\n"
         "http {\n"
         f"  log_format ltsuite \"{LOG_FORMAT}\";\n"
         f"  access_log {d / ACCESS_LOG} ltsuite;\n"
@@ -94,10 +99,11 @@ def render_config(env: dict[str, str], cell_dir: Path) -> str:
         f"{keep}"
         "  }\n"
         "  server {\n"
-        f"    listen {addr}:{proxy_port};\n"
+        f"    listen {addr}:{proxy_port} backlog={backlog};\n"
         "    location / {\n"
         "      proxy_pass http://target;\n"
         f"      proxy_connect_timeout {connect_ms}ms;\n"
+        f"      proxy_read_timeout {read_ms}ms;\n"
         "      proxy_next_upstream off;\n"
         f"{upstream_http}"
         "    }\n"

@@ -349,14 +349,17 @@ def _md_table_head(head: list[str]) -> list[str]:
 
 
 def render_md(run: Run) -> str:
-    """results.md: the rows as a Markdown table of results.md's columns. A run with REPEAT > 1
+    """results.md: the rows as a Markdown table of results.md's columns (the proxy's only when
+    a row has a proxy). A run with REPEAT > 1
     first gets a table of the matrix cells, each figure the median (min..max) of its
     repetitions, then every repetition's row."""
     if not run.files:
         return "No cell finished.\n"
     extra = extra_names(run.rows)
-    figures = columns.md_figures() + extra
-    head = columns.md_head(run.axes, extra)
+    # The proxy's view beside the users' only in a run where a cell had one.
+    proxy = any(r.get("proxy_reqs") is not None for r in run.rows)
+    figures = columns.md_figures(proxy) + extra
+    head = columns.md_head(run.axes, extra, proxy)
     lines: list[str] = []
     if any(jq_key(jq_alt(r.get("repeat"), 1)) > jq_key(1) for r in run.rows):
         groups = repeat_groups(run.rows)

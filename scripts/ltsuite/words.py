@@ -10,6 +10,12 @@ Per cell, in this order:
     formula;
   - what the application saw beside what the users saw: k6's lat_p99_ms beside Tomcat's own
     app_lat_p99_ms, and whether every thread was busy (tomcat_threads_busy_peak == threads.max);
+  - with nginx in front (PROXY=nginx, proxy_reqs not empty), the proxy's view between the two:
+    its 504s and 502s (proxy_504, proxy_502), the connections to the target that timed out
+    while connecting (proxy_upstream_connect_timeouts) and their p99 connect time; and when
+    the server's accept queue overflowed (listen_overflows) while no user failed to connect
+    (fail_connect 0) but nginx timed out connecting, that the full accept queue showed up one
+    tier up, as nginx's 504s, not as the users' connect timeouts;
   - which limit bound and what to try next: the connection limit (users failed while the server
     was full) or the thread pool (users waited while every thread was busy);
   - a cell that did not run as designed (as_designed 0), or failed (status), says so first.
@@ -101,6 +107,33 @@ def _latency(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
     return [Finding(text, columns)]
 
 
+def _proxy(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
+    reqs = _int(row.get("proxy_reqs"))
+    if reqs is None:
+        return []
+    p504, p502 = _int(row.get("proxy_504")) or 0, _int(row.get("proxy_502")) or 0
+    timeouts = _int(row.get("proxy_upstream_connect_timeouts")) or 0
+    text = f"nginx answered {reqs} requests, {p504} with a 504 and {p502} with a 502"
+    cols: tuple[str, ...] = ("proxy_reqs", "proxy_504", "proxy_502")
+    if timeouts:
+        text += (f"; {timeouts} of its connections to the target timed out while connecting "
+                 f"(PROXY_CONNECT_TIMEOUT {env.get('PROXY_CONNECT_TIMEOUT')})")
+        cols += ("proxy_upstream_connect_timeouts", "PROXY_CONNECT_TIMEOUT")
+    connect_p99 = row.get("proxy_upstream_connect_p99_ms")
+    if connect_p99 is not None:
+        # nginx's times have millisecond resolution: 0 is "under 1 ms".
+        text += (f", the others connected in p99 {_ms(connect_p99)}" if float(connect_p99) >= 1
+                 else ", the others connected in under 1 ms")
+        cols += ("proxy_upstream_connect_p99_ms",)
+    out = [Finding(text, cols)]
+    overflows = _int(row.get("listen_overflows")) or 0
+    if timeouts and overflows and _int(row.get("fail_connect")) == 0:
+        out.append(Finding(f"the full accept queue ({overflows} overflows) showed up as nginx 504 (upstream timed out "
+                           "while connecting), not as a client connect timeout",
+                           ("listen_overflows", "proxy_upstream_connect_timeouts", "fail_connect")))
+    return out
+
+
 def _threads_bound(row: dict[str, Any], env: dict[str, str]) -> bool:
     busy, threads, users = _int(row.get("tomcat_threads_busy_peak")), _int(env.get("TOMCAT_MAX_THREADS")), \
         _int(row.get("vus_max"))
@@ -130,7 +163,7 @@ def cell_findings(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
         out.append(Finding(f"Cell {cell} did not run as designed: {row.get('design_notes') or 'see its notes'}",
                            ("as_designed", "design_notes")))
     lead = _settings(row, env)
-    body = _failures(row, env) + _latency(row, env)
+    body = _failures(row, env) + _proxy(row, env) + _latency(row, env)
     if body:
         first = body[0]
         body[0] = Finding(f"with {lead}, {first.text}" if lead else first.text,

@@ -174,7 +174,15 @@ SH
   assert_output "target exited during start-up: exit status 3; its output ends: listening on 198.18.0.1:8080 | fatal: the license file is missing"
 }
 
-@test "a network loss of 1 or a jitter above half the round trip" {
-  refused 'VUS=2' 'NET_LOSS=1' -- "cell 01: NET_LOSS=1: must be at least 0 and below 1"
-  refused 'NET_RTT_MS=10' 'NET_JITTER_MS=6' -- "cell 01: NET_JITTER_MS=6: must be between 0 and half NET_RTT_MS (5)"
+@test "a network loss of 1, a round trip above 10 s or a jitter above half the round trip: where, and which key" {
+  refused 'VUS=2' 'NET_LOSS=0.01 1' -- "bad.matrix:2: NET_LOSS: '1' is not a rate at least 0 and below 1, such as 0.01"
+  refused 'NET_LOSS=nan' -- "bad.matrix:1: NET_LOSS: 'nan' is not a rate at least 0 and below 1"
+  refused 'NET_RTT_MS=10001' -- "bad.matrix:1: NET_RTT_MS: '10001' is above 10000, the most it can be"
+  refused 'NET_RTT_MS=40 10' 'NET_JITTER_MS=6' -- "bad.matrix:2: NET_JITTER_MS: 6 is more than half NET_RTT_MS=10 ($MATRIX:1)"
+}
+
+@test "nginx's knobs without PROXY=nginx in any cell" {
+  refused 'VUS=2' 'PROXY_READ_TIMEOUT=5s' -- "bad.matrix:2: PROXY_READ_TIMEOUT: a setting of nginx in front, but PROXY is none (defaults) in every cell; set PROXY=nginx or remove PROXY_READ_TIMEOUT"
+  refused 'PROXY=none' 'PROXY_BACKLOG=16' -- "bad.matrix:2: PROXY_BACKLOG: a setting of nginx in front, but PROXY is none ($MATRIX:1) in every cell"
+  refused 'PROXY=nginx' 'PROXY_WORKER_CONNECTIONS=0' -- "bad.matrix:2: PROXY_WORKER_CONNECTIONS: '0' is not a whole number > 0"
 }

@@ -39,7 +39,7 @@ setup() {
 }
 
 @test "the users loaded nginx's port, nginx the target's; nginx stopped with its cell" {
-  grep -q "^    listen $(lt_cell_value "$CELL" SERVER_ADDR):8090;" "$RUN_DIR/cells/$CELL/nginx.conf"
+  grep -q "^    listen $(lt_cell_value "$CELL" SERVER_ADDR):8090 backlog=511;" "$RUN_DIR/cells/$CELL/nginx.conf"
   grep -q "^    server $(lt_cell_value "$CELL" SERVER_ADDR):8080 max_fails=0;" "$RUN_DIR/cells/$CELL/nginx.conf"
   grep -q "proxy_connect_timeout 300ms;" "$RUN_DIR/cells/$CELL/nginx.conf"
   grep -q "upstream timed out" "$RUN_DIR/cells/$CELL/nginx-error.log"

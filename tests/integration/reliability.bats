@@ -14,6 +14,9 @@ teardown() {
   # Whatever a failed test left: only processes this test started.
   if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
   if [[ -n "${HOLDER_PID:-}" ]]; then kill "$HOLDER_PID" 2>/dev/null || true; fi
+  # An nginx a failed test's killed runner left (it would hold bats' output open).
+  local pid
+  for pid in ${LEFT_NGINX_PIDS[@]+"${LEFT_NGINX_PIDS[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if mountpoint -q "$LT_RESULTS_DIR" 2>/dev/null; then umount "$LT_RESULTS_DIR" || true; fi
 }
@@ -176,6 +179,78 @@ hold_host_lock() {
   run lt_csv_column "$run_dir/results.csv" status
   assert_output ok
   # Nothing of either run is left: no temporary file, no lock state.
+  run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
+  assert_output ''
+  [ ! -e "$LT_LOCK_FILE.pid" ]
+  assert_nothing_left
+}
+
+# wait_for_helpers RUN_DIR: once k6, nginx and the delayer of the cell in
+# RUN_DIR run: NGINX_PIDS (the master, then its workers) and DELAYER_PID.
+wait_for_helpers() {
+  local deadline=$((SECONDS + 120)) master="" pid
+  NGINX_PIDS=() DELAYER_PID=""
+  until [[ -n "$master" && -n "$DELAYER_PID" && -n "$(pid_in_netns ltsuite-cli k6)" ]]; do
+    ((SECONDS < deadline)) || fail "k6, nginx or the delayer never started: $(cat "$BATS_TEST_TMPDIR"/run*.log)"
+    master="$(cat "$1"/cells/*/nginx.pid 2>/dev/null || true)"
+    for pid in $(ip netns pids ltsuite-cli 2>/dev/null); do
+      if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'ltsuite.netdelay'; then DELAYER_PID="$pid"; fi
+    done
+    sleep 0.1
+  done
+  mapfile -t NGINX_PIDS < <(printf '%s\n' "$master"; pgrep -P "$master")
+  [ "${#NGINX_PIDS[@]}" -ge 2 ]
+}
+
+@test "nginx and the delayer: a runner killed with SIGKILL leaves them to the next run, which ends them; Ctrl-C leaves nothing" {
+  hold_host_lock
+  mkdir "$BATS_TEST_TMPDIR/tmp"
+  printf '%s\n' VUS=2 DURATION=30s DELAY_MS=100 REQUEST_TIMEOUT=5s PROXY=nginx NET_RTT_MS=10 \
+    K6_HTML_REPORT=0 MONITORING=off >"$MATRIX"
+  TMPDIR="$BATS_TEST_TMPDIR/tmp" "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" >"$BATS_TEST_TMPDIR/run.log" 2>&1 {HOST_LOCK_FD}>&- &
+  RUNNER_PID=$!
+  wait_for_log "cell 1/1" 60
+  wait_for_helpers "$(readlink -f "$LT_RESULTS_DIR/latest")"
+  local -a dead_nginx=("${NGINX_PIDS[@]}")
+  LEFT_NGINX_PIDS=("${NGINX_PIDS[0]}")
+  local dead_delayer="$DELAYER_PID" pid
+  kill -KILL "$RUNNER_PID"
+  wait_runner
+  # nginx outlives its runner (the delayer asked the kernel for SIGTERM).
+  sleep 1
+  for pid in "${dead_nginx[@]}"; do pid_running "$pid"; done
+
+  # The next run ends them by the pids its state names, then starts its own;
+  # Ctrl-C at a terminal signals the runner's whole process group.
+  TMPDIR="$BATS_TEST_TMPDIR/tmp" python3 -c 'import os, signal, sys
+os.setpgrp()
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" \
+    >"$BATS_TEST_TMPDIR/run2.log" 2>&1 {HOST_LOCK_FD}>&- &
+  RUNNER_PID=$!
+  local deadline=$((SECONDS + 60))
+  until grep -q "cell 1/1" "$BATS_TEST_TMPDIR/run2.log"; do
+    ((SECONDS < deadline)) || fail "the second run never started its cell: $(cat "$BATS_TEST_TMPDIR/run2.log")"
+    sleep 0.2
+  done
+  run cat "$BATS_TEST_TMPDIR/run2.log"
+  assert_line --regexp "^ending what it left running: .*pid ${dead_nginx[0]} \(nginx\)"
+  for pid in "${dead_nginx[@]}" "$dead_delayer"; do
+    ! pid_running "$pid" || fail "pid $pid of the killed run still runs: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  done
+  wait_for_helpers "$(readlink -f "$LT_RESULTS_DIR/latest")"
+  kill -INT -- "-$RUNNER_PID"
+  wait_runner
+  [ "$RUNNER_STATUS" -eq 130 ]
+  for pid in "${NGINX_PIDS[@]}" "$DELAYER_PID"; do
+    ! pid_running "$pid" || fail "pid $pid still runs after Ctrl-C: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  done
+  # Nothing else names the runs' files: no nginx, no delayer.
+  local file left=""
+  for file in /proc/[0-9]*/cmdline; do
+    [[ "$(tr '\0' ' ' <"$file" 2>/dev/null)" != *"$LT_RESULTS_DIR"* ]] || left+=" ${file%/cmdline}"
+  done
+  [ -z "$left" ] || fail "still running with the runs' files:$left"
   run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
   assert_output ''
   [ ! -e "$LT_LOCK_FILE.pid" ]

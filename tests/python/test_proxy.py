@@ -40,7 +40,9 @@ def test_durations_are_whole_milliseconds() -> None:
 
 def test_config_without_upstream_keepalive_leaves_http10(tmp_path: Path) -> None:
     conf = proxy.render_config(ENV, tmp_path)
-    assert "listen 10.200.0.1:8090;" in conf
+    assert "listen 10.200.0.1:8090 backlog=511;" in conf
+    assert "  worker_connections 4096;\n" in conf
+    assert "proxy_read_timeout 60000ms;" in conf
     assert "server 10.200.0.1:8080 max_fails=0;" in conf
     assert "keepalive_timeout 10000ms;" in conf
     assert "proxy_connect_timeout 90000ms;" in conf
@@ -57,6 +59,14 @@ def test_config_with_upstream_keepalive_speaks_http11(tmp_path: Path) -> None:
     assert "proxy_http_version 1.1;" in conf
     assert 'proxy_set_header Connection "";' in conf
     assert "keepalive_timeout 0ms;" in conf
+
+
+def test_config_takes_read_timeout_backlog_and_worker_connections(tmp_path: Path) -> None:
+    conf = proxy.render_config({**ENV, "PROXY_READ_TIMEOUT": "2500ms", "PROXY_BACKLOG": "16",
+                                "PROXY_WORKER_CONNECTIONS": "64"}, tmp_path)
+    assert "listen 10.200.0.1:8090 backlog=16;" in conf
+    assert "  worker_connections 64;\n" in conf
+    assert "proxy_read_timeout 2500ms;" in conf
 
 
 def test_refused_connections_are_502_and_connect_errors() -> None:

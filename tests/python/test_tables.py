@@ -234,3 +234,21 @@ def test_results_md_says_first_in_words_what_each_cell_found(tmp_path):
         else:
             assert not text.startswith("What happened")
     assert said, "no recorded run gave a finding"
+
+
+def test_the_proxy_s_view_is_in_results_md_beside_the_users_failures_only_with_a_proxy(tmp_path):
+    plain = tmp_path / "plain"
+    write_run(plain, [], [row("01", "01", 1, fail_timeout=0, listen_overflows=3)])
+    head = tables.render_md(tables.load_run(plain)).split("\n")[0].strip("| ").split(" | ")
+    assert not any(h.startswith("proxy_") for h in head)
+    proxied = tmp_path / "proxied"
+    write_run(proxied, [], [row("01", "01", 1, fail_timeout=0, listen_overflows=8, proxy_reqs=13, proxy_504=8,
+                                proxy_502=0, proxy_upstream_connect_timeouts=8),
+                            row("02", "02", 1, listen_overflows=0)])
+    md = tables.render_md(tables.load_run(proxied)).split("\n")
+    head = md[0].strip("| ").split(" | ")
+    at = head.index("fail_timeout")
+    assert head[at + 1:at + 7] == ["proxy_reqs", "proxy_502", "proxy_504", "proxy_upstream_connect_timeouts",
+                                   "proxy_upstream_connect_p99_ms", "listen_overflows"]
+    cells = dict(zip(head, md[2].strip("| ").split(" | ")))
+    assert (cells["proxy_504"], cells["proxy_upstream_connect_timeouts"], cells["listen_overflows"]) == ("8", "8", "8")

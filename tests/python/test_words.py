@@ -70,3 +70,27 @@ def test_a_run_directory_gives_one_line_per_cell(tmp_path):
     (cell / "cell.env").write_text((FIXTURES / "syn-cookies-1" / "cell.env").read_text())
     lines = words.run_words(tmp_path)
     assert len(lines) == 1 and lines[0].startswith("01_accept_count-1_tcp_syncookies-1: With max-connections 1,")
+
+
+def test_behind_nginx_the_full_accept_queue_shows_as_its_504s_not_as_connect_timeouts():
+    findings = _findings("nginx-504")
+    text = words.sentences(findings)
+    assert ("nginx answered 13 requests, 8 with a 504 and 0 with a 502; 8 of its connections to the target timed "
+            "out while connecting (PROXY_CONNECT_TIMEOUT 300ms), the others connected in under 1 ms") in text
+    assert ("the full accept queue (8 overflows) showed up as nginx 504 (upstream timed out while connecting), "
+            "not as a client connect timeout") in text
+    moved = [f for f in findings if f.text.startswith("the full accept queue")][0]
+    assert moved.columns == ("listen_overflows", "proxy_upstream_connect_timeouts", "fail_connect")
+
+
+def test_without_a_proxy_no_sentence_names_nginx():
+    for name in ("syn-cookies-1", "time-parts-queue"):
+        assert "nginx" not in words.sentences(_findings(name))
+
+
+def test_users_who_could_not_connect_are_not_said_to_have_moved_a_tier_up():
+    cell = FIXTURES / "nginx-504"
+    row = dict(read_json(cell / "row.json"), fail_connect=2)
+    text = words.sentences(words.cell_findings(row, read_cell_env(cell / "cell.env")))
+    assert "nginx answered 13 requests" in text
+    assert "showed up as nginx 504" not in text

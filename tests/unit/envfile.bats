@@ -185,6 +185,18 @@ setup() {
   assert_output "'08080' is not a port (1-65535) (a leading zero reads as octal: write 8080)"
 }
 
+@test "types: a rate is a decimal number at least 0 and below 1" {
+  local value
+  for value in 0 0.0 0.01 .5 0.999 00.25; do
+    envfile_check_type rate "$value" || fail "rate '$value' refused"
+  done
+  for value in 1 1.0 -0.1 0.5.1 nan 1e-3 '' . 5%; do
+    run envfile_check_type rate "$value"
+    assert_failure
+    assert_output "'$value' is not a rate at least 0 and below 1, such as 0.01"
+  done
+}
+
 @test "types: a whole number with a most it can be" {
   run envfile_check_type 'uint<=60000' 60000
   assert_success

@@ -21,6 +21,8 @@ setup() {
 
 teardown() {
   if [[ -n "${RUNNER_PID:-}" ]]; then kill -KILL "$RUNNER_PID" 2>/dev/null || true; fi
+  local pid
+  for pid in "${HELPER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
 }
 
 # dead_pid: the pid of a process that has ended.
@@ -93,6 +95,67 @@ dead_pid() {
   assert_success
   assert_output --partial "removing its temporary directory $LT_TMP_DIR"
   [ ! -e "$LT_TMP_DIR" ]
+}
+
+# start_helper WORD: a process of this test whose command line holds WORD
+# (as nginx's and the delayer's hold theirs), on HELPER_PIDS; its pid on stdout.
+start_helper() {
+  bash -c 'exec -a "$0" sleep 60' "$1" &
+  HELPER_PIDS+=("$!")
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [[ "$(tr '\0' ' ' <"/proc/$!/cmdline")" == "$1 60 " ]] && break
+    sleep 0.05
+  done
+}
+
+@test "a killed run's nginx and delayer, named in its state, are ended by pid" {
+  HELPER_PIDS=()
+  start_helper "nginx: master process nginx -c /x/nginx.conf"
+  start_helper "python3 -S -m ltsuite.netdelay 31 /x/netdelay.json"
+  local nginx="${HELPER_PIDS[0]}" delayer="${HELPER_PIDS[1]}"
+  LT_RUN_ID=r LT_TMP_DIR="" lock_state_write
+  lock_state_pids "$nginx" nginx "" ignored "$delayer" ltsuite.netdelay
+  [ "$(cut -f6 "$LT_LOCK_STATE")" = "$nginx:$(process_start "$nginx"):nginx $delayer:$(process_start "$delayer"):ltsuite.netdelay" ]
+  # The same state, as a runner killed with -9 left it.
+  sed -i "s/^$$\t[0-9]*/$(dead_pid)\t12345/" "$LT_LOCK_STATE"
+  run end_dead_run
+  assert_success
+  assert_output --regexp "ending what it left running: .*pid $nginx \(sleep\)"
+  assert_output --regexp "ending what it left running: .*pid $delayer \(sleep\)"
+  wait "$nginx" "$delayer" || true
+  run kill -0 "$nginx"
+  assert_failure
+  run kill -0 "$delayer"
+  assert_failure
+}
+
+@test "a pid in the state that is no longer that process is left alone: another start time or command" {
+  HELPER_PIDS=()
+  start_helper "nginx: worker process"
+  start_helper "python3 -m http.server"
+  local other="${HELPER_PIDS[0]}" renamed="${HELPER_PIDS[1]}"
+  # other: the pid, but not the start time recorded; renamed: the start
+  # time, but not the command recorded.
+  printf '%s\t12345\tr\t\t\t%s\n' "$(dead_pid)" \
+    "$other:1:nginx $renamed:$(process_start "$renamed"):ltsuite.netdelay" >"$LT_LOCK_STATE"
+  run end_dead_run
+  assert_success
+  refute_output --partial "ending what it left running"
+  kill -0 "$other"
+  kill -0 "$renamed"
+  kill "$other" "$renamed"
+}
+
+@test "lock_state_pids writes nothing when the state is another runner's, or missing" {
+  run lock_state_pids "$$" bash
+  assert_success
+  [ ! -e "$LT_LOCK_STATE" ]
+  printf '%s\t12345\tr\t\t\t\n' "$(dead_pid)" >"$LT_LOCK_STATE"
+  local before
+  before="$(cat "$LT_LOCK_STATE")"
+  lock_state_pids "$$" bash
+  [ "$(cat "$LT_LOCK_STATE")" = "$before" ]
 }
 
 @test "take_lock writes the state and lock_state_clear removes it" {

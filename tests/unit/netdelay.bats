@@ -32,3 +32,13 @@ wanted() {
   run netdelay_wanted none
   assert_failure
 }
+
+@test "netdelay_knob_problems: every pair of jitter and round trip is a cell; one with a jitter above half its RTT is named" {
+  local -A origin=([NET_RTT_MS]=m.matrix:1 [NET_JITTER_MS]=m.matrix:2)
+  local -A value=([NET_RTT_MS]="20 40" [NET_JITTER_MS]="4 10")
+  run netdelay_knob_problems origin value
+  assert_output ''
+  value[NET_RTT_MS]="40 08"
+  run netdelay_knob_problems origin value
+  assert_output "m.matrix:2: NET_JITTER_MS: 10 is more than half NET_RTT_MS=08 (m.matrix:1): a hold would go below 0"
+}

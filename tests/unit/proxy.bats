@@ -30,3 +30,16 @@ setup() {
   proxy_stop
   [ ! -e "$BATS_TEST_TMPDIR/nginx.conf" ]
 }
+
+@test "proxy_knob_problems: nginx's knobs are refused only when no cell has nginx in front" {
+  local -A origin=([PROXY]=defaults [PROXY_PORT]=defaults [PROXY_CONNECT_TIMEOUT]=m.matrix:3)
+  local -A value=([PROXY]=none [PROXY_CONNECT_TIMEOUT]=1s)
+  run proxy_knob_problems origin value
+  assert_output "m.matrix:3: PROXY_CONNECT_TIMEOUT: a setting of nginx in front, but PROXY is none (defaults) in every cell; set PROXY=nginx or remove PROXY_CONNECT_TIMEOUT"
+  value[PROXY]="none nginx"
+  run proxy_knob_problems origin value
+  assert_output ''
+  origin[PROXY_CONNECT_TIMEOUT]=defaults value[PROXY]=none
+  run proxy_knob_problems origin value
+  assert_output ''
+}

@@ -262,3 +262,22 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
   run jq -c '.charts[] | select(.id == "chart-across-tps") | [.title, [.series[].label], .data[1:]]' "$BATS_TEST_TMPDIR/page.json"
   assert_output '["requests per second (every request sent, failed ones included)",["tps"],[[8.5,null]]]'
 }
+
+@test "with nginx in front, each cell's users', proxy's and server's views side by side; no tiers without a proxy" {
+  report_render "$RUN_DIR"
+  run grep -c 'id="tiers"' "$RUN_DIR/report.html"
+  assert_output 0
+  lt_write "$RUN_DIR/cells/01_vus-4/row.json" <<'JSON'
+{"run_id": "20261122-0000-t", "cell": "01_vus-4", "scenario": "keepalive", "status": "ok", "axes": {"VUS": "4"},
+ "http_reqs": 12, "failed_reqs": 7, "fail_connect": 0, "fail_http_5xx": 7, "lat_p99_ms": 3001.5,
+ "proxy_reqs": 13, "proxy_504": 7, "proxy_502": 0, "proxy_upstream_connect_timeouts": 7,
+ "proxy_upstream_connect_p99_ms": 1, "listen_overflows": 7, "server_conns_peak": 3, "queue_capacity": 3}
+JSON
+  report_render "$RUN_DIR"
+  run grep -A4 'id="tiers"' "$RUN_DIR/report.html"
+  assert_line '<tr><th></th><th colspan="6">users (k6)</th><th colspan="6">proxy (nginx)</th><th colspan="4">server (kernel, Tomcat)</th></tr>'
+  # users: 7 failed, none to connect, 7 5xx; nginx: 7 504s; the server: 7 overflows.
+  assert_output --partial '<tr><td>01_vus-4</td><td class="n">12</td><td class="n">7</td><td class="n">0</td><td></td><td class="n">7</td><td class="n">3001.5</td><td class="n">13</td><td class="n">7</td><td class="n">0</td><td class="n">7</td><td class="n">1</td><td></td><td class="n">7</td><td class="n">3</td><td class="n">3</td><td></td></tr>'
+  # The failed cell without a proxy has an empty line.
+  assert_output --partial '<tr><td>02_vus-8</td><td></td>'
+}
