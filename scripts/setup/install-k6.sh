@@ -8,7 +8,7 @@ LT_PROG=install-k6
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-readonly K6_VERSION="${K6_VERSION:-v1.8.1}"
+readonly K6_VERSION="${K6_VERSION:-v2.2.0}"
 
 # k6_module VERSION: the Go module of that k6 release: go.k6.io/k6 up to
 # v1, go.k6.io/k6/vN from v2 on (Go's major version suffix, k6 v2.0.0's
