@@ -42,7 +42,7 @@ report-tools:
 chromium:
 	@scripts/setup/install-chromium.sh
 
-$(K6):
+$(K6): scripts/setup/install-k6.sh # rebuilt when the pin there changes
 	@scripts/setup/install-k6.sh
 
 $(BATS):

@@ -298,10 +298,12 @@ k6_start() {
         ulimit -n "$nofile" 2>/dev/null || true
       fi
       cd "$outputs" || exit 1
+      # Read before the environment is replaced: either may be exported.
+      local k6="$LT_K6" run_id="$LT_RUN_ID"
       k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$summary" \
         "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}"
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
-        "${in_namespace[@]}" "$LT_K6" run --no-usage-report --address "$api" -e "LT_RUN_ID=$LT_RUN_ID" \
+        "${in_namespace[@]}" "$k6" run --no-usage-report --address "$api" -e "LT_RUN_ID=$run_id" \
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
     ) >"$log" 2>&1 9>&- & # 9>&-: not the run lock (run-matrix.sh LT_LOCK_FD)
     K6_PIDS+=("$!")

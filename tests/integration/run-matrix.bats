@@ -62,7 +62,9 @@ setup() {
   run jq -r '[.status, .matrix, (.matrix_sha256 | length), .backend, .cells_total, .cells_done] | @tsv' "$RUN_DIR/manifest.json"
   assert_output $'complete\tenv/matrices/default.matrix\t64\tnetns\t4\t4'
   [ "$(jq -r .matrix_sha256 "$RUN_DIR/manifest.json")" = "$(sha256sum "$LT_ROOT/env/matrices/default.matrix" | cut -d' ' -f1)" ]
-  jq -e '.versions.k6 | test("v1\\.8\\.1")' "$RUN_DIR/manifest.json"
+  # The k6 that ran: the pinned one, or the one LT_K6 names.
+  jq -e --arg k6 "$("${LT_K6:-$LT_ROOT/.tools/bin/k6}" version | head -n 1)" '.versions.k6 == $k6 and ($k6 | startswith("k6 v"))' \
+    "$RUN_DIR/manifest.json"
   jq -e '.versions.kernel == "'"$(uname -r)"'"' "$RUN_DIR/manifest.json"
   jq -e '.versions.java | test("version")' "$RUN_DIR/manifest.json"
   jq -e '.ended_at != null and .started_at <= .ended_at' "$RUN_DIR/manifest.json"

@@ -37,7 +37,7 @@ setup_file() {
   make_fleet
 
   export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
-  export FANOUT_S3_BUCKET=lt-fanout-test FANOUT_K6_PATH="$LT_ROOT/.tools/bin/k6"
+  export FANOUT_S3_BUCKET=lt-fanout-test FANOUT_K6_PATH="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
   export FANOUT_WORKDIR="$BATS_FILE_TMPDIR/on-instances" FANOUT_START_DELAY=2 FANOUT_POLL_INTERVAL=1
   # The instances keep k6's raw samples, to check the percentiles against them.
   export FANOUT_KEEP_SAMPLES=1

@@ -268,7 +268,7 @@ knob_type_cases() {
 @test "scenarios/lib/env.js gives every verdict and duration of the shared tables" {
   cd "$LT_ROOT/tests/fixtures"
   bats_require_minimum_version 1.5.0
-  run --separate-stderr "$LT_ROOT/.tools/bin/k6" --log-format raw inspect env-js-check.js
+  run --separate-stderr "${LT_K6:-$LT_ROOT/.tools/bin/k6}" --log-format raw inspect env-js-check.js
   assert_success
   # shellcheck disable=SC2154 # SC2154: run --separate-stderr sets $stderr
   diff <(jq -r '.types[]' <<<"$stderr") <(knob_type_cases)

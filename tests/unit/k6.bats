@@ -113,7 +113,7 @@ export default function () {
 JS
   printf '{"scenarios": {"default": {"executor": "shared-iterations"}}}' >"$BATS_TEST_TMPDIR/inspected.json"
   k6_entry_module "$BATS_TEST_TMPDIR/user.js" "$BATS_TEST_TMPDIR/inspected.json" >"$BATS_TEST_TMPDIR/entry.js"
-  run "$LT_K6" run -q --no-summary --out "json=$BATS_TEST_TMPDIR/samples.json" "$BATS_TEST_TMPDIR/entry.js"
+  run "$LT_K6" run -q --summary-mode=disabled --out "json=$BATS_TEST_TMPDIR/samples.json" "$BATS_TEST_TMPDIR/entry.js"
   assert_success
   run jq -r 'select(.metric == "http_reqs" and .type == "Point") | "\(.data.tags.name) \(.data.metadata.rid)"' \
     "$BATS_TEST_TMPDIR/samples.json"
@@ -379,6 +379,22 @@ SH
   run grep -l s3cret "$cell_dir/summary.json.parent" "$cell_dir/summary.json.args"
   assert_output ''
   grep -q -- "--out=influxdb=http://127.0.0.1:9/k6" "$cell_dir/summary.json.args"
+}
+
+@test "an exported LT_K6 and LT_RUN_ID still name the k6 that runs and the run it marks" {
+  local cell_dir="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$cell_dir"
+  cat >"$BATS_TEST_TMPDIR/k6" <<'SH'
+#!/bin/sh
+tr '\0' ' ' <"/proc/$$/cmdline" >"$SUMMARY_FILE.args"
+SH
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  export LT_K6="$BATS_TEST_TMPDIR/k6" LT_RUN_ID=exported-run
+  NETNS_HOST_MODE=1
+  local -A cell=([SCENARIO]=spike [VUS]=2)
+  k6_start cell "$cell_dir" http://127.0.0.1:9 10
+  wait "${K6_PIDS[@]}"
+  grep -q -- "-e LT_RUN_ID=exported-run " "$cell_dir/summary.json.args"
 }
 
 @test "k6_duration_seconds gives the shared table's durations in whole seconds, rounded up" {

@@ -38,3 +38,26 @@ setup() {
   run go_proxy_without_direct
   assert_failure
 }
+
+@test "install-k6 refuses a K6_VERSION that is not a release, before building anything" {
+  # shellcheck disable=SC2031 # SC2031: LT_ROOT is the helper's; another test's source of common.sh ran in its own process
+  run env LT_K6="$BATS_TEST_TMPDIR/k6" K6_VERSION=v2 "$LT_ROOT/scripts/setup/install-k6.sh"
+  assert_failure 2
+  assert_output --partial "K6_VERSION=v2: not a k6 release such as v1.8.1 or v2.2.0"
+  [ ! -e "$BATS_TEST_TMPDIR/k6" ]
+}
+
+@test "install-k6 keeps a k6 of the pinned version and rebuilds another" {
+  printf '#!/bin/sh\necho "k6 v2.2.0 (go1.26.8, linux/amd64)"\n' >"$BATS_TEST_TMPDIR/k6"
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  # shellcheck disable=SC2031 # SC2031: LT_ROOT is the helper's; another test's source of common.sh ran in its own process
+  run env LT_K6="$BATS_TEST_TMPDIR/k6" K6_VERSION=v2.2.0 "$LT_ROOT/scripts/setup/install-k6.sh"
+  assert_success
+  assert_output ""
+  # A version that only starts like the pinned one is another version.
+  printf '#!/bin/sh\necho "k6 v2.2.01 (go1.26.8, linux/amd64)"\n' >"$BATS_TEST_TMPDIR/k6"
+  # shellcheck disable=SC2031 # SC2031: LT_ROOT is the helper's; another test's source of common.sh ran in its own process
+  run env GOPROXY=off LT_K6="$BATS_TEST_TMPDIR/k6" K6_VERSION=v2.2.0 "$LT_ROOT/scripts/setup/install-k6.sh"
+  assert_failure
+  assert_output --partial "building k6 v2.2.0 (go.k6.io/k6/v2)"
+}
