@@ -16,7 +16,8 @@ On a terminal (--tty) the line is rewritten in place each second and cleared whe
 ends; otherwise a plain line is printed every S seconds (--every, default 5), so a log gets
 a few lines, not one a second. A figure nobody could read (no API: an external target's
 cell runs k6 on this host without one; no sample yet) is left out of the line, never shown
-as 0. It ends on SIGTERM or after --max-s seconds, whichever comes first.
+as 0. It ends on SIGTERM, when the process that started it dies, or after --max-s seconds,
+whichever comes first.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ltsuite.netdelay import die_with_parent
 
 PROG = "live"
 
@@ -184,6 +187,8 @@ def _on_term(_signum, _frame):
 
 def run(args: argparse.Namespace) -> None:
     signal.signal(signal.SIGTERM, _on_term)
+    # A runner killed with -9 leaves no live line behind (its own stop is live_stop).
+    die_with_parent()
     start = time.monotonic()
     every = 1 if args.tty else args.every
     tick = 0

@@ -167,3 +167,29 @@ def test_on_a_terminal_the_line_is_rewritten_in_place_and_cleared_at_the_end(tmp
     text = out.decode()
     assert text == ("\rlive 1s/30s | server: 9 conns, accept queue 1/8, 2 threads busy\x1b[K"
                     "\rlive 2s/30s | server: 9 conns, accept queue 1/8, 2 threads busy\x1b[K\r\x1b[K")
+
+
+def test_it_ends_when_the_process_that_started_it_is_killed(tmp_path):
+    """A runner killed with -9 leaves no live line behind: it asked the kernel for SIGTERM."""
+    import os
+    samples = tmp_path / "samples.tsv"
+    samples.write_text(HEADER)
+    parent = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -S -m ltsuite.live --samples "{samples}" '
+                               '--expected-s 60 --every 1 2>/dev/null & echo $!; wait'],
+                              stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(SCRIPTS)})
+    child = int(parent.stdout.readline())
+    time.sleep(1.5)
+    assert os.path.exists(f"/proc/{child}")
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        with open(f"/proc/{child}/stat") as f:
+            if f.read().split(")")[-1].split()[0] == "Z":
+                break
+        time.sleep(0.1)
+    gone = not os.path.exists(f"/proc/{child}")
+    if not gone:
+        with open(f"/proc/{child}/stat") as f:
+            gone = f.read().split(")")[-1].split()[0] == "Z"
+    assert gone, "the live line outlived the process that started it"
