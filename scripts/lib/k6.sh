@@ -222,7 +222,7 @@ k6_start() {
   local -n cell_values="$1"
   local cell_dir="$2" target_url="$3" limit_s="$4" option relative_dir=""
   shift 4
-  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile api
+  local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile
   [[ "$instances" =~ ^[1-9][0-9]*$ ]] \
     || abort "k6_start: K6_INSTANCES=$instances: a cell's settings get their auto knobs resolved first (k6_resolve_autos)"
   nofile="$(k6_nofile cell_values)"
@@ -286,7 +286,6 @@ k6_start() {
     rm -rf "$outputs" "$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)"
     mkdir -p "$outputs"
     extra_env+=("OUTPUTS_FILE=$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)")
-    api="$(k6_api_address cell_values "$i")"
     (
       # k6 keeps one socket per VU: give it every file descriptor allowed
       # (K6_NOFILE: fewer, to meet the file wall on purpose). Go raises its
@@ -303,28 +302,12 @@ k6_start() {
       k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$summary" \
         "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}"
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
-        "${in_namespace[@]}" "$k6" run --no-usage-report --address "$api" -e "LT_RUN_ID=$run_id" \
+        "${in_namespace[@]}" "$k6" run --no-usage-report --address "" -e "LT_RUN_ID=$run_id" \
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
     ) >"$log" 2>&1 9>&- & # 9>&-: not the run lock (run-matrix.sh LT_LOCK_FD)
     K6_PIDS+=("$!")
     k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
   done
-}
-
-# k6_api_address CELL_ASSOC N: where k6 process N (from 0) of the cell
-# serves its REST API, read by the live line (lib/live.sh): 127.0.0.1:640+N
-# in the client namespace, which only the suite uses; a port below 1024, so
-# it never takes one of the ephemeral ports a cell counts, unless the cell's
-# CLIENT_IP_LOCAL_PORT_RANGE reaches down to it. Empty (no API) then, and
-# on this host (an external target), where the port may be another's.
-k6_api_address() {
-  local -n api_values="$1"
-  local port=$((640 + $2)) low="${api_values[CLIENT_IP_LOCAL_PORT_RANGE]:-}"
-  low="${low%%-*}"
-  if [[ "${NETNS_HOST_MODE:-0}" == 1 || $port -gt 1023 ]] || { [[ -n "$low" ]] && ((10#$low <= port)); }; then
-    return 0
-  fi
-  printf '127.0.0.1:%d\n' "$port"
 }
 
 # k6_environment_only NAME=VALUE...: this (sub)shell's environment becomes

@@ -16,7 +16,8 @@ On a terminal (--tty) the line is rewritten in place each second and cleared whe
 ends; otherwise a plain line is printed every S seconds (--every, default 5), so a log gets
 a few lines, not one a second. A figure nobody could read (no API: an external target's
 cell runs k6 on this host without one; no sample yet) is left out of the line, never shown
-as 0. It ends on SIGTERM, when the process that started it dies, or after --max-s seconds,
+as 0. The runner gives no --api: each connection to k6's API would be counted in the client
+namespace's TcpActiveOpens, which the row reports as client_connects. It ends on SIGTERM, when the process that started it dies, or after --max-s seconds,
 whichever comes first.
 """
 from __future__ import annotations

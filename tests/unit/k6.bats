@@ -23,30 +23,6 @@ setup() {
   assert_output 28
 }
 
-@test "k6's REST API for the live line: one port a process below the ephemeral range, none where it could be another's" {
-  local -A cell=([K6_INSTANCES]=2 [CLIENT_IP_LOCAL_PORT_RANGE]="")
-  NETNS_HOST_MODE=0
-  run k6_api_address cell 0
-  assert_output 127.0.0.1:640
-  run k6_api_address cell 1
-  assert_output 127.0.0.1:641
-  # A cell's ephemeral ports reaching down to it: no API, so no port is taken from the count.
-  cell[CLIENT_IP_LOCAL_PORT_RANGE]=600-700
-  run k6_api_address cell 0
-  assert_output ""
-  cell[CLIENT_IP_LOCAL_PORT_RANGE]=1024-65000
-  run k6_api_address cell 0
-  assert_output 127.0.0.1:640
-  # On this host (an external target) the port may be another's.
-  NETNS_HOST_MODE=1
-  run k6_api_address cell 0
-  assert_output ""
-  # Past 1023 there is no port below the ephemeral range left.
-  NETNS_HOST_MODE=0
-  run k6_api_address cell 384
-  assert_output ""
-}
-
 @test "merged summaries: counts add up, min and max are exact, percentiles are left out" {
   mkdir -p "$BATS_TEST_TMPDIR/s"
   cat >"$BATS_TEST_TMPDIR/s/0.json" <<'JSON'
