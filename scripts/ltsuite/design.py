@@ -684,7 +684,8 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
             # tcp_conn_request() drops a SYN when inet_csk_reqsk_queue_is_full() (SYN queue at the
             # backlog) and no cookie may be sent; the predictions model the accept queue only.
             rtt = _int(env.get("NET_RTT_MS")) or 0
-            held = f"a round trip each (NET_RTT_MS={text(env.get('NET_RTT_MS'))})" if rtt > 0 else "until their final ACKs"
+            held = (f"a round trip each (NET_RTT_MS={text(env.get('NET_RTT_MS'))})" if rtt > 0
+                    else "until their final ACKs")
             why.append(f"the server dropped {text(srv['TcpExtTCPReqQFullDrop'])} SYNs because its SYN queue was full "
                        f"(TCPReqQFullDrop, tcp_syncookies=0): half-open handshakes waited there {held} and took the "
                        "backlog's places before the accept queue filled; those users retried on the SYN schedule")
