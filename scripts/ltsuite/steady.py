@@ -532,7 +532,8 @@ def markdown(advice: dict[str, Any], source: str) -> str:
     m = advice.get("model")
     if m:
         out += [f"Model: the endpoint's time {m['service_ms']:.1f} ms ({m['service_source']}); "
-                f"{m['why']}; p99 about {m['p99_ms']:.0f} ms; {m['connections']} connections kept.", ""]
+                f"{m['why']}" + (" (virtual threads: max-connections is the bound)" if m.get("virtual_threads") else "")
+                + f"; p99 about {m['p99_ms']:.0f} ms; {m['connections']} connections kept.", ""]
     for note in advice["notes"]:
         out += [f"Note: {note}.", ""]
     if advice["boundary"]:

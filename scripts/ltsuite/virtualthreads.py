@@ -82,6 +82,8 @@ def consider(tune: list[str], start: dict[str, int], why_not: str | None,
     platform = plan_with(0, rest)
     if why_not:
         platform.reasons[KNOB] = f"cannot: {why_not}"
+        if platform.settings is None:
+            platform.cannot = f"{platform.cannot}; and virtual threads cannot: {why_not}"
         return platform
     virtual = plan_with(1, rest)
     if virtual.settings is None:

@@ -93,6 +93,9 @@ def test_where_virtual_threads_cannot_run_the_advice_says_why_and_plans_platform
     p = adv.plan(burst(virtual_cannot=no_jdk), GOAL, [VT, "TOMCAT_MAX_THREADS"], **BIG_BOX)
     assert p.settings[VT] == 0 and p.settings["TOMCAT_MAX_THREADS"] == 12
     assert p.reasons[VT] == f"cannot: {no_jdk}"
+    # Threads not in TUNE either: nothing can meet the goal, and the advice says both reasons.
+    p = adv.plan(burst(virtual_cannot=no_jdk), GOAL, [VT], **BIG_BOX)
+    assert p.settings is None and p.cannot.endswith(f"TOMCAT_MAX_THREADS is not in TUNE; and virtual threads cannot: {no_jdk}")
     java = "/usr/lib/jvm/jdk-25/bin/java"
     assert virtualthreads.cannot({"TARGET_URL": "http://198.18.0.2:8080"}, java).startswith(
         "TARGET_URL names a running target the suite does not start")
