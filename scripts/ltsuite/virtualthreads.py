@@ -110,7 +110,7 @@ def consider(tune: list[str], start: dict[str, int], why_not: str | None,
         return platform
     if start.get(KNOB, 0) != 1:
         virtual.changed = [KNOB, *virtual.changed]
-        virtual.cheaper[KNOB] = 0
-        virtual.sure[KNOB] = fails_at({**virtual.settings, KNOB: 0})
+        virtual.cheaper = {KNOB: 0, **virtual.cheaper}
+        virtual.sure = {KNOB: fails_at({**virtual.settings, KNOB: 0}), **virtual.sure}
     virtual.reasons[KNOB] = reason + " (needs JDK 21+ and Spring Boot 3.2+; the cells run on the JDK found here)"
     return virtual
