@@ -16,8 +16,9 @@ platform threads and one on virtual threads, and proposes virtual threads
     goal without it (every other knob of the virtual plan is at most the platform plan's, since
     min(threads, max-connections) never exceeds max-connections), so the pool's stacks
     (advise.THREAD_STACK_MB each) are the resources saved.
-Otherwise platform threads stay (the file's pool already suffices: nothing to save). The
-boundary of a proposal is platform threads at the same settings (TOMCAT_VIRTUAL_THREADS=0).
+Otherwise platform threads stay (the file's pool already suffices: nothing to save), and a
+file already on virtual threads keeps them where they meet the goal. The boundary of a proposal
+is platform threads at the same settings (TOMCAT_VIRTUAL_THREADS=0).
 
 They cannot be used (the advice says so, and why) where the suite cannot honour the property
 (scripts/lib/target.sh _target_virtual_threads_problems): no JDK 21 or later on this host, a
@@ -93,6 +94,10 @@ def consider(tune: list[str], start: dict[str, int], why_not: str | None,
         return platform
     threads = "TOMCAT_MAX_THREADS"
     mc = virtual.settings["TOMCAT_MAX_CONNECTIONS"]
+    if start.get(KNOB, 0) == 1:
+        virtual.reasons[KNOB] = ("kept at 1: the file's virtual threads meet the goal (max-connections "
+                                 f"{mc} bounds the requests served at once); a change to platform threads would add a pool")
+        return virtual
     if platform.settings is None:
         reason = (f"proposed, because platform threads cannot: {platform.cannot}. On virtual threads Tomcat keeps "
                   f"no pool and a blocking request waits without holding a thread, so max-connections {mc} "
@@ -108,9 +113,8 @@ def consider(tune: list[str], start: dict[str, int], why_not: str | None,
         platform.reasons[KNOB] = (f"not proposed: the file's {start[threads]} platform threads already meet the "
                                   f"goal, so virtual threads would save nothing")
         return platform
-    if start.get(KNOB, 0) != 1:
-        virtual.changed = [KNOB, *virtual.changed]
-        virtual.cheaper = {KNOB: 0, **virtual.cheaper}
-        virtual.sure = {KNOB: fails_at({**virtual.settings, KNOB: 0}), **virtual.sure}
+    virtual.changed = [KNOB, *virtual.changed]
+    virtual.cheaper = {KNOB: 0, **virtual.cheaper}
+    virtual.sure = {KNOB: fails_at({**virtual.settings, KNOB: 0}), **virtual.sure}
     virtual.reasons[KNOB] = reason + " (needs JDK 21+ and Spring Boot 3.2+; the cells run on the JDK found here)"
     return virtual

@@ -73,6 +73,13 @@ def test_platform_threads_stay_where_the_pool_already_suffices():
                              "threads would save nothing")
 
 
+def test_a_file_already_on_virtual_threads_keeps_them_where_they_meet_the_goal():
+    p = adv.plan(burst(settings={**START, "TOMCAT_MAX_THREADS": 12, VT: 1}), GOAL, [VT, "TOMCAT_MAX_THREADS"],
+                 **BIG_BOX)
+    assert p.settings[VT] == 1 and p.changed == [] and p.cheaper == {}
+    assert p.reasons[VT].startswith("kept at 1: the file's virtual threads meet the goal")
+
+
 def test_a_proposal_raises_max_connections_alone_with_its_own_boundary():
     # max-connections 8: platform threads need 12 threads and 12 connections, virtual threads only
     # the 12 connections; at 11 the 12th user is in a second wave (4 s > 3 s): must fail.
