@@ -67,7 +67,7 @@ def cannot(env: dict[str, str], java: str | None = None) -> str | None:
         return "BACKEND=compose runs the target on its image's JDK; virtual threads run with BACKEND=netns"
     if not (newest_java() if java is None else java):
         return ("virtual threads need JDK 21 or later (JEP 444) and this host has none "
-                "(JAVA_HOME, PATH, LT_JDK_DIRS: /usr/lib/jvm/*)")
+                f"(JAVA_HOME, PATH, {os.environ.get('LT_JDK_DIRS') or '/usr/lib/jvm'}/*)")
     return None
 
 
