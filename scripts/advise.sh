@@ -24,7 +24,7 @@ readonly ADVICE_KNOBS="GOAL_FAILED_RATE GOAL_P99_MS TUNE ADVISE_MAX_CELLS"
 # The steady loads the advice models (scripts/ltsuite/steady.py): an arrival rate, kept-alive users.
 readonly STEADY_SCENARIOS="spike-open keepalive ramp"
 # The knobs the advice knows how to tune (scripts/ltsuite/advise.py TUNABLE).
-readonly TUNABLE_KNOBS="TOMCAT_MAX_THREADS TOMCAT_MAX_CONNECTIONS TOMCAT_ACCEPT_COUNT SOMAXCONN TCP_MAX_SYN_BACKLOG"
+readonly TUNABLE_KNOBS="TOMCAT_MAX_THREADS TOMCAT_MAX_CONNECTIONS TOMCAT_ACCEPT_COUNT SOMAXCONN TCP_MAX_SYN_BACKLOG TOMCAT_VIRTUAL_THREADS"
 
 main() {
   case "${1:-}" in
@@ -75,8 +75,6 @@ advise_check() {
     || advise_refuse SCENARIO "$file" "'${MATRIX_VALUE[SCENARIO]}': the advice's rules model a burst (burst: every user at one instant) and steady loads ($STEADY_SCENARIOS)"
   [[ "${MATRIX_VALUE[REQUESTS_PER_VU]}" == 1 || "${MATRIX_VALUE[SCENARIO]}" != burst ]] \
     || advise_refuse REQUESTS_PER_VU "$file" "'${MATRIX_VALUE[REQUESTS_PER_VU]}': the advice's rules model one request a user (REQUESTS_PER_VU=1)"
-  [[ "${MATRIX_VALUE[TOMCAT_VIRTUAL_THREADS]}" != 1 ]] \
-    || advise_refuse TOMCAT_VIRTUAL_THREADS "$file" "the advice sizes a thread pool, and virtual threads have none (max-connections bounds the waves): make capacity measures such a setting"
   [[ "${MATRIX_VALUE[REPEAT]}" == 1 ]] \
     || advise_refuse REPEAT "$file" "'${MATRIX_VALUE[REPEAT]}': an advice runs each cell once (REPEAT=1)"
   [[ "${MATRIX_VALUE[BACKEND]}" == netns && -z "${MATRIX_VALUE[TARGET_URL]}" ]] \

@@ -30,15 +30,19 @@ import os
 import resource
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import rules
+from . import rules, virtualthreads
+from .plan import Plan
 
-#: The knobs the advice may tune, cheapest first (the order it prefers to raise them in).
-TUNABLE = ("SOMAXCONN", "TOMCAT_ACCEPT_COUNT", "TCP_MAX_SYN_BACKLOG", "TOMCAT_MAX_THREADS",
-           "TOMCAT_MAX_CONNECTIONS")
+#: The knobs the advice may tune: virtual threads first (their boundary, platform threads, is the
+#: axis a small budget keeps: verification_axes), then cheapest first (the order it prefers to
+#: raise them in).
+TUNABLE = ("TOMCAT_VIRTUAL_THREADS", "SOMAXCONN", "TOMCAT_ACCEPT_COUNT", "TCP_MAX_SYN_BACKLOG",
+           "TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS")
+VIRTUAL = virtualthreads.KNOB
 #: net.core.somaxconn of a new network namespace on kernels since 5.4 (include/linux/socket.h,
 #: SOMAXCONN 4096), what a cell gets when SOMAXCONN is not set.
 SOMAXCONN_DEFAULT = 4096
@@ -48,7 +52,8 @@ THREAD_STACK_MB = 1
 K6_KB_PER_VU = 420
 #: Descriptors a k6 process keeps besides its VUs' sockets (logs, outputs, its API).
 K6_FD_OVERHEAD = 50
-PROPERTY = {"TOMCAT_MAX_THREADS": "server.tomcat.threads.max",
+PROPERTY = {"TOMCAT_VIRTUAL_THREADS": "spring.threads.virtual.enabled",
+            "TOMCAT_MAX_THREADS": "server.tomcat.threads.max",
             "TOMCAT_MAX_CONNECTIONS": "server.tomcat.max-connections",
             "TOMCAT_ACCEPT_COUNT": "server.tomcat.accept-count"}
 SYSCTL = {"SOMAXCONN": "net.core.somaxconn", "TCP_MAX_SYN_BACKLOG": "net.ipv4.tcp_max_syn_backlog"}
@@ -70,6 +75,8 @@ class Load:
     syn_window_s: float = 127
     #: When the server gives up on a handshake it answered (tcp_synack_retries), s.
     synack_expiry_s: float = 63
+    #: Why the target cannot run on virtual threads here (virtualthreads.cannot), None when it can.
+    virtual_cannot: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,21 +103,6 @@ class Prediction:
     meets: bool
     fails: bool
     why: str
-
-
-@dataclass
-class Plan:
-    """The model's answer: the settings (None when no setting of TUNE can meet the goal, with
-    `cannot` saying why), one reason per knob, and the cheaper value of each raised knob."""
-
-    settings: dict[str, int] | None
-    reasons: dict[str, str] = field(default_factory=dict)
-    cannot: str | None = None
-    cheaper: dict[str, int] = field(default_factory=dict)
-    changed: list[str] = field(default_factory=list)
-    prediction: Prediction | None = None
-    #: Knobs whose cheaper value the model says must fail (else it is only one below: may fail).
-    sure: dict[str, bool] = field(default_factory=dict)
 
 
 def with_margin(ms: float) -> float:
@@ -146,7 +138,8 @@ def predict(load: Load, goal: Goal, settings: dict[str, int]) -> Prediction:
     """The rules applied to one setting (see the module's docstring)."""
     capacity = rules.server_capacity(settings["TOMCAT_MAX_CONNECTIONS"], settings["TOMCAT_ACCEPT_COUNT"],
                                      settings["SOMAXCONN"])
-    workers = min(settings["TOMCAT_MAX_THREADS"], settings["TOMCAT_MAX_CONNECTIONS"])
+    workers = int(rules.workers(settings["TOMCAT_MAX_THREADS"], settings["TOMCAT_MAX_CONNECTIONS"],
+                                settings.get(VIRTUAL, 0) == 1) or 0)
     served = min(load.users, capacity)
     last_ms = int(rules.waves_ms(served, workers, load.delay_ms) or 0)
     p99_ms = int(rules.waves_ms(p99_rank(served), workers, load.delay_ms) or 0)
@@ -182,11 +175,25 @@ def _need_workers(load: Load, goal: Goal) -> tuple[int | None, str]:
 
 
 def plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) -> Plan:
-    """The cheapest settings the rules predict to meet the goal: keep every knob that already
-    suffices, raise threads (then max-connections) for the waves, then the kernel queue
-    (accept-count and somaxconn) for the capacity, max-connections only if the queue may not
-    change. Refuses (cannot) what the generator or the box cannot hold."""
-    s = dict(load.settings)
+    """The cheapest settings the rules predict to meet the goal (_plan), on platform threads or,
+    with TOMCAT_VIRTUAL_THREADS in TUNE, on virtual threads where they need fewer resources or
+    platform threads cannot meet it (virtualthreads.consider)."""
+    def plan_with(virtual: int, rest: list[str]) -> Plan:
+        return _plan(replace(load, settings={**load.settings, VIRTUAL: virtual}), goal, rest, memory_mb, nofile)
+    return virtualthreads.consider(tune, load.settings, load.virtual_cannot, plan_with,
+                                   lambda settings: predict(load, goal, settings).fails)
+
+
+def _plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) -> Plan:
+    """The cheapest settings on the file's threads (platform or virtual): keep every knob that
+    already suffices, raise threads (then max-connections; max-connections alone on virtual
+    threads) for the waves, then the kernel queue (accept-count and somaxconn) for the capacity,
+    max-connections only if the queue may not change. Refuses (cannot) what the generator or the
+    box cannot hold."""
+    s = {VIRTUAL: 0, **load.settings}
+    virtual = s[VIRTUAL] == 1
+    if virtual and load.virtual_cannot:
+        return Plan(None, cannot=f"TOMCAT_VIRTUAL_THREADS=1 cannot run here: {load.virtual_cannot}")
     reasons: dict[str, str] = {}
     per_process = math.ceil(load.users / load.k6_instances) + K6_FD_OVERHEAD
     if per_process > nofile:
@@ -200,17 +207,18 @@ def plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) -
     workers, why = _need_workers(load, goal)
     if workers is None:
         return Plan(None, cannot=why)
+    bound = "max-connections, on virtual threads" if virtual else "min of threads and max-connections"
     for knob, label in (("TOMCAT_MAX_THREADS", "threads"), ("TOMCAT_MAX_CONNECTIONS", "max-connections")):
-        if s[knob] >= workers:
+        if s[knob] >= workers or (virtual and knob == "TOMCAT_MAX_THREADS"):
             continue
         if knob not in tune:
-            return Plan(None, cannot=(f"the waves need {workers} workers (min of threads and max-connections: "
+            return Plan(None, cannot=(f"the waves need {workers} workers ({bound}: "
                                       f"rules.waves_ms), {label} is {s[knob]} and {knob} is not in TUNE"))
         if knob == "TOMCAT_MAX_THREADS" and workers * THREAD_STACK_MB > memory_mb:
             return Plan(None, cannot=(f"the goal needs {workers} threads, {workers * THREAD_STACK_MB} MB of "
                                       f"stacks ({THREAD_STACK_MB} MB each), more than the {memory_mb} MB available"))
         reasons[knob] = (f"the waves rule (rules.waves_ms): {load.users} users in waves of {workers} workers "
-                         f"(min of threads and max-connections) x {load.delay_ms} ms meet the time; "
+                         f"({bound}) x {load.delay_ms} ms meet the time; "
                          f"{s[knob]} asked, {workers} needed")
         s[knob] = workers
     need = load.users - goal.allowed_failures(load.users)
@@ -240,7 +248,8 @@ def plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) -
             f"tcp_max_syn_backlog: raised with the backlog, {s['TCP_MAX_SYN_BACKLOG']} asked, {backlog(s)} set")
         s["TCP_MAX_SYN_BACKLOG"] = backlog(s)
     prediction = predict(load, goal, s)
-    changed = [k for k in TUNABLE if k in s and s[k] != load.settings.get(k)]
+    start = {VIRTUAL: 0, **load.settings}
+    changed = [k for k in TUNABLE if k in s and s[k] != start.get(k)]
     for knob in tune:
         if knob not in reasons:
             reasons[knob] = _kept_reason(knob, load, s, prediction)
@@ -259,6 +268,9 @@ def plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) -
 
 def _kept_reason(knob: str, load: Load, s: dict[str, int], prediction: Prediction) -> str:
     """Why a knob keeps its value."""
+    if knob == "TOMCAT_MAX_THREADS" and s.get(VIRTUAL) == 1:
+        return (f"kept at {s[knob]}: on virtual threads Tomcat keeps no pool, so it bounds nothing "
+                f"(rules.workers: max-connections alone)")
     if knob == "TCP_MAX_SYN_BACKLOG":
         if load.syncookies != 0:
             return ("kept: with SYN cookies on, a full SYN queue answers with cookies (tcp_conn_request()), "
@@ -355,6 +367,7 @@ def load_from_env(env: dict[str, str]) -> tuple[Load, Goal, list[str], int]:
         "TOMCAT_ACCEPT_COUNT": int(env["TOMCAT_ACCEPT_COUNT"]),
         "SOMAXCONN": int(env.get("SOMAXCONN") or SOMAXCONN_DEFAULT),
         "TCP_MAX_SYN_BACKLOG": int(env.get("TCP_MAX_SYN_BACKLOG") or 0),
+        VIRTUAL: int(env.get(VIRTUAL) or 0),
     }
     users = int(env["VUS"])
     instances = env.get("K6_INSTANCES") or "1"
@@ -369,9 +382,18 @@ def load_from_env(env: dict[str, str]) -> tuple[Load, Goal, list[str], int]:
                 settings=settings, syncookies=int(env.get("TCP_SYNCOOKIES") or 1),
                 cpus=os.cpu_count() or 1, k6_instances=int(instances),
                 syn_window_s=min(rules.syn_give_up_s(syn_retries, linear), timeout_ms / 1000),
-                synack_expiry_s=rules.syn_model_timeout_s(int(env.get("TCP_SYNACK_RETRIES") or 5)))
+                synack_expiry_s=rules.syn_model_timeout_s(int(env.get("TCP_SYNACK_RETRIES") or 5)),
+                virtual_cannot=virtual_cannot(env))
     goal = Goal(float(env.get("GOAL_FAILED_RATE") or 0), int(env["GOAL_P99_MS"]) if env.get("GOAL_P99_MS") else None)
     return load, goal, env.get("TUNE", "").split(), int(env.get("ADVISE_MAX_CELLS") or 8)
+
+
+def virtual_cannot(env: dict[str, str]) -> str | None:
+    """virtualthreads.cannot, asked only where the load would run on virtual threads (the JDK is
+    looked for by a shell)."""
+    if env.get(VIRTUAL) != "1" and VIRTUAL not in env.get("TUNE", "").split():
+        return None
+    return virtualthreads.cannot(env)
 
 
 def nofile_limit() -> int:
@@ -404,7 +426,7 @@ class Runner:
         for knob, value in settings.items():
             if knob in axes:
                 lines.append(f"{knob}={' '.join(str(v) for v in axes[knob])}")
-            elif knob != "TCP_MAX_SYN_BACKLOG" or value > 0:
+            elif knob not in ("TCP_MAX_SYN_BACKLOG", VIRTUAL) or value > 0:
                 lines.append(f"{knob}={value}")
         matrix = self.out / f"{name}.matrix"
         matrix.write_text("# Generated by scripts/advise.sh\n" + "\n".join(lines) + "\n")
@@ -441,7 +463,7 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
     advice: dict[str, Any] = {
         "goal": {"users": load.users, "failed_rate": goal.failed_rate, "allowed_failures":
                  goal.allowed_failures(load.users), "p99_ms": goal.p99_ms},
-        "starting_from": {k: load.settings[k] for k in TUNABLE},
+        "starting_from": {k: {VIRTUAL: 0, **load.settings}[k] for k in TUNABLE},
         "tune": tune, "budget": budget, "recommended": {}, "verified": False, "cannot": p.cannot,
         "model": None, "boundary": [], "cells": [], "reasons": p.reasons, "model_wrong": [],
     }
@@ -449,6 +471,7 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
         return advice
     pred = p.prediction
     advice["model"] = {"settings": {k: p.settings[k] for k in tune}, "capacity": pred.capacity,
+                       "virtual_threads": p.settings.get(VIRTUAL) == 1,
                        "workers": pred.workers, "last_wave_ms": pred.last_ms, "p99_wave_ms": pred.p99_ms,
                        "capacity_margin": pred.capacity - (load.users - goal.allowed_failures(load.users)),
                        "p99_margin_ms": None if goal.p99_ms is None else goal.p99_ms - pred.p99_ms,
@@ -467,10 +490,11 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
     if not verified:
         # The model said it holds and it did not: raise every changed knob towards the users and
         # bisect between the two (fraction f of the way), within the budget.
-        changed = p.changed or [k for k in tune if k != "TCP_MAX_SYN_BACKLOG"]
+        # Not virtual threads: a switch, not a value to raise.
+        changed = [k for k in p.changed or tune if k not in ("TCP_MAX_SYN_BACKLOG", VIRTUAL)]
         top = {k: max(p.settings[k], load.users) for k in changed}
         # Nothing to raise (every knob already at the users): no probe can differ.
-        room = any(top[k] > p.settings[k] for k in changed)
+        room = bool(changed) and any(top[k] > p.settings[k] for k in changed)
         lo, hi, best = 0.0, 1.0, None
         while room and used < budget:
             f = hi if best is None else (lo + hi) / 2
@@ -514,7 +538,10 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
                                                      ("fail_connect", "fail_reset", "fail_timeout")},
                                        "lat_p99_ms": lower["row_data"].get("lat_p99_ms"),
                                        "not_as_asked": not_as_asked(lower["row_data"], load.users)})
-            if lower["passed"] is True and p.sure[knob]:
+            if lower["passed"] is True and p.sure[knob] and knob == VIRTUAL:
+                advice["model_wrong"].append(f"platform threads (TOMCAT_VIRTUAL_THREADS=0) held where the model said "
+                                             f"they must fail ({predict(load, goal, {**p.settings, **want}).why})")
+            elif lower["passed"] is True and p.sure[knob]:
                 used = _bisect_down(load, goal, p, knob, runner, used, budget, advice)
     _finish_cells(advice, runner, load.users)
     advice["verified"] = verified
@@ -524,7 +551,7 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
 
 
 def _settings_text(settings: dict[str, int]) -> str:
-    return " ".join(f"{k}={settings[k]}" for k in TUNABLE if k in settings)
+    return " ".join(f"{k}={settings[k]}" for k in TUNABLE if k in settings and (k != VIRTUAL or settings[k]))
 
 
 def _cell_with(cells: list[dict[str, Any]], settings: dict[str, int]) -> dict[str, Any] | None:
@@ -594,7 +621,8 @@ def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, use
 
 def paste_lines(recommended: dict[str, int]) -> tuple[list[str], list[str]]:
     """application.properties lines and /etc/sysctl.d/ lines for the recommended knobs."""
-    props = [f"{PROPERTY[k]}={v}" for k, v in recommended.items() if k in PROPERTY]
+    props = [f"{PROPERTY[k]}={('false', 'true')[v] if k == VIRTUAL else v}" for k, v in recommended.items()
+             if k in PROPERTY]
     sysctls = [f"{SYSCTL[k]} = {v}" for k, v in recommended.items() if k in SYSCTL]
     return props, sysctls
 
@@ -624,7 +652,9 @@ def markdown(advice: dict[str, Any]) -> str:
         out += [f"- `{k}` = {v} (was {advice['starting_from'][k]})" for k, v in advice["recommended"].items()]
         model = advice["model"]
         out += ["", f"Model: capacity {model['capacity']} (margin {model['capacity_margin']} users), "
-                    f"{model['workers']} workers, last wave at {model['last_wave_ms']} ms"
+                    f"{model['workers']} workers"
+                    + (" (virtual threads: max-connections is the bound)" if model.get("virtual_threads") else "")
+                    + f", last wave at {model['last_wave_ms']} ms"
                     + (f", p99 wave at {model['p99_wave_ms']} ms (margin {model['p99_margin_ms']} ms)"
                        if model["p99_margin_ms"] is not None else "") + ". The margin is what the rules leave: "
                     "the capacity rule is exact on this kernel, so no users are added; a wave's time gets 10 % "

@@ -35,12 +35,14 @@ there, and the advice says so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import accesslog, latency, rules
-from .advise import TUNABLE, Goal, Runner, not_as_asked, paste_lines, verification_axes, with_margin
+from . import accesslog, latency, rules, virtualthreads
+from .advise import (TUNABLE, VIRTUAL, Goal, Runner, not_as_asked, paste_lines, verification_axes, virtual_cannot,
+                     with_margin)
+from .plan import Plan
 
 #: The scenarios of the open model and of the closed one with kept-alive connections.
 OPEN = ("spike-open",)
@@ -75,6 +77,8 @@ class SteadyLoad:
     keepalive: bool = True
     keepalive_timeout_ms: int = 60000
     max_keepalive_requests: int = 100
+    #: Why the target cannot run on virtual threads here (virtualthreads.cannot), None when it can.
+    virtual_cannot: str | None = None
 
     @property
     def open(self) -> bool:
@@ -145,7 +149,8 @@ class SteadyPrediction:
 
 def predict(load: SteadyLoad, goal: Goal, settings: dict[str, int]) -> SteadyPrediction:
     """The rules of the module's docstring applied to one setting."""
-    workers = min(settings["TOMCAT_MAX_THREADS"], settings["TOMCAT_MAX_CONNECTIONS"])
+    workers = int(rules.workers(settings["TOMCAT_MAX_THREADS"], settings["TOMCAT_MAX_CONNECTIONS"],
+                                settings.get(VIRTUAL, 0) == 1) or 0)
     busy = in_service(load)
     s = load.service_ms
     why = [f"{busy:.2f} requests in service ({arrival_rate(load):.1f}/s x {s:.1f} ms), {workers} workers"]
@@ -182,72 +187,80 @@ def predict(load: SteadyLoad, goal: Goal, settings: dict[str, int]) -> SteadyPre
     return SteadyPrediction(workers, busy, p99, meets, fails and not meets, "; ".join(why))
 
 
-@dataclass
-class SteadyPlan:
-    """The model's answer, as advise.Plan: settings (None with `cannot`), a reason per knob, the
-    cheaper value of each raised knob and whether the model says it must fail."""
-
-    settings: dict[str, int] | None
-    reasons: dict[str, str] = field(default_factory=dict)
-    cannot: str | None = None
-    cheaper: dict[str, int] = field(default_factory=dict)
-    changed: list[str] = field(default_factory=list)
-    prediction: SteadyPrediction | None = None
-    sure: dict[str, bool] = field(default_factory=dict)
+def plan(load: SteadyLoad, goal: Goal, tune: list[str]) -> Plan:
+    """The cheapest settings the model predicts to meet the goal (_plan), on platform threads or,
+    with TOMCAT_VIRTUAL_THREADS in TUNE, on virtual threads where they need fewer resources or
+    platform threads cannot meet it (virtualthreads.consider)."""
+    def plan_with(virtual: int, rest: list[str]) -> Plan:
+        return _plan(replace(load, settings={**load.settings, VIRTUAL: virtual}), goal, rest)
+    return virtualthreads.consider(tune, load.settings, load.virtual_cannot, plan_with,
+                                   lambda settings: predict(load, goal, settings).fails)
 
 
-def plan(load: SteadyLoad, goal: Goal, tune: list[str]) -> SteadyPlan:
-    """The cheapest settings the model predicts to meet the goal: threads from Little's law,
-    max-connections from the connections the load keeps, the queue kept (no connection waits in
-    it once max-connections hold them all). Refuses (cannot) what no knob of TUNE changes."""
-    s = dict(load.settings)
+def _plan(load: SteadyLoad, goal: Goal, tune: list[str]) -> Plan:
+    """The cheapest settings on the file's threads: threads from Little's law (on virtual threads
+    max-connections instead: Tomcat keeps no pool), max-connections from the connections the load
+    keeps, the queue kept (no connection waits in it once max-connections hold them all).
+    Refuses (cannot) what no knob of TUNE changes."""
+    s = {VIRTUAL: 0, **load.settings}
+    virtual = s[VIRTUAL] == 1
+    if virtual and load.virtual_cannot:
+        return Plan(None, cannot=f"TOMCAT_VIRTUAL_THREADS=1 cannot run here: {load.virtual_cannot}")
     reasons: dict[str, str] = {}
     s_ms = load.service_ms
     if with_margin(s_ms) > load.timeout_ms:
-        return SteadyPlan(None, cannot=(f"one request takes {s_ms:.0f} ms ({load.service_source}), "
+        return Plan(None, cannot=(f"one request takes {s_ms:.0f} ms ({load.service_source}), "
                                         f"{with_margin(s_ms):.0f} ms with the margin, beyond REQUEST_TIMEOUT "
                                         f"{load.timeout_ms} ms: no setting makes it shorter"))
     if goal.p99_ms is not None and with_margin(s_ms) > goal.p99_ms:
-        return SteadyPlan(None, cannot=(f"one request takes {s_ms:.0f} ms ({load.service_source}), "
+        return Plan(None, cannot=(f"one request takes {s_ms:.0f} ms ({load.service_source}), "
                                         f"{with_margin(s_ms):.0f} ms with the margin, more than GOAL_P99_MS "
                                         f"{goal.p99_ms}: the endpoint, not a queue or a thread, is the limit"))
     busy = in_service(load)
     if load.open and HEADROOM * busy > load.max_vus:
-        return SteadyPlan(None, cannot=(f"the generator is the limit: {busy:.1f} requests in service (Little's law: "
+        return Plan(None, cannot=(f"the generator is the limit: {busy:.1f} requests in service (Little's law: "
                                         f"{load.rate_per_s:.1f}/s x {s_ms:.0f} ms) need more than MAX_VUS "
                                         f"{load.max_vus} k6 VUs, so k6 would drop iterations (raise MAX_VUS)"))
     threads = threads_needed(load)
     if load.open and load.pool < threads:
-        return SteadyPlan(None, cannot=(f"the generator is the limit: {busy:.1f} requests in service need {threads} "
+        return Plan(None, cannot=(f"the generator is the limit: {busy:.1f} requests in service need {threads} "
                                         f"k6 VUs with the headroom and PRE_ALLOCATED_VUS is {load.pool}: k6 drops "
                                         f"iterations while it creates more (raise PRE_ALLOCATED_VUS)"))
     law = f"Little's law: {arrival_rate(load):.1f}/s x {s_ms:.1f} ms ({load.service_source}) = {busy:.2f} in service"
-    if s["TOMCAT_MAX_THREADS"] < threads:
+    if s["TOMCAT_MAX_THREADS"] < threads and not virtual:
         if "TOMCAT_MAX_THREADS" not in tune:
-            return SteadyPlan(None, cannot=(f"{law}, {threads} threads with the headroom, and TOMCAT_MAX_THREADS "
+            return Plan(None, cannot=(f"{law}, {threads} threads with the headroom, and TOMCAT_MAX_THREADS "
                                             f"{s['TOMCAT_MAX_THREADS']} is not in TUNE"))
         fewer = ("arrivals outpace the threads and the queue grows all run" if load.open
                  else "users wait for a thread, users x time / threads a request")
         reasons["TOMCAT_MAX_THREADS"] = f"{law}; x {HEADROOM} headroom -> {threads} threads (fewer: {fewer})"
         s["TOMCAT_MAX_THREADS"] = threads
-    conns = max(connections(load), s["TOMCAT_MAX_THREADS"] if load.open else min(threads, load.users))
+    # max-connections bounds the requests in service too: with the threads, or alone (virtual threads).
+    workers = threads if virtual else s["TOMCAT_MAX_THREADS"] if load.open else min(threads, load.users)
+    conns = max(connections(load), workers)
     if s["TOMCAT_MAX_CONNECTIONS"] < conns:
         if "TOMCAT_MAX_CONNECTIONS" not in tune:
-            return SteadyPlan(None, cannot=(f"the load keeps {conns} connections and TOMCAT_MAX_CONNECTIONS "
+            return Plan(None, cannot=(f"the load keeps {conns} connections and TOMCAT_MAX_CONNECTIONS "
                                             f"{s['TOMCAT_MAX_CONNECTIONS']} is not in TUNE"))
         pool = (f"k6 keeps a connection for each of its PRE_ALLOCATED_VUS {load.pool}" if load.open
                 else f"each of {load.users} users keeps its connection")
-        reasons["TOMCAT_MAX_CONNECTIONS"] = (
-            f"kept-alive connections hold a slot each, idle or not: {pool}, so {conns} (fewer: the rest wait in "
-            f"the accept queue about {held_for_ms(load) / 1000:.0f} s for a slot)")
+        if conns > connections(load):
+            reasons["TOMCAT_MAX_CONNECTIONS"] = (
+                f"{law}; x {HEADROOM} headroom -> {threads} requests at once, and on virtual threads "
+                f"max-connections alone bounds them (no pool), so {conns} (fewer: the queue grows)")
+        else:
+            reasons["TOMCAT_MAX_CONNECTIONS"] = (
+                f"kept-alive connections hold a slot each, idle or not: {pool}, so {conns} (fewer: the rest wait "
+                f"in the accept queue about {held_for_ms(load) / 1000:.0f} s for a slot)")
         s["TOMCAT_MAX_CONNECTIONS"] = conns
     prediction = predict(load, goal, s)
     if not prediction.meets:
-        return SteadyPlan(None, cannot=f"no setting of TUNE meets the goal: {prediction.why}")
+        return Plan(None, cannot=f"no setting of TUNE meets the goal: {prediction.why}")
     for knob in tune:
         reasons.setdefault(knob, _kept_reason(knob, load, s, prediction))
-    changed = [k for k in TUNABLE if s[k] != load.settings.get(k)]
-    result = SteadyPlan(s, reasons, None, {}, changed, prediction)
+    start = {VIRTUAL: 0, **load.settings}
+    changed = [k for k in TUNABLE if s.get(k) != start.get(k)]
+    result = Plan(s, reasons, None, {}, changed, prediction)
     for knob in changed:
         if s[knob] > 1:
             # One below: the boundary; the model says whether it must fail or only may.
@@ -258,6 +271,9 @@ def plan(load: SteadyLoad, goal: Goal, tune: list[str]) -> SteadyPlan:
 
 def _kept_reason(knob: str, load: SteadyLoad, s: dict[str, int], prediction: SteadyPrediction) -> str:
     """Why a knob keeps its value under a steady load."""
+    if knob == "TOMCAT_MAX_THREADS" and s.get(VIRTUAL) == 1:
+        return (f"kept at {s[knob]}: on virtual threads Tomcat keeps no pool, so it bounds nothing "
+                f"(rules.workers: max-connections alone)")
     if knob in ("TOMCAT_ACCEPT_COUNT", "SOMAXCONN", "TCP_MAX_SYN_BACKLOG"):
         return (f"kept at {s[knob] or 'the default'}: a connection waits in the accept queue only while "
                 f"max-connections are all held, and {s['TOMCAT_MAX_CONNECTIONS']} hold the {connections(load)} "
@@ -281,7 +297,8 @@ def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: flo
                   service_source=source or f"DELAY_MS {env['DELAY_MS']}",
                   think_ms=int(env.get("THINK_TIME_MS") or 0),
                   keepalive_timeout_ms=int(env.get("TOMCAT_KEEP_ALIVE_TIMEOUT") or 60000),
-                  max_keepalive_requests=int(env.get("TOMCAT_MAX_KEEP_ALIVE_REQUESTS") or 100))
+                  max_keepalive_requests=int(env.get("TOMCAT_MAX_KEEP_ALIVE_REQUESTS") or 100),
+                  virtual_cannot=virtual_cannot(env))
     if scenario in OPEN:
         return SteadyLoad(**common, duration_ms=_ms(env["DURATION"]),
                           rate_per_s=int(env["RATE"]) * 1000 / _ms(env["TIME_UNIT"]),
@@ -354,7 +371,7 @@ def calibrate(env: dict[str, str], runner: Runner, settings: dict[str, int]) -> 
     return p90, source, cell
 
 
-def _verify(load: SteadyLoad, goal: Goal, p: SteadyPlan, runner: Runner, name: str, budget: int) -> list[dict]:
+def _verify(load: SteadyLoad, goal: Goal, p: Plan, runner: Runner, name: str, budget: int) -> list[dict]:
     """The verification matrix of a plan (advise.verification_axes); each cell judged strictly."""
     axes = verification_axes(p, budget)  # type: ignore[arg-type]
     cells = runner.run(name, {k: p.settings[k] for k in TUNABLE}, axes)
@@ -404,6 +421,7 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
         advice["model"] = {"service_ms": load.service_ms, "service_source": load.service_source,
                            "in_service": round(pred.busy, 3), "workers": pred.workers,
                            "connections": connections(load), "p99_ms": round(pred.p99_ms, 1),
+                           "virtual_threads": p.settings.get(VIRTUAL) == 1,
                            "why": pred.why, "cheaper": p.cheaper}
         cells = _verify(load, goal, p, runner, "verify" if attempt == 1 else "verify-2", budget - used)
         used += len(cells)
@@ -446,7 +464,7 @@ def _grown(load: SteadyLoad, runner: Runner, cell: dict) -> tuple[str | None, fl
             f"{load.service_ms:.1f} ms the model used ({load.service_source})"), p90
 
 
-def _boundary(advice: dict, load: SteadyLoad, goal: Goal, p: SteadyPlan, cells: list[dict],
+def _boundary(advice: dict, load: SteadyLoad, goal: Goal, p: Plan, cells: list[dict],
               expected: int | None) -> None:
     """The cheaper cell of each raised knob, what the model said of it and what the run did."""
     for knob, value in p.cheaper.items():
@@ -466,7 +484,7 @@ def _boundary(advice: dict, load: SteadyLoad, goal: Goal, p: SteadyPlan, cells: 
 
 
 def _text(settings: dict[str, int]) -> str:
-    return " ".join(f"{k}={settings[k]}" for k in TUNABLE if k in settings)
+    return " ".join(f"{k}={settings[k]}" for k in TUNABLE if k in settings and (k != VIRTUAL or settings[k]))
 
 
 def _finish(advice: dict, runner: Runner | None, expected: int | None) -> dict:
@@ -514,7 +532,8 @@ def markdown(advice: dict[str, Any], source: str) -> str:
     m = advice.get("model")
     if m:
         out += [f"Model: the endpoint's time {m['service_ms']:.1f} ms ({m['service_source']}); "
-                f"{m['why']}; p99 about {m['p99_ms']:.0f} ms; {m['connections']} connections kept.", ""]
+                f"{m['why']}" + (" (virtual threads: max-connections is the bound)" if m.get("virtual_threads") else "")
+                + f"; p99 about {m['p99_ms']:.0f} ms; {m['connections']} connections kept.", ""]
     for note in advice["notes"]:
         out += [f"Note: {note}.", ""]
     if advice["boundary"]:
@@ -537,7 +556,8 @@ def markdown(advice: dict[str, Any], source: str) -> str:
             if c["passed"] is False and c["not_as_asked"]:
                 run += f" ({c['not_as_asked']})"
             out.append(f"| {c['run']} | [{c['cell']}]({c['row']}) | {c['purpose']} | "
-                       f"{c['settings']['TOMCAT_MAX_THREADS']} | {c['settings']['TOMCAT_MAX_CONNECTIONS']} | "
+                       f"{'virtual' if c['settings'].get(VIRTUAL) == 1 else c['settings']['TOMCAT_MAX_THREADS']} | "
+                       f"{c['settings']['TOMCAT_MAX_CONNECTIONS']} | "
                        f"{c['http_reqs']} | {c['dropped_iterations']} | {c['failed_reqs']} | {c['lat_p99_ms']} | "
                        f"{c['app_p90_ms']} | {'-' if c['purpose'] == 'calibration' else _WORD[c['predicted_pass']]} | "
                        f"{run} |")

@@ -87,7 +87,7 @@ load_file() {
   local file
   file="$(printf 'TUNE=SOMAXCONN SERVER_HEAP\n' | load_file tune.env)"
   run -2 "$LT_ROOT/scripts/advise.sh" "$file"
-  assert_output "advise: $file:$(wc -l <"$file"): TUNE: 'SERVER_HEAP' is not a knob the advice tunes (one of: TOMCAT_MAX_THREADS TOMCAT_MAX_CONNECTIONS TOMCAT_ACCEPT_COUNT SOMAXCONN TCP_MAX_SYN_BACKLOG)"
+  assert_output "advise: $file:$(wc -l <"$file"): TUNE: 'SERVER_HEAP' is not a knob the advice tunes (one of: TOMCAT_MAX_THREADS TOMCAT_MAX_CONNECTIONS TOMCAT_ACCEPT_COUNT SOMAXCONN TCP_MAX_SYN_BACKLOG TOMCAT_VIRTUAL_THREADS)"
   file="$(printf 'GOAL_FAILED_RATE=1.5\n' | load_file rate.env)"
   run -2 "$LT_ROOT/scripts/advise.sh" "$file"
   assert_output "advise: $file:$(wc -l <"$file"): GOAL_FAILED_RATE: '1.5' is not a rate from 0 to below 1 (e.g. 0.001)"

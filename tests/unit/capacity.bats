@@ -49,10 +49,14 @@ load_file() {
   assert_line "**No load verified**"
 }
 
-@test "make advise, which sizes a thread pool, refuses virtual threads and names make capacity" {
-  local file="$BATS_TEST_TMPDIR/advise-vt.env"
-  { cat "$LT_ROOT/env/advise/small-burst.env"; printf 'TOMCAT_VIRTUAL_THREADS=1\n'; } >"$file"
-  run -2 "$LT_ROOT/scripts/advise.sh" "$file"
-  assert_output "advise: $file:$(wc -l <"$file"): TOMCAT_VIRTUAL_THREADS: the advice sizes a thread pool, and virtual threads have none (max-connections bounds the waves): make capacity measures such a setting"
-  [ ! -e "$LT_RESULTS_DIR" ]
+@test "make advise takes a fixed TOMCAT_VIRTUAL_THREADS=1 (not refused) and answers a goal no setting meets without a cell" {
+  local file="$BATS_TEST_TMPDIR/advise-vt.env" dir
+  # The small burst's 4 s endpoint with a p99 goal of 3 s: one request is longer, so no setting
+  # holds and no cell runs; the model's answer is the one for virtual threads.
+  { cat "$LT_ROOT/env/advise/small-burst.env"; printf 'TOMCAT_VIRTUAL_THREADS=1\nGOAL_P99_MS=3000\n'; } >"$file"
+  run -3 "$LT_ROOT/scripts/advise.sh" "$file"
+  assert_line "cannot recommend: one request takes DELAY_MS 4000 ms (4500 ms with the margin), more than GOAL_P99_MS 3000: the endpoint, not a queue or a thread, is the limit"
+  dir=("$LT_RESULTS_DIR"/advise-*-advise-vt)
+  jq -e '.starting_from.TOMCAT_VIRTUAL_THREADS == 1 and .cells == []' "${dir[0]}/advice.json"
+  [ ! -e "${dir[0]}/runs" ]
 }
