@@ -381,6 +381,19 @@ def proxy_window_s(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
     return tidy(min(connect_ms, timeout_ms, rules.syn_give_up_s(retries, linear) * 1000) / 1000)
 
 
+def per_request_upstream(env: Env) -> bool:
+    """Behind nginx without an upstream keep-alive pool (PROXY_UPSTREAM_KEEPALIVE=0) each
+    request is a connection of its own at the server (nginx speaks HTTP/1.0 upstream and the
+    connection closes after the answer), so a user who sends several requests holds no
+    connection at the server between them, and two may overlap as one closes and the next
+    opens: measured, one user's 10,000 requests peaked at 2 connections in 6 of 17 cells with a
+    connection a request (direct with "Connection: close", or behind nginx; seed004-proxy,
+    run 20261127-044823-seed004-proxy). Only a server whose capacity is full keeps a
+    predictable count."""
+    return (proxied(env) and _int(or_default(env.get("PROXY_UPSTREAM_KEEPALIVE"), "0")) == 0
+            and (env.get("REQUESTS_PER_VU") or "1") != "1")
+
+
 def proxy_holds(env: Env, sysctls: dict[str, dict[str, str]], vus: Any) -> bool:
     """nginx takes every user at once, so no user fails to connect: each user in flight holds
     two of its worker_connections (its own connection and nginx's to the target), and the users'
@@ -593,6 +606,7 @@ def predictions(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str,
     # each is held longer than the burst takes to arrive.
     if (capacity is None or vus is None or scenario == "waiting-room"
             or (scenario == "keepalive" and env.get("CONNECTION_REUSE") != "1")
+            or (per_request_upstream(env) and below(vus, capacity))
             or (scenario == "burst" and _int(env.get("DELAY_MS"))
                 < 2 * _int(or_default(env.get("START_SPREAD_LIMIT_MS"), "1000")))):
         conns = None

@@ -305,3 +305,13 @@ def test_the_recorded_nginx_504_cell_matches_across_the_tiers_and_a_connect_fail
                          ({"proxy_upstream_connect_timeouts": 7}, "proxy_upstream_connect_timeouts 7 where 8")):
         out = design.prediction_verdict(cell, sysctls, predicted, dict(row, **change), {}, MACHINE, [])
         assert out["prediction_check"] == "mismatch" and name in out["prediction_notes"]
+
+
+def test_behind_nginx_without_upstream_keepalive_one_users_connections_are_per_request():
+    cell = env(SCENARIO="keepalive", VUS="1", REQUESTS_PER_VU="10000", DELAY_MS="0", PROXY="nginx",
+               PROXY_UPSTREAM_KEEPALIVE="0", TOMCAT_MAX_CONNECTIONS="8192", TOMCAT_ACCEPT_COUNT="100")
+    assert design.predictions(cell, SYSCTLS, MACHINE)["predicted_server_conns_peak"] is None
+    # With a pool nginx keeps its connection; a full server keeps its capacity either way.
+    assert design.predictions(dict(cell, PROXY_UPSTREAM_KEEPALIVE="4"), SYSCTLS, MACHINE)["predicted_server_conns_peak"] == 1
+    full = dict(cell, VUS="6", TOMCAT_MAX_CONNECTIONS="1", TOMCAT_ACCEPT_COUNT="1")
+    assert design.predictions(full, SYSCTLS, MACHINE)["predicted_server_conns_peak"] == 3
