@@ -771,6 +771,15 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
                        "TCPSynRetrans): handshakes whose SYN found room but whose final ACK met a full accept queue "
                        "were dropped there (counted in ListenOverflows); those clients believed they were connected, "
                        "sent no more SYNs and failed as request timeouts")
+        if or_default(srv.get("TcpExtTCPReqQFullDrop"), 0) > 0:
+            # tcp_conn_request() drops a SYN when inet_csk_reqsk_queue_is_full() (SYN queue at the
+            # backlog) and no cookie may be sent; the predictions model the accept queue only.
+            rtt = _int(env.get("NET_RTT_MS")) or 0
+            held = (f"a round trip each (NET_RTT_MS={text(env.get('NET_RTT_MS'))})" if rtt > 0
+                    else "until their final ACKs")
+            why.append(f"the server dropped {text(srv['TcpExtTCPReqQFullDrop'])} SYNs because its SYN queue was full "
+                       f"(TCPReqQFullDrop, tcp_syncookies=0): half-open handshakes waited there {held} and took the "
+                       "backlog's places before the accept queue filled; those users retried on the SYN schedule")
         late = [f.note for f in findings if f.flag == "late"]
         if late:
             why.append(f"k6 did not deliver the designed load ({late[0]})")

@@ -244,6 +244,17 @@ def test_virtual_threads_serve_every_connection_at_once_in_the_predicted_through
     assert design.request_time_ms({**cell, "TOMCAT_VIRTUAL_THREADS": "1"}) == 2300
 
 
+def test_verdict_a_full_syn_queue_explains_a_mismatch_with_a_round_trip():
+    # Seed 001's burst at NET_RTT_MS=100 with SYN cookies off: half-open handshakes held the SYN
+    # queue for a round trip each and SYNs were dropped there, not at the accept queue.
+    cell = env(NET_RTT_MS="100", TCP_SYNCOOKIES="0")
+    notes = verdict({"server_conns_peak": 2, "listen_overflows": 0, "syn_retrans": 60},
+                    {"server": {"TcpExtTCPReqQFullDrop": 70}}, cell=cell)["prediction_notes"]
+    assert ("the server dropped 70 SYNs because its SYN queue was full (TCPReqQFullDrop, tcp_syncookies=0): "
+            "half-open handshakes waited there a round trip each (NET_RTT_MS=100)") in notes
+    assert "nothing in the cell's counters" not in notes
+
+
 # ---- nginx in front: the failure one tier up ----------------------------------------------------
 
 PROXIED = env(SCENARIO="burst", PROXY="nginx", PROXY_CONNECT_TIMEOUT="300ms", PROXY_BACKLOG="511",
