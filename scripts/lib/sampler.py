@@ -2,7 +2,7 @@
 """Samples of queues, connection states and Tomcat threads, at fixed times.
 
 Usage:
-  sampler.py run --out FILE --port P --mgmt-port M --interval S --max N
+  sampler.py run --out FILE --port P --mgmt-port M --interval S --max N [--client-port P]
                  [--server-ns NS] [--client-ns NS | --client-host] [--k6-mark ARG] [--cost FILE]
   sampler.py probe --port P [--mgmt-port M]
 
@@ -288,7 +288,7 @@ def run(args):
         if args.server_ns:
             probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port)
         if args.client_ns or args.client_host:
-            probes["client"] = Probe(args.client_ns, args.port, None)
+            probes["client"] = Probe(args.client_ns, args.client_port or args.port, None)
         for p in probes.values():
             p.ready()
         # The grid starts once the probes answer, so the first rows are not late by their start.
@@ -342,6 +342,8 @@ def main(argv):
     p_run = sub.add_parser("run")
     p_run.add_argument("--out", required=True)
     p_run.add_argument("--port", type=int, required=True)
+    # The port the users load when it is not the server's (nginx in front: PROXY_PORT).
+    p_run.add_argument("--client-port", type=int)
     p_run.add_argument("--mgmt-port", type=port_or_none)
     p_run.add_argument("--interval", type=float, required=True)
     p_run.add_argument("--max", type=int, required=True)

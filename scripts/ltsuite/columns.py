@@ -252,7 +252,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("predicted_failed_users", INTEGER, "users", "users the rules say cannot get in (beyond the queues)",
            label="predicted_failed_users"),
     Column("predicted_failed_users_from", TEXT, "", "the measured column the check compares predicted_failed_users "
-           "with (fail_connect or failed_reqs)",
+           "with (fail_connect, fail_no_fd or failed_reqs; proxy_504 behind nginx)",
            label="users who could not get in (predicted_failed_users_from)"),
     Column("predicted_listen_overflows", INTEGER, "SYNs", "the rules' listen_overflows: overflowing users x SYNs "
            "within the timeout", md=310, label="predicted_listen_overflows"),

@@ -341,6 +341,73 @@ def _syns_within(retries: Any, linear: Any, window_s: Any) -> int:
     return rules.syns_within(retries, linear, window_s)
 
 
+# ---- nginx in front (PROXY=nginx) ---------------------------------------------------------------
+
+#: The server namespace's SYN schedule when the cell did not record it: the suite creates that
+#: namespace and has no knob for it, so it keeps a new namespace's defaults, Linux
+#: include/net/tcp.h TCP_SYN_RETRIES (6) and net/ipv4/tcp_ipv4.c tcp_sk_init()
+#: (tcp_syn_linear_timeouts 4), as the client namespace reports them when left alone.
+SERVER_NS_SYN_RETRIES = 6
+SERVER_NS_SYN_LINEAR = 4
+
+
+def proxied(env: Env) -> bool:
+    """nginx stands between the users and the target (PROXY=nginx)."""
+    return env.get("PROXY") == "nginx"
+
+
+def proxy_syn_schedule(sysctls: dict[str, dict[str, str]]) -> tuple[int, int]:
+    """(tcp_syn_retries, tcp_syn_linear_timeouts) of nginx's connects to the target: nginx runs in
+    the server namespace, so its SYNs follow that namespace's schedule (recorded, else
+    SERVER_NS_SYN_RETRIES / SERVER_NS_SYN_LINEAR)."""
+    server = sysctls.get("server") or {}
+    retries = _int(server.get("net.ipv4.tcp_syn_retries"))
+    linear = _int(server.get("net.ipv4.tcp_syn_linear_timeouts"))
+    return (SERVER_NS_SYN_RETRIES if retries is None else retries,
+            SERVER_NS_SYN_LINEAR if linear is None else linear)
+
+
+def proxy_window_s(env: Env, sysctls: dict[str, dict[str, str]]) -> Any:
+    """How long nginx tries to connect a request to a target whose accept queue is full:
+    PROXY_CONNECT_TIMEOUT (ngx_http_proxy_module: past it, "upstream timed out ... while
+    connecting to upstream" and a 504), unless its kernel's connect() gives up first
+    (rules.syn_give_up_s on the server namespace's schedule) or the user stops waiting
+    (REQUEST_TIMEOUT). None when a duration is unknown."""
+    connect_ms = _duration(env, "PROXY_CONNECT_TIMEOUT")
+    timeout_ms = _duration(env, "REQUEST_TIMEOUT")
+    if connect_ms is None or timeout_ms is None:
+        return None
+    retries, linear = proxy_syn_schedule(sysctls)
+    return tidy(min(connect_ms, timeout_ms, rules.syn_give_up_s(retries, linear) * 1000) / 1000)
+
+
+def per_request_upstream(env: Env) -> bool:
+    """Behind nginx without an upstream keep-alive pool (PROXY_UPSTREAM_KEEPALIVE=0) each
+    request is a connection of its own at the server (nginx speaks HTTP/1.0 upstream and the
+    connection closes after the answer), so a user who sends several requests holds no
+    connection at the server between them, and two may overlap as one closes and the next
+    opens: measured, one user's 10,000 requests peaked at 2 connections in 6 of 17 cells with a
+    connection a request (direct with "Connection: close", or behind nginx; seed004-proxy,
+    run 20261127-044823-seed004-proxy). Only a server whose capacity is full keeps a
+    predictable count."""
+    return (proxied(env) and _int(or_default(env.get("PROXY_UPSTREAM_KEEPALIVE"), "0")) == 0
+            and (env.get("REQUESTS_PER_VU") or "1") != "1")
+
+
+def proxy_holds(env: Env, sysctls: dict[str, dict[str, str]], vus: Any) -> bool:
+    """nginx takes every user at once, so no user fails to connect: each user in flight holds
+    two of its worker_connections (its own connection and nginx's to the target), and the users'
+    SYNs fit its accept queue even if it accepted none of them before they all arrived
+    (min(PROXY_BACKLOG, somaxconn) + 1, rules.listen_backlog and sk_acceptq_is_full()). Past
+    either, users may fail at nginx and no rule here says how many."""
+    workers = _int(env.get("PROXY_WORKER_CONNECTIONS"))
+    backlog = _int(env.get("PROXY_BACKLOG"))
+    somaxconn = _int((sysctls.get("server") or {}).get("net.core.somaxconn"))
+    if None in (vus, workers, backlog, somaxconn):
+        return False
+    return 2 * vus <= workers and vus <= rules.listen_backlog(backlog, somaxconn) + 1
+
+
 # ---- Before the run ---------------------------------------------------------------------------
 
 
@@ -481,10 +548,11 @@ def design_findings(env: Env, row: Row, machine: dict[str, Any]) -> list[Finding
 
 def one_attempt_burst(env: Env, sysctls: dict[str, dict[str, str]]) -> bool:
     """Every VU makes one attempt that the server holds at least as long as the failing users
-    keep trying (syn_window_s), so the users past capacity fail and each of their SYNs meets a
-    full queue: a burst or keepalive cell of one request per VU, or a spike whose delay
-    outlasts its duration."""
-    window_s = syn_window_s(env, sysctls)
+    keep trying (syn_window_s; behind nginx, as long as nginx keeps trying to reach the target,
+    proxy_window_s), so the users past capacity fail and each of their SYNs meets a full queue:
+    a burst or keepalive cell of one request per VU, or a spike whose delay outlasts its
+    duration."""
+    window_s = proxy_window_s(env, sysctls) if proxied(env) else syn_window_s(env, sysctls)
     delay_ms = _int(env.get("DELAY_MS"))
     timeout_ms = _duration(env, "REQUEST_TIMEOUT")
     if window_s is None:
@@ -521,7 +589,14 @@ def predictions(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str,
     files fail at once ("cannot assign requested address", "too many open files") and send no
     SYN; users with a port but no room on the server send their SYNs into a full queue, each
     one a ListenOverflows (tcp_v4_syn_recv_sock()) and all but the first a TCPSynRetrans
-    (rules.syns_within); throughput and the latest answer follow the thread pool's waves."""
+    (rules.syns_within); throughput and the latest answer follow the thread pool's waves.
+
+    Behind nginx (PROXY=nginx) the users connect to nginx, which takes them all at once while
+    its own queue and worker_connections hold (proxy_holds); the server's capacity still holds
+    at the server, and the connections that meet its full queue are nginx's: each sends its
+    SYNs on the server namespace's schedule within PROXY_CONNECT_TIMEOUT (proxy_window_s), each
+    one a ListenOverflows, and its user gets a 504 (predicted_failed_users, counted in
+    proxy_504), while the users' own SYNs are answered at once (predicted_syn_retrans 0)."""
     capacity = server_capacity_with_files(env, sysctls, machine)
     vus = designed_vus(env)
     scenario = env.get("SCENARIO")
@@ -531,6 +606,7 @@ def predictions(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str,
     # each is held longer than the burst takes to arrive.
     if (capacity is None or vus is None or scenario == "waiting-room"
             or (scenario == "keepalive" and env.get("CONNECTION_REUSE") != "1")
+            or (per_request_upstream(env) and below(vus, capacity))
             or (scenario == "burst" and _int(env.get("DELAY_MS"))
                 < 2 * _int(or_default(env.get("START_SPREAD_LIMIT_MS"), "1000")))):
         conns = None
@@ -541,9 +617,14 @@ def predictions(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str,
     # once, so holding the connections does not matter.
     ports_only = (scenario in ("burst", "keepalive") and or_default(env.get("REQUESTS_PER_VU"), "1") == "1"
                   and conns is not None and at_least(capacity, with_port) and below(with_port, vus))
+    proxy = proxied(env)
     failed = vus - conns if conns is not None and (one_attempt_burst(env, sysctls) or ports_only) else None
+    if proxy and not proxy_holds(env, sysctls, with_port):
+        failed = None
     overflowing = None if failed is None else with_port - conns
-    syns = None if failed is None else _syns_within(syn_retries(sysctls), syn_linear(sysctls), syn_window_s(env, sysctls))
+    retries, linear = proxy_syn_schedule(sysctls) if proxy else (syn_retries(sysctls), syn_linear(sysctls))
+    window_s = proxy_window_s(env, sysctls) if proxy else syn_window_s(env, sysctls)
+    syns = None if failed is None else _syns_within(retries, linear, window_s)
     workers = smallest(_workers(env))
     delay_ms = _int(env.get("DELAY_MS"))
     hello = scenario in HELLO
@@ -558,7 +639,7 @@ def predictions(env: Env, sysctls: dict[str, dict[str, str]], machine: dict[str,
         "predicted_server_conns_peak": conns,
         "predicted_failed_users": failed,
         "predicted_listen_overflows": None if failed is None else overflowing * syns,
-        "predicted_syn_retrans": None if failed is None else overflowing * (syns - 1),
+        "predicted_syn_retrans": None if failed is None else 0 if proxy else overflowing * (syns - 1),
         "predicted_tps": tidy(tps),
         "predicted_lat_max_ms": tidy(lat_max),
     }
@@ -596,7 +677,12 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
     p_failed = predicted.get("predicted_failed_users")
     p_overflows = predicted.get("predicted_listen_overflows")
     port_bound = ports is not None and p_conns is not None and p_conns == ports and below(ports, vus)
+    proxy = proxied(env)
     retries, linear = syn_retries(sysctls), syn_linear(sysctls)
+    window_s = syn_window_s(env, sysctls)
+    if proxy:
+        retries, linear = proxy_syn_schedule(sysctls)
+        window_s = proxy_window_s(env, sysctls)
     failed_measure: tuple[str, Any] | None = None
     if p_failed is None:
         failed_measure = None
@@ -604,13 +690,15 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
         failed_measure = ("fail_no_fd", row.get("fail_no_fd"))
     elif port_bound and or_default(p_overflows, 0) == 0:
         failed_measure = ("fail_connect", row.get("fail_connect"))
+    elif proxy:
+        failed_measure = ("proxy_504", row.get("proxy_504"))
     elif retries is not None and rules.syn_give_up_s(retries, linear) * 1000 < timeout_ms:
         failed_measure = ("fail_connect", row.get("fail_connect"))
     elif workers is not None and below(rules.waves_ms(p_conns, workers, _int(env.get("DELAY_MS"))), timeout_ms):
         failed_measure = ("failed_reqs", row.get("failed_reqs"))
     syns = None
     if p_failed is not None and p_overflows is not None:
-        syns = _syns_within(retries, linear, syn_window_s(env, sysctls))
+        syns = _syns_within(retries, linear, window_s)
     # Users with a client port and no room on the server: each SYN they send meets a full queue.
     overflowing = None if not syns else p_overflows / syns
     checks: list[tuple[str, Any, Any, bool]] = []
@@ -640,8 +728,11 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
         expected = None if overflowing is None else max(overflowing - extra_in, 0)
         checks.append(("listen_overflows", p_overflows, row.get("listen_overflows"),
                        expected is not None and row.get("listen_overflows") == expected * syns))
+        retrans = 0 if proxy else None if expected is None else expected * (syns - 1)
         checks.append(("syn_retrans", predicted.get("predicted_syn_retrans"), row.get("syn_retrans"),
-                       expected is not None and row.get("syn_retrans") == expected * (syns - 1)))
+                       retrans is not None and row.get("syn_retrans") == retrans))
+    if proxy:
+        checks.extend(proxy_checks(env, sysctls, row, vus, port_bound or file_bound, retries, linear, window_s))
     off = [c for c in checks if not c[3]]
     out: Row
     if not checks:
@@ -696,6 +787,8 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
             why.append(f"{text(more_overflows)} more overflows and as many more SYN retransmits than predicted: users "
                        "whose first SYNs met a full queue and who connected on a retry, while Tomcat was still "
                        "taking connections off the queue")
+        if proxy:
+            why.extend(proxy_reasons(env, row))
         if peak is not None and p_conns is not None and peak > p_conns + slack:
             why.append(f"the server held more connections than max-connections + backlog + 1 + {text(slack)} (the "
                        "queue race allows CPUs - 1 more): check the effective accept-count in target.log")
@@ -708,6 +801,40 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
     # prediction beside that one).
     out["predicted_failed_users_from"] = None if failed_measure is None else failed_measure[0]
     return out
+
+
+def proxy_checks(env: Env, sysctls: dict[str, dict[str, str]], row: Row, vus: Any, client_bound: bool,
+                 retries: int, linear: int, window_s: Any) -> list[tuple[str, Any, Any, bool]]:
+    """The checks across the tiers of a cell behind nginx, (name, predicted, measured, ok): no
+    user fails to connect while nginx takes them all (proxy_holds; not judged where the
+    client's own ports or files are the limit), and where each of nginx's connects sends one
+    SYN within PROXY_CONNECT_TIMEOUT (rules.syns_within on the server namespace's schedule),
+    each SYN that met the server's full accept queue (ListenOverflows, tcp_conn_request()) is
+    one connect nginx gave up on: proxy_upstream_connect_timeouts = listen_overflows. With
+    retransmitted SYNs a connect may get in on a later one, so no count is judged there."""
+    checks: list[tuple[str, Any, Any, bool]] = []
+    connect = row.get("fail_connect")
+    if proxy_holds(env, sysctls, vus) and not client_bound and connect is not None:
+        checks.append(("fail_connect", 0, connect, connect == 0))
+    overflows, timeouts = row.get("listen_overflows"), row.get("proxy_upstream_connect_timeouts")
+    if (window_s is not None and _syns_within(retries, linear, window_s) == 1 and overflows is not None
+            and timeouts is not None):
+        checks.append(("proxy_upstream_connect_timeouts", overflows, timeouts, timeouts == overflows))
+    return checks
+
+
+def proxy_reasons(env: Env, row: Row) -> list[str]:
+    """Why a cell behind nginx differs from the rules, from nginx's own figures."""
+    why = []
+    if or_default(row.get("fail_connect"), 0) > 0:
+        why.append(f"{text(row['fail_connect'])} users failed to connect to nginx itself: its accept queue "
+                   f"(PROXY_BACKLOG={text(env.get('PROXY_BACKLOG'))}) or its worker_connections "
+                   f"({text(env.get('PROXY_WORKER_CONNECTIONS'))}) ran out")
+    if or_default(row.get("proxy_502"), 0) > 0:
+        why.append(f"nginx answered {text(row['proxy_502'])} requests with a 502: the target refused or reset its "
+                   "connections (tcp_abort_on_overflow=1 resets a final ACK that meets a full queue) instead of "
+                   "leaving its SYNs unanswered")
+    return why
 
 
 # ---- Command line -------------------------------------------------------------------------------

@@ -363,9 +363,10 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     """predicted_t_queued_p99_ms and predicted_t_connect_p99_ms (None where the rule does not
     apply: see one_request_at_once), from simulate() with the cell's knobs, its recorded
     somaxconn (the listen backlog, rules.listen_backlog) and the client's SYN schedule, each
-    connect one NET_RTT_MS longer."""
+    connect one NET_RTT_MS longer. Not behind nginx (PROXY=nginx): there the users connect to
+    nginx at once and the server's queue delays nginx's connects, not theirs."""
     none = {"predicted_t_queued_p99_ms": None, "predicted_t_connect_p99_ms": None}
-    if not one_request_at_once(env):
+    if not one_request_at_once(env) or design.proxied(env):
         return none
     users, threads = to_number(env.get("VUS")), to_number(env.get("TOMCAT_MAX_THREADS"))
     max_conns, accept = to_number(env.get("TOMCAT_MAX_CONNECTIONS")), to_number(env.get("TOMCAT_ACCEPT_COUNT"))

@@ -36,6 +36,11 @@ setup() {
   # The requests that connected waited at most the connect timeout for it.
   awk -v c="$(lt_row_value "$CELL" proxy_upstream_connect_p99_ms)" 'BEGIN { exit !(c >= 0 && c <= 300) }'
   awk -v c="$(lt_row_value "$CELL" proxy_request_p99_ms)" 'BEGIN { exit !(c >= 1500) }'
+  # The rules agree across the tiers: the server held its capacity, no user failed to connect,
+  # and each overflow (one SYN of nginx's within 300 ms) is one connect nginx gave up on.
+  [ "$(lt_row_value "$CELL" predicted_server_conns_peak)" -eq 3 ]
+  [ "$(lt_row_value "$CELL" listen_overflows)" -eq "$timeouts" ]
+  [ "$(lt_row_value "$CELL" prediction_check)" = match ] || fail "$(lt_row_value "$CELL" prediction_notes)"
 }
 
 @test "the users loaded nginx's port, nginx the target's; nginx stopped with its cell" {

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from ltsuite import design
+from ltsuite.cellfiles import read_cell_env, read_sysctls
 from ltsuite.design import Finding
 
 from conftest import ROOT
@@ -252,3 +253,76 @@ def test_verdict_a_full_syn_queue_explains_a_mismatch_with_a_round_trip():
     assert ("the server dropped 70 SYNs because its SYN queue was full (TCPReqQFullDrop, tcp_syncookies=0): "
             "half-open handshakes waited there a round trip each (NET_RTT_MS=100)") in notes
     assert "nothing in the cell's counters" not in notes
+
+
+# ---- nginx in front: the failure one tier up ----------------------------------------------------
+
+PROXIED = env(SCENARIO="burst", PROXY="nginx", PROXY_CONNECT_TIMEOUT="300ms", PROXY_BACKLOG="511",
+              PROXY_WORKER_CONNECTIONS="4096")
+
+
+def test_behind_nginx_a_held_burst_fails_as_504s_on_the_server_namespaces_syn_schedule():
+    p = design.predictions(PROXIED, SYSCTLS, MACHINE)
+    # capacity 3 at the server; 8 of nginx's connects find the queue full and send one SYN each
+    # within 300 ms; the users' own SYNs reach nginx (no retransmit).
+    assert [p["predicted_server_conns_peak"], p["predicted_failed_users"], p["predicted_listen_overflows"],
+            p["predicted_syn_retrans"]] == [3, 8, 8, 0]
+    # 5 s: nginx's SYNs at 0 1 2 3 4 (the server namespace's 6 retries, 4 linear), not the
+    # client's 4 retries, 0 linear (0 1 3).
+    p = design.predictions(dict(PROXIED, PROXY_CONNECT_TIMEOUT="5s"), SYSCTLS, MACHINE)
+    assert [p["predicted_failed_users"], p["predicted_listen_overflows"]] == [8, 40]
+
+
+def test_behind_nginx_no_failed_users_are_predicted_past_its_own_worker_connections_or_queue():
+    for knobs in ({"PROXY_WORKER_CONNECTIONS": "20"}, {"PROXY_BACKLOG": "5"}):
+        p = design.predictions(dict(PROXIED, **knobs), SYSCTLS, MACHINE)
+        assert [p["predicted_server_conns_peak"], p["predicted_failed_users"]] == [3, None]
+
+
+def test_behind_nginx_the_failed_users_are_its_504s_and_no_user_fails_to_connect():
+    row = {"server_conns_peak": 3, "proxy_504": 8, "proxy_502": 0, "listen_overflows": 8, "syn_retrans": 0,
+           "fail_connect": 0, "proxy_upstream_connect_timeouts": 8}
+    assert verdict(row, cell=PROXIED) == {"prediction_check": "match", "prediction_notes": None,
+                                          "predicted_failed_users_from": "proxy_504"}
+    out = verdict(dict(row, fail_connect=2, proxy_504=6, proxy_upstream_connect_timeouts=6, listen_overflows=6),
+                  cell=PROXIED)
+    assert out["prediction_check"] == "mismatch"
+    assert out["prediction_notes"].startswith("failed users (proxy_504) 6 where 8 was predicted; listen_overflows 6 "
+                                              "where 8 was predicted; fail_connect 2 where 0 was predicted: 2 users "
+                                              "failed to connect to nginx itself")
+    notes = verdict(dict(row, proxy_504=5, proxy_502=3, proxy_upstream_connect_timeouts=5), cell=PROXIED)["prediction_notes"]
+    assert "nginx answered 3 requests with a 502: the target refused or reset" in notes
+
+
+def test_behind_nginx_each_overflow_is_one_connect_nginx_gave_up_on_when_it_sends_one_syn():
+    cell = dict(PROXIED, REQUESTS_PER_VU="2", SCENARIO="keepalive")
+    row = {"server_conns_peak": 3, "fail_connect": 0, "listen_overflows": 8, "proxy_upstream_connect_timeouts": 8}
+    assert verdict(row, cell=cell)["prediction_check"] == "match"
+    notes = verdict(dict(row, proxy_upstream_connect_timeouts=7), cell=cell)["prediction_notes"]
+    assert notes.startswith("proxy_upstream_connect_timeouts 7 where 8 was predicted")
+    # Past the first retransmit (1 s) a connect may get in on a later SYN: no count is judged.
+    assert verdict(dict(row, proxy_upstream_connect_timeouts=7), cell=dict(cell, PROXY_CONNECT_TIMEOUT="2s")) == {
+        "prediction_check": "match", "prediction_notes": None, "predicted_failed_users_from": None}
+
+
+def test_the_recorded_nginx_504_cell_matches_across_the_tiers_and_a_connect_failure_would_not():
+    cell_dir = ROOT / "tests" / "python" / "fixtures" / "nginx-504"
+    cell = read_cell_env(cell_dir / "cell.env")
+    sysctls = read_sysctls(cell_dir / "sysctls.tsv")
+    row = json.loads((cell_dir / "row.json").read_text())
+    predicted = design.predictions(cell, sysctls, MACHINE)
+    assert design.prediction_verdict(cell, sysctls, predicted, row, {}, MACHINE, [])["prediction_check"] == "match"
+    for change, name in (({"fail_connect": 1}, "fail_connect 1 where 0 was predicted"),
+                         ({"proxy_upstream_connect_timeouts": 7}, "proxy_upstream_connect_timeouts 7 where 8")):
+        out = design.prediction_verdict(cell, sysctls, predicted, dict(row, **change), {}, MACHINE, [])
+        assert out["prediction_check"] == "mismatch" and name in out["prediction_notes"]
+
+
+def test_behind_nginx_without_upstream_keepalive_one_users_connections_are_per_request():
+    cell = env(SCENARIO="keepalive", VUS="1", REQUESTS_PER_VU="10000", DELAY_MS="0", PROXY="nginx",
+               PROXY_UPSTREAM_KEEPALIVE="0", TOMCAT_MAX_CONNECTIONS="8192", TOMCAT_ACCEPT_COUNT="100")
+    assert design.predictions(cell, SYSCTLS, MACHINE)["predicted_server_conns_peak"] is None
+    # With a pool nginx keeps its connection; a full server keeps its capacity either way.
+    assert design.predictions(dict(cell, PROXY_UPSTREAM_KEEPALIVE="4"), SYSCTLS, MACHINE)["predicted_server_conns_peak"] == 1
+    full = dict(cell, VUS="6", TOMCAT_MAX_CONNECTIONS="1", TOMCAT_ACCEPT_COUNT="1")
+    assert design.predictions(full, SYSCTLS, MACHINE)["predicted_server_conns_peak"] == 3

@@ -86,6 +86,19 @@ time.sleep(30)
       last = k }' "$BATS_TEST_TMPDIR/samples.tsv"
 }
 
+@test "the client's sockets are counted on the port the users load when it is not the server's" {
+  start_listener
+  # Port 1 has nothing; the users' port is the listener's (nginx's PROXY_PORT in a cell).
+  sampler_start "$BATS_TEST_TMPDIR/samples.tsv" 1 "" 0.25 2 "" "$LISTEN_PORT"
+  wait "$SAMPLER_PID"
+  SAMPLER_PID=""
+  awk -F'\t' 'NR > 1 && $7 != 3 { bad = 1 } END { exit bad || NR < 2 }' "$BATS_TEST_TMPDIR/samples.tsv"
+  sampler_start "$BATS_TEST_TMPDIR/samples-1.tsv" 1 "" 0.25 2
+  wait "$SAMPLER_PID"
+  SAMPLER_PID=""
+  awk -F'\t' 'NR > 1 && $7 != 0 { bad = 1 } END { exit bad || NR < 2 }' "$BATS_TEST_TMPDIR/samples-1.tsv"
+}
+
 @test "a stop ends the sampler at once, mid-pause, and ends its probe" {
   start_listener
   sampler_start "$BATS_TEST_TMPDIR/samples.tsv" "$LISTEN_PORT" "" 30 5
