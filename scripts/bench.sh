@@ -217,6 +217,11 @@ bench_capacity() {
 # BENCH_USERS_PER_VU users a VU (auto: what the suite chooses for the cell,
 # scripts/ltsuite/rules.py users_per_vu) and with a VU per user
 # (USERS_PER_VU=1); k6 VUs are the users over the users each VU carries.
+# The spread is taken as each user's request is sent (before its connect);
+# beside it, what the users then waited for: k6's connecting median (the
+# time parts' when the cell kept its samples, else k6's summary), the
+# SYNs the kernel retransmitted and the listen queue's overflows, and the
+# machine's load average (1 min) as the cell ended.
 bench_start() {
   say "3b/5 VU start: burst ($BATCH_USERS and 1 users per VU) versus spike for $START_VUS users"
   local vus scenario run_dir mc per_vu
@@ -229,8 +234,9 @@ bench_start() {
         "REQUESTS_PER_VU=1" "DELAY_MS=20000" "REQUEST_TIMEOUT=40s" "DURATION=$((vus / 400 + 30))s" "GRACEFUL_STOP=5s" \
         "TOMCAT_MAX_THREADS=200" "TOMCAT_MAX_CONNECTIONS=$mc" "TOMCAT_ACCEPT_COUNT=$vus" "SOMAXCONN=65535" \
         "SERVER_HEAP=3g")"
-      record start "$(jq -c --argjson vus "$vus" \
-        --slurpfile env <(results_env_json "$run_dir/cells/01/cell.env") '{vus: $vus,
+      record start "$(jq -c --argjson vus "$vus" --arg load "$(cut -d' ' -f1 /proc/loadavg)" \
+        --slurpfile env <(results_env_json "$run_dir/cells/01/cell.env") \
+        --slurpfile summary <(cat "$run_dir/cells/01/summary.json" 2>/dev/null || echo null) '{vus: $vus,
         scenario: .scenario, k6_instances: ($env[0].K6_INSTANCES | tonumber? // null),
         users_per_vu: (if .scenario == "burst" then ($env[0].USERS_PER_VU | tonumber? // null) else 1 end),
         k6_vus: (if .vus_max == null then null
@@ -242,6 +248,9 @@ bench_start() {
                     then (.vus_started / .first_request_after_s * 10 | round / 10) else null end),
         k6_rss_peak_mb: .k6_rss_peak_mb,
         kb_per_vu: (if .k6_rss_peak_mb == null then null else (.k6_rss_peak_mb * 1024 / $vus | round) end),
+        connect_med_ms: (.t_connect_med_ms // $summary[0].metrics.http_req_connecting.values.med? // null),
+        syn_retrans: .syn_retrans, listen_overflows: .listen_overflows,
+        load_avg: ($load | tonumber? // null),
         server_conns_peak: .server_conns_peak, as_designed: .as_designed, design_notes: .design_notes}' \
         "$run_dir/cells/01/row.json")"
     done

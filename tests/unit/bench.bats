@@ -92,7 +92,7 @@ JSON
 {"figure":"start","vus":1000,"scenario":"burst","users_per_vu":1,"k6_vus":1000,"k6_instances":1,"vus_started":1000,"first_request_after_s":5.2,"first_request_spread_ms":120,"vus_per_s":null,"k6_rss_peak_mb":300,"kb_per_vu":307,"server_conns_peak":1000,"as_designed":1}
 {"figure":"start","vus":1000,"scenario":"spike","users_per_vu":1,"k6_vus":1000,"k6_instances":1,"vus_started":1000,"first_request_after_s":0.8,"first_request_spread_ms":700,"vus_per_s":1250,"k6_rss_peak_mb":290,"kb_per_vu":297,"server_conns_peak":998,"as_designed":1}
 {"figure":"start","vus":20000,"scenario":"burst","users_per_vu":1,"k6_vus":20000,"k6_instances":2,"burst_lead_ms":27000,"vus_started":20000,"first_request_after_s":30,"first_request_spread_ms":2100,"vus_per_s":null,"k6_rss_peak_mb":5000,"kb_per_vu":256,"server_conns_peak":20000,"as_designed":0}
-{"figure":"start","vus":20000,"scenario":"burst","users_per_vu":50,"k6_vus":400,"k6_instances":2,"burst_lead_ms":1000,"vus_started":20000,"first_request_after_s":3,"first_request_spread_ms":150,"vus_per_s":null,"k6_rss_peak_mb":1500,"kb_per_vu":77,"server_conns_peak":20000,"as_designed":1}
+{"figure":"start","vus":20000,"scenario":"burst","users_per_vu":50,"k6_vus":400,"k6_instances":2,"burst_lead_ms":1000,"vus_started":20000,"first_request_after_s":3,"first_request_spread_ms":150,"vus_per_s":null,"connect_med_ms":412.46,"syn_retrans":0,"listen_overflows":0,"load_avg":3.2,"k6_rss_peak_mb":1500,"kb_per_vu":77,"server_conns_peak":20000,"as_designed":1}
 {"figure":"orchestration","rep":1,"variant":"cds","wall_s":5,"k6_s":3,"overhead_s":2,"setup_s":0.3,"target_start_s":1.5,"k6_process_s":3.4,"teardown_s":0.4,"files_s":0.1}
 JSON
   assert_success
@@ -100,10 +100,11 @@ JSON
   jq -e '.connections_peak == 20000' <<<"$output"
   jq -e '.orchestration.phases_s.target_start_s.cds.median == 1.5' <<<"$output"
   run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
-  # The lead the suite chose for a burst; a spike has none. The old way beside the new.
-  assert_output --partial "| 20000 | burst | 1 | 20000 | 2 | 27000 | 20000 | 30 | - | 2100 | 5000 | 256 | 20000 | 0 |"
-  assert_output --partial "| 20000 | burst | 50 | 400 | 2 | 1000 | 20000 | 3 | - | 150 | 1500 | 77 | 20000 | 1 |"
-  assert_output --partial "| 1000 | spike | 1 | 1000 | 1 | - | 1000 | 0.8 | 1250 | 700 | 290 | 297 | 998 | 1 |"
+  # The lead the suite chose for a burst; a spike has none. The old way beside the new, each with
+  # what its users waited for to connect and the load it ran under; a row without them says "-".
+  assert_output --partial "| 20000 | burst | 1 | 20000 | 2 | 27000 | 20000 | 30 | - | 2100 | - | - | - | - | 5000 | 256 | 20000 | 0 |"
+  assert_output --partial "| 20000 | burst | 50 | 400 | 2 | 1000 | 20000 | 3 | - | 150 | 412.46 | 0 | 0 | 3.2 | 1500 | 77 | 20000 | 1 |"
+  assert_output --partial "| 1000 | spike | 1 | 1000 | 1 | - | 1000 | 0.8 | 1250 | 700 | - | - | - | - | 290 | 297 | 998 | 1 |"
   assert_output --partial "| cds | - | 0.3 (0.3..0.3, n=1) | 1.5 (1.5..1.5, n=1) | - | 3.4 (3.4..3.4, n=1) |"
   assert_output --partial "Most concurrent connections the target held in this bench: 20000"
 }
