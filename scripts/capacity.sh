@@ -2,7 +2,8 @@
 # Summary: how much can it take: the highest load (users, or an arrival rate) the file's settings hold within a goal, searched from the rules' limit with real cells.
 # Usage: scripts/capacity.sh LOAD_FILE   (a matrix without axes, plus the goal: docs/advise.md)
 #
-# Writes results/capacity-<id>/capacity.md, capacity.json and capacity.svg;
+# Writes results/capacity-<id>/capacity.md, capacity.json, capacity.svg and
+# report.html (the curve drawn, each cell's run linked: scripts/lib/report.sh);
 # exit 0 with a verified maximum, 2 for bad input, 3 when no load held.
 #
 # The file is checked as every matrix is (env/defaults.env's types), then as
@@ -14,7 +15,7 @@ set -euo pipefail
 LT_PROG=capacity
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix rundir advise; do
+for lib in envfile matrix rundir advise results report; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -32,8 +33,12 @@ main() {
   capacity_check "$file"
   out="$(advise_dir capacity "$file")"
   advise_inputs "$out" "${LOAD_KNOB[${MATRIX_VALUE[SCENARIO]}]}"
-  # Exit 3: no load verified (capacity.md says why).
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.capacity run "$out/load.env" "$out/base.matrix" "$out" "$file"
+  # Exit 3: no load verified (capacity.md says why); the page either way.
+  local status=0
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.capacity run "$out/load.env" "$out/base.matrix" "$out" "$file" || status=$?
+  report_render_capacity "$out"
+  [[ ! -s "$out/report.html" ]] || say "report: $out/report.html"
+  return "$status"
 }
 
 # capacity_check FILE: what the search needs beyond the knobs' types and the

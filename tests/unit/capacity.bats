@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # scripts/capacity.sh: the input a search needs, refused before anything
-# runs, and a goal no load can meet answered without a cell.
+# runs (and make advise's, which shares its checks: scripts/lib/advise.sh),
+# and a goal no load can meet answered without a cell.
 
 setup() {
   load '../test_helper'
@@ -57,4 +58,8 @@ TABLE
   [ ! -e "${dir[0]}/runs" ]
   run cat "${dir[0]}/capacity.md"
   assert_line "**No load verified**"
+  # Its page says so first, and has no cell to draw.
+  run cat "${dir[0]}/report.html"
+  assert_line "<h1>How much can it take: No load verified</h1>"
+  assert_line "<p>No cell ran.</p>"
 }
