@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # report.html of a make capacity search, from a recorded one
-# (tests/fixtures/capacity-run/capacity.json: make capacity
-# MATRIX=env/advise/own-path-capacity.env), rendered by scripts/report.sh and
+# (tests/fixtures/capacity-run/capacity.json: seed 003's search of
+# docs/capacity.md, 10 and 11 users held, 13 and 12 failed, its cells' rows
+# replayed through ltsuite.capacity), rendered by scripts/report.sh and
 # opened in a real browser (Debian's chromium, driven by playwright-core):
 # the answer in words, throughput and p99 against the load, the knee marked.
 # No run: a few seconds.
