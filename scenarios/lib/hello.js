@@ -34,13 +34,14 @@ export function loadOptions(name, executor, extra = {}) {
   }, extra);
 }
 
-// requestOf(config): the URL every request asks and its k6 name tag: TARGET_PATH
-// as written (no delayMs: the service is not the suite's /hello), else the
-// suite's /hello?delayMs=DELAY_MS. One name a run, so the URL's query adds no
-// time series.
+// requestOf(config): the URL every request asks and its k6 tags: TARGET_PATH
+// as written (no delayMs: the service is not the suite's /hello), named by k6
+// (the URL: the samples' url tag shows what was asked), else the suite's
+// /hello?delayMs=DELAY_MS named hello (k6 then tags url as hello too). One
+// URL a run either way: the query adds no time series.
 export function requestOf(config) {
-  if (config.targetPath) return { url: `${config.targetUrl}${config.targetPath}`, name: config.targetPath };
-  return { url: `${config.targetUrl}/hello?delayMs=${config.delayMs}`, name: 'hello' };
+  if (config.targetPath) return { url: `${config.targetUrl}${config.targetPath}`, tags: {} };
+  return { url: `${config.targetUrl}/hello?delayMs=${config.delayMs}`, tags: { name: 'hello' } };
 }
 
 // helloIteration(config): the default function of a /hello scenario (it
@@ -49,8 +50,8 @@ export function requestOf(config) {
 // close the connection after its answer: the user leaves, and its idle
 // keep-alive connection does not hold one of max-connections.
 export function helloIteration(config) {
-  const { url, name } = requestOf(config);
-  const params = { timeout: config.requestTimeout, tags: { name } };
+  const { url, tags } = requestOf(config);
+  const params = { timeout: config.requestTimeout, tags };
   const lastParams = Object.assign({}, params, { headers: { Connection: 'close' } });
   const last = config.lastIteration === undefined ? -1 : config.lastIteration;
   const barrier = config.barrier || null;
@@ -83,11 +84,11 @@ export function helloIteration(config) {
 // none is left open, and burst.js turns reuse off so that each request waits
 // for its own connection).
 export function helloUsers(config) {
-  const { url, name } = requestOf(config);
+  const { url, tags } = requestOf(config);
   const last = config.requestsPerVu - 1;
   const barrier = config.barrier || null;
   const think = () => new Promise((resolve) => setTimeout(resolve, config.thinkTimeMs));
-  const paramsFor = (id, i) => withUserRequestId({ timeout: config.requestTimeout, tags: { name },
+  const paramsFor = (id, i) => withUserRequestId({ timeout: config.requestTimeout, tags,
     headers: i === last ? { Connection: 'close' } : {} }, id, i, i + 1);
   // answered(res): what a user does with an answer (the suite's own metrics).
   const answered = (res) => {
