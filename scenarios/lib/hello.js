@@ -36,9 +36,9 @@ export function loadOptions(name, executor, extra = {}) {
 
 // requestOf(config): the URL every request asks and its k6 tags: TARGET_PATH
 // as written (no delayMs: the service is not the suite's /hello), named by k6
-// (the URL: the samples' url tag shows what was asked), else the suite's
-// /hello?delayMs=DELAY_MS named hello (k6 then tags url as hello too). One
-// URL a run either way: the query adds no time series.
+// (by the URL: the samples' name tag shows what was asked), else the suite's
+// /hello?delayMs=DELAY_MS named hello (a name tag replaces k6's url tag too).
+// One URL a run either way: the query adds no time series.
 export function requestOf(config) {
   if (config.targetPath) return { url: `${config.targetUrl}${config.targetPath}`, tags: {} };
   return { url: `${config.targetUrl}/hello?delayMs=${config.delayMs}`, tags: { name: 'hello' } };
