@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Summary: write a run's report.html again from its files (the runner writes it at the end of every run).
-# Usage: scripts/report.sh RUN   (a run id under results/, "latest", or a run directory); prints the page's path
+# Usage: scripts/report.sh RUN   (a run id under results/, "latest", a run directory or a make capacity directory); prints the page's path
 set -euo pipefail
 
 LT_PROG=report
@@ -24,8 +24,13 @@ main() {
   [[ $# -eq 1 ]] || usage_error "one run at a time (got $#)"
   local dir="$1"
   [[ -d "$dir" ]] || dir="$LT_RESULTS_DIR/$1"
-  [[ -f "$dir/manifest.json" ]] || usage_error "$1: no such run (no manifest.json in $dir)"
-  report_render "$dir"
+  if [[ -f "$dir/capacity.json" ]]; then
+    # A make capacity search (results/capacity-<id>/): its curve and cells.
+    report_render_capacity "$dir"
+  else
+    [[ -f "$dir/manifest.json" ]] || usage_error "$1: no such run (no manifest.json in $dir)"
+    report_render "$dir"
+  fi
   printf '%s\n' "$(cd "$dir" && pwd -P)/report.html"
 }
 

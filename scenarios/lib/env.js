@@ -38,6 +38,19 @@ export function bool(key, fallback) {
   return raw === '1';
 }
 
+// A path and query on the target (type "urlpath" in env/defaults.env:
+// TARGET_PATH), as scripts/lib/envfile.sh's envfile_check_type: from /, no
+// space, control character or #.
+const URL_PATH = /^\/[^\s#\x00-\x1f\x7f]*$/;
+
+export function urlPath(key, fallback) {
+  const raw = str(key, fallback);
+  if (raw !== '' && !URL_PATH.test(raw)) {
+    throw new Error(`${key}: '${raw}' is not a path on the target (it starts with /, has no space or #), such as /owners?lastName=`);
+  }
+  return raw;
+}
+
 const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
 
 export function duration(key, fallback) {

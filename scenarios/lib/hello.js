@@ -1,6 +1,7 @@
 // What the /hello scenarios share: their common knobs, their options and the
-// iteration itself (GET /hello?delayMs=..., failure cause, status check,
-// think time). Each scenario adds only its executor.
+// iteration itself (GET /hello?delayMs=..., or TARGET_PATH on a service of
+// one's own; failure cause, status check, think time). Each scenario adds
+// only its executor.
 import http from 'k6/http';
 import { check, sleep } from 'k6';
 import exec from 'k6/execution';
@@ -15,6 +16,7 @@ export function helloConfig() {
   return {
     targetUrl: env.required('TARGET_URL'),
     delayMs: env.int('DELAY_MS', 0),
+    targetPath: env.urlPath('TARGET_PATH', ''),
     requestTimeout: env.positiveDuration('REQUEST_TIMEOUT'),
     gracefulStop: env.duration('GRACEFUL_STOP'),
     thinkTimeMs: env.int('THINK_TIME_MS', 0),
@@ -32,14 +34,24 @@ export function loadOptions(name, executor, extra = {}) {
   }, extra);
 }
 
+// requestOf(config): the URL every request asks and its k6 tags: TARGET_PATH
+// as written (no delayMs: the service is not the suite's /hello), named by k6
+// (by the URL: the samples' name tag shows what was asked), else the suite's
+// /hello?delayMs=DELAY_MS named hello (a name tag replaces k6's url tag too).
+// One URL a run either way: the query adds no time series.
+export function requestOf(config) {
+  if (config.targetPath) return { url: `${config.targetUrl}${config.targetPath}`, tags: {} };
+  return { url: `${config.targetUrl}/hello?delayMs=${config.delayMs}`, tags: { name: 'hello' } };
+}
+
 // helloIteration(config): the default function of a /hello scenario (it
 // takes setup()'s data and hands it to config.barrier, if any). With
 // config.lastIteration set, that iteration (k6's __ITER) asks the server to
 // close the connection after its answer: the user leaves, and its idle
 // keep-alive connection does not hold one of max-connections.
 export function helloIteration(config) {
-  const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
-  const params = { timeout: config.requestTimeout, tags: { name: 'hello' } };
+  const { url, tags } = requestOf(config);
+  const params = { timeout: config.requestTimeout, tags };
   const lastParams = Object.assign({}, params, { headers: { Connection: 'close' } });
   const last = config.lastIteration === undefined ? -1 : config.lastIteration;
   const barrier = config.barrier || null;
@@ -72,11 +84,11 @@ export function helloIteration(config) {
 // none is left open, and burst.js turns reuse off so that each request waits
 // for its own connection).
 export function helloUsers(config) {
-  const url = `${config.targetUrl}/hello?delayMs=${config.delayMs}`;
+  const { url, tags } = requestOf(config);
   const last = config.requestsPerVu - 1;
   const barrier = config.barrier || null;
   const think = () => new Promise((resolve) => setTimeout(resolve, config.thinkTimeMs));
-  const paramsFor = (id, i) => withUserRequestId({ timeout: config.requestTimeout, tags: { name: 'hello' },
+  const paramsFor = (id, i) => withUserRequestId({ timeout: config.requestTimeout, tags,
     headers: i === last ? { Connection: 'close' } : {} }, id, i, i + 1);
   // answered(res): what a user does with an answer (the suite's own metrics).
   const answered = (res) => {

@@ -174,6 +174,11 @@ envfile_check_type() {
     url)
       [[ "$value" =~ ^https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:]+\])(:[0-9]{1,5})?(/[^[:space:]]*)?$ ]] \
         || { printf "'%s' is not an http(s) URL such as http://127.0.0.1:8080" "$value"; return 1; } ;;
+    urlpath)
+      # A path and query on the target (TARGET_PATH): from /, no spaces,
+      # control characters or fragment (#: a browser's, never sent).
+      [[ "$value" == /* && "$value" != *[[:space:][:cntrl:]#]* ]] \
+        || { printf "'%s' is not a path on the target (it starts with /, has no space or #), such as /owners?lastName=" "$value"; return 1; } ;;
     word)
       [[ "$value" =~ ^[A-Za-z0-9._:/@+-]+$ ]] \
         || { printf "'%s' has characters other than letters, digits and ._:/@+-" "$value"; return 1; } ;;

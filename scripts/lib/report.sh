@@ -63,11 +63,22 @@ report_as_designed() {
 # many cells ran as designed and the first reason one did not (DESIGNED:
 # report_as_designed's JSON).
 report_head() {
-  jq -r '"<!DOCTYPE html>
-<html lang=\"en\">
+  report_style "run $(jq -r .run_id "$1")" "$2"
+  jq -r --argjson designed "$3" '"</head>
+<body>
+<h1>Run <code>\(.run_id | @html)</code>: \(.status | @html), \($designed.cells_as_designed) of \(.cells_total) cell(s) ran as designed</h1>",
+    (if $designed.first_design_reason == null then empty
+     else "<p id=\"first-reason\" class=\"warning\">First reason: \($designed.first_design_reason | @html)</p>" end)' "$1"
+}
+
+# report_style TITLE CHARTS: the document up to its head's styles (uPlot's
+# too when CHARTS is 1), TITLE escaped.
+report_style() {
+  printf '<!DOCTYPE html>
+<html lang="en">
 <head>
-<meta charset=\"utf-8\">
-<title>run \(.run_id | @html)</title>
+<meta charset="utf-8">
+<title>%s</title>
 <style>
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
   table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -77,21 +88,17 @@ report_head() {
   tr.failed td { background: #fde8e8; }
   .results { overflow-x: auto; }
   .warning { color: #a40; }
-  code { font-size: 90%; }
+  code { font-size: 90%%; }
   .charts { display: flex; flex-wrap: wrap; gap: 0.5em 1.5em; }
   figure.chart { margin: 0.5em 0; }
   figure.chart figcaption { font-weight: 600; margin-bottom: 0.2em; }
-</style>"' "$1"
+</style>
+' "$(report_escape "$1")"
   if [[ "$2" == 1 ]]; then
     printf '<style>\n'
     cat "$REPORT_UPLOT_DIR/uPlot.min.css"
     printf '\n</style>\n'
   fi
-  jq -r --argjson designed "$3" '"</head>
-<body>
-<h1>Run <code>\(.run_id | @html)</code>: \(.status | @html), \($designed.cells_as_designed) of \(.cells_total) cell(s) ran as designed</h1>",
-    (if $designed.first_design_reason == null then empty
-     else "<p id=\"first-reason\" class=\"warning\">First reason: \($designed.first_design_reason | @html)</p>" end)' "$1"
 }
 
 # report_findings RUN_DIR: what each cell found, in words (findings.txt,
@@ -332,4 +339,69 @@ report_size() {
     else if (b < 1048576) printf "%.0f KB", b / 1024
     else printf "%.1f MB", b / 1048576
   }'
+}
+
+# report_render_capacity DIR: DIR/report.html for a make capacity search
+# (DIR/capacity.json, scripts/ltsuite/capacity.py): the answer in words
+# first (the verified maximum and the first load above it that failed),
+# throughput and p99 against the load with the knee marked
+# (scripts/report/capacity.js), every cell with a link to its run's page,
+# the model and the goal. Tables only without the charting library.
+report_render_capacity() {
+  local dir="$1" charts=1
+  [[ -s "$dir/capacity.json" ]] || return 0
+  if [[ ! -s "$REPORT_UPLOT_DIR/uPlot.iife.min.js" ]]; then
+    warn "report: no charting library in $REPORT_UPLOT_DIR (scripts/setup/install-report-tools.sh installs it); report.html has tables only"
+    charts=0
+  fi
+  {
+    report_style "capacity $(basename "$dir")" "$charts"
+    report_capacity_body "$dir/capacity.json" "$charts"
+    if ((charts)); then
+      printf '<script>\n'
+      sed 's#</script#<\\/script#g' "$REPORT_UPLOT_DIR/uPlot.iife.min.js"
+      printf '\n</script>\n<script type="application/json" id="capacity-data">\n'
+      jq -c . "$dir/capacity.json" | sed 's#</#<\\/#g'
+      printf '\n</script>\n<script>\n'
+      cat "$REPORT_SOURCE_DIR/capacity.js"
+      printf '</script>\n'
+    fi
+    printf '</body>\n</html>\n'
+  } | write_atomic "$dir/report.html"
+}
+
+# report_capacity_body CAPACITY_JSON CHARTS: the page's text: the answer, the
+# settings and the goal, the model, the place of the curve, the cells.
+report_capacity_body() {
+  jq -r --argjson charts "$2" '
+    def num: if . == null then "" else tostring end;
+    def goal: (if (.goal.failed_rate // 0) == 0 then "no failed request" else "at most a rate of \(.goal.failed_rate) failed" end)
+      + (if .goal.p99_ms == null then "" else ", p99 within \(.goal.p99_ms) ms" end);
+    "</head>\n<body>",
+    "<h1>How much can it take: \(.verdict // (if .maximum == null then "No load verified" else "Verified maximum: \(.knob)=\(.maximum) \(.unit)" end) | @html)</h1>",
+    "<p>\(.source // "" | @html)</p>",
+    "<table id=\"capacity-answer\">",
+    "<tr><th>verified maximum</th><td>\(if .maximum == null then "none" else "\(.knob)=\(.maximum) \(.unit)" end | @html)</td></tr>",
+    "<tr><th>first failing load</th><td>\(if .first_failing == null then "none" else "\(.knob)=\(.first_failing)" end | @html)</td></tr>",
+    "<tr><th>stopped</th><td>\(.stopped // "" | @html)</td></tr>",
+    "<tr><th>settings</th><td>\(.setting as $s | "\(.scenario), DELAY_MS \($s.delay_ms), \($s.threads) threads\(if $s.virtual_threads then " (virtual threads)" else "" end), max-connections \($s.max_connections), accept-count \($s.accept_count): \(.workers) workers, capacity \(.server_capacity)" | @html)</td></tr>",
+    "<tr><th>goal</th><td>\(goal | @html)</td></tr>",
+    "<tr><th>model</th><td>\("\(.model.limit // "none") (\(.model.why))" | @html)</td></tr>",
+    "</table>",
+    "<h2>Throughput and p99 against the load</h2>",
+    (if $charts == 1 then
+      "<p>One point a cell the search judged; circled: it failed the goal; dashed green: the knee (the verified maximum); dotted grey: the goal'"'"'s p99.</p>\n<div class=\"charts\" id=\"capacity-curve\"></div>"
+     else "<p class=\"warning\">No charts: the charting library is not installed (scripts/setup/install-report-tools.sh).</p>" end),
+    "<p><a href=\"capacity.md\">capacity.md</a> · <a href=\"capacity.json\">capacity.json</a> · <a href=\"capacity.svg\">capacity.svg</a></p>",
+    "<h2>Cells</h2>",
+    (if (.cells | length) == 0 then "<p>No cell ran.</p>" else
+      "<table id=\"capacity-cells\">",
+      "<tr><th>#</th><th>\(.knob | @html)</th><th>the run</th><th>why</th><th>req/s</th><th>p99 ms</th><th>cell</th></tr>",
+      (.cells | to_entries[] | .key as $i | .value
+       | "<tr\(if .passed == false then " class=\"failed\"" else "" end)><td class=\"n\">\($i + 1)</td><td class=\"n\">\(.load)</td>"
+         + "<td>\({"true": "held", "false": "failed"}[.passed | tostring] // "not judged")</td><td>\(.why | @html)</td>"
+         + "<td class=\"n\">\(.tps | num)</td><td class=\"n\">\(.lat_p99_ms | num)</td>"
+         + "<td>\(if (.run // "") == "" then "" else "<a href=\"runs/\(.run | @uri)/report.html#cell-\(.cell | @uri)\">\("\(.run)/\(.cell)" | @html)</a>" end)</td></tr>"),
+      "</table>" end)
+  ' "$1"
 }

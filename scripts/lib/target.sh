@@ -248,6 +248,7 @@ target_knob_problems() {
   [[ "${knob_value[TARGET_HEALTH_PATH]}" == /* ]] \
     || printf "%s: TARGET_HEALTH_PATH: '%s' is not a path (it starts with /)\n" "${origin_of[TARGET_HEALTH_PATH]}" "${knob_value[TARGET_HEALTH_PATH]}"
   _target_actuator_health_scenario origin_of knob_value
+  _target_path_scenario origin_of knob_value
   local -a words
   read -r -a words <<<"${knob_value[TARGET_ARGS]}"
   for word in "${words[@]}"; do
@@ -314,6 +315,23 @@ _target_actuator_health_scenario() {
     [[ "$scenario" != */* && "$scenario" != *.js ]] || continue
     printf "%s: TARGET_HEALTH_PATH: '%s' is on the actuator's own port, but the shipped scenario '%s' checks it on the port under test (SERVER_PORT) before its load; use /readyz (the readiness probe the suite turns on)\n" \
       "${scenario_origin[TARGET_HEALTH_PATH]}" "${scenario_value[TARGET_HEALTH_PATH]}" "$scenario"
+    return 0
+  done
+}
+
+# _target_path_scenario ORIGINS_ASSOC VALUES_ASSOC: TARGET_PATH with a
+# scenario that does not read it: the waiting room and WebSocket scenarios
+# ask their own endpoints, a script of one's own its own URLs.
+_target_path_scenario() {
+  local -n path_origin="$1" path_value="$2"
+  local scenario
+  [[ -n "${path_value[TARGET_PATH]:-}" ]] || return 0
+  for scenario in ${path_value[SCENARIO]:-}; do
+    case "$scenario" in
+      spike | burst | spike-open | ramp | keepalive) continue ;;
+    esac
+    printf "%s: TARGET_PATH: the scenario '%s' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own asks its own URLs); remove it or choose one of those\n" \
+      "${path_origin[TARGET_PATH]}" "$scenario"
     return 0
   done
 }

@@ -393,6 +393,17 @@ def svg(answer: dict[str, Any], width: int = 720, height: int = 420) -> str:
     return "\n".join(out) + "\n"
 
 
+def verdict(answer: dict[str, Any]) -> str:
+    """The answer in words (capacity.md's and report.html's first line): the verified maximum and
+    the first load above it that failed, or that none was verified."""
+    if answer["maximum"] is None:
+        return "No load verified"
+    knob, unit = answer["knob"], answer["unit"]
+    return (f"Verified maximum: {knob}={answer['maximum']} {unit}; "
+            + (f"the first load above it that fails: {knob}={answer['first_failing']}"
+               if answer["first_failing"] is not None else "no load above it failed"))
+
+
 def markdown(answer: dict[str, Any]) -> str:
     """capacity.md: the answer first, then the model, the cells and the picture."""
     goal = answer["goal"]
@@ -404,12 +415,8 @@ def markdown(answer: dict[str, Any]) -> str:
            + (" (virtual threads)" if s["virtual_threads"] else "")
            + f", max-connections {s['max_connections']}, accept-count {s['accept_count']}: "
              f"{answer['workers']} workers, capacity {answer['server_capacity']}. Goal: {goal_text}.", ""]
-    if answer["maximum"] is not None:
-        out.append(f"**Verified maximum: {answer['knob']}={answer['maximum']} {answer['unit']}**"
-                   + (f"; the first load above it that fails: {answer['knob']}={answer['first_failing']}"
-                      if answer["first_failing"] is not None else "; no load above it failed"))
-    else:
-        out.append("**No load verified**")
+    head, _, tail = verdict(answer).partition("; ")
+    out.append(f"**{head}**" + (f"; {tail}" if tail else ""))
     out += ["", f"Stopped: {answer['stopped']}.", "",
             f"Model: {answer['model']['limit']} ({answer['model']['why']})"
             + ("" if answer["model"]["limit"] is None or answer["maximum"] is None else
@@ -450,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"capacity: {error}; nothing is verified (runs so far: {out}/runs)", file=sys.stderr)
         return 1
     answer["source"] = args[4]
+    answer["verdict"] = verdict(answer)
     (out / "capacity.json").write_text(json.dumps(answer, indent=2) + "\n")
     (out / "capacity.svg").write_text(svg(answer))
     (out / "capacity.md").write_text(markdown(answer))

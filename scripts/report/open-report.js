@@ -5,8 +5,10 @@
 // Output: {"errors": [console errors and page errors], "requests": [URLs other
 // than the file itself], "headline": the h1's text and the first reason under
 // it (as the browser shows them), "charts": [{id, cell, title, series: [{label,
-// points, color, pixels}], data: [[x...], [y...]...]}]}. "pixels" counts the
-// canvas pixels of the series' colour: a chart that drew its data has some.
+// points, color, pixels}], marks: [{label, color, pixels, ...}: what the
+// chart's hooks drew, e.g. a knee's line], data: [[x...], [y...]...]}]}.
+// "pixels" counts the canvas pixels of the series' (or mark's) colour: a
+// chart that drew its data has some.
 'use strict';
 
 const fs = require('fs');
@@ -53,27 +55,33 @@ async function main() {
     page.on('request', (req) => { if (req.url() !== url) requests.push(req.url()); });
     await page.goto(url, { waitUntil: 'load' });
     await page.waitForFunction(() => Array.isArray(window.ltReportCharts), null, { timeout: 10000 });
-    const charts = await page.evaluate(() => window.ltReportCharts.map(({ id, cell, title, chart }) => {
+    const charts = await page.evaluate(() => window.ltReportCharts.map(({ id, cell, title, chart, marks }) => {
       const canvas = chart.ctx.canvas;
       const pixels = chart.ctx.getImageData(0, 0, canvas.width, canvas.height).data;
       const rgb = (color) => {
         const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(color || '');
         return m ? [1, 2, 3].map((i) => parseInt(m[i], 16)) : null;
       };
-      const series = chart.series.slice(1).map((s, i) => {
-        const color = typeof s.stroke === 'function' ? s._stroke : s.stroke;
-        const want = rgb(s._stroke || color);
-        let count = 0;
+      // count(color): the canvas pixels of that colour.
+      const count = (color) => {
+        const want = rgb(color);
+        let n = 0;
         if (want) {
           for (let p = 0; p < pixels.length; p += 4) {
             if (pixels[p + 3] > 200 && Math.abs(pixels[p] - want[0]) < 8
-              && Math.abs(pixels[p + 1] - want[1]) < 8 && Math.abs(pixels[p + 2] - want[2]) < 8) count += 1;
+              && Math.abs(pixels[p + 1] - want[1]) < 8 && Math.abs(pixels[p + 2] - want[2]) < 8) n += 1;
           }
         }
+        return n;
+      };
+      const series = chart.series.slice(1).map((s, i) => {
+        const color = typeof s.stroke === 'function' ? s._stroke : s.stroke;
         const points = chart.data[i + 1].filter((v) => typeof v === 'number' && Number.isFinite(v)).length;
-        return { label: s.label, points, color: s._stroke || color, pixels: count };
+        return { label: s.label, points, color: s._stroke || color, pixels: count(s._stroke || color) };
       });
-      return { id, cell, title, series, data: chart.data };
+      // What a chart's hooks drew besides its series (a knee's line), with its pixels.
+      const drawn = (marks || []).map((m) => Object.assign({}, m, { pixels: count(m.color) }));
+      return { id, cell, title, series, marks: drawn, data: chart.data };
     }));
     // What a reader sees first: the heading and the line under it.
     const headline = await page.evaluate(() => [document.querySelector('h1'), document.getElementById('first-reason')]

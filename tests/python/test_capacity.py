@@ -132,6 +132,10 @@ def test_the_answer_marks_the_knee_in_its_picture_and_its_text():
     text = capacity.markdown(answer)
     assert "**Verified maximum: VUS=20 users**; the first load above it that fails: VUS=21" in text
     assert "(the model was exact)" in text
+    # The words the page's heading and capacity.md share; none verified says so.
+    assert capacity.verdict(answer) == "Verified maximum: VUS=20 users; the first load above it that fails: VUS=21"
+    assert capacity.verdict({**answer, "first_failing": None}).endswith("VUS=20 users; no load above it failed")
+    assert capacity.verdict({**answer, "maximum": None}) == "No load verified"
 
 
 def test_over_the_recorded_rows_of_seed_003_the_search_closes_in_on_11_users_in_4_cells():

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # scripts/capacity.sh: the input a search needs, refused before anything
-# runs, and a goal no load can meet answered without a cell.
+# runs (and make advise's, which shares its checks: scripts/lib/advise.sh),
+# and a goal no load can meet answered without a cell.
 
 setup() {
   load '../test_helper'
@@ -8,38 +9,47 @@ setup() {
   export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
 }
 
-# load_file NAME: the worked example's file with stdin's lines in place of
-# its own for the same keys, last, in the test's dir.
+# load_file BASE NAME: env/advise/BASE with stdin's lines in place of its own
+# for the same keys, last, as NAME in the test's dir.
 load_file() {
-  local file="$BATS_TEST_TMPDIR/$1" extra
+  local file="$BATS_TEST_TMPDIR/$2" extra
   extra="$(cat)"
   {
-    grep -v -E "^($(cut -d= -f1 <<<"$extra" | paste -sd'|'))=" "$LT_ROOT/env/advise/seed003-capacity.env"
+    grep -v -E "^($(cut -d= -f1 <<<"$extra" | paste -sd'|'))=" "$LT_ROOT/env/advise/$1"
     printf '%s\n' "$extra"
   } >"$file"
   printf '%s\n' "$file"
 }
 
-@test "an axis, a scenario the model does not know and a budget of one cell are refused, naming file, line and key" {
-  local file
-  file="$(printf 'TOMCAT_MAX_THREADS=10 20\n' | load_file axis.env)"
-  run -2 "$LT_ROOT/scripts/capacity.sh" "$file"
-  assert_output "capacity: $file:$(wc -l <"$file"): TOMCAT_MAX_THREADS: the search is for one setting: '10 20' is an axis (give one value; the search chooses the loads)"
-  file="$(printf 'SCENARIO=ramp\n' | load_file ramp.env)"
-  run -2 "$LT_ROOT/scripts/capacity.sh" "$file"
-  assert_output "capacity: $file:$(wc -l <"$file"): SCENARIO: 'ramp': the model knows burst, spike and keepalive (users: VUS) and spike-open (a rate: RATE)"
-  file="$(printf 'ADVISE_MAX_CELLS=1\n' | load_file budget.env)"
-  run -2 "$LT_ROOT/scripts/capacity.sh" "$file"
-  assert_output "capacity: $file:$(wc -l <"$file"): ADVISE_MAX_CELLS: '1': at least 2 (the highest load held and the next one, failed)"
-  file="$(printf 'SCENARIO=burst\nREQUESTS_PER_VU=3\n' | load_file burst.env)"
-  run -2 "$LT_ROOT/scripts/capacity.sh" "$file"
-  assert_output "capacity: $file:$(wc -l <"$file"): REQUESTS_PER_VU: '3': the burst's model is one request a user (REQUESTS_PER_VU=1)"
+# assert_refused SCRIPT BASE LINES MESSAGE: scripts/SCRIPT.sh given
+# env/advise/BASE with LINES (KEY=VALUE lines, \n between them; the last is
+# the refused one) exits 2 with "SCRIPT: FILE:LINE: MESSAGE", LINE the file's
+# last, before anything is written.
+assert_refused() {
+  local script="$1" base="$2" lines="$3" message="$4" file
+  file="$(printf '%b\n' "$lines" | load_file "$base" "$script-${lines%%=*}.env")"
+  run -2 "$LT_ROOT/scripts/$script.sh" "$file"
+  assert_output "$script: $file:$(wc -l <"$file"): $message"
   [ ! -e "$LT_RESULTS_DIR" ]
+}
+
+@test "an axis, a model the search or the advice does not have, a budget of one cell are refused, naming file, line and key" {
+  local script base lines message
+  while IFS='|' read -r script base lines message; do
+    assert_refused "$script" "$base" "$lines" "$message"
+  done <<'TABLE'
+capacity|seed003-capacity.env|TOMCAT_MAX_THREADS=10 20|TOMCAT_MAX_THREADS: the search is for one setting: '10 20' is an axis (give one value; the search chooses the loads)
+capacity|seed003-capacity.env|SCENARIO=ramp|SCENARIO: 'ramp': the model knows burst, spike and keepalive (users: VUS) and spike-open (a rate: RATE)
+capacity|seed003-capacity.env|ADVISE_MAX_CELLS=1|ADVISE_MAX_CELLS: '1': at least 2 (the highest load held and the next one, failed)
+capacity|seed003-capacity.env|SCENARIO=burst\nREQUESTS_PER_VU=3|REQUESTS_PER_VU: '3': the burst's model is one request a user (REQUESTS_PER_VU=1)
+advise|small-burst.env|TOMCAT_MAX_THREADS=10 20|TOMCAT_MAX_THREADS: an advice is for one load: '10 20' is an axis (give one value; the advice chooses the cells)
+advise|small-burst.env|ADVISE_MAX_CELLS=1|ADVISE_MAX_CELLS: '1': at least 2 (a verifying cell and a boundary cell)
+TABLE
 }
 
 @test "a goal shorter than one request: no load holds, no cell runs, exit 3 with the reason" {
   local file dir
-  file="$(printf 'GOAL_P99_MS=4000\n' | load_file slow.env)"
+  file="$(printf 'GOAL_P99_MS=4000\n' | load_file seed003-capacity.env slow.env)"
   run -3 "$LT_ROOT/scripts/capacity.sh" "$file"
   assert_line "no load verified: cannot: one request takes DELAY_MS 5000 ms, more than 4000 ms (the goal or REQUEST_TIMEOUT): no load holds"
   dir=("$LT_RESULTS_DIR"/capacity-*-slow)
@@ -47,6 +57,10 @@ load_file() {
   [ ! -e "${dir[0]}/runs" ]
   run cat "${dir[0]}/capacity.md"
   assert_line "**No load verified**"
+  # Its page says so first, and has no cell to draw.
+  run cat "${dir[0]}/report.html"
+  assert_line "<h1>How much can it take: No load verified</h1>"
+  assert_line "<p>No cell ran.</p>"
 }
 
 @test "make advise takes a fixed TOMCAT_VIRTUAL_THREADS=1 (not refused) and answers a goal no setting meets without a cell" {

@@ -286,6 +286,17 @@ knob_type_cases() {
   assert_output --partial "m.matrix:2: TOMCAT_ACCEPT_COUNT: '08' is not a whole number >= 0 (a leading zero reads as octal: write 8)"
 }
 
+@test "a TARGET_PATH that is not a path on the target is refused with file:line; by default it is empty (the suite's /hello)" {
+  printf '# x\nTARGET_PATH=owners?lastName=\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:2: TARGET_PATH: 'owners?lastName=' is not a path on the target (it starts with /, has no space or #), such as /owners?lastName="
+  assert_equal "${MATRIX_VALUE[TARGET_PATH]}" ""
+  printf 'TARGET_PATH=/owners?lastName=Davis\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_equal "${MATRIX_VALUE[TARGET_PATH]}" "/owners?lastName=Davis"
+}
+
 @test "a zero DURATION, REQUEST_TIMEOUT or TIME_UNIT is refused with file:line" {
   local key
   for key in DURATION REQUEST_TIMEOUT TIME_UNIT; do

@@ -307,6 +307,18 @@ teardown() {
   assert_output ""
 }
 
+@test "TARGET_PATH with a scenario that does not read it is a knob problem, named where it was set" {
+  local -A origin=([TARGET_PATH]="m.matrix:3" [TARGET_HEALTH_PATH]=defaults [SERVER_PORT]=defaults [MANAGEMENT_PORT]=defaults)
+  local -A value=([TARGET_CMD]='' [TARGET_URL]='' [BACKEND]=netns [TARGET_HEALTH_PATH]=/health [TARGET_ARGS]=''
+    [TARGET_ENV_FILE]='' [TARGET_JAR]='' [SCENARIO]='spike waiting-room' [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081
+    [TARGET_PATH]='/owners?lastName=')
+  run target_knob_problems origin value
+  assert_output "m.matrix:3: TARGET_PATH: the scenario 'waiting-room' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own asks its own URLs); remove it or choose one of those"
+  value[SCENARIO]='spike burst spike-open ramp keepalive'
+  run target_knob_problems origin value
+  assert_output ""
+}
+
 @test "virtual threads reach Spring Boot as its property, and the cell checks they applied" {
   local -A cell=([SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081 [TOMCAT_VIRTUAL_THREADS]=1)
   run target_spring_env cell 198.18.0.1
