@@ -385,37 +385,23 @@ target_health_hint() {
 # of TIMEOUT_S: URL answered 404 all that time, or the target's LOG said it
 # had started (Spring Boot's "Started ... in") and URL still did not answer.
 # HINT is appended to those messages (target_health_hint). On failure the
-# reason is in CELL_ERROR. While nothing of the target's listens on URL's
-# port (target_listening, read without starting a process) it is not asked:
-# the wait looks every 10 ms, and the JVM starting beside it is not slowed
-# by a curl every few milliseconds.
+# reason is in CELL_ERROR.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 target_wait_healthy() {
   local url="$1" timeout_s="$2" alive="$3" log="${4:-}" side="${5:-client}" hint="${6:-}"
-  local deadline code not_found_since="" started_since="" started_line="" path port rest tick=0 pause
+  local deadline code not_found_since="" started_since="" started_line="" path
   path="/${url#*://*/}"
   [[ "$url" == *://*/* ]] || path=/
-  rest="${url#*://}"
-  rest="${rest%%/*}"
-  port=""
-  [[ ! "$rest" =~ :([0-9]+)$ ]] || port="${BASH_REMATCH[1]}"
   deadline=$((SECONDS + timeout_s))
   while ((SECONDS < deadline)); do
     if ! "$alive"; then
       CELL_ERROR="target exited during start-up"
       return 1
     fi
-    pause=0.01
-    if [[ -n "$port" ]] && ! target_listening "$port"; then
-      code=000
-    else
-      # curl prints 000 when nothing answered (refused, timed out).
-      code="$(netns_exec "$side" curl -sS -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" || true
-      [[ "$code" =~ ^[0-9]{3}$ ]] || code=000
-      [[ "$code" != 200 ]] || return 0
-      # One ask costs about 10 ms: every 20 ms once something listens.
-      pause=0.02
-    fi
+    # curl prints 000 when nothing answered (refused, timed out).
+    code="$(netns_exec "$side" curl -sS -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" || true
+    [[ "$code" =~ ^[0-9]{3}$ ]] || code=000
+    [[ "$code" != 200 ]] || return 0
     if [[ "$code" == 404 ]]; then
       not_found_since="${not_found_since:-$SECONDS}"
       if ((SECONDS - not_found_since >= TARGET_HEALTH_GRACE_S)); then
@@ -425,8 +411,7 @@ target_wait_healthy() {
     else
       not_found_since=""
     fi
-    # The log is read every fifth round at most (a process each time).
-    if [[ -z "$started_since" && -n "$log" ]] && ((tick++ % 5 == 0)) \
+    if [[ -z "$started_since" && -n "$log" ]] \
       && started_line="$(grep -m1 -oE 'Started [^ ]+ in [0-9.]+ seconds' "$log" 2>/dev/null)"; then
       started_since=$SECONDS
     fi
@@ -434,30 +419,11 @@ target_wait_healthy() {
       CELL_ERROR="target logged '$started_line' but nothing answers GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
       return 1
     fi
-    sleep "$pause"
+    # Every 50 ms: a cell waits for its target, and one ask costs about 10 ms.
+    sleep 0.05
   done
   CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 ]] && printf 'none' || printf 'HTTP %s' "$code"))"
   return 1
-}
-
-# target_listening PORT: succeed when a TCP socket of the target this file
-# started listens on PORT in its network namespace (its /proc/PID/net/tcp
-# and tcp6, read by the shell itself: no process started), or when that
-# cannot be told (no target of this file's, a compose container's, or its
-# files gone), so the caller asks it anyway.
-target_listening() {
-  local port_hex file readable=0 local_address state
-  [[ -n "$TARGET_PID" ]] || return 0
-  printf -v port_hex '%04X' "$1"
-  for file in "/proc/$TARGET_PID/net/tcp" "/proc/$TARGET_PID/net/tcp6"; do
-    [[ -r "$file" ]] || continue
-    readable=1
-    # sl local_address rem_address st ...: 0A is LISTEN.
-    while read -r _ local_address _ state _; do
-      [[ "$state" != 0A || "${local_address##*:}" != "$port_hex" ]] || return 0
-    done <"$file" 2>/dev/null || true
-  done
-  ((readable == 0))
 }
 
 # target_exit_reason LOG: why the target this file started is gone, added

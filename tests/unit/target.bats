@@ -255,35 +255,6 @@ teardown() {
   ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
 }
 
-@test "the health wait asks nothing until the target's port listens, then finds it healthy" {
-  lt_http_server
-  NETNS_HOST_MODE=1
-  # The test's shell stands for the target: its network namespace is the server's.
-  TARGET_PID=$$
-  run target_listening "$HTTP_PORT"
-  assert_success
-  local port
-  port="$(lt_free_port)"
-  run target_listening "$port"
-  assert_failure
-  # Every ask counted: none while nothing listens, one once the server does.
-  local asks="$BATS_TEST_TMPDIR/asks"
-  # shellcheck disable=SC2317 # SC2317: called by target_wait_healthy
-  netns_exec() { printf 'ask\n' >>"$asks"; shift; "$@"; }
-  : >"$asks"
-  target_wait_healthy "http://127.0.0.1:$port/health" 1 true || true
-  assert_equal "$CELL_ERROR" "target did not answer http://127.0.0.1:$port/health within 1s (last answer: none)"
-  assert_equal "$(wc -l <"$asks")" 0
-  CELL_ERROR=""
-  target_wait_healthy "http://127.0.0.1:$HTTP_PORT/" 5 true
-  assert_equal "$CELL_ERROR" ""
-  assert_equal "$(wc -l <"$asks")" 1
-  # Gone (no /proc files to read): asked anyway.
-  TARGET_PID=999999999
-  run target_listening "$port"
-  assert_success
-}
-
 @test "without either sign the wait lasts TARGET_START_TIMEOUT and names the last answer" {
   NETNS_HOST_MODE=1
   local port
