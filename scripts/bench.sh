@@ -109,15 +109,72 @@ record() {
 # cells (what a user waits per cell; all the modes of the run together).
 bench_orchestration() {
   say "1/6 orchestration overhead: 4 short cells per start mode ($START_MODES), alternating cell by cell"
-  local rep run_dir started ended
+  local rep run_dir started ended mode
   for ((rep = 1; rep <= REPS; rep++)); do
     started="$(date +%s%3N)"
     run_dir="$(run_matrix "orchestration-$rep" "TOMCAT_ACCEPT_COUNT=100 101 102 103" "TARGET_START_MODE=$START_MODES" \
       "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
     ended="$(date +%s%3N)"
     bench_orchestration_record "$rep" "$run_dir" "$started" "$ended"
+    # The floor: the same target started bare, twice per mode, right after
+    # the run's cells (same machine, same minute).
+    for mode in $START_MODES $START_MODES; do
+      record bare-start "$(bench_bare_start "$rep" "$mode")"
+    done
   done
 }
+
+# bench_bare_start REP MODE: the suite's own target started bare with start
+# mode MODE (the java, archive and Spring AOT switch a cell gets,
+# target_start_words), outside any namespace, on 127.0.0.1 with free ports
+# and the environment of its training start (build-target-start.sh): the
+# wall time from the exec to its first 200 on /health (asked every 10 ms),
+# Spring Boot's own "Started ... in" and the CPU-seconds it took. One JSON line.
+bench_bare_start() {
+  local rep="$1" mode="$2" port mport pid t0 t1 log i ready=0 cpu_s line
+  # shellcheck disable=SC2034 # SC2034: read through a nameref (target_start_words)
+  local -A bare=([TARGET_START_MODE]="$mode" [TARGET_JAR]="" [TARGET_CMD]="" [TARGET_ARGS]="" [TARGET_ENV_FILE]=""
+    [TOMCAT_VIRTUAL_THREADS]=0 [TARGET_JAVA_OPTS]="")
+  local -a words
+  target_start_warm bare
+  mapfile -t words < <(target_start_words bare)
+  port="$(bench_free_port)"
+  mport="$(bench_free_port)"
+  log="$BENCH_DIR/runs/bare-start-$rep-$mode.log"
+  t0="${EPOCHREALTIME/./}"
+  env -i "PATH=$PATH" "HOME=${HOME:-/root}" SERVER_ADDRESS=127.0.0.1 "SERVER_PORT=$port" \
+    MANAGEMENT_ADDRESS=127.0.0.1 "MANAGEMENT_PORT=$mport" \
+    MANAGEMENT_ENDPOINT_HEALTH_PROBES_ENABLED=true MANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true \
+    "${words[0]}" -Xmx512m -Djava.net.preferIPv4Stack=true "${words[@]:1:${#words[@]}-2}" -jar "${words[-1]}" >"$log" 2>&1 &
+  pid=$!
+  for ((i = 0; i < 6000; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    if curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port/health" 2>/dev/null; then
+      ready=1
+      break
+    fi
+    sleep 0.01
+  done
+  t1="${EPOCHREALTIME/./}"
+  cpu_s="$(target_cpu_s "$pid")"
+  stop_pid "$pid" 10 || true
+  wait "$pid" 2>/dev/null || true
+  line="$(grep -m1 -oE 'Started .* in [0-9.]+ seconds \(process running for [0-9.]+\)' "$log" 2>/dev/null || true)"
+  jq -n -c --argjson rep "$rep" --arg variant "$mode" --argjson ready "$ready" --argjson us "$((t1 - t0))" \
+    --arg cpu_s "$cpu_s" --arg line "$line" \
+    '($line | capture("in (?<s>[0-9.]+) seconds \\(process running for (?<p>[0-9.]+)\\)")? // null) as $started
+    | {rep: $rep, variant: $variant,
+       start_s: (if $ready == 1 then ($us / 1e6 * 1000 | round / 1000) else null end),
+       cpu_s: ($cpu_s | if . == "" then null else tonumber end),
+       spring_s: ($started.s // null | if . == null then null else tonumber end),
+       jvm_to_spring_s: (if $started == null then null else (($started.p | tonumber) - ($started.s | tonumber)) * 1000 | round / 1000 end)}'
+}
+
+# bench_free_port: a TCP port nothing listens on at 127.0.0.1 (the kernel's choice).
+bench_free_port() {
+  "$LT_PYTHON" -S -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 
 # bench_orchestration_record REP RUN_DIR STARTED_MS ENDED_MS: one
 # measurement per cell of the run (figure orchestration) and one for the run

@@ -12,6 +12,13 @@ def s: if (.n // 0) == 0 then "-" else "\(.median | f) (\(.min | f)..\(.max | f)
 (.orchestration as $o | $o.overhead_s | keys[]
   | "| \(.) | \($o.period_overhead_s[.] // {} | s) | \($o.overhead_s[.] | s) | \($o.wall_over_k6[.] | f) |"),
 "",
+"The target started bare in the same run (its start mode's java and archive, on 127.0.0.1 outside any namespace, exec to the first 200 on /health) and a cell's time outside k6 (start to next cell's start) over it:",
+"",
+"| start mode | bare start s | its CPU-seconds | cell outside k6 / bare start |",
+"|---|---|---|---|",
+(.orchestration as $o | ($o.bare_start_s // {}) | keys[]
+  | "| \(.) | \($o.bare_start_s[.] | s) | \($o.bare_start_cpu_s[.] // {} | s) | \($o.over_bare_start[.] | f) |"),
+"",
 (.orchestration.run_overhead_per_cell_s // {} | to_entries[]
   | "Per cell of a whole run (start modes \(.key), cells alternating; from its first cell's start to its end, the final tables and report included): \(.value | s)"),
 "",

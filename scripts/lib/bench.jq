@@ -23,7 +23,13 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
           start_s: (["jvm_to_spring_s", "spring_s", "ready_after_log_s", "target_start_cpu_s"]
             | map(. as $part | {key: $part, value: ($o | by_variant($part))}) | from_entries),
           wall_over_k6: ($o | group_by(.variant) | map({key: .[0].variant,
-            value: ((map(.wall_s) | add) / (map(.k6_s) | add) | r3)}) | from_entries)
+            value: ((map(.wall_s) | add) / (map(.k6_s) | add) | r3)}) | from_entries),
+          # The floor: the same target started bare in the same bench run
+          # (bench_bare_start), and a cell's time outside k6 over it, medians.
+          bare_start_s: ([$all[] | select(.figure == "bare-start")] | by_variant("start_s")),
+          bare_start_cpu_s: ([$all[] | select(.figure == "bare-start")] | by_variant("cpu_s")),
+          over_bare_start: (([$all[] | select(.figure == "bare-start")] | by_variant("start_s")) as $bare
+            | $o | by_variant("period_overhead_s") | with_entries(.value = (ratio(.value.median; $bare[.key].median // null) | r3)))
         }),
     perturbation: (
       ["seeds", "saturated"] | map(. as $regime

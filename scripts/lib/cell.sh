@@ -57,12 +57,15 @@ run_cell() {
     "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')" "$CELL_K6_EXIT"; then
     warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
   fi
-  status="$(jq -r .status "$cell_dir/row.json")"
-  monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
-  say "  $status in $((SECONDS - started))s: $(jq -r '"tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
+  # The status, then the report line, in one jq start.
+  local report
+  report="$(jq -r '.status, "tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
     + (if .as_designed == 0 then "\n  not as designed: \(.design_notes)" else "" end)
     + (if .prediction_check == "mismatch" then "\n  prediction mismatch: \(.prediction_notes)" else "" end)
     + (if .error != null and .error != "" then " (\(.error))" else "" end)' "$cell_dir/row.json")"
+  status="${report%%$'\n'*}"
+  monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
+  say "  $status in $((SECONDS - started))s: ${report#*$'\n'}"
   phase_mark "$cell_dir" reported
   [[ "$status" == ok ]]
 }

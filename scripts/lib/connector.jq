@@ -4,8 +4,9 @@
 # Boot 2.7 and 3.x keep Tomcat's under "server" (ServerProperties.Tomcat),
 # Spring Boot 4 in a bean of its own, "server.tomcat" (TomcatServerProperties
 # of spring-boot-tomcat). Input: the endpoint's JSON; $expected:
-# {"server.tomcat.x": n} (durations in ms). Output: {checked, reason,
-# mismatches: [{property, cell, effective}]}.
+# {"server.tomcat.x": n} (durations in ms); $threads, when given: the thread
+# pool's mismatches (target_check_threads), added to the connector's. Output:
+# {checked, reason, mismatches: [{property, cell, effective}]}.
 
 # A duration as Spring reports it ("PT20S", "PT1M", "PT0.5S") or a number, in ms.
 def millis:
@@ -40,3 +41,4 @@ def locate($beans; $property):
         {checked: false, reason: "/actuator/configprops masks its values (management.endpoint.configprops.show-values)", mismatches: []}
       else {checked: true, reason: null, mismatches: $mismatches} end
   end
+| .mismatches += ($ARGS.named.threads // [])

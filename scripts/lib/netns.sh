@@ -98,35 +98,62 @@ netns_name() {
 }
 
 # netns_apply_sysctls CELL_ENV_ASSOC: write every non-empty whitelisted sysctl
-# of the cell into its namespace. The host is never touched. On failure the
-# reason is in CELL_ERROR.
+# of the cell into its namespace. The host is never touched. One sysctl
+# process a side; when it fails, each setting is written alone to name the
+# one the kernel refused. On failure the reason is in CELL_ERROR.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 netns_apply_sysctls() {
   local -n cell_values="$1"
-  local key side value
+  local key side value setting
+  local -A settings_of=()
   for key in "${!SYSCTL_SIDE[@]}"; do
     side="${SYSCTL_SIDE[$key]}"
     value="${cell_values[$key]:-}"
     [[ -n "$value" && ( "$side" == server || "$side" == client ) ]] || continue
     # ip_local_port_range is written as "LOW HIGH"; the env file says LOW-HIGH.
     [[ "$key" == *PORT_RANGE ]] && value="${value/-/ }"
-    if ! netns_exec "$side" sysctl -q -w "${SYSCTL_NAME[$key]}=$value" >/dev/null; then
-      CELL_ERROR="cannot set ${SYSCTL_NAME[$key]}=$value in the $side namespace"
-      return 1
-    fi
+    settings_of[$side]+="${SYSCTL_NAME[$key]}=$value"$'\n'
+  done
+  for side in "${!settings_of[@]}"; do
+    local -a settings=()
+    mapfile -t settings <<<"${settings_of[$side]%$'\n'}"
+    netns_exec "$side" sysctl -q -w "${settings[@]}" >/dev/null 2>&1 && continue
+    for setting in "${settings[@]}"; do
+      if ! netns_exec "$side" sysctl -q -w "$setting" >/dev/null; then
+        CELL_ERROR="cannot set $setting in the $side namespace"
+        return 1
+      fi
+    done
   done
 }
 
 # netns_read_sysctls: print "side<TAB>sysctl<TAB>value" for every whitelisted
-# per-namespace sysctl as the kernel reports it (the effective values).
+# per-namespace sysctl as the kernel reports it (the effective values), in
+# the order of their keys; "unavailable" for one the kernel does not have.
+# One sysctl process a side (it prints "name = value" for each it can read).
 netns_read_sysctls() {
-  local key side name value
-  for key in $(printf '%s\n' "${!SYSCTL_SIDE[@]}" | sort); do
+  local key side name line value
+  local -a keys names
+  local -A names_of=() value_of=()
+  mapfile -t keys < <(printf '%s\n' "${!SYSCTL_SIDE[@]}" | sort)
+  for key in "${keys[@]}"; do
+    side="${SYSCTL_SIDE[$key]}"
+    [[ "$side" == server || "$side" == client ]] || continue
+    names_of[$side]+="${SYSCTL_NAME[$key]} "
+  done
+  for side in "${!names_of[@]}"; do
+    read -r -a names <<<"${names_of[$side]}"
+    while IFS= read -r line; do
+      [[ "$line" == *" = "* ]] || continue
+      value_of[$side/${line%% = *}]="${line#* = }"
+    done < <(netns_exec "$side" sysctl "${names[@]}" 2>/dev/null || true)
+  done
+  for key in "${keys[@]}"; do
     side="${SYSCTL_SIDE[$key]}"
     name="${SYSCTL_NAME[$key]}"
     [[ "$side" == server || "$side" == client ]] || continue
-    value="$(netns_exec "$side" sysctl -n "$name" 2>/dev/null | tr '\t' ' ')" || value="unavailable"
-    printf '%s\t%s\t%s\n' "$side" "$name" "$value"
+    value="${value_of[$side/$name]-unavailable}"
+    printf '%s\t%s\t%s\n' "$side" "$name" "${value//$'\t'/ }"
   done
 }
 

@@ -500,10 +500,7 @@ TARGET_CHECK_WAIT_S=10
 # Spring Boot 2.7 and later: 5 KB instead of 17), else the whole endpoint.
 # The threads the connector runs on are checked too (target_check_threads).
 target_check_connector() {
-  local props threads
-  props="$(_target_check_connector_props "$1")"
-  threads="$(target_check_threads "$1")"
-  jq -c --argjson threads "${threads:-[]}" '.mismatches += $threads' <<<"$props"
+  _target_check_connector_props "$1"
 }
 
 # target_check_threads CELL_ASSOC: whether Tomcat runs on virtual threads as
@@ -521,7 +518,13 @@ target_check_threads() {
   [[ "${threads_values[TOMCAT_VIRTUAL_THREADS]:-0}" != 1 ]] || want=true
   answer="$(netns_exec server curl -sS --max-time 5 \
     "http://127.0.0.1:${threads_values[MANAGEMENT_PORT]}/actuator/metrics/tomcat.threads.config.max" 2>/dev/null)" || status=$?
-  value="$( ((status != 0)) || jq -r '.measurements[0].value // empty' <<<"$answer" 2>/dev/null || true)"
+  # The first measurement's value ({"measurements":[{"statistic":"VALUE","value":200.0}]}),
+  # read by the shell: a jq start costs 20 ms of CPU beside a JVM just started.
+  value=""
+  local measured='"measurements"[[:space:]]*:[[:space:]]*\[[^]]*"value"[[:space:]]*:[[:space:]]*(-?[0-9][0-9.]*([eE][-+]?[0-9]+)?)'
+  if ((status == 0)) && [[ "$answer" =~ $measured ]]; then
+    value="${BASH_REMATCH[1]}"
+  fi
   case "$value" in
     -1 | -1.0) effective=true ;;
     '') effective="unknown (no tomcat.threads.config.max on 127.0.0.1:${threads_values[MANAGEMENT_PORT]})" ;;
@@ -541,7 +544,7 @@ target_check_threads() {
 # configprops part.
 _target_check_connector_props() {
   local -n check_values="$1"
-  local expected pair value answer code port="${check_values[MANAGEMENT_PORT]}"
+  local expected pair value answer code threads port="${check_values[MANAGEMENT_PORT]}"
   if [[ "$(target_kind check_values)" == cmd ]]; then
     jq -n '{checked: false, reason: "TARGET_CMD is not a Spring Boot target", mismatches: []}'
     return
@@ -556,11 +559,14 @@ _target_check_connector_props() {
   answer="$(target_configprops "$port" server)"
   code="${answer##*$'\n'}"
   [[ "$code" != 404 ]] || { answer="$(target_configprops "$port" "")" && code="${answer##*$'\n'}"; }
+  # The thread pool's kind once the actuator answers, its mismatches in the same jq.
+  threads="$(target_check_threads check_values)"
   if [[ "$code" == 200 ]]; then
-    jq -c --argjson expected "$expected" -f "$LT_ROOT/scripts/lib/connector.jq" <<<"${answer%$'\n'*}" 2>/dev/null && return 0
+    jq -c --argjson expected "$expected" --argjson threads "${threads:-[]}" -f "$LT_ROOT/scripts/lib/connector.jq" \
+      <<<"${answer%$'\n'*}" 2>/dev/null && return 0
     code=invalid
   fi
-  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" '{checked: false, mismatches: [],
+  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" --argjson threads "${threads:-[]}" '{checked: false, mismatches: $threads,
     reason: (if $code == "404" then "the application does not expose /actuator/configprops on its actuator port 127.0.0.1:\($port) (add configprops to management.endpoints.web.exposure.include to have its connector checked)"
       elif $code == "000" then "the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:\($port) within \($wait) s, or after the application logged that it had started (an application without the actuator has nothing there)"
       elif $code == "invalid" then "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) did not answer JSON"

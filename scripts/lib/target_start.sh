@@ -283,11 +283,20 @@ target_record_start() {
 # the running target has used so far (target_start_cpu_s, user + system, of
 # all its threads), read when it is healthy: the start's cost in CPU-seconds.
 target_record_start_cpu() {
+  local cpu_s
+  [[ -n "$TARGET_PID" ]] || return 0
+  cpu_s="$(target_cpu_s "$TARGET_PID")"
+  [[ -z "$cpu_s" ]] || printf 'target_start_cpu_s=%s\n' "$cpu_s" >>"$1"
+}
+
+# target_cpu_s PID: the CPU-seconds (user + system, all its threads) PID has
+# used so far; nothing when it is gone.
+target_cpu_s() {
   local -a stat
-  [[ -n "$TARGET_PID" && -r "/proc/$TARGET_PID/stat" ]] || return 0
+  [[ -r "/proc/$1/stat" ]] || return 0
   # Fields after "pid (comm) ": state is the first, utime the 12th, stime the 13th.
-  read -r -a stat < <(sed 's/^.*) //' "/proc/$TARGET_PID/stat")
-  printf 'target_start_cpu_s=%s\n' "$(awk -v t=$((stat[11] + stat[12])) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }')" >>"$1"
+  read -r -a stat < <(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+  awk -v t=$((stat[11] + stat[12])) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", t / hz }'
 }
 
 # target_train_wanted CELL_ASSOC: the mode (aot or cds) of the archive a

@@ -25,6 +25,25 @@ JSON
   jq -e '.orchestration.wall_over_k6.jar == 3' <<<"$output"
 }
 
+@test "a cell's time outside k6 is set against the target's bare start of the same bench run" {
+  run summarise <<'JSON'
+{"figure":"orchestration","rep":1,"variant":"aot","wall_s":4,"k6_s":2.2,"overhead_s":1.8,"period_overhead_s":1.6}
+{"figure":"orchestration","rep":2,"variant":"aot","wall_s":4,"k6_s":2.2,"overhead_s":1.8,"period_overhead_s":1.5}
+{"figure":"orchestration","rep":3,"variant":"aot","wall_s":4,"k6_s":2.2,"overhead_s":1.8,"period_overhead_s":2.4}
+{"figure":"bare-start","rep":1,"variant":"aot","start_s":1.1,"cpu_s":1.6}
+{"figure":"bare-start","rep":1,"variant":"aot","start_s":1.3,"cpu_s":1.7}
+{"figure":"bare-start","rep":2,"variant":"aot","start_s":1.2,"cpu_s":1.8}
+{"figure":"bare-start","rep":2,"variant":"aot","start_s":null,"cpu_s":null}
+JSON
+  assert_success
+  # A start that never answered is left out, not counted as 0.
+  jq -e '.orchestration.bare_start_s.aot == {median: 1.2, min: 1.1, max: 1.3, n: 3}' <<<"$output"
+  # Medians: 1.6 s a cell over 1.2 s.
+  jq -e '.orchestration.over_bare_start.aot == 1.333' <<<"$output"
+  run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
+  assert_output --partial "| aot | 1.2 (1.1..1.3, n=3) | 1.7 (1.6..1.8, n=3) | 1.33 |"
+}
+
 @test "perturbation ratios pair the variants of the same repetition" {
   run summarise <<'JSON'
 {"figure":"perturbation-saturated","rep":1,"variant":"none","tps":1000,"p95_ms":10}

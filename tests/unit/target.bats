@@ -142,6 +142,39 @@ JSON
   assert_output --partial '"checked":true'
 }
 
+@test "the connector check and the thread pool's kind take one jq start, their mismatches together" {
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  local starts="$BATS_TEST_TMPDIR/jq-starts"
+  # shellcheck disable=SC2317 # SC2317: called by the check, in place of jq
+  jq() { printf 'jq\n' >>"$starts"; command jq "$@"; }
+  local port root="$BATS_TEST_TMPDIR/www"
+  port="$(lt_free_port)"
+  mkdir -p "$root/actuator/configprops" "$root/actuator/metrics"
+  cp "$LT_ROOT/tests/fixtures/configprops-boot4.json" "$root/actuator/configprops/server"
+  # A Spring Boot 3.5 target's answer, a pool of 200 threads.
+  printf '{"name":"tomcat.threads.config.max","baseUnit":"threads","measurements":[{"statistic":"VALUE","value":200.0}],"availableTags":[]}' \
+    >"$root/actuator/metrics/tomcat.threads.config.max"
+  python3 -m http.server --bind 127.0.0.1 --directory "$root" "$port" >/dev/null 2>&1 3>&- &
+  HTTP_PID=$!
+  local i
+  for ((i = 0; i < 50; i++)); do curl -fs -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+  local -A cell=([MANAGEMENT_PORT]=$port [TOMCAT_MAX_THREADS]=20 [TOMCAT_MIN_SPARE_THREADS]=10
+    [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=11 [TOMCAT_CONNECTION_TIMEOUT]=60000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100 [TOMCAT_VIRTUAL_THREADS]=0)
+  : >"$starts"
+  run target_check_connector cell
+  assert_success
+  command jq -e '.checked == true and (.mismatches | map(.property) | index("server.tomcat.accept-count") != null)
+    and (.mismatches | map(.property) | index("spring.threads.virtual.enabled") == null)' <<<"$output"
+  assert_equal "$(wc -l <"$starts")" 1
+  # Virtual threads asked for, a pool found: in the same list.
+  cell[TOMCAT_VIRTUAL_THREADS]=1
+  run target_check_connector cell
+  command jq -e '.checked == true and (.mismatches | map(.property) | index("server.tomcat.accept-count") != null)
+    and (.mismatches[] | select(.property == "spring.threads.virtual.enabled") | .effective == "false (a pool of 200 threads)")' <<<"$output"
+}
+
 @test "a connector check that could not be made says so, and does not blame the application's settings" {
   # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
   netns_exec() { shift; "$@"; }
