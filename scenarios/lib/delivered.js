@@ -10,20 +10,16 @@
 //   lt_vu_first_request    Trend    one value per VU (per user, when a VU
 //                                   carries several): when (epoch ms) its first
 //                                   request started; count = VUs that sent one,
-//                                   max - min = how spread the "spike" was
+//                                   max - min = how spread the "spike" was;
+//                                   the live line counts its points
 //   lt_request_end         Gauge    when (epoch ms) a request ended; its max is
 //                                   the end of the load window
-//   lt_users_started       Counter  users (VUs, or users a VU carries) whose
-//                                   first request started: the count the live
-//                                   line reads while the cell runs (k6's API
-//                                   gives a trend's percentiles, not its count)
 import { Counter, Gauge, Trend } from 'k6/metrics';
 
 const iterationsStarted = new Counter('lt_iterations_started');
 const userIterations = new Counter('lt_user_iterations');
 const firstRequest = new Trend('lt_vu_first_request');
 const requestEnd = new Gauge('lt_request_end');
-const usersStarted = new Counter('lt_users_started');
 
 // Module state is per VU: each VU has its own copy of this flag.
 let sentFirst = false;
@@ -32,7 +28,6 @@ let sentFirst = false;
 // iteration ever starts; a missing metric then means "not measured".
 export function declare() {
   iterationsStarted.add(0);
-  usersStarted.add(0);
 }
 
 // iterationStarted(n): n iterations (1 unless given) began.
@@ -52,7 +47,6 @@ export function started(at) {
   if (!sentFirst) {
     sentFirst = true;
     firstRequest.add(at);
-    usersStarted.add(1);
   }
 }
 
@@ -61,7 +55,6 @@ export function started(at) {
 // counts users, one value each, as it counts VUs of one user.
 export function userStarted(at) {
   firstRequest.add(at);
-  usersStarted.add(1);
 }
 
 export function ended(at) {

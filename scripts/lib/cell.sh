@@ -131,7 +131,7 @@ run_cell_steps() {
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)" "$users_port"
   phase_mark "$cell_dir" k6_start
   k6_start values "$cell_dir" "$users_url" "$limit" "${k6_options[@]}"
-  live_start values "$cell_dir" "$((limit - 60))"
+  live_start "$cell_dir" "$((limit - 60))"
   k6_wait || k6_status=$?
   live_stop
   phase_mark "$cell_dir" k6_end

@@ -4,17 +4,21 @@
 # The running live line: state of this file only, read by live_stop.
 LIVE_PID=""
 
-# live_start CELL_ASSOC CELL_DIR EXPECTED_S: show what the users and the
-# server are doing now, until live_stop: a line rewritten each second when
-# the runner's stderr is a terminal, else a plain line every LT_LIVE_EVERY
-# seconds (ltsuite.live's default, 5), from the sampler's samples.tsv. It
-# does not ask k6's REST API for the users' counts: its connections would
-# be counted in the client namespace's TcpActiveOpens (client_connects).
-# LT_LIVE=off shows nothing.
+# live_start CELL_DIR EXPECTED_S: show what the users and the server are
+# doing now, until live_stop: a line rewritten each second when the
+# runner's stderr is a terminal, else a plain line every LT_LIVE_EVERY
+# seconds (ltsuite.live's default, 5). The users' counts come from the new
+# bytes of each k6 process's samples file (k6_instance_file samples, one per
+# process k6_start started), the server's from the sampler's samples.tsv.
+# It opens no socket: one to k6's REST API would be counted in the client
+# namespace's TcpActiveOpens (client_connects). LT_LIVE=off shows nothing.
 live_start() {
-  local cell_dir="$2" expected_s="$3"
+  local cell_dir="$1" expected_s="$2" i n="${#K6_PIDS[@]}"
   [[ "${LT_LIVE:-on}" != off ]] || return 0
   local -a args=(--samples "$cell_dir/samples.tsv" --expected-s "$expected_s" --max-s "$((expected_s + 60))")
+  for ((i = 0; i < n; i++)); do
+    args+=(--k6-samples "$(k6_instance_file "$cell_dir" "$i" "$n" samples)")
+  done
   if [[ -t 2 ]]; then
     args+=(--tty)
   elif [[ -n "${LT_LIVE_EVERY:-}" ]]; then

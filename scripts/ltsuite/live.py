@@ -1,44 +1,65 @@
 """The live line of a running cell: what the users and the server are doing now.
 
 Usage:
-  python3 -m ltsuite.live --samples FILE --expected-s N [--api HOST:PORT]... [--tty | --every S]
+  python3 -m ltsuite.live --samples FILE --expected-s N [--k6-samples FILE]... [--tty | --every S]
                           [--max-s N]
 
-Each second it asks every k6 process of the cell for its counts so far (k6's REST API,
-`GET /v1/metrics/<name>`: lt_users_started, http_reqs, http_req_failed, vus) and reads the
-sampler's newest row of samples.tsv (the server's established connections, the listener's
-accept queue against its backlog, Tomcat's busy threads), and prints one line:
+Each tick it reads the new bytes of every k6 process's per-request samples file (--k6-samples:
+k6-samples.json.gz, k6-samples-2.json.gz, ...; k6's `--out json=` that the suite already asks
+for, scripts/lib/monitoring.sh) and the sampler's newest row of samples.tsv (the server's
+established connections, the listener's accept queue against its backlog, Tomcat's busy
+threads), and prints one line:
 
-  live 12s/65s: 1,200 users started, 980 requests answered, 220 failed, 1,000 VUs | server: 31 conns,
+  live 12s/65s: 1,200 users started, 980 requests answered, 220 failed | server: 31 conns,
   accept queue 11/11, 4 threads busy
+
+Users started are the points of lt_vu_first_request (scenarios/lib/delivered.js: one per user,
+also for the users a VU carries with USERS_PER_VU > 1); requests answered and failed are the
+load's (traffic=load) points of k6's http_req_failed, 0 and 1. Both are summed over the
+processes. Nothing here opens a socket: k6's REST API would have been counted in the client
+namespace's TcpActiveOpens, which the row reports as client_connects.
+
+k6 writes the file through gzip in 4 KiB writes, so the counts trail k6 by what it has not
+written yet (up to a few seconds in a cell of a few requests a second, well under one in a
+busy one) and are exact once k6 ends. A tick reads at most READ_LIMIT compressed bytes a file
+(the rest on the next ticks) and the process runs at a lower priority (nice 10), so it never
+holds k6 back.
 
 On a terminal (--tty) the line is rewritten in place each second and cleared when the cell
 ends; otherwise a plain line is printed every S seconds (--every, default 5), so a log gets
-a few lines, not one a second. A figure nobody could read (no API: an external target's
-cell runs k6 on this host without one; no sample yet) is left out of the line, never shown
-as 0. The runner gives no --api: each connection to k6's API would be counted in the client
-namespace's TcpActiveOpens, which the row reports as client_connects. It ends on SIGTERM, when the process that started it dies, or after --max-s seconds,
-whichever comes first.
+a few lines, not one a second. A figure nobody could read (no samples file: K6_SAMPLES=0 or
+k6's live InfluxDB output; nothing written yet; a scenario without HTTP requests; no sampler
+row yet) is left out of the line, never shown as 0. It ends on SIGTERM, when the process that
+started it dies, or after --max-s seconds, whichever comes first.
 """
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import re
 import signal
 import sys
 import time
-import urllib.request
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ltsuite.netdelay import die_with_parent
 
 PROG = "live"
 
-#: k6's metrics the line sums over the cell's processes: users whose first request started
-#: (scenarios/lib/delivered.js), requests that ended, and the VUs running now.
-API_METRICS = ("lt_users_started", "http_reqs", "http_req_failed", "vus")
+#: Compressed bytes read from one samples file in one tick: about 40 MB of JSON lines, some
+#: 400,000 requests; a file that grew more is caught up on the next ticks.
+READ_LIMIT = 4 << 20
+#: JSON bytes inflated at a time, so memory stays bounded whatever the file's ratio.
+INFLATE_PIECE = 8 << 20
+
+#: A user's first request (k6's JSON output writes a point's metric name first).
+_FIRST_REQUEST = b'{"metric":"lt_vu_first_request","type":"Point"'
+#: A load request's end: its http_req_failed value (0 answered as expected, 1 failed) and
+#: its tags, which k6 writes sorted by name (traffic among them).
+_REQUEST_END = re.compile(rb'\{"metric":"http_req_failed","type":"Point","data":\{"time":"[^"]*",'
+                          rb'"value":([01])[,}][^\n]*?"traffic":"load"')
 
 
 class Stop(Exception):
@@ -48,17 +69,10 @@ class Stop(Exception):
 @dataclass
 class Users:
     """The users' side so far, summed over the cell's k6 processes; None where no process
-    answered for that figure."""
+    has written that figure yet."""
     started: int | None = None
-    requests: int | None = None
+    answered: int | None = None
     failed: int | None = None
-    vus: int | None = None
-
-    @property
-    def answered(self) -> int | None:
-        if self.requests is None or self.failed is None:
-            return None
-        return self.requests - self.failed
 
 
 @dataclass
@@ -71,54 +85,91 @@ class Server:
     threads_busy: int | None = None
 
 
-def _add(total: int | None, value: int | None) -> int | None:
-    if value is None:
-        return total
-    return value if total is None else total + value
+@dataclass
+class Counts:
+    """What one k6 process's samples file said so far."""
+    started: int = 0
+    answered: int = 0
+    failed: int = 0
+    seen_started: bool = False
+    seen_requests: bool = False
+
+    def add_lines(self, lines: bytes) -> None:
+        """Count the complete JSON lines LINES (C-speed searches, no line parsed in Python)."""
+        started = lines.count(_FIRST_REQUEST)
+        if started:
+            self.started += started
+            self.seen_started = True
+        values = _REQUEST_END.findall(lines)
+        if values:
+            failed = values.count(b"1")
+            self.failed += failed
+            self.answered += len(values) - failed
+            self.seen_requests = True
 
 
-def metric_value(document: dict[str, Any]) -> int | None:
-    """The count a k6 REST API metric answer stands for: a counter's count, a gauge's value;
-    for a rate (http_req_failed) the caller multiplies by the requests, since k6's API gives
-    a rate only as its fraction."""
-    sample = document.get("data", {}).get("attributes", {}).get("sample", {})
-    for key in ("count", "value"):
-        if isinstance(sample.get(key), (int, float)):
-            return int(sample[key])
-    return None
+@dataclass
+class SamplesTail:
+    """The new bytes of one k6 `--out json=FILE.gz` file while k6 writes it: the offset read
+    so far, the gzip stream's state and the last line not yet complete."""
+    path: Path
+    counts: Counts = field(default_factory=Counts)
+    offset: int = 0
+    broken: bool = False
+    _inflate: "zlib._Decompress" = field(default_factory=lambda: zlib.decompressobj(wbits=31))
+    _partial: bytes = b""
+    _file: tuple[int, int] | None = None
+
+    def _restart(self, file: tuple[int, int]) -> None:
+        self.counts, self.offset, self.broken, self._partial, self._file = Counts(), 0, False, b"", file
+        self._inflate = zlib.decompressobj(wbits=31)
+
+    def read(self, limit: int = READ_LIMIT) -> Counts | None:
+        """Read what was added since the last call (at most LIMIT bytes); the counts so far,
+        or None when nothing is readable (no file yet, nothing written, not gzip)."""
+        if self.broken:
+            return None
+        try:
+            with self.path.open("rb") as f:
+                status = os.fstat(f.fileno())
+                if (status.st_ino, status.st_dev) != self._file or status.st_size < self.offset:
+                    # Another file than the one read so far (k6 writes it anew): start over.
+                    self._restart((status.st_ino, status.st_dev))
+                f.seek(self.offset)
+                chunk = f.read(limit)
+        except OSError:
+            return self._counts()
+        if chunk:
+            self.offset += len(chunk)
+            while chunk:
+                try:
+                    data = self._partial + self._inflate.decompress(chunk, INFLATE_PIECE)
+                except zlib.error:
+                    self.broken = True
+                    return None
+                chunk = self._inflate.unconsumed_tail
+                end = data.rfind(b"\n") + 1
+                self.counts.add_lines(data[:end])
+                self._partial = data[end:]
+        return self._counts()
+
+    def _counts(self) -> Counts | None:
+        return self.counts if self.offset else None
 
 
-def metric_rate(document: dict[str, Any]) -> float | None:
-    sample = document.get("data", {}).get("attributes", {}).get("sample", {})
-    rate = sample.get("rate")
-    return float(rate) if isinstance(rate, (int, float)) else None
-
-
-def ask(address: str, metric: str, timeout: float = 0.5) -> dict[str, Any] | None:
-    """One metric from one k6 process's REST API; None when it does not answer (not started
-    yet, ended, or the metric has no sample yet: k6 answers 404)."""
-    try:
-        with urllib.request.urlopen(f"http://{address}/v1/metrics/{metric}", timeout=timeout) as answer:
-            return json.loads(answer.read())
-    except (OSError, ValueError):
-        return None
-
-
-def users_now(addresses: list[str], asker=ask) -> Users:
-    """The users' figures summed over the processes at ADDRESSES. A process's failed requests
-    are round(its http_req_failed rate x its http_reqs)."""
+def users_now(tails: list[SamplesTail]) -> Users:
+    """The users' figures summed over the processes' samples files; a figure stays None until
+    some process wrote a point of it."""
     users = Users()
-    for address in addresses:
-        docs = {metric: asker(address, metric) for metric in API_METRICS}
-        requests = metric_value(docs["http_reqs"]) if docs["http_reqs"] else None
-        users.started = _add(users.started, metric_value(docs["lt_users_started"]) if docs["lt_users_started"] else None)
-        users.requests = _add(users.requests, requests)
-        users.vus = _add(users.vus, metric_value(docs["vus"]) if docs["vus"] else None)
-        rate = metric_rate(docs["http_req_failed"]) if docs["http_req_failed"] else None
-        if requests == 0:
-            users.failed = _add(users.failed, 0)
-        elif requests is not None and rate is not None:
-            users.failed = _add(users.failed, round(rate * requests))
+    for tail in tails:
+        counts = tail.read()
+        if counts is None:
+            continue
+        if counts.seen_started:
+            users.started = (users.started or 0) + counts.started
+        if counts.seen_requests:
+            users.answered = (users.answered or 0) + counts.answered
+            users.failed = (users.failed or 0) + counts.failed
     return users
 
 
@@ -164,7 +215,7 @@ def line(elapsed_s: int, expected_s: int, users: Users, server: Server) -> str:
     """The live line; a figure that is None is left out."""
     parts = []
     for value, what in ((users.started, "users started"), (users.answered, "requests answered"),
-                        (users.failed, "failed"), (users.vus, "VUs")):
+                        (users.failed, "failed")):
         if value is not None:
             parts.append(f"{_n(value)} {what}")
     text = f"live {elapsed_s}s/{expected_s}s"
@@ -190,6 +241,11 @@ def run(args: argparse.Namespace) -> None:
     signal.signal(signal.SIGTERM, _on_term)
     # A runner killed with -9 leaves no live line behind (its own stop is live_stop).
     die_with_parent()
+    try:
+        os.nice(10)  # k6 and the sampler first
+    except OSError:
+        pass
+    tails = [SamplesTail(path) for path in args.k6_samples]
     start = time.monotonic()
     every = 1 if args.tty else args.every
     tick = 0
@@ -200,7 +256,7 @@ def run(args: argparse.Namespace) -> None:
             time.sleep(max(0.0, start + tick - time.monotonic()))
             if tick % every:
                 continue
-            text = line(tick, args.expected_s, users_now(args.api), server_now(args.samples))
+            text = line(tick, args.expected_s, users_now(tails), server_now(args.samples))
             if args.tty:
                 sys.stderr.write("\r" + text + "\033[K")
                 shown = True
@@ -219,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=PROG, description="The live line of a running cell.")
     parser.add_argument("--samples", type=Path, required=True, help="the cell's samples.tsv")
     parser.add_argument("--expected-s", type=int, required=True, help="the cell's planned seconds")
-    parser.add_argument("--api", action="append", default=[], help="a k6 process's REST API, HOST:PORT")
+    parser.add_argument("--k6-samples", type=Path, action="append", default=[],
+                        help="a k6 process's per-request samples (--out json=FILE.gz), once per process")
     parser.add_argument("--tty", action="store_true", help="rewrite one line in place each second")
     parser.add_argument("--every", type=int, default=5, help="seconds between plain lines (no --tty)")
     parser.add_argument("--max-s", type=int, default=3600, help="end after this many seconds")

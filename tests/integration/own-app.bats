@@ -47,6 +47,7 @@ own_app_run() {
   RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
 }
 
+# shellcheck disable=SC2030 # SC2030: each test reads the status own_app_run set in its own shell
 @test "TARGET_HEALTH_PATH=/actuator/health is asked on the actuator's port, and the actuator is still sampled" {
   own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_HEALTH_PATH=/actuator/health
   [ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/run.log"; fail "the run failed"; }
@@ -59,51 +60,48 @@ own_app_run() {
   assert_output '{"checked":true,"reason":null,"mismatches":[]}'
 }
 
-@test "the same service on Spring Boot 4 (Tomcat 11): as designed, its connector checked, busy threads, app_* in ms" {
-  own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_JAR=tests/fixtures/ownapp-boot4/target/greeting-service.jar
+# own_app_generation JAR TOMCAT_MAJOR: one cell of the fixture's service
+# built on another Spring Boot generation (JAR), which runs Tomcat
+# TOMCAT_MAJOR: as designed, its connector checked (each generation keeps
+# Tomcat's properties where it does: Spring Boot 4 in a bean of their own,
+# server.tomcat; 2.7 in ServerProperties, "server", and shows their values
+# without management.endpoint.configprops.show-values), busy threads (the
+# application does not turn on Tomcat's MBean registry; the suite does) and
+# app_* in ms: each greeting takes 1000 ms (greeting.env), whether Tomcat
+# logs %D in microseconds (10, 11) or milliseconds (9). Its cell in CELL,
+# its run directory in RUN_DIR.
+own_app_generation() {
+  local jar="$1" tomcat_major="$2"
+  own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_JAR="$jar"
+  # shellcheck disable=SC2031 # SC2031: own_app_run set it in this test's shell
   [ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/run.log"; fail "the run failed"; }
-  local cell
-  cell="$(lt_cells)"
-  grep -q 'Apache Tomcat/11\.' "$RUN_DIR/cells/$cell/target.log"
-  [ "$(lt_row_value "$cell" status)" = ok ]
-  # Spring Boot 4 keeps Tomcat's properties in a bean of their own (server.tomcat).
-  run jq -c . "$RUN_DIR/cells/$cell/connector.json"
+  CELL="$(lt_cells)"
+  grep -q "Apache Tomcat/$tomcat_major\." "$RUN_DIR/cells/$CELL/target.log"
+  [ "$(lt_row_value "$CELL" status)" = ok ]
+  run jq -c . "$RUN_DIR/cells/$CELL/connector.json"
   assert_output '{"checked":true,"reason":null,"mismatches":[]}'
-  [ "$(lt_row_value "$cell" as_designed)" -eq 1 ]
-  lt_assert_saturated_capacity "$cell"
-  # The application does not turn on Tomcat's MBean registry; the suite does.
-  [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
-  # Each greeting takes 1000 ms (greeting.env): Tomcat 11 logs %D in microseconds.
-  run jq -e '.app_lat_med_ms >= 1000 and .app_lat_med_ms < 2000' "$RUN_DIR/cells/$cell/row.json"
+  [ "$(lt_row_value "$CELL" as_designed)" -eq 1 ]
+  lt_assert_saturated_capacity "$CELL"
+  [ "$(lt_row_value "$CELL" tomcat_threads_busy_peak)" -eq 2 ]
+  run jq -e '.app_lat_med_ms >= 1000 and .app_lat_med_ms < 2000' "$RUN_DIR/cells/$CELL/row.json"
   assert_success
 }
 
+@test "the same service on Spring Boot 4 (Tomcat 11): as designed, its connector checked, busy threads, app_* in ms" {
+  own_app_generation tests/fixtures/ownapp-boot4/target/greeting-service.jar 11
+}
+
 @test "the same service on Spring Boot 2.7 (Tomcat 9): as designed, its connector checked, busy threads, app_* in ms, the split" {
-  own_app_run "$BATS_TEST_TMPDIR/run.log" TARGET_JAR=tests/fixtures/ownapp-boot2/target/greeting-service.jar
-  [ "$status" -eq 0 ] || { cat "$BATS_TEST_TMPDIR/run.log"; fail "the run failed"; }
-  local cell
-  cell="$(lt_cells)"
-  grep -q 'Apache Tomcat/9\.' "$RUN_DIR/cells/$cell/target.log"
-  [ "$(lt_row_value "$cell" status)" = ok ]
-  # Spring Boot 2.7 keeps Tomcat's properties in ServerProperties ("server"),
-  # and shows their values without management.endpoint.configprops.show-values.
-  run jq -c . "$RUN_DIR/cells/$cell/connector.json"
-  assert_output '{"checked":true,"reason":null,"mismatches":[]}'
-  [ "$(lt_row_value "$cell" as_designed)" -eq 1 ]
-  lt_assert_saturated_capacity "$cell"
-  # The same meter name, tomcat.threads.busy, with the registry the suite turns on.
-  [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
-  # Each greeting takes 1000 ms: Tomcat 9 logs %D in milliseconds, which
-  # read as microseconds would make it 1 ms.
-  run jq -e '.app_lat_med_ms >= 1000 and .app_lat_med_ms < 2000 and .app_lat_p99_ms >= 1000 and .app_lat_p99_ms < 2000' \
-    "$RUN_DIR/cells/$cell/row.json"
+  own_app_generation tests/fixtures/ownapp-boot2/target/greeting-service.jar 9
+  # Tomcat 9's %D in milliseconds, read as microseconds, would make it 1 ms.
+  run jq -e '.app_lat_p99_ms >= 1000 and .app_lat_p99_ms < 2000' "$RUN_DIR/cells/$CELL/row.json"
   assert_success
   # The unchanged script's requests carry the entry module's ids: every one
   # Tomcat answered is split, the others failed to connect.
-  [ "$(lt_row_value "$cell" decomposed_reqs)" -eq "$(lt_row_value "$cell" app_reqs)" ]
-  [ "$(lt_row_value "$cell" decomposed_reqs)" -eq $(($(lt_row_value "$cell" http_reqs) - $(lt_row_value "$cell" fail_connect))) ]
-  [ "$(lt_row_value "$cell" reqs_never_seen_by_app_never_read)" -eq 0 ]
-  run jq -e '.t_service_med_ms >= 1000 and .t_service_med_ms < 2000' "$RUN_DIR/cells/$cell/row.json"
+  [ "$(lt_row_value "$CELL" decomposed_reqs)" -eq "$(lt_row_value "$CELL" app_reqs)" ]
+  [ "$(lt_row_value "$CELL" decomposed_reqs)" -eq $(($(lt_row_value "$CELL" http_reqs) - $(lt_row_value "$CELL" fail_connect))) ]
+  [ "$(lt_row_value "$CELL" reqs_never_seen_by_app_never_read)" -eq 0 ]
+  run jq -e '.t_service_med_ms >= 1000 and .t_service_med_ms < 2000' "$RUN_DIR/cells/$CELL/row.json"
   assert_success
 }
 

@@ -42,13 +42,22 @@ setup() {
   assert_output --partial "| cell | status |"
 }
 
-@test "while a cell runs, a line shows the server's connections and accept queue" {
-  local cell
+@test "while a cell runs, a line shows the users so far and the server's connections and accept queue" {
+  local cell users=0 started answered failed
   for cell in $(lt_cells); do
     # The cell's own lines: from its "cell N/4" line to its result line.
     run awk -v cell="$cell" '$0 ~ "^cell [0-9]+/[0-9]+ " cell "$" { on = 1; next } on && /^  (ok|failed) in / { exit } on' "$BATS_FILE_TMPDIR/run.log"
-    assert_line --regexp '^  live [0-9]+s/[0-9]+s [|] server: [0-9,]+ conns, accept queue [0-9,]+/[0-9,]+'
+    assert_line --regexp '^  live [0-9]+s/[0-9]+s(: [0-9,]+ users started, [0-9,]+ requests answered, [0-9,]+ failed)? [|] server: [0-9,]+ conns, accept queue [0-9,]+/[0-9,]+'
+    # The users' counts (from k6's samples file, which k6 writes 4 KiB at a
+    # time) never exceed the row's.
+    while read -r started answered failed; do
+      users=$((users + 1))
+      [ "$started" -le "$(lt_row_value "$cell" vus_started)" ]
+      [ "$((answered + failed))" -le "$(lt_row_value "$cell" http_reqs)" ]
+      [ "$failed" -le "$(lt_row_value "$cell" failed_reqs)" ]
+    done < <(printf '%s\n' "${lines[@]}" | sed -nE 's/^  live [^:]*: ([0-9,]+) users started, ([0-9,]+) requests answered, ([0-9,]+) failed .*/\1 \2 \3/p' | tr -d ,)
   done
+  [ "$users" -gt 0 ]
 }
 
 @test "the manifest records the run" {

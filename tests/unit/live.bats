@@ -1,0 +1,49 @@
+#!/usr/bin/env bats
+# live_start (lib/live.sh): what ltsuite.live is given for the running cell.
+# shellcheck disable=SC2034 # SC2034: read by the sourced library under test
+
+setup() {
+  load '../test_helper'
+  lt_source_libs k6 live monitoring
+  # A python that writes its arguments, one a line, and ends.
+  cat >"$BATS_TEST_TMPDIR/python" <<SCRIPT
+#!/bin/bash
+printf '%s\n' "\$@" >'$BATS_TEST_TMPDIR/args'
+SCRIPT
+  chmod +x "$BATS_TEST_TMPDIR/python"
+  LT_PYTHON="$BATS_TEST_TMPDIR/python"
+  unset LT_LIVE LT_LIVE_EVERY
+}
+
+# live_args CELL_DIR: live_start's arguments to ltsuite.live, on one line.
+live_args() {
+  live_start "$1" 20 2>/dev/null
+  wait "$LIVE_PID"
+  LIVE_PID=""
+  tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
+}
+
+@test "each k6 process the cell started gets its samples file read: k6_start's files, one per process" {
+  K6_PIDS=(101 102 103)
+  LT_LIVE_EVERY=2
+  run live_args /cells/01
+  assert_output "-S -m ltsuite.live --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz --k6-samples /cells/01/k6-samples-3.json.gz --every 2 "
+}
+
+@test "one k6 process: its k6-samples.json.gz, the file monitoring_k6_options asks k6 to write" {
+  K6_PIDS=(101)
+  run live_args /cells/01
+  assert_output "-S -m ltsuite.live --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --k6-samples /cells/01/k6-samples.json.gz "
+  MONITORING_CELL_K6="file"
+  local -A values=([K6_HTML_REPORT]=0)
+  run monitoring_k6_options values /cells/01
+  assert_line "--out=json=/cells/01/k6-samples.json.gz"
+}
+
+@test "LT_LIVE=off starts nothing" {
+  K6_PIDS=(101)
+  LT_LIVE=off
+  live_start /cells/01 20
+  [ -z "$LIVE_PID" ]
+  [ ! -e "$BATS_TEST_TMPDIR/args" ]
+}
