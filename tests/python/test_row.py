@@ -19,7 +19,11 @@ from ltsuite.row import Cell, build_row, sample_peaks
 from conftest import ROOT
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CELLS = sorted(p.name for p in FIXTURES.iterdir() if (p / "row.json").is_file())
+# A whole recorded cell: its row and the counter deltas it was made from (live-burst keeps only
+# the samples and row the live line's tests read).
+CELLS = sorted(
+    p.name for p in FIXTURES.iterdir() if (p / "row.json").is_file() and (p / "netstat-delta.tsv").is_file()
+)
 
 
 def recorded(cell_dir):
