@@ -169,8 +169,8 @@ pick_cell() {
   ((OPT_CELL <= total)) || usage_error "--cell $OPT_CELL: the matrix has $total cell(s)"
   CELL_INDEX=$((OPT_CELL - 1))
   CELL_ID="$(matrix_cell_id "$CELL_INDEX")"
-  # A knob left at auto gets its value here (k6_resolve_autos), as in a local run.
-  matrix_cell_values "$CELL_INDEX" | k6_resolve_autos "" >"$WORK_DIR/cell.env"
+  # A knob left at auto gets its value here (ltsuite.cell resolve), as in a local run.
+  matrix_cell_values "$CELL_INDEX" | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell resolve >"$WORK_DIR/cell.env"
 }
 
 # new_run_id MATRIX: a run id such as 20250101-120000-default-ssm.
