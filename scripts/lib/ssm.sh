@@ -15,14 +15,6 @@ readonly SSM_HISTOGRAM_BEGIN='=== k6-fanout histogram begin ==='
 readonly SSM_HISTOGRAM_END='=== k6-fanout histogram end ==='
 # Invocation states after which nothing changes any more (as ltsuite.ssm.TERMINAL).
 readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
-# The fields of a results row that k6's summary gives. The others (the
-# target's kernel counters and samples) only a local run measures: a fan-out
-# row leaves them out, so they stay empty instead of showing a misleading 0.
-readonly SSM_ROW_FIELDS='run_id cell scenario status axes vus_max duration_s http_reqs tps
-  lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms
-  failed_reqs failed_rate fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx
-  fail_other fail_no_fd iterations dropped_iterations error extra'
-
 # Filled by fanout_config_load: key -> value, and the keys in file order.
 declare -gA FANOUT=()
 declare -ga FANOUT_KEYS=()
@@ -394,21 +386,11 @@ ssm_output_prefix() {
 # --- Rows ----------------------------------------------------------------------------------------
 
 # ssm_instance_row INSTANCE_DIR RUN_ID CELL_ID AXES_JSON: INSTANCE_DIR/row.json,
-# the results row of one instance built as for a local cell (results_row,
-# from its summary.json and cell.env), then marked with the cell and the
-# instance, with only the fields k6's summary gives (SSM_ROW_FIELDS), and
-# with the count of answered requests its latency stats are over (to weigh
-# means with).
+# the results row of one instance built as for a local cell from its
+# summary.json and cell.env, with only the fields k6's summary gives
+# (ltsuite.fanout instance-row, which a k6-operator pod's row uses too).
 ssm_instance_row() {
-  local dir="$1" run_id="$2" cell_id="$3" axes_json="$4"
-  LT_RUN_ID="$run_id" results_row "$dir" ok "" "$axes_json"
-  jq --arg cell "$cell_id" --arg instance "$(basename "$dir")" --arg fields "$SSM_ROW_FIELDS" \
-    --slurpfile summary "$dir/summary.json" '
-      ($fields | split("\\s+"; null) | map(select(length > 0))) as $keep
-      | with_entries(select(.key as $k | $keep | index([$k])))
-      | .cell = $cell | .instance = $instance
-      | .lat_count = ($summary[0].metrics["http_req_duration{traffic:load,expected_response:true}"].values.count // null)' \
-    "$dir/row.json" | write_atomic "$dir/row.json"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout instance-row "$1" --run-id "$2" --cell "$3" --axes "$4"
 }
 
 # --- InfluxDB -------------------------------------------------------------------------------------
