@@ -190,34 +190,40 @@ ssm_check_instance_id() {
   [[ "$1" =~ ^m?i-[A-Za-z0-9]+$ ]] || usage_error "'$1' is not an instance id (i-... or mi-...)"
 }
 
-# ssm_fraction NUM DEN: NUM/DEN as k6 writes segment bounds ("0", "1", "1/3").
-ssm_fraction() {
-  local num="$1" den="$2"
-  if ((num == 0)); then
-    printf '0'
-  elif ((num == den)); then
-    printf '1'
-  else
-    printf '%d/%d' "$num" "$den"
-  fi
+# The fan-out's execution segments (ltsuite.fanout segments, the plan a
+# k6-operator TestRun shares): SSM_SEGMENTS[INDEX] of instance INDEX
+# (0-based), and the sequence every instance gets, for SSM_SEGMENT_COUNT
+# instances (ssm_plan_segments).
+declare -ga SSM_SEGMENTS=()
+SSM_SEQUENCE=""
+SSM_SEGMENT_COUNT=0
+
+# ssm_plan_segments COUNT: SSM_SEGMENTS and SSM_SEQUENCE for COUNT instances,
+# one Python call for them all.
+ssm_plan_segments() {
+  local segment sequence
+  SSM_SEGMENTS=()
+  while IFS=$'\t' read -r segment sequence; do
+    SSM_SEGMENTS+=("$segment")
+    SSM_SEQUENCE="$sequence"
+  done < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.fanout segments "$1")
+  [[ ${#SSM_SEGMENTS[@]} -eq "$1" ]] || abort "ltsuite.fanout segments $1 gave ${#SSM_SEGMENTS[@]} segment(s)"
+  SSM_SEGMENT_COUNT="$1"
 }
 
 # ssm_segment INDEX COUNT: the execution segment of instance INDEX (0-based)
-# of COUNT: "INDEX/COUNT:(INDEX+1)/COUNT".
+# of COUNT: "INDEX/COUNT:(INDEX+1)/COUNT" (planned first if not yet for COUNT).
 ssm_segment() {
-  local index="$1" count="$2"
-  printf '%s:%s\n' "$(ssm_fraction "$index" "$count")" "$(ssm_fraction $((index + 1)) "$count")"
+  ((SSM_SEGMENT_COUNT == $2)) || ssm_plan_segments "$2"
+  printf '%s\n' "${SSM_SEGMENTS[$1]}"
 }
 
 # ssm_segment_sequence COUNT: "0,1/COUNT,...,1". Every instance gets the same
 # sequence, so k6 hands out VUs and iterations consistently: the segments
 # together run exactly the configured load, not COUNT times it.
 ssm_segment_sequence() {
-  local count="$1" i sequence="0"
-  for ((i = 1; i <= count; i++)); do
-    sequence+=",$(ssm_fraction "$i" "$count")"
-  done
-  printf '%s\n' "$sequence"
+  ((SSM_SEGMENT_COUNT == $1)) || ssm_plan_segments "$1"
+  printf '%s\n' "$SSM_SEQUENCE"
 }
 
 # --- What each instance runs -----------------------------------------------------------------

@@ -5,6 +5,7 @@ instance's k6 summary (instance-row, write_instance_row).
   python3 -m ltsuite.fanout CELL_DIR --run-id ID --cell CELL_ID --axes JSON [--status ok|failed]
                             [--error TEXT] [--percentiles JSON] [--notes TEXT]
   python3 -m ltsuite.fanout instance-row INSTANCE_DIR --run-id ID --cell CELL_ID --axes JSON
+  python3 -m ltsuite.fanout segments N
 
 reads CELL_DIR/cell.env, CELL_DIR/instances/*/row.json and their histogram.json, and prints the
 cell's row.
@@ -28,6 +29,24 @@ from typing import Any
 from . import histogram
 from .cellfiles import read_cell_env, read_json
 from .numbers import num, or_default, tidy
+
+def fraction(num: int, den: int) -> str:
+    """NUM/DEN as k6 writes a segment bound: "0", "1" or "num/den"."""
+    return "0" if num == 0 else "1" if num == den else f"{num}/{den}"
+
+
+def segment(index: int, count: int) -> str:
+    """The execution segment of instance INDEX (0-based) of COUNT: INDEX/COUNT:(INDEX+1)/COUNT. An
+    SSM instance gets it in its command; k6-operator gives the same to its runner INDEX+1 (its
+    pkg/segmentation; a single runner gets no segment flag, the whole 0:1)."""
+    return f"{fraction(index, count)}:{fraction(index + 1, count)}"
+
+
+def segment_sequence(count: int) -> str:
+    """"0,1/COUNT,...,1": every instance gets the same sequence, so k6 hands out VUs, iterations
+    and arrival rates consistently and the instances together run the configured load once."""
+    return ",".join(fraction(i, count) for i in range(count + 1))
+
 
 #: The counters that add up over instances.
 TOTALS = ("fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx", "fail_http_5xx", "fail_other", "fail_no_fd")
@@ -154,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["instance-row"]:
         return instance_row_main(argv[1:])
+    if argv[:1] == ["segments"] and len(argv) == 2 and argv[1].isdigit() and int(argv[1]) > 0:
+        # One line an instance: its segment and the sequence, a tab between (ssm_plan_segments).
+        for index in range(int(argv[1])):
+            print(f"{segment(index, int(argv[1]))}\t{segment_sequence(int(argv[1]))}")
+        return 0
     parser = argparse.ArgumentParser(prog="python3 -m ltsuite.fanout", description="Print a fan-out cell's row.")
     parser.add_argument("cell_dir", type=Path)
     parser.add_argument("--run-id", required=True)

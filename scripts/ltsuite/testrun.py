@@ -17,7 +17,7 @@ one word a line: k6_script_args) and prints two YAML documents:
 - a TestRun (k6.io/v1alpha1; fields of k6-operator's api/v1alpha1/testrun_types.go) whose
   script.configMap names the archive, with `parallelism` pods. k6-operator gives runner pod i (1..N)
   the execution segment (i-1)/N:i/N of the sequence 0,1/N,...,1 (its pkg/segmentation), the same
-  segments as the SSM fan-out's instances (ssm_segment). Its runner command is `k6 run ... --paused`;
+  segments as the SSM fan-out's instances (ltsuite.fanout.segment). Its runner command is `k6 run ... --paused`;
   runner.env puts /ltsuite/bin (the ConfigMap mounted with runner.volumes) first on PATH, so that `k6`
   is k6-pod.sh, which runs ssm-instance.sh: the pod writes every request's samples, reduces them to
   its histogram and prints its summary and histogram between the fan-out's markers to its log. k6
@@ -85,19 +85,8 @@ class Plan:
         """plan.json: what collect needs, and the segments each pod runs."""
         return {"run_id": self.run_id, "cell": self.cell, "name": self.name, "namespace": self.namespace,
                 "parallelism": self.parallelism, "axes": self.axes, "cell_env": self.cell_env,
-                "pods": [{"pod": f"{self.name}-{i}", "segment": segment(i - 1, self.parallelism)}
+                "pods": [{"pod": f"{self.name}-{i}", "segment": fanout.segment(i - 1, self.parallelism)}
                          for i in range(1, self.parallelism + 1)]}
-
-
-def fraction(num: int, den: int) -> str:
-    """NUM/DEN as k6 writes a segment bound: "0", "1" or "num/den" (k6-operator's segmentation)."""
-    return "0" if num == 0 else "1" if num == den else f"{num}/{den}"
-
-
-def segment(index: int, count: int) -> str:
-    """The execution segment of pod INDEX (0-based) of COUNT, as k6-operator gives it to its runner
-    INDEX+1 and ssm_segment to instance INDEX (the whole "0:1" for one pod, which gets no flag)."""
-    return f"{fraction(index, count)}:{fraction(index + 1, count)}"
 
 
 def arguments(words: list[str], own_script: bool) -> str:

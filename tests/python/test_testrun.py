@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ltsuite import ssm, testrun
+from ltsuite import fanout, ssm, testrun
 
 FIXTURE = Path(__file__).parent / "fixtures" / "k6-operator" / "testrun-schema.json"
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_the_plan_names_each_pod_with_k6_operators_segment(tmp_path):
     # k6-operator: runner job i (1..N) of NAME is NAME-i, segment (i-1)/N:i/N (pkg/segmentation).
     assert pods == [{"pod": "k6-r42-01-1", "segment": "0:1/3"}, {"pod": "k6-r42-01-2", "segment": "1/3:2/3"},
                     {"pod": "k6-r42-01-3", "segment": "2/3:1"}]
-    assert testrun.segment(0, 1) == "0:1"
+    assert fanout.segment(0, 1) == "0:1"
 
 
 def test_a_word_with_a_space_is_refused_by_name_unless_a_tag_of_ones_own_script():
