@@ -168,3 +168,23 @@ def test_collect_refuses_a_log_of_no_pod_of_the_testrun(tmp_path):
     (logs / "k6-other-1.log").write_text("", encoding="utf-8")
     with pytest.raises(testrun.PlanError, match="log file.s. of no pod of this TestRun: k6-other-1"):
         testrun.collect(write_manifest(tmp_path), logs, tmp_path / "results")
+
+
+def test_collect_asks_kubectl_for_each_runner_jobs_log_in_the_testruns_namespace(tmp_path, monkeypatch):
+    # A stand-in kubectl: its arguments recorded, the log of job/NAME-2 only (the others fail).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    (bin_dir / "kubectl").write_text(f"#!/bin/sh\necho \"$*\" >>{calls}\n"
+                                     '[ "$4" = job/k6-r42-01-2 ] || exit 1\necho "k6-fanout exit status: 0"\n')
+    (bin_dir / "kubectl").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    logs = testrun.read_logs(json.loads(made(tmp_path)[1][0]["data"]["plan.json"]), None)
+    assert calls.read_text().splitlines() == [f"logs -n loadtest job/k6-r42-01-{i}" for i in (1, 2, 3)]
+    assert logs == {"k6-r42-01-1": None, "k6-r42-01-2": "k6-fanout exit status: 0\n", "k6-r42-01-3": None}
+
+
+def test_collect_without_kubectl_or_logs_says_what_to_give(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(testrun.PlanError, match="kubectl not found: give the saved logs with --logs DIR"):
+        testrun.read_logs(json.loads(made(tmp_path)[1][0]["data"]["plan.json"]), None)
