@@ -152,6 +152,7 @@ SH
   [ "$(printed_histogram | jq .count)" -eq 74 ]
   assert_line "k6-fanout exit status: 0"
   # Any other k6 command (the initializer's archive and inspect) goes to k6 as it is.
+  cd "$BATS_TEST_TMPDIR"
   run "$SH" "$LT_ROOT/scripts/k6-pod.sh" inspect /test/archive.tar
   assert_success
   [ "$(cat "$K6_ARGS_FILE")" = $'inspect\n/test/archive.tar' ]
