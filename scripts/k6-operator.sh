@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Summary: print a k6-operator TestRun (k6.io/v1alpha1) and its ConfigMap for one matrix cell, split over N pods.
 # Usage: scripts/k6-operator.sh [--cell N] [--run-id ID] --parallelism N MATRIX_FILE > testrun.yaml
+# Usage: scripts/k6-operator.sh --collect testrun.yaml (--logs DIR | --kubectl)   (the row, from the pods' logs)
 #
 # The scenario and the modules it imports travel as a k6 archive (k6 archive)
-# in the ConfigMap, since ConfigMap keys cannot hold the lib/ directory the
-# scenario imports from. The cell's values (TARGET_URL among them) go both
-# into the archive and into the runners' environment; FANOUT_INFLUXDB_URL
-# comes from env/fanout.env (or the environment), as for scripts/ssm-fanout.sh.
-# k6-operator splits the load with the same execution segments as the SSM
-# fan-out: N pods together run the configured VUs, not N times them.
+# in the ConfigMap, with the instance-side script an SSM instance runs
+# (ssm-instance.sh, started by k6-pod.sh, the `k6` on the runner pods' PATH),
+# so each pod prints its summary and latency histogram to its log. The cell's
+# values (TARGET_URL among them) go both into the archive and into the
+# runners' environment; FANOUT_INFLUXDB_URL and the K8S_* settings come from
+# env/fanout.env (or the environment), as for scripts/ssm-fanout.sh. k6-operator
+# splits the load with the same execution segments as the SSM fan-out: N pods
+# together run the configured VUs, not N times them. The documents and the
+# collection are ltsuite.testrun's.
 set -euo pipefail
 
 LT_PROG=k6-operator
@@ -25,10 +29,16 @@ OPT_CELL=1
 OPT_PARALLELISM=""
 OPT_RUN_ID=""
 OPT_MATRIX=""
+OPT_COLLECT=""
+declare -a OPT_SOURCE=()
 
 main() {
   local work cell_id run_id name
   parse_args "$@"
+  if [[ -n "$OPT_COLLECT" ]]; then
+    collect
+    return
+  fi
   work="$(mktemp -d "${TMPDIR:-/tmp}/k6-operator.XXXXXX")"
   # shellcheck disable=SC2064 # the path is fixed now, on purpose
   trap "rm -rf '$work'" EXIT
@@ -37,16 +47,30 @@ main() {
   fanout_config_load "$LT_FANOUT_ENV"
   (( OPT_CELL <= $(matrix_cell_count) )) || usage_error "--cell $OPT_CELL: the matrix has $(matrix_cell_count) cell(s)"
   cell_id="$(matrix_cell_id $((OPT_CELL - 1)))"
-  # A knob left at auto gets its value here (k6_resolve_autos), as in a local run.
-  matrix_cell_values $((OPT_CELL - 1)) | k6_resolve_autos "" >"$work/cell.env"
+  # A knob left at auto gets its value here (ltsuite.cell resolve), as in a local run.
+  matrix_cell_values $((OPT_CELL - 1)) | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell resolve >"$work/cell.env"
   # The manifest is made to be applied: its load goes where a run's would.
   fanout_use_cell_target "$work/cell.env" run
   run_id="${OPT_RUN_ID:-$(date +%Y%m%d-%H%M%S)-$(basename "$OPT_MATRIX" .matrix)-k8s}"
   name="$(k8s_name "k6-$run_id-$cell_id")"
 
-  run_env "$work/cell.env" "$run_id" "$cell_id" >"$work/run.env"
   make_archive "$work/cell.env" "$run_id" "$cell_id" "$work"
-  print_manifest "$name" "$run_id" "$cell_id" "$work"
+  k6_script_args "$(cell_env_get "$work/cell.env" SCENARIO)" "$work/k6-script.json" "$run_id" "$cell_id" >"$work/k6-args.txt"
+  local -a own=()
+  ! k6_own_script "$(cell_env_get "$work/cell.env" SCENARIO)" || own=(--own-script)
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.testrun manifest "$work" --name "$name" \
+    --namespace "${FANOUT[K8S_NAMESPACE]}" --parallelism "$OPT_PARALLELISM" --run-id "$run_id" --cell "$cell_id" \
+    --k6-image "${FANOUT[K8S_K6_IMAGE]}" --runner-image "${FANOUT[K8S_RUNNER_IMAGE]}" \
+    --axis-keys "${AXIS_KEYS[*]}" --influxdb-url "${FANOUT[FANOUT_INFLUXDB_URL]}" "${own[@]}"
+}
+
+# collect: the pods' logs of a TestRun this script printed into results/<run-id>/
+# (ltsuite.testrun collect, with the Python that has PyYAML: .tools/venv's if there).
+collect() {
+  local python="$LT_PYTHON"
+  [[ ! -x "$LT_ROOT/.tools/venv/bin/python" ]] || python="$LT_ROOT/.tools/venv/bin/python"
+  PYTHONPATH="$LT_ROOT/scripts" "$python" -m ltsuite.testrun collect "$OPT_COLLECT" "${OPT_SOURCE[@]}" \
+    --results-dir "${LT_RESULTS_DIR:-$LT_ROOT/results}"
 }
 
 # parse_args ARGS...: options and the matrix file into OPT_*.
@@ -67,6 +91,17 @@ parse_args() {
         OPT_CELL="$2"
         shift
         ;;
+      --collect)
+        [[ $# -ge 2 && -f "$2" ]] || usage_error "--collect needs the TestRun file this script printed"
+        OPT_COLLECT="$2"
+        shift
+        ;;
+      --logs)
+        [[ $# -ge 2 && -d "$2" ]] || usage_error "--logs needs a directory of the pods' logs (one file a pod, named after it)"
+        OPT_SOURCE=(--logs "$2")
+        shift
+        ;;
+      --kubectl) OPT_SOURCE=(--kubectl) ;;
       --run-id)
         [[ $# -ge 2 && "$2" =~ ^[A-Za-z0-9._-]+$ ]] || usage_error "--run-id needs an id of letters, digits and ._-"
         OPT_RUN_ID="$2"
@@ -80,28 +115,26 @@ parse_args() {
     esac
     shift
   done
+  if [[ -n "$OPT_COLLECT" ]]; then
+    [[ ${#OPT_SOURCE[@]} -gt 0 ]] || usage_error "--collect needs --logs DIR or --kubectl"
+    return
+  fi
   [[ -n "$OPT_PARALLELISM" ]] || usage_error "--parallelism N is required (the number of k6 pods)"
   [[ -n "$OPT_MATRIX" ]] || usage_error "no matrix file given (e.g. env/matrices/default.matrix)"
   [[ -f "$OPT_MATRIX" ]] || usage_error "$OPT_MATRIX: no such matrix file"
 }
 
 # k8s_name TEXT: TEXT as a Kubernetes object name (lower case, digits and -,
-# at most 63 characters, starting and ending with an alphanumeric).
+# starting and ending with an alphanumeric), at most 48 characters: k6-operator
+# names runner i's Service NAME-service-i, and a name holds at most 63.
 k8s_name() {
   local name="${1,,}"
   name="${name//[^a-z0-9-]/-}"
-  name="${name:0:63}"
+  name="${name:0:48}"
   while [[ "$name" == *- ]]; do
     name="${name%-}"
   done
   printf '%s\n' "$name"
-}
-
-# run_env CELL_ENV RUN_ID CELL_ID: every KEY=VALUE k6 gets: the cell's knobs
-# (TARGET_URL among them) and the run's identity.
-run_env() {
-  grep -vE '^(RUN_ID|CELL_ID)=' "$1"
-  printf 'RUN_ID=%s\nCELL_ID=%s\n' "$2" "$3"
 }
 
 # make_archive CELL_ENV RUN_ID CELL_ID DIR: the scenario (a shipped one or a
@@ -116,74 +149,6 @@ make_archive() {
   cell[CELL_ID]="$3"
   CELL_ERROR=""
   k6_archive cell "${FANOUT[TARGET_URL]}" "$4" || abort "$CELL_ERROR"
-}
-
-# k6_arguments CELL_ENV RUN_ID CELL_ID DIR: the runners' k6 arguments, one
-# line: the script's (k6_script_args: k6's --tag replaces the script's own
-# tags, and the operator adds its own), and the InfluxDB output when one is
-# set. k6-operator splits the line at every space (TestRun.spec.arguments
-# is one string), so no word may hold one. A tag of a script of one's own
-# whose value has a space stays off the line: the entry module gives the
-# script's own tags to every VU itself (scenarios/lib/own-script.js). Any
-# other word with a space is refused, naming it.
-k6_arguments() {
-  local scenario i word
-  local -a args=() kept=()
-  scenario="$(cell_env_get "$1" SCENARIO)"
-  mapfile -t args < <(k6_script_args "$scenario" "$4/k6-script.json" "$2" "$3")
-  [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || args+=(--out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")
-  for ((i = 0; i < ${#args[@]}; i++)); do
-    word="${args[i]}"
-    if [[ "$word" == --tag && "${args[i + 1]:-}" =~ [[:space:]] ]] && k6_own_script "$scenario"; then
-      i=$((i + 1))
-      continue
-    fi
-    [[ ! "$word" =~ [[:space:]] ]] \
-      || usage_error "k6 argument '$word' has a space in it; k6-operator splits its arguments at spaces, so it cannot pass it (a tag of the script's own options.tags can have one only in a script of one's own)"
-    kept+=("$word")
-  done
-  printf '%s\n' "${kept[*]}"
-}
-
-# print_manifest NAME RUN_ID CELL_ID WORK_DIR: the ConfigMap and the TestRun
-# as YAML. Every scalar is written as a JSON string, which YAML reads as is.
-print_manifest() {
-  local name="$1" run_id="$2" cell_id="$3" work="$4" arguments
-  arguments="$(k6_arguments "$work/cell.env" "$run_id" "$cell_id" "$work")"
-  printf '# k6-operator TestRun: run %s, cell %s, %s pod(s) splitting the load with execution segments.\n' \
-    "$run_id" "$cell_id" "$OPT_PARALLELISM"
-  printf '# Apply with: kubectl apply -f FILE (needs k6-operator installed in the cluster).\n'
-  cat <<EOF
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: $(jq -n --arg v "$name" '$v')
-  namespace: $(jq -n --arg v "${FANOUT[K8S_NAMESPACE]}" '$v')
-  labels:
-    app.kubernetes.io/part-of: "loadtest-suite"
-binaryData:
-  archive.tar: "$(base64 -w0 "$work/script.tar")"
----
-apiVersion: k6.io/v1alpha1
-kind: TestRun
-metadata:
-  name: $(jq -n --arg v "$name" '$v')
-  namespace: $(jq -n --arg v "${FANOUT[K8S_NAMESPACE]}" '$v')
-  labels:
-    app.kubernetes.io/part-of: "loadtest-suite"
-spec:
-  parallelism: $OPT_PARALLELISM
-  script:
-    configMap:
-      name: $(jq -n --arg v "$name" '$v')
-      file: "archive.tar"
-  arguments: $(jq -n --arg v "$arguments" '$v')
-  runner:
-    image: $(jq -n --arg v "${FANOUT[K8S_K6_IMAGE]}" '$v')
-    env:
-EOF
-  jq -Rr 'capture("^(?<name>[A-Z0-9_]+)=(?<value>.*)$")
-          | "      - name: \(.name | @json)\n        value: \(.value | @json)"' <"$work/run.env"
 }
 
 main "$@"

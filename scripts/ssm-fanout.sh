@@ -86,6 +86,7 @@ main() {
     || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"
   RUN_ID="$(new_run_id "$OPT_MATRIX")"
   find_targets
+  ssm_plan_segments "${#INSTANCES[@]}"
   [[ $OPT_DRY_RUN -eq 1 ]] || fanout_create_run_dir
   SSM_RUN_ID="$RUN_ID"
   SSM_CELL_ID="$CELL_ID"
@@ -169,8 +170,8 @@ pick_cell() {
   ((OPT_CELL <= total)) || usage_error "--cell $OPT_CELL: the matrix has $total cell(s)"
   CELL_INDEX=$((OPT_CELL - 1))
   CELL_ID="$(matrix_cell_id "$CELL_INDEX")"
-  # A knob left at auto gets its value here (k6_resolve_autos), as in a local run.
-  matrix_cell_values "$CELL_INDEX" | k6_resolve_autos "" >"$WORK_DIR/cell.env"
+  # A knob left at auto gets its value here (ltsuite.cell resolve), as in a local run.
+  matrix_cell_values "$CELL_INDEX" | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell resolve >"$WORK_DIR/cell.env"
 }
 
 # new_run_id MATRIX: a run id such as 20250101-120000-default-ssm.
@@ -470,6 +471,7 @@ load_run() {
   FANOUT[FANOUT_INFLUXDB_QUERY_URL]="$(jq -r .fanout.influxdb_query_url "$manifest")"
   load_instances "$manifest"
   [[ ${#INSTANCES[@]} -gt 0 ]] || abort "$1: the manifest lists no instance"
+  ssm_plan_segments "${#INSTANCES[@]}"
   ssm_find_aws
 }
 

@@ -13,6 +13,12 @@
 #   LT_HISTOGRAM_BEGIN, LT_HISTOGRAM_END  the lines around its latency histogram
 #   LT_KEEP_SAMPLES   1: keep k6's samples file after reducing it (else removed)
 #   "$@"              k6's arguments (set --; they write the samples to samples.json.gz)
+# The runner pods of a k6-operator TestRun run it too (scripts/k6-pod.sh, the
+# `k6` on their PATH): there the files are already in place, mounted from the
+# run's ConfigMap, and k6-operator's starter starts every pod at once, so
+#   LT_BUNDLE_DIR     set: the histogram modules are in LT_BUNDLE_DIR/ltsuite
+#                     and k6's arguments name the archive (nothing fetched)
+#   LT_START_AT       empty: no wait
 # POSIX sh: an instance's /bin/sh may not be bash. Exit status: 0 when k6
 # ended with 0 or 99 (a threshold crossed is a result), else k6's.
 set -eu
@@ -26,7 +32,9 @@ rm -rf "$LT_WORKDIR"
 mkdir -p "$LT_WORKDIR"
 cd "$LT_WORKDIR"
 
-if [ -n "$LT_BUNDLE_B64" ]; then
+if [ -n "${LT_BUNDLE_DIR:-}" ]; then
+  : # the files are mounted where k6's arguments and PYTHONPATH below find them
+elif [ -n "$LT_BUNDLE_B64" ]; then
   printf '%s' "$LT_BUNDLE_B64" | base64 -d >scenarios.tar.gz
 else
   (
@@ -37,13 +45,15 @@ else
     aws $LT_AWS_ARGS s3 cp --only-show-errors "$LT_BUNDLE_S3" scenarios.tar.gz
   )
 fi
-echo "$LT_BUNDLE_SHA256  scenarios.tar.gz" | sha256sum -c --quiet -
-tar -xzf scenarios.tar.gz
-printf '%s\n' "$LT_CELL_ENV" >cell.env
+if [ -z "${LT_BUNDLE_DIR:-}" ]; then
+  echo "$LT_BUNDLE_SHA256  scenarios.tar.gz" | sha256sum -c --quiet -
+  tar -xzf scenarios.tar.gz
+fi
+printf '%s\n' "${LT_CELL_ENV:-}" >cell.env
 
 # Every instance starts at the same second, however long the sends took.
 now=$(date +%s)
-if [ "$now" -lt "$LT_START_AT" ]; then sleep $((LT_START_AT - now)); fi
+if [ -n "${LT_START_AT:-}" ] && [ "$now" -lt "$LT_START_AT" ]; then sleep $((LT_START_AT - now)); fi
 status=0
 "$LT_K6" "$@" >k6.log 2>&1 || status=$?
 
@@ -53,7 +63,7 @@ status=0
 # percentiles. Without python3 there is none, and the row says so.
 histogram_note=""
 if [ -s samples.json.gz ]; then
-  if PYTHONPATH=. python3 -m ltsuite.histogram reduce samples.json.gz >histogram.json 2>histogram.err; then
+  if PYTHONPATH="${LT_BUNDLE_DIR:-.}" python3 -m ltsuite.histogram reduce samples.json.gz >histogram.json 2>histogram.err; then
     [ "${LT_KEEP_SAMPLES:-0}" = 1 ] || rm -f samples.json.gz
   else
     rm -f histogram.json

@@ -224,7 +224,7 @@ k6_start() {
   shift 4
   local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile
   [[ "$instances" =~ ^[1-9][0-9]*$ ]] \
-    || abort "k6_start: K6_INSTANCES=$instances: a cell's settings get their auto knobs resolved first (k6_resolve_autos)"
+    || abort "k6_start: K6_INSTANCES=$instances: a cell's settings get their auto knobs resolved first (ltsuite.cell plan or resolve)"
   nofile="$(k6_nofile cell_values)"
   k6_file_limits "$cell_dir" "$nofile"
   local -a env_args script_args=() option_args=() option_env=()
@@ -353,45 +353,6 @@ k6_file_limits() {
   fds="$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
   [[ "$limit" =~ ^[0-9]+$ && "$fds" -gt 0 ]] || return 0
   printf 'target\t%s\t%s\n' "$limit" "$fds" >>"$cell_dir/file-limits.tsv"
-}
-
-# k6_resolve_autos INSPECTED_FILE: a cell's settings (KEY=VALUE lines, as
-# matrix_cell_values prints them) from stdin to stdout with every knob left
-# at auto replaced by the value chosen (ltsuite.design resolved: K6_INSTANCES,
-# the k6 processes its VUs need at k6's open-file limit; BURST_LEAD_MS, the
-# burst's lead for its VUs on this machine's cores), so cell.env and
-# everything that reads it see what ran. INSPECTED_FILE: k6 inspect of a
-# script of one's own, or "" / a missing file. For the one cell a remote
-# runner runs (ssm-fanout.sh, k6-operator.sh); a local run resolves every
-# cell in one process before its first cell (check_design, ltsuite.cell plan).
-k6_resolve_autos() {
-  local inspected="${1:-}" line machine
-  local -a lines=() chosen=()
-  local -A resolve_values=() resolved=()
-  mapfile -t lines
-  for line in "${lines[@]}"; do
-    [[ "$line" != *=* ]] || resolve_values["${line%%=*}"]="${line#*=}"
-  done
-  if [[ " ${resolve_values[K6_INSTANCES]:-} ${resolve_values[BURST_LEAD_MS]:-} ${resolve_values[USERS_PER_VU]:-} " == *" auto "* ]]; then
-    [[ -n "$inspected" && -s "$inspected" ]] || inspected=""
-    machine="$(printf '{"cpus": %d, "nofile": %d}' "$(nproc)" "$(k6_nofile resolve_values)")"
-    mapfile -t chosen < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.design resolve \
-      <(printf '%s\n' "${lines[@]}") "$machine" "$( [[ -z "$inspected" ]] || cat "$inspected")")
-    for line in "${chosen[@]}"; do
-      [[ "$line" != *=* ]] || resolved["${line%%=*}"]="${line#*=}"
-    done
-    if [[ "${resolve_values[K6_INSTANCES]:-}" == auto && -z "${resolved[K6_INSTANCES]:-}" ]]; then
-      warn "K6_INSTANCES=auto: cannot choose; running 1 k6 process"
-      resolved[K6_INSTANCES]=1
-    fi
-  fi
-  for line in "${lines[@]}"; do
-    if [[ "$line" == *=* && -n "${resolved[${line%%=*}]:-}" ]]; then
-      printf '%s=%s\n' "${line%%=*}" "${resolved[${line%%=*}]}"
-    else
-      printf '%s\n' "$line"
-    fi
-  done
 }
 
 # k6_check_cells TOTAL MACHINE_JSON: refuse the run (exit 2) before anything

@@ -15,14 +15,6 @@ readonly SSM_HISTOGRAM_BEGIN='=== k6-fanout histogram begin ==='
 readonly SSM_HISTOGRAM_END='=== k6-fanout histogram end ==='
 # Invocation states after which nothing changes any more (as ltsuite.ssm.TERMINAL).
 readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
-# The fields of a results row that k6's summary gives. The others (the
-# target's kernel counters and samples) only a local run measures: a fan-out
-# row leaves them out, so they stay empty instead of showing a misleading 0.
-readonly SSM_ROW_FIELDS='run_id cell scenario status axes vus_max duration_s http_reqs tps
-  lat_min_ms lat_avg_ms lat_med_ms lat_p90_ms lat_p95_ms lat_p99_ms lat_max_ms
-  failed_reqs failed_rate fail_connect fail_reset fail_timeout fail_http_4xx fail_http_5xx
-  fail_other fail_no_fd iterations dropped_iterations error extra'
-
 # Filled by fanout_config_load: key -> value, and the keys in file order.
 declare -gA FANOUT=()
 declare -ga FANOUT_KEYS=()
@@ -198,34 +190,40 @@ ssm_check_instance_id() {
   [[ "$1" =~ ^m?i-[A-Za-z0-9]+$ ]] || usage_error "'$1' is not an instance id (i-... or mi-...)"
 }
 
-# ssm_fraction NUM DEN: NUM/DEN as k6 writes segment bounds ("0", "1", "1/3").
-ssm_fraction() {
-  local num="$1" den="$2"
-  if ((num == 0)); then
-    printf '0'
-  elif ((num == den)); then
-    printf '1'
-  else
-    printf '%d/%d' "$num" "$den"
-  fi
+# The fan-out's execution segments (ltsuite.fanout segments, the plan a
+# k6-operator TestRun shares): SSM_SEGMENTS[INDEX] of instance INDEX
+# (0-based), and the sequence every instance gets, for SSM_SEGMENT_COUNT
+# instances (ssm_plan_segments).
+declare -ga SSM_SEGMENTS=()
+SSM_SEQUENCE=""
+SSM_SEGMENT_COUNT=0
+
+# ssm_plan_segments COUNT: SSM_SEGMENTS and SSM_SEQUENCE for COUNT instances,
+# one Python call for them all.
+ssm_plan_segments() {
+  local segment sequence
+  SSM_SEGMENTS=()
+  while IFS=$'\t' read -r segment sequence; do
+    SSM_SEGMENTS+=("$segment")
+    SSM_SEQUENCE="$sequence"
+  done < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.fanout segments "$1")
+  [[ ${#SSM_SEGMENTS[@]} -eq "$1" ]] || abort "ltsuite.fanout segments $1 gave ${#SSM_SEGMENTS[@]} segment(s)"
+  SSM_SEGMENT_COUNT="$1"
 }
 
 # ssm_segment INDEX COUNT: the execution segment of instance INDEX (0-based)
-# of COUNT: "INDEX/COUNT:(INDEX+1)/COUNT".
+# of COUNT: "INDEX/COUNT:(INDEX+1)/COUNT" (planned first if not yet for COUNT).
 ssm_segment() {
-  local index="$1" count="$2"
-  printf '%s:%s\n' "$(ssm_fraction "$index" "$count")" "$(ssm_fraction $((index + 1)) "$count")"
+  ((SSM_SEGMENT_COUNT == $2)) || ssm_plan_segments "$2"
+  printf '%s\n' "${SSM_SEGMENTS[$1]}"
 }
 
 # ssm_segment_sequence COUNT: "0,1/COUNT,...,1". Every instance gets the same
 # sequence, so k6 hands out VUs and iterations consistently: the segments
 # together run exactly the configured load, not COUNT times it.
 ssm_segment_sequence() {
-  local count="$1" i sequence="0"
-  for ((i = 1; i <= count; i++)); do
-    sequence+=",$(ssm_fraction "$i" "$count")"
-  done
-  printf '%s\n' "$sequence"
+  ((SSM_SEGMENT_COUNT == $1)) || ssm_plan_segments "$1"
+  printf '%s\n' "$SSM_SEQUENCE"
 }
 
 # --- What each instance runs -----------------------------------------------------------------
@@ -394,21 +392,11 @@ ssm_output_prefix() {
 # --- Rows ----------------------------------------------------------------------------------------
 
 # ssm_instance_row INSTANCE_DIR RUN_ID CELL_ID AXES_JSON: INSTANCE_DIR/row.json,
-# the results row of one instance built as for a local cell (results_row,
-# from its summary.json and cell.env), then marked with the cell and the
-# instance, with only the fields k6's summary gives (SSM_ROW_FIELDS), and
-# with the count of answered requests its latency stats are over (to weigh
-# means with).
+# the results row of one instance built as for a local cell from its
+# summary.json and cell.env, with only the fields k6's summary gives
+# (ltsuite.fanout instance-row, which a k6-operator pod's row uses too).
 ssm_instance_row() {
-  local dir="$1" run_id="$2" cell_id="$3" axes_json="$4"
-  LT_RUN_ID="$run_id" results_row "$dir" ok "" "$axes_json"
-  jq --arg cell "$cell_id" --arg instance "$(basename "$dir")" --arg fields "$SSM_ROW_FIELDS" \
-    --slurpfile summary "$dir/summary.json" '
-      ($fields | split("\\s+"; null) | map(select(length > 0))) as $keep
-      | with_entries(select(.key as $k | $keep | index([$k])))
-      | .cell = $cell | .instance = $instance
-      | .lat_count = ($summary[0].metrics["http_req_duration{traffic:load,expected_response:true}"].values.count // null)' \
-    "$dir/row.json" | write_atomic "$dir/row.json"
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout instance-row "$1" --run-id "$2" --cell "$3" --axes "$4"
 }
 
 # --- InfluxDB -------------------------------------------------------------------------------------

@@ -4,6 +4,13 @@
                             --status ok|failed --error TEXT --axes JSON --wall-s S --repeat JSON --k6-exit N]
   python3 -S -m ltsuite.cell refusals MACHINE_JSON < "INDEX<TAB>KEY=VALUE" lines
   python3 -S -m ltsuite.cell plan CELLS_DIR TOTAL MACHINE_JSON [--resolved-dir DIR]
+  python3 -S -m ltsuite.cell resolve [--inspected K6_INSPECT_JSON] < cell settings > resolved settings
+
+resolve, for the one cell a remote runner runs (ssm-fanout.sh, k6-operator.sh): the cell's settings
+(KEY=VALUE lines, as matrix_cell_values prints them) with every knob left at auto replaced by the
+value chosen (ltsuite.design resolve) on this machine's cores and k6's open-file limit here
+(machine_here), every other line as it was. K6_INSTANCES=auto that cannot be chosen runs 1 process,
+with a warning on stderr.
 
 refusals, before the run takes its lock: why cells cannot run on this machine at all
 (ltsuite.design), "INDEX<TAB>reason" a line, every cell's settings read from stdin.
@@ -134,12 +141,55 @@ def plan(args: argparse.Namespace) -> int:
 
 def with_values(settings: str, chosen: dict[str, str]) -> str:
     """KEY=VALUE lines with the value of each key in chosen replaced, every other line as it was (as
-    k6_resolve_autos in scripts/lib/k6.sh replaces them for a single cell)."""
+    resolve replaces them for a single cell)."""
     lines = []
     for line in settings.splitlines():
         key = line.split("=", 1)[0]
         lines.append(f"{key}={chosen[key]}" if "=" in line and key in chosen else line)
     return "".join(f"{line}\n" for line in lines)
+
+
+def machine_here(env: dict[str, str]) -> dict[str, int]:
+    """This machine's cores and the open-file limit k6 runs with: K6_NOFILE, at most the hard limit,
+    else the hard limit (as k6_nofile in scripts/lib/k6.sh)."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    hard = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+    wanted = env.get("K6_NOFILE", "")
+    nofile = int(wanted) if wanted.isdigit() and int(wanted) <= hard else hard
+    return {"cpus": os.cpu_count() or 1, "nofile": nofile}
+
+
+def resolve_text(settings: str, machine: dict[str, int] | None = None,
+                 inspected: dict | None = None) -> tuple[str, list[str]]:
+    """One cell's settings with its auto knobs resolved (see the module's doc), and the warnings."""
+    env = {}
+    for line in settings.splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            env[key] = value
+    if "auto" not in (env.get("K6_INSTANCES"), env.get("BURST_LEAD_MS"), env.get("USERS_PER_VU")):
+        return with_values(settings, {}), []
+    chosen = dict(line.split("=", 1)
+                  for line in design.answers("resolve", env, machine or machine_here(env), inspected))
+    warnings = []
+    if env.get("K6_INSTANCES") == "auto" and not chosen.get("K6_INSTANCES"):
+        warnings.append("K6_INSTANCES=auto: cannot choose; running 1 k6 process")
+        chosen["K6_INSTANCES"] = "1"
+    return with_values(settings, {k: v for k, v in chosen.items() if v}), warnings
+
+
+def resolve(args: argparse.Namespace) -> int:
+    """resolve (the module's doc): settings on stdin, resolved on stdout, warnings on stderr."""
+    inspected = None
+    if args.inspected is not None and args.inspected.is_file() and args.inspected.stat().st_size:
+        inspected = json.loads(args.inspected.read_text(encoding="utf-8"))
+    text, warnings = resolve_text(sys.stdin.read(), inspected=inspected)
+    for warning in warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    sys.stdout.write(text)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,8 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     ahead.add_argument("--resolved-dir", type=Path)
     refuse = commands.add_parser("refusals", help="why cells cannot run on this machine (settings on stdin)")
     refuse.add_argument("machine")
+    one = commands.add_parser("resolve", help="one cell's settings (stdin) with its auto knobs resolved here")
+    one.add_argument("--inspected", type=Path)
     args = parser.parse_args(argv)
-    return {"finish": finish, "plan": plan, "refusals": refusals}[args.command](args)
+    return {"finish": finish, "plan": plan, "refusals": refusals, "resolve": resolve}[args.command](args)
 
 
 if __name__ == "__main__":

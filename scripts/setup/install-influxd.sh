@@ -3,8 +3,8 @@
 # Usage: scripts/setup/install-influxd.sh
 #
 # InfluxDB 1.8 is pure Go, so go install builds it like k6 (about 2.5 min
-# cold). Debian's influxdb package is 1.6, which lacks the v2-compatible
-# write API that xk6-output-influxdb uses.
+# cold). Debian's influxdb package is 1.6; the suite pins the 1.8 the
+# Compose stack runs.
 set -euo pipefail
 LT_PROG=install-influxd
 # shellcheck source=scripts/lib/common.sh

@@ -160,3 +160,28 @@ def test_refusals_are_every_cells_from_one_stream_each_with_its_index(monkeypatc
     assert [line.split("\t")[0] for line in lines] == ["0", "2"]
     assert lines[0] == ("0\t100000 VUs need at least 23438 MB in k6 (240-420 KB each, measured), "
                         "more than the 8000 MB available")
+
+
+def test_resolve_replaces_the_auto_knobs_of_one_cell_and_keeps_every_other_line():
+    machine = {"cpus": 2, "nofile": 300}
+    text, warnings = cell.resolve_text("SCENARIO=burst\nVUS=400\nK6_INSTANCES=auto\nK6_NOFILE=300\nDELAY_MS=10\n", machine)
+    assert text == "SCENARIO=burst\nVUS=400\nK6_INSTANCES=2\nK6_NOFILE=300\nDELAY_MS=10\n"
+    assert warnings == []
+    assert "K6_INSTANCES=3\n" in cell.resolve_text("SCENARIO=burst\nVUS=401\nK6_INSTANCES=auto\n", machine)[0]
+    # A number stays as it is.
+    kept = "SCENARIO=burst\nVUS=40000\nK6_INSTANCES=1\nK6_NOFILE=300\n"
+    assert cell.resolve_text(kept, machine) == (kept, [])
+    # The lead: for the VUs of the processes chosen, on the machine's cores.
+    text, _ = cell.resolve_text("SCENARIO=burst\nVUS=400\nK6_INSTANCES=auto\nBURST_LEAD_MS=auto\n", machine)
+    lead = dict(line.split("=", 1) for line in text.splitlines())["BURST_LEAD_MS"]
+    assert lead == str(design.rules.burst_lead_ms(400, 2, 2))
+
+
+def test_resolve_takes_k6s_open_file_limit_from_K6_NOFILE_capped_at_the_hard_limit():
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    assert cell.machine_here({"K6_NOFILE": "300"})["nofile"] == 300
+    if hard != resource.RLIM_INFINITY:
+        assert cell.machine_here({"K6_NOFILE": str(hard + 1)})["nofile"] == hard
+        assert cell.machine_here({})["nofile"] == hard

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ltsuite import histogram, latency
+from ltsuite import fanout, histogram, latency
 from ltsuite.fanout import aggregate_row
 
 from conftest import ROOT
@@ -142,3 +142,15 @@ def test_a_failed_instance_without_a_row_does_not_count_and_a_bad_histogram_is_n
     row = fan_out_row(tmp_path)
     assert row["lat_p95_ms"] is None
     assert "instances/i-1/histogram.json: not a histogram" in row["notes"]
+
+
+def test_the_segments_of_n_instances_tile_0_to_1_in_order_as_k6_writes_them():
+    from fractions import Fraction
+
+    for n in (1, 2, 3, 5, 7):
+        bounds = [fanout.segment(i, n).split(":") for i in range(n)]
+        assert bounds[0][0] == "0" and bounds[-1][1] == "1"
+        assert all(Fraction(hi) == Fraction(lo) for (_, hi), (lo, _) in zip(bounds, bounds[1:]))
+        assert fanout.segment_sequence(n).split(",") == ["0"] + [b[1] for b in bounds]
+    assert (fanout.segment(1, 3), fanout.segment_sequence(3)) == ("1/3:2/3", "0,1/3,2/3,1")
+    assert fanout.main(["segments", "2"]) == 0

@@ -259,23 +259,6 @@ k6 process 2 of 2: handleSummary's output './data/summary.json' was not written:
   [ ! -e "$CELL_DIR/k6-warnings.txt" ]
 }
 
-@test "K6_INSTANCES=auto and BURST_LEAD_MS=auto are replaced by the values the cell's VUs need here" {
-  run k6_resolve_autos "" < <(printf '%s\n' SCENARIO=burst VUS=400 K6_INSTANCES=auto K6_NOFILE=300 DELAY_MS=10)
-  assert_success
-  assert_output "$(printf '%s\n' SCENARIO=burst VUS=400 K6_INSTANCES=2 K6_NOFILE=300 DELAY_MS=10)"
-  run k6_resolve_autos "" < <(printf '%s\n' SCENARIO=burst VUS=401 K6_INSTANCES=auto K6_NOFILE=300)
-  assert_line K6_INSTANCES=3
-  # A number stays as it is; so does every other line.
-  run k6_resolve_autos "" < <(printf '%s\n' SCENARIO=burst VUS=40000 K6_INSTANCES=1 K6_NOFILE=300)
-  assert_output "$(printf '%s\n' SCENARIO=burst VUS=40000 K6_INSTANCES=1 K6_NOFILE=300)"
-  # The lead: for the VUs of the processes chosen, on this machine's cores.
-  run k6_resolve_autos "" < <(printf '%s\n' SCENARIO=burst VUS=400 K6_INSTANCES=auto K6_NOFILE=300 BURST_LEAD_MS=auto)
-  assert_output "$(printf '%s\n' SCENARIO=burst VUS=400 K6_INSTANCES=2 K6_NOFILE=300 \
-    "BURST_LEAD_MS=$(PYTHONPATH="$LT_ROOT/scripts" python3 -c "from ltsuite import rules; print(rules.burst_lead_ms(400, 2, $(nproc)))")")"
-  run k6_resolve_autos "" < <(printf '%s\n' SCENARIO=burst VUS=400 K6_INSTANCES=1 BURST_LEAD_MS=2500)
-  assert_line BURST_LEAD_MS=2500
-}
-
 @test "k6's open-file limit is K6_NOFILE, at most the hard limit, else the hard limit" {
   local -A cell=([K6_NOFILE]=300)
   run k6_nofile cell

@@ -139,3 +139,21 @@ SH
   assert_line '{"metrics":{}}'
   [ -s "$LT_WORKDIR/samples.json.gz" ]
 }
+
+@test "a k6-operator pod: k6-pod.sh hands k6 run to it with the samples added; files in place, no fetch, no wait" {
+  # The pod's mount: the modules below LT_BUNDLE_DIR; nothing to fetch or check.
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.ssm instance-modules "$BATS_TEST_TMPDIR/mount"
+  cp "$LT_ROOT/scripts/ssm-instance.sh" "$BATS_TEST_TMPDIR/mount/"
+  export LT_BUNDLE_DIR="$BATS_TEST_TMPDIR/mount" LT_POD_NAME=k6-run-01-2 LT_WORKDIR="$BATS_TEST_TMPDIR/pods"
+  LT_START_AT="" LT_BUNDLE_B64="" LT_BUNDLE_SHA256="" run timeout 60 "$SH" "$LT_ROOT/scripts/k6-pod.sh" \
+    run --quiet /test/archive.tar --address=0.0.0.0:6565 --paused --tag instance_id=2
+  assert_success
+  [ "$(cat "$K6_ARGS_FILE")" = $'run\n--quiet\n/test/archive.tar\n--address=0.0.0.0:6565\n--paused\n--tag\ninstance_id=2\n--out\njson=samples.json.gz\n-e\nSUMMARY_FILE='"$BATS_TEST_TMPDIR/pods/k6-run-01-2/summary.json" ]
+  [ "$(printed_histogram | jq .count)" -eq 74 ]
+  assert_line "k6-fanout exit status: 0"
+  # Any other k6 command (the initializer's archive and inspect) goes to k6 as it is.
+  cd "$BATS_TEST_TMPDIR"
+  run "$SH" "$LT_ROOT/scripts/k6-pod.sh" inspect /test/archive.tar
+  assert_success
+  [ "$(cat "$K6_ARGS_FILE")" = $'inspect\n/test/archive.tar' ]
+}

@@ -345,7 +345,7 @@ operator_manifest() {
   # Loopback needs nothing more.
   TARGET_URL=http://127.0.0.1:8080 run "$LT_ROOT/scripts/k6-operator.sh" --parallelism 2 "$MATRIX"
   assert_success
-  assert_output --partial "kind: TestRun"
+  assert_output --partial 'kind: "TestRun"'
 }
 
 @test "k6-operator: a tag value with a space survives the operator's split of the arguments" {
