@@ -125,10 +125,11 @@ run_cell_steps() {
   local load_port="${values[SERVER_PORT]}"
   backend_has_server_side || load_port="$(cell_url_port "$base_url")"
   # Behind nginx the users' sockets are towards nginx's port.
-  local users_port="$load_port"
-  [[ "${values[PROXY]:-none}" != nginx ]] || users_port="${values[PROXY_PORT]}"
+  local users_port="$load_port" proxy_port=""
+  [[ "${values[PROXY]:-none}" != nginx ]] || users_port="${values[PROXY_PORT]}" proxy_port="${values[PROXY_PORT]}"
   sampler_start "$cell_dir/samples.tsv" "$load_port" "$(target_metrics_port values)" \
-    "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)" "$users_port"
+    "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)" "$users_port" \
+    "$proxy_port"
   phase_mark "$cell_dir" k6_start
   k6_start values "$cell_dir" "$users_url" "$limit" "${k6_options[@]}"
   live_start "$cell_dir" "$((limit - 60))"

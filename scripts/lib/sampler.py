@@ -3,8 +3,8 @@
 
 Usage:
   sampler.py run --out FILE --port P --mgmt-port M --interval S --max N [--client-port P]
-                 [--server-ns NS] [--client-ns NS | --client-host] [--k6-mark ARG] [--cost FILE]
-  sampler.py probe --port P [--mgmt-port M]
+                 [--proxy-port X] [--server-ns NS] [--client-ns NS | --client-host] [--k6-mark ARG] [--cost FILE]
+  sampler.py probe --port P [--mgmt-port M] [--proxy-port X]
 
 run: append one row to FILE (and print it on stdout) at start + k x interval,
 k = 0, 1, ..., N - 1, until N rows or SIGTERM. The times never drift: a tick
@@ -17,9 +17,14 @@ CPU time (its probes included) as JSON.
 
 probe: print "ready", then for each line read from stdin answer one tab-separated line, until EOF:
   listen_recvq listen_sendq estab syn_recv time_wait threads_busy connections
+  proxy_upstream_time_wait proxy_client_time_wait
 for sockets whose local or peer port is P (the listener's queues: accept
 queue length and effective backlog; empty without a listener), with the
 Tomcat metrics from the actuator on 127.0.0.1:M (empty without M or answer).
+With --proxy-port X (nginx in this namespace, listening on X) TIME-WAIT is
+counted per end: time_wait the ends on P (the target's), proxy_upstream_time_wait
+the ends towards P (nginx's), proxy_client_time_wait the ends on X (nginx's
+towards the users); without it the last two are empty.
 Sockets are read with sock_diag netlink, as ss does, without a process per tick.
 """
 import argparse
@@ -35,7 +40,7 @@ import time
 
 COLUMNS = ("ts", "listen_recvq", "listen_sendq", "server_estab", "server_syn_recv", "server_time_wait",
            "client_estab", "client_time_wait", "tomcat_threads_busy", "tomcat_connections",
-           "k6_cpu_pct", "k6_rss_mb")
+           "k6_cpu_pct", "k6_rss_mb", "proxy_upstream_time_wait", "proxy_client_time_wait")
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -77,35 +82,55 @@ def tcp_sockets(family):
                 offset += (length + 3) & ~3
 
 
-def socket_counts(port):
-    """[recv-q, send-q, estab, syn-recv, time-wait] on PORT ("" queues without a listener).
+def socket_counts(port, proxy_port=None):
+    """socket_count_fields of this namespace's TCP sockets (sock_diag)."""
+    def dump():
+        for family in (socket.AF_INET, socket.AF_INET6):
+            yield from tcp_sockets(family)
+    return socket_count_fields(dump(), port, proxy_port)
+
+
+def socket_count_fields(sockets, port, proxy_port=None):
+    """[recv-q, send-q, estab, syn-recv, time-wait, proxy upstream time-wait, proxy client
+    time-wait] of SOCKETS ((state, local port, peer port, recv-q, send-q) each) on PORT ("" queues
+    without a listener, "" proxy figures without PROXY_PORT).
 
     With a listener on PORT in this namespace, established and half-open connections are its own
     (local port PORT): a proxy beside it (nginx in the server's namespace) connects to PORT too, and
     its ends (peer port PORT) would count each connection twice. Without a listener (an external
-    target seen from the users' side) they are the connections towards PORT. TIME-WAIT counts
-    both ends: it lands on whichever side closed first."""
+    target seen from the users' side) they are the connections towards PORT.
+
+    TIME-WAIT lands on the end that sent its FIN first (RFC 793's active close), so it is counted
+    by end. With PROXY_PORT (nginx beside the listener, listening on PROXY_PORT): time-wait is the
+    ends whose local port is PORT (the target's), the proxy's upstream figure the ends whose peer
+    port is PORT (nginx's, towards the target), its client figure the ends whose local port is
+    PROXY_PORT (nginx's, towards the users). Without it time-wait counts both ends on PORT: in
+    the server's namespace only the target's exist, on the users' side only theirs."""
     recv_q = send_q = ""
     local = [0, 0]
     peer = [0, 0]
-    time_wait = 0
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for state, local_port, peer_port, rq, wq in tcp_sockets(family):
-            if state == TCP_LISTEN:
-                if local_port == port:
-                    recv_q, send_q = rq, wq
-                continue
-            if local_port != port and peer_port != port:
-                continue
-            side = local if local_port == port else peer
-            if state == TCP_ESTABLISHED:
-                side[0] += 1
-            elif state in (TCP_SYN_RECV, TCP_NEW_SYN_RECV):
-                side[1] += 1
-            elif state == TCP_TIME_WAIT:
-                time_wait += 1
+    time_wait = {"local": 0, "peer": 0, "proxy": 0}
+    for state, local_port, peer_port, rq, wq in sockets:
+        if state == TCP_LISTEN:
+            if local_port == port:
+                recv_q, send_q = rq, wq
+            continue
+        if proxy_port is not None and local_port == proxy_port and state == TCP_TIME_WAIT:
+            time_wait["proxy"] += 1
+            continue
+        if local_port != port and peer_port != port:
+            continue
+        side = local if local_port == port else peer
+        if state == TCP_ESTABLISHED:
+            side[0] += 1
+        elif state in (TCP_SYN_RECV, TCP_NEW_SYN_RECV):
+            side[1] += 1
+        elif state == TCP_TIME_WAIT:
+            time_wait["local" if local_port == port else "peer"] += 1
     estab, syn_recv = local if recv_q != "" else [local[0] + peer[0], local[1] + peer[1]]
-    return [recv_q, send_q, estab, syn_recv, time_wait]
+    if proxy_port is None:
+        return [recv_q, send_q, estab, syn_recv, time_wait["local"] + time_wait["peer"], "", ""]
+    return [recv_q, send_q, estab, syn_recv, time_wait["local"], time_wait["peer"], time_wait["proxy"]]
 
 
 class Actuator:
@@ -155,10 +180,10 @@ def probe(args):
     sys.stdout.flush()
     for _ in sys.stdin:
         try:
-            fields = socket_counts(args.port)
+            counts = socket_counts(args.port, args.proxy_port)
         except OSError:
-            fields = ["", "", "", "", ""]
-        fields += actuator.values()
+            counts = [""] * 7
+        fields = counts[:5] + actuator.values() + counts[5:]
         sys.stdout.write("\t".join(str(field) for field in fields) + "\n")
         sys.stdout.flush()
     return 0
@@ -169,10 +194,12 @@ def probe(args):
 class Probe:
     """One probe process in a namespace (or on the host), asked once per tick."""
 
-    def __init__(self, namespace, port, mgmt_port):
+    def __init__(self, namespace, port, mgmt_port, proxy_port=None):
         command = [sys.executable, os.path.abspath(__file__), "probe", "--port", str(port)]
         if mgmt_port:
             command += ["--mgmt-port", str(mgmt_port)]
+        if proxy_port:
+            command += ["--proxy-port", str(proxy_port)]
         if namespace:
             command = ["ip", "netns", "exec", namespace] + command
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -190,7 +217,7 @@ class Probe:
         except (OSError, ValueError):
             line = ""
         fields = line.rstrip("\n").split("\t")
-        return fields if len(fields) == 7 else None
+        return fields if len(fields) == 9 else None
 
     def stop(self):
         try:
@@ -272,10 +299,10 @@ class K6Usage:
 
 def row(ts, server, client, k6):
     """One samples line (see COLUMNS) from the probes' answers (None: that side is absent)."""
-    server = server or ["", "", 0, 0, 0, "", ""]
-    client = client or ["", "", 0, 0, 0, "", ""]
+    server = server or ["", "", 0, 0, 0, "", "", "", ""]
+    client = client or ["", "", 0, 0, 0, "", "", "", ""]
     fields = ["%.3f" % ts, server[0], server[1], server[2], server[3], server[4],
-              client[2], client[4], server[5], server[6]] + k6
+              client[2], client[4], server[5], server[6]] + k6 + [server[7], server[8]]
     return "\t".join(str(field) for field in fields)
 
 
@@ -286,7 +313,7 @@ def run(args):
     taken = missed = 0
     try:
         if args.server_ns:
-            probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port)
+            probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port, args.proxy_port)
         if args.client_ns or args.client_host:
             probes["client"] = Probe(args.client_ns, args.client_port or args.port, None)
         for p in probes.values():
@@ -344,6 +371,8 @@ def main(argv):
     p_run.add_argument("--port", type=int, required=True)
     # The port the users load when it is not the server's (nginx in front: PROXY_PORT).
     p_run.add_argument("--client-port", type=int)
+    # nginx's port in the server namespace (PROXY=nginx): TIME-WAIT counted per end there.
+    p_run.add_argument("--proxy-port", type=port_or_none)
     p_run.add_argument("--mgmt-port", type=port_or_none)
     p_run.add_argument("--interval", type=float, required=True)
     p_run.add_argument("--max", type=int, required=True)
@@ -355,6 +384,7 @@ def main(argv):
     p_probe = sub.add_parser("probe")
     p_probe.add_argument("--port", type=int, required=True)
     p_probe.add_argument("--mgmt-port", type=port_or_none)
+    p_probe.add_argument("--proxy-port", type=port_or_none)
     args = parser.parse_args(argv[1:])
     if args.command == "probe":
         signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -6,24 +6,27 @@ SAMPLER_PID=""
 SAMPLER_PROGRAM="$(dirname "${BASH_SOURCE[0]}")/sampler.py"
 
 # The columns of samples.tsv; lib/sampler.py writes its rows in this order.
-readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_syn_recv\tserver_time_wait\tclient_estab\tclient_time_wait\ttomcat_threads_busy\ttomcat_connections\tk6_cpu_pct\tk6_rss_mb'
+readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_syn_recv\tserver_time_wait\tclient_estab\tclient_time_wait\ttomcat_threads_busy\ttomcat_connections\tk6_cpu_pct\tk6_rss_mb\tproxy_upstream_time_wait\tproxy_client_time_wait'
 
-# sampler_start FILE PORT MGMT_PORT INTERVAL_S MAX_SAMPLES [HOOK [CLIENT_PORT]]:
+# sampler_start FILE PORT MGMT_PORT INTERVAL_S MAX_SAMPLES [HOOK [CLIENT_PORT [PROXY_PORT]]]:
 # sample in the background until stopped or MAX_SAMPLES rows are written, at
 # start + k x INTERVAL_S. HOOK, when given (may be empty), is run with each new
 # row (tab-separated) as its argument as it is taken, e.g. to send it on at
 # once; its failures are its own. The client's sockets are counted on
 # CLIENT_PORT (default PORT): the port the users load, nginx's when it is in
-# front. One process (lib/sampler.py) keeps the time and asks one
+# front. With PROXY_PORT (nginx in the server namespace, listening there) the
+# server's TIME-WAIT is counted per end: the target's, nginx's towards it and
+# nginx's towards the users. One process (lib/sampler.py) keeps the time and asks one
 # long-lived probe per namespace; sampler.json, next to FILE, gets its own CPU
 # cost. LT_SAMPLER=off (for measuring that cost) writes the header only.
 sampler_start() {
   local file="$1" port="$2" mgmt_port="$3" interval="$4" max_samples="$5" hook="${6:-}" client_port="${7:-$2}"
+  local proxy_port="${8:-}"
   printf '%s\n' "$SAMPLES_HEADER" >"$file"
   [[ "${LT_SAMPLER:-on}" != off ]] || return 0
   local -a args=(run --out "$file" --cost "$(dirname "$file")/sampler.json" --port "$port"
     --mgmt-port "$mgmt_port" --interval "$interval" --max "$max_samples" --k6-mark "LT_RUN_ID=$LT_RUN_ID"
-    --client-port "$client_port")
+    --client-port "$client_port" --proxy-port "$proxy_port")
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
     args+=(--client-host)
   else

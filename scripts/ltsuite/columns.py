@@ -218,9 +218,14 @@ COLUMNS: tuple[Column, ...] = (
            "(Send-Q of ss -ltn)", md=300),
     Column("queue_capacity", INTEGER, "connections", "what the server can hold: maxConnections + listen_backlog + 1",
            md=280, label="queue_capacity"),
-    Column("time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets of both sides together (sampled)", md=330),
-    Column("server_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets on the server (sampled)"),
+    Column("time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets of every end together (sampled)", md=330),
+    Column("server_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets on the server (sampled; its own "
+           "ends on SERVER_PORT, towards the users or nginx)"),
     Column("client_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets on the client (sampled)"),
+    Column("proxy_upstream_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets of nginx's towards the "
+           "target (sampled; PROXY=nginx, empty without)"),
+    Column("proxy_client_time_wait_peak", INTEGER, "sockets", "most TIME-WAIT sockets of nginx's towards the "
+           "users, on PROXY_PORT (sampled; PROXY=nginx, empty without)"),
     Column("net_rtt_applied_ms", NUMBER, "ms", "the round-trip time the delayer really applied: twice its packets' "
            "median hold (NET_RTT_MS; empty without a delayer)"),
     Column("net_hold_p99_ms", NUMBER, "ms", "the delayer's 99th-percentile hold of a packet, one way (half "

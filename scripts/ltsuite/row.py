@@ -31,6 +31,8 @@ from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_
 from .numbers import num, or_default, rounded, tidy, to_number
 from .rules import duration_ms
 
+#: The sampled TIME-WAIT columns, one per end (nginx's two only behind it): together every end's.
+TIME_WAIT_ENDS = ("server_time_wait", "proxy_upstream_time_wait", "proxy_client_time_wait", "client_time_wait")
 #: The sampler's columns of the server side (sampler.py's COLUMNS).
 SERVER_SAMPLED = ("listen_recvq", "listen_sendq", "server_estab", "server_syn_recv", "server_time_wait",
                   "tomcat_threads_busy", "tomcat_connections")
@@ -134,7 +136,7 @@ class Cell:
 
 @dataclass
 class Peaks:
-    """What the sampler's rows say: each column's peak, the TIME-WAIT peak of both sides together,
+    """What the sampler's rows say: each column's peak, the TIME-WAIT peak of every end together,
     k6's mean CPU and the seconds in which it used 90 % or more of every core; and whether the
     rows cover the load (a sampler that never sampled, or stopped early, leaves checks
     unmade)."""
@@ -162,8 +164,7 @@ def sample_peaks(cell: Cell, cpus: int, load_from_s: float | None = None) -> Pea
         for name in SERVER_SAMPLED:
             if name in peak and name not in ("tomcat_threads_busy", "tomcat_connections"):
                 peak[name] = None
-    time_wait = [or_default(row.get("server_time_wait"), 0) + or_default(row.get("client_time_wait"), 0)
-                 for row in samples.rows]
+    time_wait = [sum(or_default(row.get(name), 0) for name in TIME_WAIT_ENDS) for row in samples.rows]
     time_wait_total = max(time_wait + [0])
     if cell.external():
         time_wait_total = peak.get("client_time_wait")
@@ -454,6 +455,8 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "time_wait_peak": peaks.time_wait_total,
         "server_time_wait_peak": server(p.get("server_time_wait")),
         "client_time_wait_peak": p.get("client_time_wait"),
+        "proxy_upstream_time_wait_peak": p.get("proxy_upstream_time_wait"),
+        "proxy_client_time_wait_peak": p.get("proxy_client_time_wait"),
         **netdelay.row_columns(cell.dir),
         **proxy.row_columns(cell.dir),
         "tomcat_threads_busy_peak": p.get("tomcat_threads_busy"),

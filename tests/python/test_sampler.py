@@ -27,7 +27,7 @@ def test_a_connection_beside_the_listener_counts_once_not_by_both_its_ends():
                 socket.create_connection(("127.0.0.1", port)) as second:
             accepted = [listener.accept()[0] for _ in range(2)]
             try:
-                recv_q, send_q, estab, syn_recv, _ = sampler.socket_counts(port)
+                recv_q, send_q, estab, syn_recv, _ = sampler.socket_counts(port)[:5]
             finally:
                 for conn in accepted:
                     conn.close()
@@ -47,7 +47,7 @@ def test_without_a_listener_the_connections_towards_the_port_count():
             accepted, _ = listener.accept()
             listener.close()
             try:
-                recv_q, send_q, estab, _, _ = sampler.socket_counts(port)
+                recv_q, send_q, estab, _, _ = sampler.socket_counts(port)[:5]
             finally:
                 accepted.close()
             assert (recv_q, send_q) == ("", "")
@@ -80,3 +80,55 @@ def test_a_tomcat_figure_its_executor_does_not_keep_is_unmeasured_not_minus_one(
     finally:
         server.shutdown()
         server.server_close()
+
+
+#: ss's state names (`ss -tan`), as the kernel's numbers sock_diag answers (include/net/tcp_states.h).
+SS_STATES = {"ESTAB": 1, "SYN-SENT": 2, "SYN-RECV": 3, "FIN-WAIT-1": 4, "FIN-WAIT-2": 5, "TIME-WAIT": 6,
+             "CLOSE": 7, "CLOSE-WAIT": 8, "LAST-ACK": 9, "LISTEN": 10, "CLOSING": 11}
+SOCKETS = Path(__file__).resolve().parent / "fixtures" / "sockets"
+
+
+def recorded_sockets(name):
+    """(state, local port, peer port, recv-q, send-q) of each line of a recorded `ss -Htan`."""
+    out = []
+    for line in (SOCKETS / name).read_text().splitlines():
+        state, recv_q, send_q, local, peer = line.split()[:5]
+        peer_port = peer.rsplit(":", 1)[1]
+        out.append((SS_STATES[state], int(local.rsplit(":", 1)[1]), 0 if peer_port == "*" else int(peer_port),
+                    int(recv_q), int(send_q)))
+    return out
+
+
+def test_behind_nginx_time_wait_is_counted_per_end():
+    """The server namespace of a cell behind nginx without upstream keep-alive (run
+    20261127-080407-proxy-time-wait, `ss -Htan` in ltsuite-srv as the 151 requests of its
+    PROXY_UPSTREAM_KEEPALIVE=0 cell ended): the target on 8080, nginx on 8090 beside it, 154 TIME-WAITs. 31 are the target's ends
+    (local port 8080), 120 nginx's towards it (peer port 8080), 1 nginx's towards the user (local
+    port 8090), 2 the actuator's (8081), which are none of them."""
+    sampler = load_sampler()
+    sockets = recorded_sockets("proxy-upstream-keepalive-0.ss")
+    assert sum(1 for s in sockets if s[0] == sampler.TCP_TIME_WAIT) == 154
+    # The target's listener (backlog 100), its connections (nginx's one to the user is on 8090).
+    assert sampler.socket_count_fields(sockets, 8080, 8090) == [0, 100, 0, 0, 31, 120, 1]
+
+
+def test_without_a_proxy_port_both_ends_on_the_port_count_and_the_proxys_are_empty():
+    """Unmeasured is empty: a namespace without nginx (no --proxy-port) has no proxy figures; its
+    TIME-WAIT on the port is every end there (the target's, or the users' towards it)."""
+    sampler = load_sampler()
+    sockets = recorded_sockets("proxy-upstream-keepalive-0.ss")
+    assert sampler.socket_count_fields(sockets, 8080) == [0, 100, 0, 0, 151, "", ""]
+
+
+def test_a_samples_row_puts_the_proxys_ends_last_and_leaves_them_empty_without_it():
+    sampler = load_sampler()
+    behind = ["0", "100", "1", "0", "31", "2", "3", "120", "1"]
+    users = ["", "", "1", "0", "4", "", "", "", ""]
+    fields = sampler.row(1.0, behind, users, ["", ""]).split("\t")
+    assert dict(zip(sampler.COLUMNS, fields)) == {
+        "ts": "1.000", "listen_recvq": "0", "listen_sendq": "100", "server_estab": "1", "server_syn_recv": "0",
+        "server_time_wait": "31", "client_estab": "1", "client_time_wait": "4", "tomcat_threads_busy": "2",
+        "tomcat_connections": "3", "k6_cpu_pct": "", "k6_rss_mb": "", "proxy_upstream_time_wait": "120",
+        "proxy_client_time_wait": "1"}
+    direct = sampler.row(1.0, ["0", "100", "1", "0", "31", "2", "3", "", ""], None, ["", ""]).split("\t")
+    assert direct[-2:] == ["", ""] and len(direct) == len(sampler.COLUMNS)

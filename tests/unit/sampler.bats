@@ -58,8 +58,8 @@ time.sleep(30)
   [ "$(head -n 1 "$BATS_TEST_TMPDIR/probe.out")" = ready ]
   # Two connections wait in the accept queue of 5; the listener's three ends are
   # established (its clients' ends beside it are not the server's connections);
-  # no metrics without a management port.
-  [ "$(sed -n 2p "$BATS_TEST_TMPDIR/probe.out")" = "$(printf '2\t5\t3\t0\t0\t\t')" ]
+  # no metrics without a management port, no proxy's TIME-WAIT without --proxy-port.
+  [ "$(sed -n 2p "$BATS_TEST_TMPDIR/probe.out")" = "$(printf '2\t5\t3\t0\t0\t\t\t\t')" ]
   # The same as ss says.
   [ "$(ss -Htan "sport = :$LISTEN_PORT" | awk '$1 == "LISTEN" { print $2 "/" $3 }')" = 2/5 ]
   [ "$(ss -Htan "sport = :$LISTEN_PORT" | awk '$1 == "ESTAB"' | wc -l)" -eq 3 ]
@@ -76,7 +76,7 @@ time.sleep(30)
     "$BATS_TEST_TMPDIR/sampler.json"
   [ "$(wc -l <"$BATS_TEST_TMPDIR/samples.tsv")" -eq $(($(jq .samples "$BATS_TEST_TMPDIR/sampler.json") + 1)) ]
   # Every row has the header's columns and the listener's 3 connections.
-  awk -F'\t' 'NR > 1 && (NF != 12 || $7 != 3) { exit 1 }' "$BATS_TEST_TMPDIR/samples.tsv"
+  awk -F'\t' 'NR > 1 && (NF != 14 || $7 != 3) { exit 1 }' "$BATS_TEST_TMPDIR/samples.tsv"
   # Every row lies on the grid of the first, within 0.1 s, at a later point of it, and the
   # last is no further than the 8th point: a pause added after each sample's work would
   # fall further behind with every row.
