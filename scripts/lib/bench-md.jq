@@ -29,12 +29,12 @@ def s: if (.n // 0) == 0 then "-" else "\(.median | f) (\(.min | f)..\(.max | f)
 (.orchestration.phases_s as $p | ($p.setup_s // {} | keys[]) as $mode
   | "| \($mode) | \($p.prep_s[$mode] // {} | s) | \($p.setup_s[$mode] | s) | \($p.target_start_s[$mode] | s) | \($p.k6_prep_s[$mode] // {} | s) | \($p.k6_process_s[$mode] | s) | \($p.k6_startstop_s[$mode] // {} | s) | \($p.teardown_s[$mode] | s) | \($p.files_s[$mode] | s) | \($p.row_s[$mode] // {} | s) | \($p.report_s[$mode] // {} | s) | \($p.between_s[$mode] // {} | s) |"),
 "",
-"The target's start (s): the JVM up to Spring Boot, Spring Boot's own \"Started ... in\", then up to the runner's first 200 on the health path:",
+"The target's start (s): the JVM up to Spring Boot, Spring Boot's own \"Started ... in\", then up to the runner's first 200 on the health path, then the suite's checks (the start's CPU read, the connector check, the server's counters) up to the cell's next phase; beside it, the same parts of the bare start (which has no checks):",
 "",
-"| start mode | JVM to Spring | Spring (context, Tomcat) | logged start to healthy | CPU-seconds to healthy |",
-"|---|---|---|---|---|",
-(.orchestration.start_s as $t | ($t.spring_s // {} | keys[]) as $mode
-  | "| \($mode) | \($t.jvm_to_spring_s[$mode] | s) | \($t.spring_s[$mode] | s) | \($t.ready_after_log_s[$mode] | s) | \($t.target_start_cpu_s[$mode] // {} | s) |"),
+"| start mode | JVM to Spring | Spring (context, Tomcat) | logged start to healthy | checks after healthy | CPU-seconds to healthy | bare: JVM to Spring | bare: Spring |",
+"|---|---|---|---|---|---|---|---|",
+(.orchestration as $o | $o.start_s as $t | ($t.spring_s // {} | keys[]) as $mode
+  | "| \($mode) | \($t.jvm_to_spring_s[$mode] | s) | \($t.spring_s[$mode] | s) | \($t.ready_after_log_s[$mode] | s) | \($t.checks_s[$mode] // {} | s) | \($t.target_start_cpu_s[$mode] // {} | s) | \($o.bare_jvm_to_spring_s[$mode] // {} | s) | \($o.bare_spring_s[$mode] // {} | s) |"),
 "",
 "## 2. Metrics perturbation (suite's monitoring defaults / none)",
 "",

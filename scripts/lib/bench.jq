@@ -20,7 +20,7 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
           phases_s: (["prep_s", "setup_s", "train_s", "target_start_s", "k6_prep_s", "k6_process_s", "k6_startstop_s",
                       "teardown_s", "files_s", "row_s", "report_s", "between_s"]
             | map(. as $phase | {key: $phase, value: ($o | by_variant($phase))}) | from_entries),
-          start_s: (["jvm_to_spring_s", "spring_s", "ready_after_log_s", "target_start_cpu_s"]
+          start_s: (["jvm_to_spring_s", "spring_s", "ready_after_log_s", "checks_s", "target_start_cpu_s"]
             | map(. as $part | {key: $part, value: ($o | by_variant($part))}) | from_entries),
           wall_over_k6: ($o | group_by(.variant) | map({key: .[0].variant,
             value: ((map(.wall_s) | add) / (map(.k6_s) | add) | r3)}) | from_entries),
@@ -28,6 +28,8 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
           # (bench_bare_start), and a cell's time outside k6 over it, medians.
           bare_start_s: ([$all[] | select(.figure == "bare-start")] | by_variant("start_s")),
           bare_start_cpu_s: ([$all[] | select(.figure == "bare-start")] | by_variant("cpu_s")),
+          bare_jvm_to_spring_s: ([$all[] | select(.figure == "bare-start")] | by_variant("jvm_to_spring_s")),
+          bare_spring_s: ([$all[] | select(.figure == "bare-start")] | by_variant("spring_s")),
           over_bare_start: (([$all[] | select(.figure == "bare-start")] | by_variant("start_s")) as $bare
             | $o | by_variant("period_overhead_s") | with_entries(.value = (ratio(.value.median; $bare[.key].median // null) | r3)))
         }),

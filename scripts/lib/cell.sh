@@ -23,12 +23,12 @@ CELL_K6_EXIT=""
 # (cell_step): a caller's `if` turns errexit off for everything below it.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_cell() {
-  local index="$1" k="$2" cell_id="$3" position="$4" total="$5" cell_dir started started_ns error="" status=ok
+  local index="$1" k="$2" cell_id="$3" position="$4" total="$5" cell_dir started started_us error="" status=ok
   local -A cell=()
   cell_dir="$LT_RUN_DIR/cells/$cell_id"
   mkdir -p "$cell_dir"
   started=$SECONDS
-  started_ns="$(date +%s%N)"
+  started_us="${EPOCHREALTIME/[.,]/}"
   say "cell $position/$total $cell_id"
   phase_mark "$cell_dir" cell_start
 
@@ -53,7 +53,7 @@ run_cell() {
   # Counter deltas, row.json (a failed row with the reason when it cannot
   # build one) and the run's tables, in one process (cell_finish).
   if ! cell_finish "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
-    "$(awk -v a="$started_ns" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" \
+    "$(seconds_since_us "$started_us")" \
     "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')" "$CELL_K6_EXIT"; then
     warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
   fi
@@ -70,10 +70,19 @@ run_cell() {
   [[ "$status" == ok ]]
 }
 
+# seconds_since_us EPOCH_US: the seconds since EPOCH_US (bash's EPOCHREALTIME
+# without its point), to the hundredth, rounded half up.
+seconds_since_us() {
+  local cs=$(((${EPOCHREALTIME/[.,]/} - $1 + 5000) / 10000))
+  printf '%d.%02d\n' $((cs / 100)) $((cs % 100))
+}
+
 # phase_mark CELL_DIR NAME: note when a phase of the cell was reached
-# (phases.tsv, epoch ms), for the row's phase timings.
+# (phases.tsv, epoch ms), for the row's phase timings. Bash's own clock, not
+# a date process: a cell marks a dozen phases.
 phase_mark() {
-  printf '%s\t%s\n' "$2" "$(date +%s%3N)" >>"$1/phases.tsv"
+  local us="${EPOCHREALTIME/[.,]/}"
+  printf '%s\t%s\n' "$2" "${us%???}" >>"$1/phases.tsv"
 }
 
 # cell_step WHAT COMMAND...: run one step of a cell; when it fails, the

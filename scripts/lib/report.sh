@@ -49,14 +49,19 @@ report_render() {
 # cell's error; else a cell that could not be judged), null when none. The
 # headline of the page and the manifest say both, as the terminal does.
 report_as_designed() {
-  results_rows "$1" | jq -cs '{cells_as_designed: ([.[] | select(.as_designed == 1)] | length),
+  results_rows "$1" | jq -cs "$REPORT_AS_DESIGNED_JQ"
+}
+
+# report_as_designed's jq filter, from the array of rows (also run by
+# update_cell_counts, rundir.sh, in the same jq start as the cell counts).
+# shellcheck disable=SC2016 # SC2016: jq's own \( ) and $names, not the shell's
+REPORT_AS_DESIGNED_JQ='{cells_as_designed: ([.[] | select(.as_designed == 1)] | length),
       first_design_reason: (
         [.[] | select(.as_designed == 0) | "\(.cell): \(.design_notes)"]
         + [.[] | select(.status == "failed" and .as_designed != 0) | "\(.cell): failed: \(.error)"]
         + [.[] | select(.status == "ok" and .as_designed == null)
             | "\(.cell): not judged (neither when k6 started its users nor its CPU was measured)"]
         | first)}'
-}
 
 # report_head MANIFEST CHARTS DESIGNED: the document's head (title, style,
 # and uPlot's style when CHARTS is 1) and its headline: the run's status, how

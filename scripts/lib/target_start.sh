@@ -285,18 +285,28 @@ target_record_start() {
 target_record_start_cpu() {
   local cpu_s
   [[ -n "$TARGET_PID" ]] || return 0
+  # Asked once a run (target_cpu_s runs in a subshell here).
+  TARGET_CLK_TCK="${TARGET_CLK_TCK:-$(getconf CLK_TCK)}"
   cpu_s="$(target_cpu_s "$TARGET_PID")"
   [[ -z "$cpu_s" ]] || printf 'target_start_cpu_s=%s\n' "$cpu_s" >>"$1"
 }
 
 # target_cpu_s PID: the CPU-seconds (user + system, all its threads) PID has
 # used so far; nothing when it is gone.
+# Read in the runner's shell, without a process: it is read as the target
+# turns healthy, beside a JVM that has just started.
 target_cpu_s() {
+  local line ticks
   local -a stat
-  [[ -r "/proc/$1/stat" ]] || return 0
+  read -r line 2>/dev/null <"/proc/$1/stat" || return 0
   # Fields after "pid (comm) ": state is the first, utime the 12th, stime the 13th.
-  read -r -a stat < <(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
-  awk -v t=$((stat[11] + stat[12])) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f\n", t / hz }'
+  read -r -a stat <<<"${line##*) }"
+  [[ "${stat[11]:-}" =~ ^[0-9]+$ && "${stat[12]:-}" =~ ^[0-9]+$ ]] || return 0
+  TARGET_CLK_TCK="${TARGET_CLK_TCK:-$(getconf CLK_TCK)}"
+  # Hundredths, rounded half up, as printf "%.2f" of ticks / hz.
+  ticks=$(((stat[11] + stat[12]) * 200 / TARGET_CLK_TCK))
+  ticks=$(((ticks + 1) / 2))
+  printf '%d.%02d\n' $((ticks / 100)) $((ticks % 100))
 }
 
 # target_train_wanted CELL_ASSOC: the mode (aot or cds) of the archive a

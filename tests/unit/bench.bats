@@ -166,5 +166,24 @@ JSON
   run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
   assert_output --partial "| aot | 2.5 (2.5..2.5, n=1) | 2 (2..2, n=1) | 1.67 |"
   assert_output --partial "Per cell of a whole run (start modes cds+aot, cells alternating; from its first cell's start to its end, the final tables and report included): 4 (3.5..4.5, n=2)"
-  assert_output --partial "| aot | 0.3 (0.3..0.3, n=1) | 1 (1..1, n=1) | 0.1 (0.1..0.1, n=1) | 3.5 (3.5..3.5, n=1) |"
+  assert_output --partial "| aot | 0.3 (0.3..0.3, n=1) | 1 (1..1, n=1) | 0.1 (0.1..0.1, n=1) | - | 3.5 (3.5..3.5, n=1) | - | - |"
+}
+
+@test "the start's checks after healthy are a part of their own, beside the bare start's parts" {
+  run jq -Rn -c --argjson rep 1 --arg asked aot --arg got aot --arg next_start 6000 --arg cpu_s 3 \
+    --slurpfile row <(printf '{"cell_wall_s": 5, "duration_s": 2}') \
+    --arg started_line 'Started App in 1.2 seconds (process running for 1.4)' \
+    -f "$LT_ROOT/scripts/lib/bench-cell.jq" < <(printf '%s\t%s\n' cell_start 0 target_start 100 \
+      target_healthy 1550 target_ready 1800 k6_start 1850 k6_end 4000)
+  assert_success
+  # Started at 1500 (100 + 1.4 s): healthy 50 ms later, then 250 ms of checks, all in the target start.
+  jq -e '.target_start_s == 1.7 and .ready_after_log_s == 0.05 and .checks_s == 0.25' <<<"$output"
+  local cell
+  cell="$(jq -c '. + {figure: "orchestration"}' <<<"$output")"
+  run summarise <<JSON
+$cell
+{"figure":"bare-start","rep":1,"variant":"aot","start_s":1.4,"cpu_s":2.5,"spring_s":1.1,"jvm_to_spring_s":0.25}
+JSON
+  run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
+  assert_output --partial "| aot | 0.2 (0.2..0.2, n=1) | 1.2 (1.2..1.2, n=1) | 0.05 (0.05..0.05, n=1) | 0.25 (0.25..0.25, n=1) | 3 (3..3, n=1) | 0.25 (0.25..0.25, n=1) | 1.1 (1.1..1.1, n=1) |"
 }

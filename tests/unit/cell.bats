@@ -18,3 +18,11 @@ setup() {
   run cell_url_port 'http://[::1]:9090/'
   assert_output 9090
 }
+
+@test "seconds_since_us: the seconds since a time of bash's clock, to the hundredth" {
+  local now="${EPOCHREALTIME/[.,]/}"
+  run seconds_since_us "$((now - 2345000))"
+  assert_output --regexp '^2\.(3[5-9]|[4-9][0-9])$'
+  run seconds_since_us "$((now - 4000))"
+  assert_output --regexp '^0\.[0-9][0-9]$'
+}

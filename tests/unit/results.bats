@@ -173,4 +173,31 @@ PY
   assert_output --partial '<table id="repeats">'
   run say_as_designed 20000
   assert_output --partial "20000 of 20000 cell(s) ran as designed"
+  update_cell_counts
+  run jq -c '[.cells_done, .cells_failed, .cells_as_designed]' "$run_dir/manifest.json"
+  assert_output '[20000,2000,20000]'
+}
+
+@test "update_cell_counts: done, failed, as designed and the first reason, from the rows read once" {
+  local lib
+  for lib in manifest rundir report; do
+    # shellcheck source=/dev/null
+    source "$LT_ROOT/scripts/lib/$lib.sh"
+  done
+  local run_dir="$BATS_TEST_TMPDIR/run"
+  mkdir -p "$run_dir/cells/01" "$run_dir/cells/02" "$run_dir/cells/03" "$run_dir/cells/04"
+  printf '{"run_id": "r", "cells_total": 4, "status": "running", "warnings": ["w"]}\n' >"$run_dir/manifest.json"
+  printf '{"cell": "01", "status": "ok", "as_designed": 1}\n' >"$run_dir/cells/01/row.json"
+  printf '{"cell": "02", "status": "ok", "as_designed": 0, "design_notes": "k6 was the bottleneck"}\n' >"$run_dir/cells/02/row.json"
+  printf '{"cell": "03", "status": "failed", "as_designed": null, "error": "target exited"}\n' >"$run_dir/cells/03/row.json"
+  # A row cut off while written (empty) is not counted.
+  : >"$run_dir/cells/04/row.json"
+  # shellcheck disable=SC2034 # SC2034: read by update_cell_counts (rundir.sh)
+  LT_RUN_DIR="$run_dir"
+  update_cell_counts
+  run jq -c '[.cells_done, .cells_failed, .cells_as_designed, .first_design_reason, .status, .warnings]' "$run_dir/manifest.json"
+  assert_output '[3,1,1,"02: k6 was the bottleneck","running",["w"]]'
+  # The same figures as the page's headline (report_as_designed).
+  run report_as_designed "$run_dir"
+  assert_output '{"cells_as_designed":1,"first_design_reason":"02: k6 was the bottleneck"}'
 }
