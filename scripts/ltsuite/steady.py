@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import accesslog, latency, rules, virtualthreads
+from . import accesslog, latency, ownscript, rules, virtualthreads
 from .advise import (TUNABLE, VIRTUAL, Goal, Runner, not_as_asked, paste_lines, verification_axes, virtual_cannot,
                      with_margin)
 from .plan import Plan
@@ -79,11 +79,16 @@ class SteadyLoad:
     max_keepalive_requests: int = 100
     #: Why the target cannot run on virtual threads here (virtualthreads.cannot), None when it can.
     virtual_cannot: str | None = None
+    #: A script of one's own (ltsuite.ownscript): how its load was read, whether it is the open
+    #: model, and the iterations it asks for (None: the run's own count).
+    script: str = ""
+    script_open: bool = False
+    asked: int | None = None
 
     @property
     def open(self) -> bool:
         """The open model: arrivals do not wait for answers."""
-        return self.scenario in OPEN
+        return self.script_open if self.script else self.scenario in OPEN
 
 
 def arrival_rate(load: SteadyLoad) -> float:
@@ -116,7 +121,10 @@ def connections(load: SteadyLoad) -> int:
 
 def expected_requests(load: SteadyLoad) -> int | None:
     """Requests the load asks for: RATE x DURATION (open), users x REQUESTS_PER_VU (keepalive);
-    None where the count is the run's (ramp: users loop through the stages)."""
+    None where the count is the run's (ramp: users loop through the stages). A script of one's own:
+    the iterations its executor asks for (ltsuite.ownscript), one request each."""
+    if load.script:
+        return load.asked
     if load.open:
         return math.floor(load.rate_per_s * load.duration_ms / 1000 + 1e-9)
     return load.users * load.requests_per_user if load.requests_per_user else None
@@ -289,8 +297,9 @@ def _ms(text: str | None) -> int:
 
 
 def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: float | None = None,
-                  source: str | None = None) -> SteadyLoad:
-    """The steady load of the resolved knobs; the endpoint's time is DELAY_MS unless measured."""
+                  source: str | None = None, script: ownscript.ScriptLoad | None = None) -> SteadyLoad:
+    """The steady load of the resolved knobs, or of a script of one's own as k6 inspect showed it
+    (`script`: no think time the model can read); the endpoint's time is DELAY_MS unless measured."""
     scenario = env["SCENARIO"]
     common = dict(scenario=scenario, timeout_ms=_ms(env["REQUEST_TIMEOUT"]), settings=settings,
                   service_ms=float(env["DELAY_MS"]) if service_ms is None else service_ms,
@@ -299,6 +308,12 @@ def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: flo
                   keepalive_timeout_ms=int(env.get("TOMCAT_KEEP_ALIVE_TIMEOUT") or 60000),
                   max_keepalive_requests=int(env.get("TOMCAT_MAX_KEEP_ALIVE_REQUESTS") or 100),
                   virtual_cannot=virtual_cannot(env))
+    if script is not None:
+        return SteadyLoad(**{**common, "think_ms": 0}, duration_ms=int(script.duration_ms),
+                          rate_per_s=script.rate_per_s, pool=script.pool, max_vus=script.max_vus,
+                          users=script.users, requests_per_user=script.requests_per_user,
+                          keepalive=script.keepalive, script=script.described, script_open=script.open,
+                          asked=script.requests)
     if scenario in OPEN:
         return SteadyLoad(**common, duration_ms=_ms(env["DURATION"]),
                           rate_per_s=int(env["RATE"]) * 1000 / _ms(env["TIME_UNIT"]),
@@ -399,15 +414,23 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
                               "budget": budget, "recommended": {}, "verified": False, "cannot": None,
                               "model": None, "boundary": [], "cells": [], "reasons": {}, "model_wrong": [],
                               "notes": []}
+    script = None
+    if ownscript.is_own(env["SCENARIO"]):
+        # A script of one's own: its load is what k6 inspect showed (scripts/advise.sh wrote it).
+        read = ownscript.read(runner.out / ownscript.INSPECTED, env["SCENARIO"]) if runner else "no k6 inspect"
+        if isinstance(read, str):
+            advice["cannot"] = read
+            return _finish(advice, runner, None)
+        script = read
     service, source = None, None
     if env.get("TARGET_JAR") and runner is not None:
         service, source, _ = calibrate(env, runner, settings)
         if service is None:
             advice["cannot"] = "the calibration cell logged no load request (its access log): the time is unmeasured"
             return _finish(advice, runner, None)
-    load = load_from_env(env, settings, service, source)
+    load = load_from_env(env, settings, service, source, script)
     expected = expected_requests(load)
-    advice["goal"] = {"scenario": load.scenario, "rate_per_s": load.rate_per_s if load.open else None,
+    advice["goal"] = {"scenario": load.scenario, "script": load.script or None, "rate_per_s": load.rate_per_s if load.open else None,
                       "users": None if load.open else load.users, "requests": expected,
                       "failed_rate": goal.failed_rate, "p99_ms": goal.p99_ms,
                       "allowed_failures": None if expected is None else goal.allowed_failures(expected)}
@@ -448,7 +471,7 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
         # The time grew under load: plan again with the time measured there.
         advice["notes"].append(grown + "; planned again with it")
         load = load_from_env(env, settings, measured,
-                             f"p90 of the application's time under load, cell {rec['run']}/{rec['cell']}")
+                             f"p90 of the application's time under load, cell {rec['run']}/{rec['cell']}", script)
         p = plan(load, goal, tune)
         advice["reasons"], advice["cannot"] = p.reasons, p.cannot
     return _finish(advice, runner, expected)
@@ -519,6 +542,8 @@ def markdown(advice: dict[str, Any], source: str) -> str:
            + (f", {g['requests']} requests" if g.get("requests") is not None else "")
            + f", at most {g.get('allowed_failures')} failed (GOAL_FAILED_RATE {g.get('failed_rate')})"
            + (f", p99 within {g['p99_ms']} ms" if g.get("p99_ms") is not None else "") + ".", ""]
+    if g.get("script"):
+        out += [f"The script's load (k6 inspect): {g['script']}.", ""]
     if not advice["verified"]:
         out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
                 "Nothing is recommended that a run did not verify.", ""]
