@@ -365,25 +365,56 @@ def app_percentile_ms(cell_dir: Path, fraction: float = CALIBRATION_PERCENTILE) 
 # ---- The runs: calibration, verification, correction ----------------------------------------
 
 
-def calibrate(env: dict[str, str], runner: Runner, settings: dict[str, int]) -> tuple[float | None, str, dict]:
+@dataclass(frozen=True)
+class Calibration:
+    """What the calibration cell measured: the p50, p90 and p99 of the load requests' %D (ms; None
+    without a logged request), their count, the cell (a Runner cell), and the figure the model
+    uses (the p90: CALIBRATION_PERCENTILE) with the sentence that says where it came from."""
+
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    count: int
+    cell: dict[str, Any]
+
+    @property
+    def service_ms(self) -> float | None:
+        """The time the model uses: the p90."""
+        return self.p90_ms
+
+    @property
+    def source(self) -> str:
+        return (f"p90 of the application's time (%D) over {self.count} requests of calibration cell "
+                f"{self.cell['run']}/{self.cell['cell']}, {CALIBRATION_USERS} users")
+
+
+def time_measured(env: dict[str, str]) -> bool:
+    """Whether the endpoint's time is measured rather than DELAY_MS: a service of one's own
+    (TARGET_JAR), or a path of the target that DELAY_MS does not reach (TARGET_PATH: no delayMs
+    is sent)."""
+    return bool(env.get("TARGET_JAR") or env.get("TARGET_PATH"))
+
+
+def calibrate(env: dict[str, str], runner: Runner, settings: dict[str, int]) -> Calibration:
     """One cell of CALIBRATION_USERS users of the keepalive scenario, CALIBRATION_REQUESTS requests
-    each, against the service of one's own: the p90 of its %D and where it came from."""
+    each, on the file's target and path (TARGET_PATH), with at least a thread and a connection a
+    user: the percentiles of its %D (make advise and make capacity use the same cell)."""
     override = {"SCENARIO": "keepalive", "VUS": str(CALIBRATION_USERS),
                 "REQUESTS_PER_VU": str(CALIBRATION_REQUESTS), "CONNECTION_REUSE": "1", "THINK_TIME_MS": "0"}
-    base = [line for line in runner.base if line.split("=", 1)[0] not in override]
-    base += [f"{k}={v}" for k, v in override.items()]
     few = {**settings, "TOMCAT_MAX_THREADS": max(settings["TOMCAT_MAX_THREADS"], CALIBRATION_USERS),
            "TOMCAT_MAX_CONNECTIONS": max(settings["TOMCAT_MAX_CONNECTIONS"], CALIBRATION_USERS)}
+    # The base's own lines of the knobs set here go (a knob is given once a matrix).
+    base = [line for line in runner.base if line.split("=", 1)[0] not in {**override, **few}]
+    base += [f"{k}={v}" for k, v in override.items()]
     saved, runner.base = runner.base, base
     try:
         (cell,) = runner.run("calibrate", few, {})
     finally:
         runner.base = saved
     cell["purpose"] = "calibration"
-    p90, count = app_percentile_ms((runner.out / cell["row"]).parent)
-    source = (f"p90 of the application's time (%D) over {count} requests of calibration cell "
-              f"{cell['run']}/{cell['cell']}, {CALIBRATION_USERS} users")
-    return p90, source, cell
+    cell_dir = (runner.out / cell["row"]).parent
+    figures = [app_percentile_ms(cell_dir, fraction)[0] for fraction in (0.5, CALIBRATION_PERCENTILE, 0.99)]
+    return Calibration(*figures, app_percentile_ms(cell_dir)[1], cell)
 
 
 def _verify(load: SteadyLoad, goal: Goal, p: Plan, runner: Runner, name: str, budget: int) -> list[dict]:
@@ -423,8 +454,9 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
             return _finish(advice, runner, None)
         script = read
     service, source = None, None
-    if env.get("TARGET_JAR") and runner is not None:
-        service, source, _ = calibrate(env, runner, settings)
+    if time_measured(env) and runner is not None:
+        calibration = calibrate(env, runner, settings)
+        service, source = calibration.service_ms, calibration.source
         if service is None:
             advice["cannot"] = "the calibration cell logged no load request (its access log): the time is unmeasured"
             return _finish(advice, runner, None)
