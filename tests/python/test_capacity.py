@@ -181,9 +181,10 @@ def test_an_arrival_rate_that_ran_out_of_vus_because_the_server_fell_behind_fail
 # ---- A service of one's own: the time from make advise's calibration cell ------------------------
 
 ROOT = Path(__file__).resolve().parents[2]
-#: A recorded cell of the suite's /hello at 400 ms (8 requests in its access log, %D): the
-#: calibration cell of the replay below.
-RECORDED_CELL = Path(__file__).parent / "fixtures" / "time-parts-waves"
+#: The calibration cell of a real make capacity of env/advise/own-path-capacity.env (run
+#: capacity-20261127-080333-own-path-capacity, 20261127-080809-calibrate/01: the greeting service at
+#: 100 ms, 2 users, 20 requests in its access log, %D), replayed below.
+RECORDED_CELL = Path(__file__).parent / "fixtures" / "calibration-greeting"
 
 
 class CalibrationReplay:
@@ -223,19 +224,19 @@ def test_a_service_of_ones_own_is_searched_with_the_time_its_calibration_cell_me
     (matrix,) = runner.matrices
     assert "SCENARIO=keepalive" in matrix and "VUS=2" in matrix and "SCENARIO=spike-open" not in matrix
     assert [line for line in matrix if line.startswith("TOMCAT_MAX_THREADS=")] == ["TOMCAT_MAX_THREADS=2"]
-    # The recorded cell's %D: p50 404.491, p90 407.897, p99 409.79 ms over 8 requests; the model uses the p90.
+    # The recorded cell's %D: p50 104.004, p90 107.966, p99 111.523 ms over 20 requests; the model uses the p90.
     assert (service["source"], service["p50_ms"], service["p90_ms"], service["p99_ms"], service["requests"]) == (
-        "calibration", 404.491, 407.897, 409.79, 8)
-    assert setting.delay_ms == 407.897
-    assert service["text"].startswith("service time p50 404.491 ms / p99 409.79 ms measured in calibration cell "
+        "calibration", 104.004, 107.966, 111.523, 20)
+    assert setting.delay_ms == 107.966
+    assert service["text"].startswith("service time p50 104.004 ms / p99 111.523 ms measured in calibration cell "
                                       "calibrate/01")
-    # 2 threads of 407.9 ms serve 4.90/s; a 5 s load within 500 ms: floor(4.90 x (1 + 92.1 / 5000)) = 4,
-    # where the file's DELAY_MS 100 said floor(20 x (1 + 400 / 5000)) = 21.
-    assert capacity.model_limit(setting, Goal(0, 500)).load == 4
+    # 2 threads of 107.966 ms serve 18.52/s; a 5 s load within 500 ms: floor(18.52 x (1 + 392.034 / 5000))
+    # = floor(19.98) = 19, where the file's DELAY_MS 100 said floor(20 x (1 + 400 / 5000)) = 21.
+    assert capacity.model_limit(setting, Goal(0, 500)).load == 19
     assert capacity.model_limit(capacity.setting_from_env(env), Goal(0, 500)).load == 21
     answer = capacity.capacity(setting, Goal(0, 500), 2, lambda load: None, service)
     assert answer["service_time"]["cell"] == "calibrate/01"
-    assert "Settings: spike-open, service time p50 404.491 ms / p99 409.79 ms measured in calibration cell" \
+    assert "Settings: spike-open, service time p50 104.004 ms / p99 111.523 ms measured in calibration cell" \
         in capacity.markdown(answer)
 
 
