@@ -71,6 +71,8 @@ class Setting:
     #: and pause THINK_TIME_MS between requests.
     kept_alive: bool = True
     think_ms: float = 0
+    #: Where delay_ms came from: DELAY_MS, or a calibration cell (service_time).
+    delay_source: str = "DELAY_MS"
 
     @property
     def knob(self) -> str:
@@ -100,7 +102,7 @@ def model_limit(s: Setting, goal: Goal) -> Limit:
         return Limit(None, "the model needs DELAY_MS > 0 and at least one worker (threads, max-connections)")
     bound = s.timeout_ms if goal.p99_ms is None else min(goal.p99_ms, s.timeout_ms)
     if d > bound:
-        return Limit(None, f"one request takes DELAY_MS {d:g} ms, more than {bound:g} ms (the goal or "
+        return Limit(None, f"one request takes {s.delay_source} {d:g} ms, more than {bound:g} ms (the goal or "
                            "REQUEST_TIMEOUT): no load holds")
     if s.scenario == "spike-open":
         served = w * s.time_unit_ms / d
@@ -316,7 +318,7 @@ def service_time(env: dict[str, str], setting: Setting,
         return setting, answer
     answer["text"] = (f"service time p50 {c.p50_ms:g} ms / p99 {c.p99_ms:g} ms measured in calibration cell {cell} "
                       f"(%D of {c.count} requests); the model uses its p90, {c.p90_ms:g} ms, not DELAY_MS")
-    return replace(setting, delay_ms=c.service_ms), answer
+    return replace(setting, delay_ms=c.service_ms, delay_source=f"the p90 of calibration cell {cell},"), answer
 
 
 def capacity(setting: Setting, goal: Goal, budget: int, run_cell: Callable[[int], dict[str, Any] | None],

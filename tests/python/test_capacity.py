@@ -257,3 +257,15 @@ def test_a_calibration_cell_without_a_logged_request_searches_nothing():
                                service)
     assert answer["maximum"] is None and answer["cells"] == []
     assert answer["stopped"] == "cannot: the endpoint's time is unmeasured: calibration cell calibrate/01 logged no load request"
+
+
+def test_a_calibrated_time_past_the_goal_is_named_as_measured(tmp_path):
+    from ltsuite import steady
+    from ltsuite.advise import load_from_env
+    env = own_path_env()
+    runner = CalibrationReplay(tmp_path, ["SCENARIO=spike-open"])
+    setting, _ = capacity.service_time(
+        env, capacity.setting_from_env(env), lambda: steady.calibrate(env, runner, load_from_env(env)[0].settings))
+    assert capacity.model_limit(setting, Goal(0, 100)).why == (
+        "one request takes the p90 of calibration cell calibrate/01, 107.966 ms, more than 100 ms (the goal or "
+        "REQUEST_TIMEOUT): no load holds")
