@@ -3,7 +3,8 @@
 # its load is read from k6 inspect (a constant-arrival-rate executor: 15
 # arrivals a second for 5 s) and sized on the suite's 100 ms endpoint: 15/s x
 # 0.1 s = 1.5 in service, 2 threads with the headroom, verified with every
-# iteration the executor asked for; 1 thread misses the goal.
+# iteration the executor asked for; 1 thread misses the goal. What is refused
+# or "cannot" before any cell runs: tests/unit/capacity.bats.
 # shellcheck disable=SC2016 # SC2016: jq programs in single quotes on purpose
 
 setup_file() {
@@ -52,20 +53,4 @@ advice_json() {
   local row
   row="$(dirname "$json")/$(jq -r '.cells[0].row' "$json")"
   jq -e '.scenario | endswith("tests/fixtures/own-script/advise/constant-arrival-rate.js")' "$row"
-}
-
-@test "a script whose load the model cannot read is 'cannot', naming its scenarios and executors, before any cell" {
-  local file="$BATS_TEST_TMPDIR/two.env"
-  printf 'SCENARIO=%s\nTUNE=TOMCAT_MAX_THREADS\n' "$LT_ROOT/tests/fixtures/own-script/advise/two-scenarios.js" >"$file"
-  LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results" run -3 "$LT_ROOT/scripts/advise.sh" "$file"
-  assert_line --partial "cannot recommend: $LT_ROOT/tests/fixtures/own-script/advise/two-scenarios.js has 2 k6 scenarios ('browse' (constant-vus), 'buy' (constant-arrival-rate))"
-  [ ! -d "$(echo "$BATS_TEST_TMPDIR"/results/advise-*/runs)" ]
-}
-
-@test "a script of one's own with TARGET_JAR is refused with its file, line and key" {
-  local file="$BATS_TEST_TMPDIR/jar.env"
-  printf 'SCENARIO=%s\nTARGET_JAR=%s\n' "$LT_ROOT/tests/fixtures/own-script/spike-test.js" \
-    "$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar" >"$file"
-  LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results" run -2 "$LT_ROOT/scripts/advise.sh" "$file"
-  assert_output --partial "advise: $file:2: TARGET_JAR: with a k6 script of one's own the advice cannot measure"
 }
