@@ -20,7 +20,8 @@ The mapping, one scenario (k6's executors: https://grafana.com/docs/k6/latest/us
 The model takes one request an iteration and no think time (a script's sleep() is not in its
 options): more in service than a sleeping user keeps, so threads on the safe side; an iteration of
 several requests makes a count-asked cell "not as asked" (its http_reqs are not the iterations).
-Connections are kept alive unless the script sets noConnectionReuse.
+Connections are kept alive unless the script sets noConnectionReuse. A request's timeout is not in
+the options (params.timeout): the model keeps REQUEST_TIMEOUT.
 """
 from __future__ import annotations
 
