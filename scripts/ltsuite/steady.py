@@ -26,8 +26,12 @@ source:
     requests sent (k6 starts one at 0 and may start one at DURATION's end too: the fixture above,
     20/s for 5 s, sent 101).
 
-A service of one's own (TARGET_JAR): its time is not DELAY_MS, so one calibration cell of a
-few users measures it from the access log's %D (ltsuite.accesslog) and the model uses its p90
+A script of one's own (SCENARIO=path/to/script.js): its load is its one k6 scenario as k6 inspect
+shows it, mapped onto the open or the closed model by ltsuite.ownscript.
+
+A service of one's own (TARGET_JAR) or a path of the target (TARGET_PATH): its time is not
+DELAY_MS, so one calibration cell of a few users (calibrate; make capacity runs the same)
+measures it from the access log's %D (ltsuite.accesslog) and the model uses its p90
 (CALIBRATION_PERCENTILE). Where the verifying cells show the time grown under load (their p90
 past the model's by more than the headroom), the plan is made again with the time measured
 there, and the advice says so.
