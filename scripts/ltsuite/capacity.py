@@ -24,6 +24,9 @@ and max-connections, max-connections alone with virtual threads):
     DURATION T waits (rate - c) x T / c more: rate <= c x (1 + (goal - DELAY_MS) / T), which tends
     to c as the load gets longer (measured: 4 threads of 200 ms, c = 20/s, a 10 s load, goal 1 s:
     20/s p99 514 ms, 21/s 882 ms); and k6 needs a VU per request in flight (MAX_VUS).
+The endpoint's time is DELAY_MS, or for a service of one's own (TARGET_JAR) or a path of the
+target (TARGET_PATH) the p90 of make advise's calibration cell (service_time, steady.calibrate),
+which capacity.json's service_time and capacity.md name.
 The model's limit has no margin (the search verifies it; advise.py's margin is for a setting to
 recommend). The search: the predicted maximum, then the load above it; on a pass the step doubles
 up, on a failure down, until a held load and a failed one bracket the limit, then bisection until
