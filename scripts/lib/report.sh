@@ -389,7 +389,7 @@ report_capacity_body() {
     "<tr><th>verified maximum</th><td>\(if .maximum == null then "none" else "\(.knob)=\(.maximum) \(.unit)" end | @html)</td></tr>",
     "<tr><th>first failing load</th><td>\(if .first_failing == null then "none" else "\(.knob)=\(.first_failing)" end | @html)</td></tr>",
     "<tr><th>stopped</th><td>\(.stopped // "" | @html)</td></tr>",
-    "<tr><th>settings</th><td>\(.setting as $s | "\(.scenario), DELAY_MS \($s.delay_ms), \($s.threads) threads\(if $s.virtual_threads then " (virtual threads)" else "" end), max-connections \($s.max_connections), accept-count \($s.accept_count): \(.workers) workers, capacity \(.server_capacity)" | @html)</td></tr>",
+    "<tr><th>settings</th><td>\(.setting as $s | "\(.scenario), \(.service_time.text // "DELAY_MS \($s.delay_ms)"), \($s.threads) threads\(if $s.virtual_threads then " (virtual threads)" else "" end), max-connections \($s.max_connections), accept-count \($s.accept_count): \(.workers) workers, capacity \(.server_capacity)" | @html)</td></tr>",
     "<tr><th>goal</th><td>\(goal | @html)</td></tr>",
     "<tr><th>model</th><td>\("\(.model.limit // "none") (\(.model.why))" | @html)</td></tr>",
     "</table>",

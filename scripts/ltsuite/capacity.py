@@ -24,6 +24,9 @@ and max-connections, max-connections alone with virtual threads):
     DURATION T waits (rate - c) x T / c more: rate <= c x (1 + (goal - DELAY_MS) / T), which tends
     to c as the load gets longer (measured: 4 threads of 200 ms, c = 20/s, a 10 s load, goal 1 s:
     20/s p99 514 ms, 21/s 882 ms); and k6 needs a VU per request in flight (MAX_VUS).
+The endpoint's time is DELAY_MS, or for a service of one's own (TARGET_JAR) or a path of the
+target (TARGET_PATH) the p90 of make advise's calibration cell (service_time, steady.calibrate),
+which capacity.json's service_time and capacity.md name.
 The model's limit has no margin (the search verifies it; advise.py's margin is for a setting to
 recommend). The search: the predicted maximum, then the load above it; on a pass the step doubles
 up, on a failure down, until a held load and a failed one bracket the limit, then bisection until
@@ -37,12 +40,12 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from . import rules
-from .advise import Goal, Runner, SOMAXCONN_DEFAULT, p99_rank, read_env
+from . import rules, steady
+from .advise import Goal, Runner, SOMAXCONN_DEFAULT, load_from_env, p99_rank, read_env
 
 #: The scenarios the model knows, and the knob that is their load.
 LOAD_KNOB = {"burst": "VUS", "spike": "VUS", "keepalive": "VUS", "spike-open": "RATE"}
@@ -71,6 +74,8 @@ class Setting:
     #: and pause THINK_TIME_MS between requests.
     kept_alive: bool = True
     think_ms: float = 0
+    #: Where delay_ms came from: DELAY_MS, or a calibration cell (service_time).
+    delay_source: str = "DELAY_MS"
 
     @property
     def knob(self) -> str:
@@ -100,7 +105,7 @@ def model_limit(s: Setting, goal: Goal) -> Limit:
         return Limit(None, "the model needs DELAY_MS > 0 and at least one worker (threads, max-connections)")
     bound = s.timeout_ms if goal.p99_ms is None else min(goal.p99_ms, s.timeout_ms)
     if d > bound:
-        return Limit(None, f"one request takes DELAY_MS {d:g} ms, more than {bound:g} ms (the goal or "
+        return Limit(None, f"one request takes {s.delay_source} {d:g} ms, more than {bound:g} ms (the goal or "
                            "REQUEST_TIMEOUT): no load holds")
     if s.scenario == "spike-open":
         served = w * s.time_unit_ms / d
@@ -297,10 +302,43 @@ def probe_of(cell: dict[str, Any], scenario: str, load: int, goal: Goal, setting
     return Probe(load, passed, why, cell["row_data"], cell["run"], cell["cell"])
 
 
-def capacity(setting: Setting, goal: Goal, budget: int, run_cell: Callable[[int], dict[str, Any] | None]) -> dict[str, Any]:
-    """The whole answer as a dict (capacity.json): the model's limit, the search, every cell."""
+def service_time(env: dict[str, str], setting: Setting,
+                 calibrate: Callable[[], steady.Calibration] | None) -> tuple[Setting, dict[str, Any]]:
+    """The endpoint's time the model uses, and where it came from (capacity.json's service_time):
+    DELAY_MS for the suite's own endpoint; for a service of one's own or a path of the target
+    (steady.time_measured) the p90 of the calibration cell make advise runs (steady.calibrate:
+    a few users, the access log's %D), its p50 and p99 beside it. None as the time when the cell
+    logged no request (nothing can be searched)."""
+    if not steady.time_measured(env) or calibrate is None:
+        return setting, {"source": "DELAY_MS", "used_ms": setting.delay_ms,
+                         "text": f"DELAY_MS {setting.delay_ms:g}"}
+    c = calibrate()
+    cell = f"{c.cell['run']}/{c.cell['cell']}"
+    answer = {"source": "calibration", "used_ms": c.service_ms, "p50_ms": c.p50_ms, "p90_ms": c.p90_ms,
+              "p99_ms": c.p99_ms, "requests": c.count, "cell": cell, "row": c.cell["row"]}
+    if c.service_ms is None:
+        answer["text"] = f"unmeasured: calibration cell {cell} logged no load request"
+        return setting, answer
+    answer["text"] = (f"service time p50 {c.p50_ms:g} ms / p99 {c.p99_ms:g} ms measured in calibration cell {cell} "
+                      f"(%D of {c.count} requests); the model uses its p90, {c.p90_ms:g} ms, not DELAY_MS")
+    return replace(setting, delay_ms=c.service_ms, delay_source=f"the p90 of calibration cell {cell},"), answer
+
+
+def capacity(setting: Setting, goal: Goal, budget: int, run_cell: Callable[[int], dict[str, Any] | None],
+             service: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole answer as a dict (capacity.json): the endpoint's time used (service_time), the
+    model's limit, the search, every cell."""
+    service = service or {"source": "DELAY_MS", "used_ms": setting.delay_ms, "text": f"DELAY_MS {setting.delay_ms:g}"}
+    if service["used_ms"] is None:
+        return {"knob": setting.knob, "unit": LOAD_UNIT[setting.knob], "scenario": setting.scenario,
+                "setting": asdict(setting), "workers": setting.workers(), "server_capacity": setting.capacity(),
+                "goal": {"failed_rate": goal.failed_rate, "p99_ms": goal.p99_ms}, "budget": budget,
+                "service_time": service, "model": {"limit": None, "why": service["text"]}, "maximum": None,
+                "first_failing": None, "exact": False, "stopped": f"cannot: the endpoint's time is {service['text']}",
+                "cells": [], "knee": None}
     limit = model_limit(setting, goal)
     answer: dict[str, Any] = {
+        "service_time": service,
         "knob": setting.knob, "unit": LOAD_UNIT[setting.knob], "scenario": setting.scenario,
         "setting": asdict(setting), "workers": setting.workers(), "server_capacity": setting.capacity(),
         "goal": {"failed_rate": goal.failed_rate, "p99_ms": goal.p99_ms}, "budget": budget,
@@ -411,7 +449,9 @@ def markdown(answer: dict[str, Any]) -> str:
     goal_text += f", p99 within {goal['p99_ms']} ms" if goal["p99_ms"] is not None else ""
     s = answer["setting"]
     out = [f"# How much can it take: {answer.get('source', '')}", "",
-           f"Settings: {answer['scenario']}, DELAY_MS {s['delay_ms']:g}, {s['threads']} threads"
+           f"Settings: {answer['scenario']}, "
+           + (answer.get("service_time") or {}).get("text", f"DELAY_MS {s['delay_ms']:g}")
+           + f", {s['threads']} threads"
            + (" (virtual threads)" if s["virtual_threads"] else "")
            + f", max-connections {s['max_connections']}, accept-count {s['accept_count']}: "
              f"{answer['workers']} workers, capacity {answer['server_capacity']}. Goal: {goal_text}.", ""]
@@ -452,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         return cells[0] if cells else None
 
     try:
-        answer = capacity(setting, goal, int(env.get("ADVISE_MAX_CELLS") or 8), run_cell)
+        setting, service = service_time(env, setting, lambda: steady.calibrate(env, runner, load_from_env(env)[0].settings))
+        answer = capacity(setting, goal, int(env.get("ADVISE_MAX_CELLS") or 8), run_cell, service)
     except RuntimeError as error:
         print(f"capacity: {error}; nothing is verified (runs so far: {out}/runs)", file=sys.stderr)
         return 1

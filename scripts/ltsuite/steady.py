@@ -26,8 +26,12 @@ source:
     requests sent (k6 starts one at 0 and may start one at DURATION's end too: the fixture above,
     20/s for 5 s, sent 101).
 
-A service of one's own (TARGET_JAR): its time is not DELAY_MS, so one calibration cell of a
-few users measures it from the access log's %D (ltsuite.accesslog) and the model uses its p90
+A script of one's own (SCENARIO=path/to/script.js): its load is its one k6 scenario as k6 inspect
+shows it, mapped onto the open or the closed model by ltsuite.ownscript.
+
+A service of one's own (TARGET_JAR) or a path of the target (TARGET_PATH): its time is not
+DELAY_MS, so one calibration cell of a few users (calibrate; make capacity runs the same)
+measures it from the access log's %D (ltsuite.accesslog) and the model uses its p90
 (CALIBRATION_PERCENTILE). Where the verifying cells show the time grown under load (their p90
 past the model's by more than the headroom), the plan is made again with the time measured
 there, and the advice says so.
@@ -39,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import accesslog, latency, rules, virtualthreads
+from . import accesslog, latency, ownscript, rules, virtualthreads
 from .advise import (TUNABLE, VIRTUAL, Goal, Runner, not_as_asked, paste_lines, verification_axes, virtual_cannot,
                      with_margin)
 from .plan import Plan
@@ -79,11 +83,16 @@ class SteadyLoad:
     max_keepalive_requests: int = 100
     #: Why the target cannot run on virtual threads here (virtualthreads.cannot), None when it can.
     virtual_cannot: str | None = None
+    #: A script of one's own (ltsuite.ownscript): how its load was read, whether it is the open
+    #: model, and the iterations it asks for (None: the run's own count).
+    script: str = ""
+    script_open: bool = False
+    asked: int | None = None
 
     @property
     def open(self) -> bool:
         """The open model: arrivals do not wait for answers."""
-        return self.scenario in OPEN
+        return self.script_open if self.script else self.scenario in OPEN
 
 
 def arrival_rate(load: SteadyLoad) -> float:
@@ -116,7 +125,10 @@ def connections(load: SteadyLoad) -> int:
 
 def expected_requests(load: SteadyLoad) -> int | None:
     """Requests the load asks for: RATE x DURATION (open), users x REQUESTS_PER_VU (keepalive);
-    None where the count is the run's (ramp: users loop through the stages)."""
+    None where the count is the run's (ramp: users loop through the stages). A script of one's own:
+    the iterations its executor asks for (ltsuite.ownscript), one request each."""
+    if load.script:
+        return load.asked
     if load.open:
         return math.floor(load.rate_per_s * load.duration_ms / 1000 + 1e-9)
     return load.users * load.requests_per_user if load.requests_per_user else None
@@ -289,8 +301,9 @@ def _ms(text: str | None) -> int:
 
 
 def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: float | None = None,
-                  source: str | None = None) -> SteadyLoad:
-    """The steady load of the resolved knobs; the endpoint's time is DELAY_MS unless measured."""
+                  source: str | None = None, script: ownscript.ScriptLoad | None = None) -> SteadyLoad:
+    """The steady load of the resolved knobs, or of a script of one's own as k6 inspect showed it
+    (`script`: no think time the model can read); the endpoint's time is DELAY_MS unless measured."""
     scenario = env["SCENARIO"]
     common = dict(scenario=scenario, timeout_ms=_ms(env["REQUEST_TIMEOUT"]), settings=settings,
                   service_ms=float(env["DELAY_MS"]) if service_ms is None else service_ms,
@@ -299,6 +312,12 @@ def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: flo
                   keepalive_timeout_ms=int(env.get("TOMCAT_KEEP_ALIVE_TIMEOUT") or 60000),
                   max_keepalive_requests=int(env.get("TOMCAT_MAX_KEEP_ALIVE_REQUESTS") or 100),
                   virtual_cannot=virtual_cannot(env))
+    if script is not None:
+        return SteadyLoad(**{**common, "think_ms": 0}, duration_ms=int(script.duration_ms),
+                          rate_per_s=script.rate_per_s, pool=script.pool, max_vus=script.max_vus,
+                          users=script.users, requests_per_user=script.requests_per_user,
+                          keepalive=script.keepalive, script=script.described, script_open=script.open,
+                          asked=script.requests)
     if scenario in OPEN:
         return SteadyLoad(**common, duration_ms=_ms(env["DURATION"]),
                           rate_per_s=int(env["RATE"]) * 1000 / _ms(env["TIME_UNIT"]),
@@ -350,25 +369,56 @@ def app_percentile_ms(cell_dir: Path, fraction: float = CALIBRATION_PERCENTILE) 
 # ---- The runs: calibration, verification, correction ----------------------------------------
 
 
-def calibrate(env: dict[str, str], runner: Runner, settings: dict[str, int]) -> tuple[float | None, str, dict]:
+@dataclass(frozen=True)
+class Calibration:
+    """What the calibration cell measured: the p50, p90 and p99 of the load requests' %D (ms; None
+    without a logged request), their count, the cell (a Runner cell), and the figure the model
+    uses (the p90: CALIBRATION_PERCENTILE) with the sentence that says where it came from."""
+
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    count: int
+    cell: dict[str, Any]
+
+    @property
+    def service_ms(self) -> float | None:
+        """The time the model uses: the p90."""
+        return self.p90_ms
+
+    @property
+    def source(self) -> str:
+        return (f"p90 of the application's time (%D) over {self.count} requests of calibration cell "
+                f"{self.cell['run']}/{self.cell['cell']}, {CALIBRATION_USERS} users")
+
+
+def time_measured(env: dict[str, str]) -> bool:
+    """Whether the endpoint's time is measured rather than DELAY_MS: a service of one's own
+    (TARGET_JAR), or a path of the target that DELAY_MS does not reach (TARGET_PATH: no delayMs
+    is sent)."""
+    return bool(env.get("TARGET_JAR") or env.get("TARGET_PATH"))
+
+
+def calibrate(env: dict[str, str], runner: Runner, settings: dict[str, int]) -> Calibration:
     """One cell of CALIBRATION_USERS users of the keepalive scenario, CALIBRATION_REQUESTS requests
-    each, against the service of one's own: the p90 of its %D and where it came from."""
+    each, on the file's target and path (TARGET_PATH), with at least a thread and a connection a
+    user: the percentiles of its %D (make advise and make capacity use the same cell)."""
     override = {"SCENARIO": "keepalive", "VUS": str(CALIBRATION_USERS),
                 "REQUESTS_PER_VU": str(CALIBRATION_REQUESTS), "CONNECTION_REUSE": "1", "THINK_TIME_MS": "0"}
-    base = [line for line in runner.base if line.split("=", 1)[0] not in override]
-    base += [f"{k}={v}" for k, v in override.items()]
     few = {**settings, "TOMCAT_MAX_THREADS": max(settings["TOMCAT_MAX_THREADS"], CALIBRATION_USERS),
            "TOMCAT_MAX_CONNECTIONS": max(settings["TOMCAT_MAX_CONNECTIONS"], CALIBRATION_USERS)}
+    # The base's own lines of the knobs set here go (a knob is given once a matrix).
+    base = [line for line in runner.base if line.split("=", 1)[0] not in {**override, **few}]
+    base += [f"{k}={v}" for k, v in override.items()]
     saved, runner.base = runner.base, base
     try:
         (cell,) = runner.run("calibrate", few, {})
     finally:
         runner.base = saved
     cell["purpose"] = "calibration"
-    p90, count = app_percentile_ms((runner.out / cell["row"]).parent)
-    source = (f"p90 of the application's time (%D) over {count} requests of calibration cell "
-              f"{cell['run']}/{cell['cell']}, {CALIBRATION_USERS} users")
-    return p90, source, cell
+    cell_dir = (runner.out / cell["row"]).parent
+    figures = [app_percentile_ms(cell_dir, fraction)[0] for fraction in (0.5, CALIBRATION_PERCENTILE, 0.99)]
+    return Calibration(*figures, app_percentile_ms(cell_dir)[1], cell)
 
 
 def _verify(load: SteadyLoad, goal: Goal, p: Plan, runner: Runner, name: str, budget: int) -> list[dict]:
@@ -399,15 +449,24 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
                               "budget": budget, "recommended": {}, "verified": False, "cannot": None,
                               "model": None, "boundary": [], "cells": [], "reasons": {}, "model_wrong": [],
                               "notes": []}
+    script = None
+    if ownscript.is_own(env["SCENARIO"]):
+        # A script of one's own: its load is what k6 inspect showed (scripts/advise.sh wrote it).
+        read = ownscript.read(runner.out / ownscript.INSPECTED, env["SCENARIO"]) if runner else "no k6 inspect"
+        if isinstance(read, str):
+            advice["cannot"] = read
+            return _finish(advice, runner, None)
+        script = read
     service, source = None, None
-    if env.get("TARGET_JAR") and runner is not None:
-        service, source, _ = calibrate(env, runner, settings)
+    if time_measured(env) and runner is not None:
+        calibration = calibrate(env, runner, settings)
+        service, source = calibration.service_ms, calibration.source
         if service is None:
             advice["cannot"] = "the calibration cell logged no load request (its access log): the time is unmeasured"
             return _finish(advice, runner, None)
-    load = load_from_env(env, settings, service, source)
+    load = load_from_env(env, settings, service, source, script)
     expected = expected_requests(load)
-    advice["goal"] = {"scenario": load.scenario, "rate_per_s": load.rate_per_s if load.open else None,
+    advice["goal"] = {"scenario": load.scenario, "script": load.script or None, "rate_per_s": load.rate_per_s if load.open else None,
                       "users": None if load.open else load.users, "requests": expected,
                       "failed_rate": goal.failed_rate, "p99_ms": goal.p99_ms,
                       "allowed_failures": None if expected is None else goal.allowed_failures(expected)}
@@ -448,7 +507,7 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
         # The time grew under load: plan again with the time measured there.
         advice["notes"].append(grown + "; planned again with it")
         load = load_from_env(env, settings, measured,
-                             f"p90 of the application's time under load, cell {rec['run']}/{rec['cell']}")
+                             f"p90 of the application's time under load, cell {rec['run']}/{rec['cell']}", script)
         p = plan(load, goal, tune)
         advice["reasons"], advice["cannot"] = p.reasons, p.cannot
     return _finish(advice, runner, expected)
@@ -519,6 +578,8 @@ def markdown(advice: dict[str, Any], source: str) -> str:
            + (f", {g['requests']} requests" if g.get("requests") is not None else "")
            + f", at most {g.get('allowed_failures')} failed (GOAL_FAILED_RATE {g.get('failed_rate')})"
            + (f", p99 within {g['p99_ms']} ms" if g.get("p99_ms") is not None else "") + ".", ""]
+    if g.get("script"):
+        out += [f"The script's load (k6 inspect): {g['script']}.", ""]
     if not advice["verified"]:
         out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
                 "Nothing is recommended that a run did not verify.", ""]

@@ -57,5 +57,5 @@ advice_json() {
   local file="$BATS_TEST_TMPDIR/ws.env"
   printf 'SCENARIO=websocket\n' >"$file"
   LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results" run -2 "$LT_ROOT/scripts/advise.sh" "$file"
-  assert_output "advise: $file:1: SCENARIO: 'websocket': the advice's rules model a burst (burst: every user at one instant) and steady loads (spike-open keepalive ramp)"
+  assert_output "advise: $file:1: SCENARIO: 'websocket': the advice's rules model a burst (burst: every user at one instant), steady loads (spike-open keepalive ramp) and a k6 script of one's own (a path)"
 }

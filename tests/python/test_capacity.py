@@ -176,3 +176,96 @@ def test_an_arrival_rate_that_ran_out_of_vus_because_the_server_fell_behind_fail
     assert capacity.judge_row(row, "spike-open", 23, Goal(0, 1000), short)[0] is None
     late = {**row, "design_notes": row["design_notes"] + "; k6 was saturated for 3 s"}
     assert capacity.judge_row(late, "spike-open", 23, Goal(0, 1000), setting)[0] is None
+
+
+# ---- A service of one's own: the time from make advise's calibration cell ------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The calibration cell of a real make capacity of env/advise/own-path-capacity.env (run
+#: capacity-20261127-080333-own-path-capacity, 20261127-080809-calibrate/01: the greeting service at
+#: 100 ms, 2 users, 20 requests in its access log, %D), replayed below.
+RECORDED_CELL = Path(__file__).parent / "fixtures" / "calibration-greeting"
+
+
+class CalibrationReplay:
+    """A runner whose one cell is the recorded cell, copied where scripts/run-matrix.sh leaves it."""
+
+    def __init__(self, out: Path, base: list[str]):
+        self.out, self.base, self.cells, self.matrices = out, base, [], []
+
+    def run(self, name, settings, axes):
+        import shutil
+        self.matrices.append(list(self.base) + [f"{k}={v}" for k, v in settings.items()])
+        cell_dir = self.out / "runs" / name / "cells" / "01"
+        shutil.copytree(RECORDED_CELL, cell_dir)
+        cell = {"run": name, "cell": "01", "row": str((cell_dir / "row.json").relative_to(self.out)),
+                "report": f"runs/{name}/report.html", "settings": settings,
+                "row_data": json.loads((cell_dir / "row.json").read_text())}
+        self.cells.append(cell)
+        return [cell]
+
+
+def own_path_env(**changes):
+    from ltsuite.advise import read_env
+    env = read_env(ROOT / "env" / "defaults.env")
+    env.update(read_env(ROOT / "env" / "advise" / "own-path-capacity.env"))
+    env.update(changes)
+    return env
+
+
+def test_a_service_of_ones_own_is_searched_with_the_time_its_calibration_cell_measured(tmp_path):
+    from ltsuite import steady
+    from ltsuite.advise import load_from_env
+    env = own_path_env()
+    runner = CalibrationReplay(tmp_path, ["SCENARIO=spike-open", "TOMCAT_MAX_THREADS=2", "DURATION=5s"])
+    setting, service = capacity.service_time(
+        env, capacity.setting_from_env(env), lambda: steady.calibrate(env, runner, load_from_env(env)[0].settings))
+    # The one calibration cell make advise runs: 2 users of keepalive, the file's threads given once.
+    (matrix,) = runner.matrices
+    assert "SCENARIO=keepalive" in matrix and "VUS=2" in matrix and "SCENARIO=spike-open" not in matrix
+    assert [line for line in matrix if line.startswith("TOMCAT_MAX_THREADS=")] == ["TOMCAT_MAX_THREADS=2"]
+    # The recorded cell's %D: p50 104.004, p90 107.966, p99 111.523 ms over 20 requests; the model uses the p90.
+    assert (service["source"], service["p50_ms"], service["p90_ms"], service["p99_ms"], service["requests"]) == (
+        "calibration", 104.004, 107.966, 111.523, 20)
+    assert setting.delay_ms == 107.966
+    assert service["text"].startswith("service time p50 104.004 ms / p99 111.523 ms measured in calibration cell "
+                                      "calibrate/01")
+    # 2 threads of 107.966 ms serve 18.52/s; a 5 s load within 500 ms: floor(18.52 x (1 + 392.034 / 5000))
+    # = floor(19.98) = 19, where the file's DELAY_MS 100 said floor(20 x (1 + 400 / 5000)) = 21.
+    assert capacity.model_limit(setting, Goal(0, 500)).load == 19
+    assert capacity.model_limit(capacity.setting_from_env(env), Goal(0, 500)).load == 21
+    answer = capacity.capacity(setting, Goal(0, 500), 2, lambda load: None, service)
+    assert answer["service_time"]["cell"] == "calibrate/01"
+    assert "Settings: spike-open, service time p50 104.004 ms / p99 111.523 ms measured in calibration cell" \
+        in capacity.markdown(answer)
+
+
+def test_the_suites_own_endpoint_keeps_delay_ms_and_says_so():
+    env = own_path_env(TARGET_JAR="", TARGET_PATH="")
+    asked = []
+    setting, service = capacity.service_time(env, capacity.setting_from_env(env), lambda: asked.append(1))
+    assert asked == [] and service == {"source": "DELAY_MS", "used_ms": 100.0, "text": "DELAY_MS 100"}
+    assert setting.delay_ms == 100
+
+
+def test_a_calibration_cell_without_a_logged_request_searches_nothing():
+    from ltsuite import steady
+    env = own_path_env()
+    empty = steady.Calibration(None, None, None, 0, {"run": "calibrate", "cell": "01", "row": "r"})
+    setting, service = capacity.service_time(env, capacity.setting_from_env(env), lambda: empty)
+    answer = capacity.capacity(setting, Goal(0, 500), 4, lambda load: (_ for _ in ()).throw(AssertionError(load)),
+                               service)
+    assert answer["maximum"] is None and answer["cells"] == []
+    assert answer["stopped"] == "cannot: the endpoint's time is unmeasured: calibration cell calibrate/01 logged no load request"
+
+
+def test_a_calibrated_time_past_the_goal_is_named_as_measured(tmp_path):
+    from ltsuite import steady
+    from ltsuite.advise import load_from_env
+    env = own_path_env()
+    runner = CalibrationReplay(tmp_path, ["SCENARIO=spike-open"])
+    setting, _ = capacity.service_time(
+        env, capacity.setting_from_env(env), lambda: steady.calibrate(env, runner, load_from_env(env)[0].settings))
+    assert capacity.model_limit(setting, Goal(0, 100)).why == (
+        "one request takes the p90 of calibration cell calibrate/01, 107.966 ms, more than 100 ms (the goal or "
+        "REQUEST_TIMEOUT): no load holds")

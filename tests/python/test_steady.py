@@ -254,3 +254,15 @@ def test_no_setting_is_recommended_when_the_time_did_not_grow_and_the_run_still_
 
 def test_every_tunable_knob_is_in_the_plans_settings():
     assert set(steady.plan(open_load(), Goal(), TUNE3).settings) == set(TUNABLE)
+
+
+@pytest.mark.parametrize("changes, measured", [
+    ({}, False),
+    ({"TARGET_JAR": "app.jar"}, True),
+    ({"TARGET_PATH": "/owners?lastName="}, True),  # the suite's target at a path: no delayMs is sent
+])
+def test_the_time_is_measured_for_a_jar_of_ones_own_or_a_path(tmp_path, changes, measured):
+    assert steady.time_measured(steady_env(**changes)) is measured
+    runner = Replay(tmp_path, {}, {0: [100.0] * 20, 4: [100.0] * 20, 3: [100.0] * 20})
+    steady.advise(steady_env(**changes), runner)  # type: ignore[arg-type]
+    assert (runner.runs[0][0] == "calibrate") is measured

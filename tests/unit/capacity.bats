@@ -74,3 +74,28 @@ TABLE
   jq -e '.starting_from.TOMCAT_VIRTUAL_THREADS == 1 and .cells == []' "${dir[0]}/advice.json"
   [ ! -e "${dir[0]}/runs" ]
 }
+
+@test "make advise on a script of one's own the model cannot read: 'cannot' naming its scenarios and executors, no cell" {
+  local file="$BATS_TEST_TMPDIR/two.env" dir script="$LT_ROOT/tests/fixtures/own-script/advise/two-scenarios.js"
+  printf 'SCENARIO=%s\nTUNE=TOMCAT_MAX_THREADS\n' "$script" >"$file"
+  run -3 "$LT_ROOT/scripts/advise.sh" "$file"
+  assert_line "cannot recommend: $script has 2 k6 scenarios ('browse' (constant-vus), 'buy' (constant-arrival-rate)): the model takes one load of one endpoint; advise each as a script of its own"
+  dir=("$LT_RESULTS_DIR"/advise-*-two)
+  # k6 inspect's answer is kept beside the advice; no cell ran.
+  jq -e '.scenarios.buy.executor == "constant-arrival-rate"' "${dir[0]}/k6-inspect.json"
+  jq -e '.cells == [] and .verified == false' "${dir[0]}/advice.json"
+  [ ! -e "${dir[0]}/runs" ]
+}
+
+@test "make advise refuses a script of one's own k6 cannot load, or given with TARGET_JAR, naming file, line and key" {
+  local file="$BATS_TEST_TMPDIR/bad.env" script="$BATS_TEST_TMPDIR/bad.js"
+  printf 'export default function ( {\n' >"$script"
+  printf 'TUNE=TOMCAT_MAX_THREADS\nSCENARIO=%s\n' "$script" >"$file"
+  run -2 "$LT_ROOT/scripts/advise.sh" "$file"
+  assert_output --partial "advise: $file:2: SCENARIO: k6 cannot read '$script': "
+  printf 'SCENARIO=%s\nTARGET_JAR=%s\n' "$LT_ROOT/tests/fixtures/own-script/spike-test.js" \
+    "$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar" >"$file"
+  run -2 "$LT_ROOT/scripts/advise.sh" "$file"
+  assert_output "advise: $file:2: TARGET_JAR: with a k6 script of one's own the advice cannot measure the endpoint's time (its calibration cell asks a shipped scenario's path): advise the script against the suite's target (DELAY_MS), or the service with a shipped scenario and TARGET_PATH"
+  [ ! -e "$LT_RESULTS_DIR" ]
+}
