@@ -425,15 +425,18 @@ render() {
   fi
 }
 
+# on_exit: stop what the bench started; the namespaces only while it holds
+# the run lock (bench_wrk): without it they are another run's, mid-cell.
 on_exit() {
   local status=$?
   k6_stop
   target_stop
-  netns_down
+  [[ -z "${lock_fd:-}" ]] || netns_down
   if [[ $STARTED_MONITORING -eq 1 ]]; then
     "$LT_ROOT/scripts/monitoring.sh" down >&2 || true
   fi
   exit "$status"
 }
 
-main "$@"
+# Sourced (tests): the functions only.
+[[ "${BASH_SOURCE[0]}" != "$0" ]] || main "$@"
