@@ -1,10 +1,10 @@
 # shellcheck shell=bash
 # One make advise per test file (setup_file), read by its tests: for the
-# tests/integration/advise-*.bats files. Load after test_helper.
+# tests/integration/advise*.bats files. Load after test_helper.
 
-# advise_once FILE: in setup_file, as root, make advise of FILE (a path
-# from the repository's root, where the advice starts: the file's own paths
-# are relative to it) into the test file's own results directory
+# advise_once FILE: in setup_file, as root, make advise of FILE (absolute,
+# or from the repository's root, where the advice starts: the file's own
+# paths are relative to it) into the test file's own results directory
 # (LT_RESULTS_DIR, exported for the tests). Its stdout goes to advise.out,
 # its stderr to advise.log and its exit status to advise.status, in
 # BATS_FILE_TMPDIR. Without root it does nothing (the tests say why).
