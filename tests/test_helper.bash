@@ -127,6 +127,23 @@ lt_assert_prediction_kept() {
   esac
 }
 
+# lt_assert_raw_percentiles ROW_JSON SAMPLES...: the row's med, p90, p95 and
+# p99 (from merged histograms) are those of every raw sample in the k6 JSON
+# outputs SAMPLES (ltsuite.latency, as k6 computes them) within the
+# histogram's 0.5 % (and the row's 0.001 ms). Prints the samples' count.
+lt_assert_raw_percentiles() {
+  local row="$1" exact column name
+  shift
+  exact="$(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.latency "$@")"
+  for column in med:lat_med_ms 'p(90):lat_p90_ms' 'p(95):lat_p95_ms' 'p(99):lat_p99_ms'; do
+    name="${column%%:*}"
+    jq -e --arg name "$name" --arg column "${column#*:}" --argjson exact "$exact" \
+      '.[$column] != null and ((.[$column] - $exact[$name]) | fabs <= 0.005 * $exact[$name] + 0.0005)' "$row" >/dev/null \
+      || { fail "${column#*:} $(jq --arg c "${column#*:}" '.[$c]' "$row") against $(jq --arg n "$name" '.[$n]' <<<"$exact") of the raw samples"; return 1; }
+  done
+  jq .count <<<"$exact"
+}
+
 # lt_cells: the run's cell ids, in order.
 lt_cells() {
   lt_csv_column "$RUN_DIR/results.csv" cell

@@ -255,15 +255,15 @@ report_cells() {
 }
 
 # report_scripts RUN_DIR: the charting library, the run's data and the code
-# that draws the charts, inlined. "</" in the data is written "<\/" so no
-# value can end its script element.
+# that draws the charts (chart-box.js, report.js, time-parts.js), inlined.
+# "</" in the data is written "<\/" so no value can end its script element.
 report_scripts() {
   printf '<script>\n'
   sed 's#</script#<\\/script#g' "$REPORT_UPLOT_DIR/uPlot.iife.min.js"
   printf '\n</script>\n<script type="application/json" id="report-data">\n'
   report_data "$1" | sed 's#</#<\\/#g'
   printf '\n</script>\n<script>\n'
-  cat "$REPORT_SOURCE_DIR/report.js" "$REPORT_SOURCE_DIR/time-parts.js"
+  cat "$REPORT_SOURCE_DIR/chart-box.js" "$REPORT_SOURCE_DIR/report.js" "$REPORT_SOURCE_DIR/time-parts.js"
   printf '</script>\n'
 }
 
@@ -368,7 +368,7 @@ report_render_capacity() {
       printf '\n</script>\n<script type="application/json" id="capacity-data">\n'
       jq -c . "$dir/capacity.json" | sed 's#</#<\\/#g'
       printf '\n</script>\n<script>\n'
-      cat "$REPORT_SOURCE_DIR/capacity.js"
+      cat "$REPORT_SOURCE_DIR/chart-box.js" "$REPORT_SOURCE_DIR/capacity.js"
       printf '</script>\n'
     fi
     printf '</body>\n</html>\n'

@@ -42,13 +42,7 @@
     const parent = document.getElementById('capacity-curve');
     const values = cells.map((c) => (isNumber(c[key]) ? c[key] : null));
     if (!parent || loads.length === 0 || !values.some(isNumber)) return;
-    const box = document.createElement('figure');
-    box.className = 'chart';
-    box.id = id;
-    const caption = document.createElement('figcaption');
-    caption.textContent = title;
-    box.appendChild(caption);
-    parent.appendChild(box);
+    const box = window.ltChartBox(parent, id, title);
     const failed = cells.map((c, i) => (c.passed === false ? values[i] : null));
     const series = [
       { label: key, stroke: color, width: 2, points: { show: true, size: 7, fill: color } },

@@ -56,13 +56,7 @@
   function draw(parent, id, cell, title, xs, series, opts) {
     const shown = series.filter(([, values]) => hasData(values));
     if (xs.length === 0 || shown.length === 0) return null;
-    const box = document.createElement('figure');
-    box.className = 'chart';
-    box.id = id;
-    const caption = document.createElement('figcaption');
-    caption.textContent = title;
-    box.appendChild(caption);
-    parent.appendChild(box);
+    const box = window.ltChartBox(parent, id, title);
     const options = Object.assign({
       width: WIDTH,
       height: HEIGHT,

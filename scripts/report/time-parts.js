@@ -28,12 +28,7 @@
   const MARGIN = { left: 60, right: 20, top: 10, bottom: 36 };
 
   function figure(parent, id, title, height, legend) {
-    const box = document.createElement('figure');
-    box.className = 'chart time-parts';
-    box.id = id;
-    const caption = document.createElement('figcaption');
-    caption.textContent = title;
-    box.appendChild(caption);
+    const box = window.ltChartBox(parent, id, title, 'chart time-parts');
     const canvas = document.createElement('canvas');
     canvas.width = WIDTH;
     canvas.height = height;
@@ -47,7 +42,6 @@
       key.appendChild(document.createTextNode(item.label));
     }
     box.appendChild(key);
-    parent.appendChild(box);
     return canvas.getContext('2d');
   }
 

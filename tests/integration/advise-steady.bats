@@ -8,27 +8,22 @@
 
 setup_file() {
   load '../test_helper'
-  [[ $EUID -eq 0 ]] || return 0
-  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
-  local status=0
-  # The file's paths are relative to the directory the advice starts from.
-  cd "$LT_ROOT" || return 1
-  scripts/advise.sh tests/fixtures/advise-own-service.env >"$BATS_FILE_TMPDIR/advise.out" \
-    2>"$BATS_FILE_TMPDIR/advise.log" || status=$?
-  printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/advise.status"
+  load '../advise_helper'
+  advise_once tests/fixtures/advise-own-service.env
 }
 
 setup() {
   load '../test_helper'
+  load '../advise_helper'
   bats_require_minimum_version 1.5.0
   lt_require_root
 }
 
 # advice_json: the advice's advice.json, after checking make advise succeeded.
 advice_json() {
-  [ "$(cat "$BATS_FILE_TMPDIR/advise.status")" -eq 0 ] || fail "$(tail -n 30 "$BATS_FILE_TMPDIR/advise.log")"
-  local dirs=("$BATS_FILE_TMPDIR"/results/advise-*-advise-own-service)
-  printf '%s\n' "${dirs[0]}/advice.json"
+  local dir
+  dir="$(advice_dir advise-own-service)" || return 1
+  printf '%s\n' "$dir/advice.json"
 }
 
 @test "the endpoint's time is measured by a calibration cell's access log, not taken from DELAY_MS" {

@@ -9,32 +9,20 @@
 
 setup_file() {
   load '../test_helper'
-  [[ $EUID -eq 0 ]] || return 0
-  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
-  local status=0
-  # The file's paths are relative to the directory the advice starts from.
-  cd "$LT_ROOT" || return 1
-  LT_LOCK_WAIT=900 scripts/advise.sh tests/fixtures/advise-virtual.env >"$BATS_FILE_TMPDIR/advise.out" \
-    2>"$BATS_FILE_TMPDIR/advise.log" || status=$?
-  printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/advise.status"
+  load '../advise_helper'
+  advise_once tests/fixtures/advise-virtual.env
 }
 
 setup() {
   load '../test_helper'
+  load '../advise_helper'
   bats_require_minimum_version 1.5.0
   lt_require_root
 }
 
-# advice_dir: the advice's directory, after checking make advise succeeded.
-advice_dir() {
-  [ "$(cat "$BATS_FILE_TMPDIR/advise.status")" -eq 0 ] || fail "$(tail -n 30 "$BATS_FILE_TMPDIR/advise.log")"
-  local dirs=("$BATS_FILE_TMPDIR"/results/advise-*-advise-virtual)
-  printf '%s\n' "${dirs[0]}"
-}
-
 @test "virtual threads are proposed for fewer resources and verified by a cell on a JDK 21 or later" {
   local dir cell
-  dir="$(advice_dir)"
+  dir="$(advice_dir advise-virtual)"
   jq -e '.verified and .recommended.TOMCAT_VIRTUAL_THREADS == 1 and .recommended.TOMCAT_MAX_THREADS == 1' "$dir/advice.json"
   jq -e '.reasons.TOMCAT_VIRTUAL_THREADS | startswith("proposed, for the same goal with fewer resources: platform threads need a pool of 4 threads")' "$dir/advice.json"
   jq -e '.model.virtual_threads and .model.workers == 8192' "$dir/advice.json"
@@ -50,7 +38,7 @@ advice_dir() {
 
 @test "the boundary is platform threads at the file's one thread, and it misses the goal" {
   local dir
-  dir="$(advice_dir)"
+  dir="$(advice_dir advise-virtual)"
   jq -e '.boundary | length == 1' "$dir/advice.json"
   jq -e '.boundary[0] | .knob == "TOMCAT_VIRTUAL_THREADS" and .value == 0 and .predicted == "fail"
     and .passed == false and .lat_p99_ms > 500' "$dir/advice.json"

@@ -7,24 +7,14 @@
 
 setup_file() {
   load '../test_helper'
-  [[ $EUID -eq 0 ]] || return 0
-  export LT_RESULTS_DIR="$BATS_FILE_TMPDIR/results"
-  local status=0
-  "$LT_ROOT/scripts/advise.sh" "$LT_ROOT/env/advise/small-burst.env" >"$BATS_FILE_TMPDIR/advise.out" \
-    2>"$BATS_FILE_TMPDIR/advise.log" || status=$?
-  printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/advise.status"
+  load '../advise_helper'
+  advise_once "$LT_ROOT/env/advise/small-burst.env"
 }
 
 setup() {
   load '../test_helper'
+  load '../advise_helper'
   bats_require_minimum_version 1.5.0
-}
-
-# advice_dir: the advice's directory, after checking make advise succeeded.
-advice_dir() {
-  [ "$(cat "$BATS_FILE_TMPDIR/advise.status")" -eq 0 ] || fail "$(tail -n 30 "$BATS_FILE_TMPDIR/advise.log")"
-  local dirs=("$BATS_FILE_TMPDIR"/results/advise-*-small-burst)
-  printf '%s\n' "${dirs[0]}"
 }
 
 # load_file NAME: a load file under the test's directory from stdin: the small
@@ -42,7 +32,7 @@ load_file() {
 @test "the recommendation is the queue the capacity rule needs, and it prints with the advice's path" {
   lt_require_root
   local dir
-  dir="$(advice_dir)"
+  dir="$(advice_dir small-burst)"
   jq -e '.recommended == {"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11} and .verified == true' "$dir/advice.json"
   run cat "$BATS_FILE_TMPDIR/advise.out"
   assert_line "recommended (verified): TOMCAT_ACCEPT_COUNT=100 SOMAXCONN=11"
@@ -52,7 +42,7 @@ load_file() {
 @test "the verifying cell has no failure and the boundary cell, somaxconn 9, has failures" {
   lt_require_root
   local dir
-  dir="$(advice_dir)"
+  dir="$(advice_dir small-burst)"
   jq -e '.cells[] | select(.settings.SOMAXCONN == 11) | .failed_reqs == 0 and .http_reqs == 24 and .passed' "$dir/advice.json"
   jq -e '.boundary == [.boundary[0]] and .boundary[0].knob == "SOMAXCONN" and .boundary[0].value == 9
     and .boundary[0].failed_reqs > 0 and .boundary[0].passed == false' "$dir/advice.json"
@@ -65,7 +55,7 @@ load_file() {
 @test "the cells are one run within the budget, and the advice links its report" {
   lt_require_root
   local dir
-  dir="$(advice_dir)"
+  dir="$(advice_dir small-burst)"
   jq -e '(.cells | length) == 2 and (.cells | length) <= .budget and ([.cells[].run] | unique | length) == 1' "$dir/advice.json"
   [ -f "$dir/$(jq -r '.cells[0].report' "$dir/advice.json")" ]
   run cat "$dir/advice.md"

@@ -377,7 +377,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/scripts/run-matrix.sh" "$MATRIX" 
   local run_dir
   run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
   run jq -r '[.status, .error] | @tsv' "$run_dir"/cells/01*/row.json
-  assert_output $'failed\tcannot read the server namespace\'s counters (nstat)'
+  assert_output $'failed\tcannot read the server namespace\'s counters (nstat): nstat: cannot open /proc/net/snmp'
   [ "$(jq -r .status "$run_dir/manifest.json")" = failed ]
   # No k6 ran: nothing after the failed step.
   [ ! -e "$run_dir/cells/01/k6.log" ]

@@ -56,3 +56,52 @@ NSTAT
   [ "$(counters_value "$BATS_TEST_TMPDIR/delta" server IpExtInOctets)" = 5000000000 ]
   [ "$(counters_value "$BATS_TEST_TMPDIR/delta" server IpExtOutOctets)" = 9007199254740994 ]
 }
+
+# fake_nstat STDERR STATUS [STDOUT]: netns_exec runs a stand-in for nstat
+# that writes STDOUT, says STDERR and exits with STATUS.
+fake_nstat() {
+  FAKE_ERR="$1" FAKE_STATUS="$2" FAKE_OUT="${3:-}"
+  # shellcheck disable=SC2317 # SC2317: called by counters_snapshot, which the tests run
+  netns_exec() { [[ -z "$FAKE_OUT" ]] || printf '%s\n' "$FAKE_OUT"; printf '%b' "$FAKE_ERR" >&2; return "$FAKE_STATUS"; }
+}
+
+@test "a snapshot that fails gives the last line it said as the cell's reason" {
+  fake_nstat 'nstat: history is stale, ignoring it.\n  Cannot open network namespace "ltsuite-srv": No such file or directory  \n\n' 1
+  CELL_ERROR="" status=0
+  counters_snapshot server "$BATS_TEST_TMPDIR/nstat-server-after.txt" || status=$?
+  [ "$status" -eq 1 ]
+  [ "$CELL_ERROR" = "cannot read the server namespace's counters (nstat): Cannot open network namespace \"ltsuite-srv\": No such file or directory" ]
+  [ ! -e "$BATS_TEST_TMPDIR/nstat-server-after.txt" ] && [ ! -e "$BATS_TEST_TMPDIR/nstat-server-after.txt.tmp" ]
+}
+
+@test "a snapshot with no output fails, saying so, and a long message is cut to 200 characters" {
+  fake_nstat "" 0
+  CELL_ERROR="" status=0
+  counters_snapshot client "$BATS_TEST_TMPDIR/snap" || status=$?
+  [ "$status" -eq 1 ]
+  [ "$CELL_ERROR" = "cannot read the client namespace's counters (nstat): it printed nothing" ]
+  fake_nstat "nstat: $(printf 'x%.0s' {1..300})" 255 '#kernel'
+  status=0
+  counters_snapshot client "$BATS_TEST_TMPDIR/snap" || status=$?
+  [ "$status" -eq 1 ]
+  [ "$CELL_ERROR" = "cannot read the client namespace's counters (nstat): nstat: $(printf 'x%.0s' {1..193})" ]
+  [ ! -e "$BATS_TEST_TMPDIR/snap" ]
+}
+
+@test "snapshots read no history file: two at once both succeed, with NSTAT_HISTORY unwritable" {
+  command -v nstat >/dev/null || fail "nstat (iproute2) is not installed"
+  source "$LT_ROOT/scripts/lib/netns.sh"
+  NETNS_HOST_MODE=1
+  # A history file nstat would have to create fails it ("open history file").
+  export NSTAT_HISTORY="$BATS_TEST_TMPDIR/no-such-dir/history"
+  run nstat -sz
+  assert_failure
+  assert_output --partial "history file"
+  local i
+  for i in 1 2 3 4; do
+    counters_snapshot client "$BATS_TEST_TMPDIR/snap-$i" &
+  done
+  for i in 1 2 3 4; do wait -n; done
+  for i in 1 2 3 4; do grep -q '^TcpActiveOpens ' "$BATS_TEST_TMPDIR/snap-$i"; done
+  [ ! -e "$BATS_TEST_TMPDIR/no-such-dir" ]
+}
