@@ -94,7 +94,9 @@ netns_prefix() {
 # users where the range is the limit (the port wall), for 60 s after a
 # check's TIME-WAIT towards the same address and port, and for the whole
 # load under a listener (__inet_hash_connect() skips a port bound by bind()).
-readonly NETNS_OWN_PORTS=64
+# 512: each health check that got an answer holds its port 60 s (TIME-WAIT),
+# and the runner asks every 50 ms, for TARGET_HEALTH_GRACE_S while it hears 404.
+readonly NETNS_OWN_PORTS=512
 
 # netns_ports_outside LOW HIGH COUNT: "FROM TO", COUNT ports just below the
 # range LOW-HIGH, or just above it when there is no room below (1-65535);

@@ -90,7 +90,7 @@ setup() {
     printf '60000\t60999\n'
   }
   run netns_curl_ports client
-  assert_output "$(printf '%s\n' --local-port 59936-59998)"
+  assert_output "$(printf '%s\n' --local-port 59488-59998)"
   run netns_curl_ports server
   assert_output ""
   # shellcheck disable=SC2034 # SC2034: read by netns.sh
