@@ -236,6 +236,7 @@ k6_start() {
   for option in "$@"; do
     [[ -z "$relative_dir" ]] || option="${option//"$relative_dir/"/"$cell_dir/"}"
     case "$option" in
+      K6_WEB_DASHBOARD_PORT=-1) option_env+=("K6_WEB_DASHBOARD_PORT=$(k6_dashboard_port)") ;;
       --*=*) option_args+=("$option") ;;
       [A-Z]*=*) option_env+=("$option") ;;
       *) abort "k6_start: '$option' is neither --name=value nor NAME=value" ;;
@@ -299,8 +300,11 @@ k6_start() {
       cd "$outputs" || exit 1
       # Read before the environment is replaced: either may be exported.
       local k6="$LT_K6" run_id="$LT_RUN_ID"
+      # TARGET_CHECKED: the caller waited for the target to answer its health
+      # path (target_wait_healthy), so setup() does not ask it again from the
+      # users' namespace (scenarios/lib/target.js).
       k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$summary" \
-        "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" "${extra_env[@]}"
+        "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" TARGET_CHECKED=1 "${extra_env[@]}"
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
         "${in_namespace[@]}" "$k6" run --no-usage-report --address "" -e "LT_RUN_ID=$run_id" \
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
@@ -308,6 +312,18 @@ k6_start() {
     K6_PIDS+=("$!")
     k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
   done
+}
+
+# k6_dashboard_port: the port k6's web dashboard listens on (its HTML export
+# needs no server, but k6 v2.2.0 listens on a port of its own choosing even
+# with K6_WEB_DASHBOARD_PORT=-1, measured with ss -tlnp): in the client
+# namespace the last of the suite's own ports (netns_own_ports), outside the
+# users' ephemeral range, as a port bound by a listener is one no connect()
+# there may pick (__inet_hash_connect()); -1 where there is none.
+k6_dashboard_port() {
+  local to=""
+  read -r _ to < <(netns_own_ports) || true
+  printf '%s\n' "${to:--1}"
 }
 
 # k6_environment_only NAME=VALUE...: this (sub)shell's environment becomes

@@ -167,7 +167,7 @@ monitoring_k6_options() {
   local cell_dir="$2"
   if [[ "${option_knobs[K6_HTML_REPORT]:-1}" == 1 ]]; then
     # A period of 1 s, or k6 skips the export of a short cell; port -1: no
-    # server, only the file.
+    # server, only the file (k6_start gives it a port of the suite's own).
     printf '%s\n' K6_WEB_DASHBOARD=true "K6_WEB_DASHBOARD_EXPORT=$cell_dir/k6-report.html" \
       K6_WEB_DASHBOARD_PERIOD=1s K6_WEB_DASHBOARD_PORT=-1
   fi

@@ -88,6 +88,51 @@ netns_prefix() {
   printf '%s\n' ip netns exec "$(netns_name "$1")"
 }
 
+# The suite's own sockets in the client namespace (the runner's health
+# checks, k6's web dashboard) take ports outside its ephemeral range
+# (net.ipv4.ip_local_port_range): a port in the range is one fewer for the
+# users where the range is the limit (the port wall), for 60 s after a
+# check's TIME-WAIT towards the same address and port, and for the whole
+# load under a listener (__inet_hash_connect() skips a port bound by bind()).
+# 512: each health check that got an answer holds its port 60 s (TIME-WAIT),
+# and the runner asks every 50 ms, for TARGET_HEALTH_GRACE_S while it hears 404.
+readonly NETNS_OWN_PORTS=512
+
+# netns_ports_outside LOW HIGH COUNT: "FROM TO", COUNT ports just below the
+# range LOW-HIGH, or just above it when there is no room below (1-65535);
+# nothing when neither side has room.
+netns_ports_outside() {
+  local low="$1" high="$2" count="$3"
+  if ((low - count >= 1)); then
+    printf '%s %s\n' "$((low - count))" "$((low - 1))"
+  elif ((high + count <= 65535)); then
+    printf '%s %s\n' "$((high + 1))" "$((high + count))"
+  fi
+}
+
+# netns_own_ports: "FROM TO", the client namespace's ports for the suite's
+# own sockets (NETNS_OWN_PORTS outside its ephemeral range, as it reports
+# it); nothing in host mode (the host's ports are everyone's) or when the
+# range leaves no room.
+netns_own_ports() {
+  [[ "$NETNS_HOST_MODE" != 1 ]] || return 0
+  local low="" high=""
+  read -r low high < <(netns_exec client sysctl -n net.ipv4.ip_local_port_range 2>/dev/null) || true
+  [[ "$low" =~ ^[0-9]+$ && "$high" =~ ^[0-9]+$ ]] || return 0
+  netns_ports_outside "$low" "$high" "$NETNS_OWN_PORTS"
+}
+
+# netns_curl_ports SIDE: curl's options for a request of the suite's own from
+# SIDE, one a line: in the client namespace, a local port outside its
+# ephemeral range (all of the own ports but the last, k6_dashboard_port's).
+netns_curl_ports() {
+  [[ "$1" == client ]] || return 0
+  local from="" to=""
+  read -r from to < <(netns_own_ports) || true
+  [[ -n "$from" ]] || return 0
+  printf '%s\n' --local-port "$from-$((to - 1))"
+}
+
 # netns_name SIDE: the namespace of "server" or "client".
 netns_name() {
   case "$1" in

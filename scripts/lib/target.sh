@@ -408,6 +408,9 @@ target_health_hint() {
 target_wait_healthy() {
   local url="$1" timeout_s="$2" alive="$3" log="${4:-}" side="${5:-client}" hint="${6:-}"
   local deadline code not_found_since="" started_since="" started_line="" path
+  local -a own_port
+  # From the users' namespace, on a port the users cannot have (netns_curl_ports).
+  mapfile -t own_port < <(netns_curl_ports "$side")
   path="/${url#*://*/}"
   [[ "$url" == *://*/* ]] || path=/
   deadline=$((SECONDS + timeout_s))
@@ -417,7 +420,7 @@ target_wait_healthy() {
       return 1
     fi
     # curl prints 000 when nothing answered (refused, timed out).
-    code="$(netns_exec "$side" curl -sS -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" || true
+    code="$(netns_exec "$side" curl -sS "${own_port[@]}" -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" || true
     [[ "$code" =~ ^[0-9]{3}$ ]] || code=000
     [[ "$code" != 200 ]] || return 0
     if [[ "$code" == 404 ]]; then

@@ -375,8 +375,10 @@ target_train() {
     TARGET_TRAINING=""
     read -r side url < <(target_health_probe train_values "$base_url")
     if target_wait_healthy "$url" "${train_values[TARGET_START_TIMEOUT]}" target_alive "$cell_dir/target-train.log" "$side"; then
+      local -a own_port
+      mapfile -t own_port < <(netns_curl_ports "$side")
       for i in 1 2 3; do
-        netns_exec "$side" curl -sS -o /dev/null --max-time 2 "$url" 2>/dev/null || true
+        netns_exec "$side" curl -sS "${own_port[@]}" -o /dev/null --max-time 2 "$url" 2>/dev/null || true
       done
     else
       error="$CELL_ERROR"

@@ -38,8 +38,10 @@ AT_ONCE = ("spike", "burst", "keepalive")
 HELLO = ("spike", "burst", "keepalive", "ramp", "spike-open")
 #: Executors that start every VU at once when their start time is 0.
 TOGETHER = ("constant-vus", "per-vu-iterations", "shared-iterations")
-#: The runner's own health checks leave a few client ports in TIME-WAIT when the load starts, so
-#: where the port range is the limit the measured peak may be this many below it.
+#: Where the port range is the limit the measured peak may be this many below it: in the suite's
+#: client namespace the suite's own sockets (health checks, k6's dashboard) use ports outside the
+#: range (netns.sh netns_own_ports) and the users get all of it; a client that is the host (an
+#: external target) shares its ports with whatever else runs there.
 PORT_SLACK = 10
 #: Where open files are the limit, the measured peak (and fail_no_fd) may be this many off the
 #: prediction: the files a k6 process holds besides its sockets (rules.K6_OWN_FILES) vary with its

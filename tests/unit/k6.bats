@@ -362,3 +362,25 @@ SH
     [ "$(k6_duration_seconds "$value")" = "$(((ms + 999) / 1000))" ] || fail "$value: $(k6_duration_seconds "$value") s"
   done < <(grep -v '^#' "$LT_ROOT/tests/fixtures/durations.tsv")
 }
+
+@test "in the client namespace k6's dashboard listens on a port outside the users' range, and setup() leaves the health check to the runner" {
+  local cell_dir="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$cell_dir"
+  cat >"$BATS_TEST_TMPDIR/k6" <<'SH'
+#!/bin/sh
+env >"$SUMMARY_FILE.env"
+SH
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  LT_K6="$BATS_TEST_TMPDIR/k6" NETNS_HOST_MODE=0 LT_RUN_ID=r
+  # The client namespace's range, and k6 run here instead of in it.
+  netns_exec() {
+    [[ "$1 $2 $3 $4" == "client sysctl -n net.ipv4.ip_local_port_range" ]] || return 1
+    printf '32768\t60999\n'
+  }
+  netns_prefix() { :; }
+  local -A cell=([SCENARIO]=burst [VUS]=2)
+  k6_start cell "$cell_dir" http://127.0.0.1:9 10 K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1
+  wait "${K6_PIDS[@]}"
+  grep -qx K6_WEB_DASHBOARD_PORT=32767 "$cell_dir/summary.json.env"
+  grep -qx TARGET_CHECKED=1 "$cell_dir/summary.json.env"
+}

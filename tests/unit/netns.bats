@@ -71,3 +71,30 @@ setup() {
   netns_apply_sysctls cell || true
   assert_equal "$CELL_ERROR" "cannot set net.ipv4.tcp_syncookies=many in the server namespace"
 }
+
+@test "the suite's own ports lie just below the users' ephemeral range, else just above it" {
+  run netns_ports_outside 32768 60999 64
+  assert_output "32704 32767"
+  run netns_ports_outside 60000 60999 64
+  assert_output "59936 59999"
+  # No room below: above.
+  run netns_ports_outside 1 60999 64
+  assert_output "61000 61063"
+  run netns_ports_outside 1 65535 64
+  assert_output ""
+}
+
+@test "the runner's requests from the client namespace bind a port outside its range; the server side's do not" {
+  netns_exec() {
+    [[ "$1 $2 $3 $4" == "client sysctl -n net.ipv4.ip_local_port_range" ]] || return 1
+    printf '60000\t60999\n'
+  }
+  run netns_curl_ports client
+  assert_output "$(printf '%s\n' --local-port 59488-59998)"
+  run netns_curl_ports server
+  assert_output ""
+  # shellcheck disable=SC2034 # SC2034: read by netns.sh
+  NETNS_HOST_MODE=1
+  run netns_curl_ports client
+  assert_output ""
+}
