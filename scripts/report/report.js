@@ -111,11 +111,16 @@
         'threads max', maxThreads, (l) => limit(l, COLORS.red)),
       Object.assign({ yLabel: 'threads' }, common));
 
-    draw(parent, id('syn-time-wait'), cell.cell, 'SYN-RECV and TIME-WAIT on both sides', xs, [
+    // Behind nginx its two ends are counted apart: towards Tomcat and towards the users.
+    const proxyEnds = [
+      [line('TIME-WAIT (nginx to Tomcat)', COLORS.purple), col('proxy_upstream_time_wait')],
+      [line('TIME-WAIT (nginx to users)', COLORS.pink), col('proxy_client_time_wait')],
+    ].filter(([, values]) => hasData(values));
+    draw(parent, id('syn-time-wait'), cell.cell, 'SYN-RECV and TIME-WAIT on every side', xs, [
       [line('SYN-RECV (server)', COLORS.orange), col('server_syn_recv')],
       [line('TIME-WAIT (server)', COLORS.blue), col('server_time_wait')],
       [line('TIME-WAIT (client)', COLORS.green), col('client_time_wait')],
-    ], Object.assign({ yLabel: 'sockets' }, common));
+    ].concat(proxyEnds), Object.assign({ yLabel: 'sockets' }, common));
 
     draw(parent, id('k6-cpu'), cell.cell, "k6's CPU (100 % = one core)", xs, [
       [line('k6 CPU %', COLORS.grey), col('k6_cpu_pct')],

@@ -80,3 +80,20 @@ proxied_before_last_row() {
   [ "$(lt_row_value "$cell" proxy_upstream_time_wait_peak)" -le 3 ]
   [ "$(lt_row_value "$cell" proxy_client_time_wait_peak)" -le 2 ]
 }
+
+@test "the report draws nginx's two ends beside the target's and the users' TIME-WAIT" {
+  local cell
+  cell="$(pool_cell 0)"
+  node "$LT_ROOT/scripts/report/open-report.js" "$RUN_DIR/report.html" >"$BATS_TEST_TMPDIR/page.json"
+  run jq -c '.errors' "$BATS_TEST_TMPDIR/page.json"
+  assert_output '[]'
+  # Without the pool nginx's ends towards the target hold TIME-WAITs: their line is drawn.
+  run jq -r --arg id "chart-$cell-syn-time-wait" \
+    '.charts[] | select(.id == $id) | .series[] | select(.label == "TIME-WAIT (nginx to Tomcat)") | .pixels > 0' \
+    "$BATS_TEST_TMPDIR/page.json"
+  assert_output true
+  run jq -r --arg id "chart-$cell-syn-time-wait" \
+    '[.charts[] | select(.id == $id) | .series[].label] | index("TIME-WAIT (nginx to users)") != null' \
+    "$BATS_TEST_TMPDIR/page.json"
+  assert_output true
+}
