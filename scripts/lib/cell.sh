@@ -122,6 +122,7 @@ run_cell_steps() {
   local helpers_started=0
   # The delay after the health checks, so they do not wait on it.
   cell_step "starting nginx" proxy_start values "$cell_dir" \
+    && cell_step "asking the target through nginx" proxy_check values "$users_url" \
     && cell_step "starting the delayer" netdelay_start values "$cell_dir" && helpers_started=1
   # Neither carries the run id: the lock's state names them, for the next
   # run to end after a kill -9 (end_dead_run).

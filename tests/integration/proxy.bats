@@ -25,7 +25,7 @@ setup() {
   reqs="$(lt_row_value "$CELL" proxy_reqs)"
   p504="$(lt_row_value "$CELL" proxy_504)"
   timeouts="$(lt_row_value "$CELL" proxy_upstream_connect_timeouts)"
-  # Every user request (and setup()'s check) went through nginx.
+  # Every user request (and the runner's check before the load, proxy_check) went through nginx.
   [ "$reqs" -eq "$(($(lt_row_value "$CELL" http_reqs) + 1))" ] || fail "proxy_reqs $reqs"
   [ "$p504" -gt 0 ] || fail "no 504 from nginx"
   # Each 504 is a connection the target's kernel did not accept in time.
