@@ -391,3 +391,23 @@ teardown() {
   run target_check_threads cell
   assert_output --partial '"effective":"unknown (no tomcat.threads.config.max on 127.0.0.1:'
 }
+
+@test "target_stop ends a target that has no process group of its own, and the stop does not hang on it" {
+  # A background process of this shell: its group is the test's, so the
+  # group signal finds no group -PID; the process itself must still go.
+  sleep 60 &
+  TARGET_PID=$!
+  local started=$SECONDS
+  target_stop
+  [ -z "$TARGET_PID" ]
+  [ $((SECONDS - started)) -lt 20 ] || fail "target_stop took $((SECONDS - started)) s"
+  ! target_pid_runs "$!"
+}
+
+@test "target_pid_runs: a running process runs, an ended one does not" {
+  target_pid_runs "$$"
+  sleep 0.1 &
+  local pid=$!
+  wait "$pid"
+  ! target_pid_runs "$pid"
+}
