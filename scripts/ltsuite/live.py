@@ -283,7 +283,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.every < 1:
         parser.error("--every: at least 1 second")
-    run(args)
+    try:
+        run(args)
+    except Stop:
+        # SIGTERM before run() reached its loop (live_stop right after live_start): nothing shown yet.
+        pass
     return 0
 
 

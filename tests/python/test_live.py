@@ -255,3 +255,14 @@ def test_a_file_written_anew_is_read_from_its_start(tmp_path):
     path.write_bytes(mid)
     counts = tail.read()
     assert (counts.started, counts.answered, counts.failed) == _parsed(_prefix_text(FIXTURE / "mid-run" / FILES[0]))
+
+
+def test_a_sigterm_before_the_loop_ends_the_line_quietly(monkeypatch, tmp_path):
+    """live_stop right after live_start: Stop raised before run()'s loop is no traceback."""
+    from ltsuite import live as live_module
+
+    def stopped_at_once(_args):
+        raise live_module.Stop()
+
+    monkeypatch.setattr(live_module, "run", stopped_at_once)
+    assert live_module.main(["--samples", str(tmp_path / "samples.tsv"), "--expected-s", "10"]) == 0
