@@ -397,11 +397,11 @@ teardown() {
   # group signal finds no group -PID; the process itself must still go.
   sleep 60 &
   TARGET_PID=$!
-  local started=$SECONDS
+  local pid=$! started=$SECONDS
   target_stop
   [ -z "$TARGET_PID" ]
   [ $((SECONDS - started)) -lt 20 ] || fail "target_stop took $((SECONDS - started)) s"
-  ! target_pid_runs "$!"
+  if target_pid_runs "$pid"; then fail "pid $pid still runs"; fi
 }
 
 @test "target_pid_runs: a running process runs, an ended one does not" {
