@@ -409,5 +409,5 @@ teardown() {
   sleep 0.1 &
   local pid=$!
   wait "$pid"
-  ! target_pid_runs "$pid"
+  if target_pid_runs "$pid"; then fail "pid $pid still runs"; fi
 }
