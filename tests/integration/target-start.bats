@@ -44,7 +44,7 @@ marks() {
 
 @test "the first cell trains the start before its own start; the second starts from the archive" {
   run marks 01_accept_count-100
-  assert_output --partial "train_start train_end target_start target_ready"
+  assert_output --partial "train_start train_end target_start target_healthy target_ready"
   [ -s "$RUN_DIR/cells/01_accept_count-100/target-train.log" ]
   run marks 02_accept_count-101
   refute_output --partial train_start

@@ -77,9 +77,10 @@ client_delta() {
   local server client
   server="$(lt_row_value "$OFF" server_time_wait_peak)"
   client="$(lt_row_value "$OFF" client_time_wait_peak)"
-  # The server mostly wins the race to close; the health checks (the
-  # runner's and k6's setup()) add their own TIME-WAITs on the target port.
-  [ "$server" -ge 1 ] || fail "server $server client $client"
+  # Each of the 10 sessions leaves one TIME-WAIT on the side that closed first
+  # (a race either side may win: 0 of 10 on the server in one run, 2 to 1 in
+  # others), the runner's health check one on the client (curl closes first).
+  [[ "$server" =~ ^[0-9]+$ ]] || fail "server_time_wait_peak '$server': not measured"
   [ $((server + client)) -ge 11 ] || fail "server $server client $client"
   # The sampler saw every TIME-WAIT the client entered during the cell (they
   # last 60 s, and the scenario waits for a last sample).
