@@ -330,13 +330,9 @@ def capacity(setting: Setting, goal: Goal, budget: int, run_cell: Callable[[int]
     model's limit, the search, every cell."""
     service = service or {"source": "DELAY_MS", "used_ms": setting.delay_ms, "text": f"DELAY_MS {setting.delay_ms:g}"}
     if service["used_ms"] is None:
-        return {"knob": setting.knob, "unit": LOAD_UNIT[setting.knob], "scenario": setting.scenario,
-                "setting": asdict(setting), "workers": setting.workers(), "server_capacity": setting.capacity(),
-                "goal": {"failed_rate": goal.failed_rate, "p99_ms": goal.p99_ms}, "budget": budget,
-                "service_time": service, "model": {"limit": None, "why": service["text"]}, "maximum": None,
-                "first_failing": None, "exact": False, "stopped": f"cannot: the endpoint's time is {service['text']}",
-                "cells": [], "knee": None}
-    limit = model_limit(setting, goal)
+        limit = Limit(None, f"the endpoint's time is {service['text']}")
+    else:
+        limit = model_limit(setting, goal)
     answer: dict[str, Any] = {
         "service_time": service,
         "knob": setting.knob, "unit": LOAD_UNIT[setting.knob], "scenario": setting.scenario,
