@@ -83,24 +83,16 @@ proxy_start() {
 }
 
 # proxy_check CELL_ASSOC USERS_URL: when nginx is in front, the users' path
-# asked once from the users' namespace (the health path through nginx, on a
-# port of the suite's own, Connection: close) before the load: the proxy
-# answers the way the users will ask it, and its first request is not a
-# user's. Tries for up to 5 s; on failure the reason is in CELL_ERROR.
+# asked from the users' namespace before the load, as the target's start was
+# (target_wait_healthy: the health path, on a port of the suite's own, for up
+# to 5 s while nginx runs): the proxy answers the way the users will ask it,
+# and its first request is not a user's. On failure the reason is in CELL_ERROR.
 # shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the file that sourced this one
 proxy_check() {
   local -n pc_values="$1"
-  local url="$2${pc_values[TARGET_HEALTH_PATH]}" code=000 tries
-  local -a own_port
   proxy_wanted "$1" || return 0
-  mapfile -t own_port < <(netns_curl_ports client)
-  for ((tries = 0; tries < 10; tries++)); do
-    code="$(netns_exec client curl -sS "${own_port[@]}" -H 'Connection: close' -o /dev/null \
-      -w '%{http_code}' --max-time 2 "$url" 2>/dev/null)" || true
-    [[ "$code" != 200 ]] || return 0
-    sleep 0.3
-  done
-  CELL_ERROR="nginx in front did not answer GET ${pc_values[TARGET_HEALTH_PATH]} with 200 (last: $code) at $url"
+  target_wait_healthy "$2${pc_values[TARGET_HEALTH_PATH]}" 5 proxy_alive && return 0
+  CELL_ERROR="through nginx: $CELL_ERROR"
   return 1
 }
 
