@@ -33,7 +33,7 @@ set -euo pipefail
 LT_PROG=bench
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target k6 results; do
+for lib in envfile matrix netns target k6 results lock; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -111,17 +111,46 @@ bench_orchestration() {
   say "1/6 orchestration overhead: 4 short cells per start mode ($START_MODES), alternating cell by cell"
   local rep run_dir started ended mode
   for ((rep = 1; rep <= REPS; rep++)); do
+    bench_bare_starts "$rep"
     started="$(date +%s%3N)"
     run_dir="$(run_matrix "orchestration-$rep" "TOMCAT_ACCEPT_COUNT=100 101 102 103" "TARGET_START_MODE=$START_MODES" \
       "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
     ended="$(date +%s%3N)"
     bench_orchestration_record "$rep" "$run_dir" "$started" "$ended"
-    # The floor: the same target started bare, twice per mode, right after
-    # the run's cells (same machine, same minute).
-    for mode in $START_MODES $START_MODES; do
-      record bare-start "$(bench_bare_start "$rep" "$mode")"
-    done
+    bench_bare_starts "$rep"
   done
+}
+
+# bench_bare_starts REP: the floor, the same target started bare once per
+# start mode, under the run lock, so no other run's cell shares the machine
+# with them any more than with the bench's own cells (bench_orchestration
+# takes them right before and right after each run's cells).
+bench_bare_starts() {
+  local rep="$1" mode
+  bench_lock
+  for mode in $START_MODES; do
+    record bare-start "$(bench_bare_start "$rep" "$mode")"
+  done
+  bench_unlock
+}
+
+# bench_lock: take the suite's run lock (one run at a time on this host,
+# lock.sh), waiting up to 1800 s, on the runner's descriptor (LT_LOCK_FD),
+# which every child the suite starts closes (9>&-). Its file must be this
+# user's own regular file before and after the open (lock_refuse_foreign:
+# /run/lock is every user's).
+bench_lock() {
+  lock_refuse_foreign "$LT_LOCK_FILE"
+  exec 9>>"$LT_LOCK_FILE"
+  lock_refuse_foreign "$LT_LOCK_FILE"
+  flock -w 1800 "$LT_LOCK_FD" || abort "the suite's lock stayed taken"
+  lock_fd="$LT_LOCK_FD"
+}
+
+# bench_unlock: let the lock go (bench_lock).
+bench_unlock() {
+  exec 9>&-
+  lock_fd=""
 }
 
 # bench_bare_start REP MODE: the suite's own target started bare with start
@@ -145,7 +174,7 @@ bench_bare_start() {
   env -i "PATH=$PATH" "HOME=${HOME:-/root}" SERVER_ADDRESS=127.0.0.1 "SERVER_PORT=$port" \
     MANAGEMENT_ADDRESS=127.0.0.1 "MANAGEMENT_PORT=$mport" \
     MANAGEMENT_ENDPOINT_HEALTH_PROBES_ENABLED=true MANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true \
-    "${words[0]}" -Xmx512m -Djava.net.preferIPv4Stack=true "${words[@]:1:${#words[@]}-2}" -jar "${words[-1]}" >"$log" 2>&1 &
+    "${words[0]}" -Xmx512m -Djava.net.preferIPv4Stack=true "${words[@]:1:${#words[@]}-2}" -jar "${words[-1]}" >"$log" 2>&1 9>&- &
   pid=$!
   for ((i = 0; i < 6000; i++)); do
     kill -0 "$pid" 2>/dev/null || break
@@ -329,8 +358,7 @@ bench_wrk() {
   cell[DELAY_MS]=0
   cell[DURATION]=10s
   cell[GRACEFUL_STOP]=1s
-  exec {lock_fd}>>/run/lock/ltsuite-run-matrix.lock
-  flock -w 1800 "$lock_fd" || abort "the suite's lock stayed taken"
+  bench_lock
   LT_RUN_ID="bench-wrk"
   netns_down
   netns_up "${cell[SERVER_ADDR]}" "${cell[CLIENT_ADDR]}"
@@ -349,6 +377,8 @@ bench_wrk() {
   done
   target_stop
   netns_down
+  # The sections after this one run matrices, which take the lock themselves.
+  bench_unlock
 }
 
 # bench_sampler: the seeds' regime (1000 users, 1 s endpoint: 2000 sockets

@@ -203,3 +203,30 @@ JSON
   run bash -c "$exit_with; exec {lock_fd}>/dev/null; on_exit"
   assert_output --partial "namespaces removed"
 }
+
+@test "the bench takes the run lock for its bare starts and lets it go after them" {
+  local lock="$BATS_TEST_TMPDIR/run.lock"
+  # shellcheck disable=SC2016 # SC2016: expanded by the bash that runs it
+  run bash -c 'source "$LT_ROOT/scripts/bench.sh"
+    LT_LOCK_FILE="$1"
+    BENCH_DIR="$2"
+    bench_bare_start() {
+      if flock -n "$LT_LOCK_FILE" true; then echo "{\"held\": false}"; else echo "{\"held\": true}"; fi
+    }
+    bench_bare_starts 1
+    flock -n "$LT_LOCK_FILE" true && echo "free after"' _ "$lock" "$BATS_TEST_TMPDIR"
+  assert_success
+  assert_output --partial "free after"
+  # One bare start per start mode, each while the bench held the lock.
+  run jq -s -c '[.[] | select(.figure == "bare-start") | .held]' "$BATS_TEST_TMPDIR/measurements.jsonl"
+  assert_output '[true,true,true]'
+}
+
+@test "the bench refuses a run lock that another user could have planted" {
+  ln -s "$BATS_TEST_TMPDIR/elsewhere" "$BATS_TEST_TMPDIR/run.lock"
+  # shellcheck disable=SC2016 # SC2016: expanded by the bash that runs it
+  run bash -c 'source "$LT_ROOT/scripts/bench.sh"; LT_LOCK_FILE="$1"; bench_lock' _ "$BATS_TEST_TMPDIR/run.lock"
+  assert_failure
+  assert_output --partial "run.lock is a symlink"
+  [[ ! -e "$BATS_TEST_TMPDIR/elsewhere" ]]
+}
