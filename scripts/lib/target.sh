@@ -506,16 +506,129 @@ target_metrics_port() {
 # Seconds the connector check waits for the actuator's port to listen.
 TARGET_CHECK_WAIT_S=10
 
-# target_check_connector CELL_ASSOC: compare the connector settings the
-# running application reports (/actuator/configprops: Boot 2.7/3's
-# ServerProperties, Boot 4's TomcatServerProperties, connector.jq) with the
-# cell's knobs; print {checked, reason, mismatches: [{property, cell,
-# effective}]} (checked false with the reason when it cannot say).
-# It asks for the "server" prefix (every bean whose prefix starts with it,
-# Spring Boot 2.7 and later: 5 KB instead of 17), else the whole endpoint.
-# The threads the connector runs on are checked too (target_check_threads).
+# target_check_connector CELL_ASSOC [LOG]: compare the connector settings the
+# running application runs with against the cell's knobs; print {checked,
+# reason, source, mismatches: [{property, cell, effective, source}]}
+# (checked false with the reason when it cannot say). The suite's own
+# target, given its LOG: the settings it logged, read back from Tomcat
+# (_target_check_connector_log: no request to an actuator just started, no
+# jq). Any other Spring Boot
+# jar, or a LOG without that line (its logging turned off): what the
+# actuator reports (/actuator/configprops: Boot 2.7/3's ServerProperties,
+# Boot 4's TomcatServerProperties, connector.jq); it asks for the "server"
+# prefix (every bean whose prefix starts with it, Spring Boot 2.7 and later:
+# 5 KB instead of 17), else the whole endpoint, and checks the threads the
+# connector runs on too (target_check_threads).
+# shellcheck disable=SC2034 # SC2034: read through a nameref (target_kind)
 target_check_connector() {
+  local -n connector_values="$1"
+  if [[ -n "${2:-}" && "$(target_kind connector_values)" == own ]] && _target_check_connector_log "$1" "$2"; then
+    return 0
+  fi
   _target_check_connector_props "$1"
+}
+
+# The settings ConnectorSettingsLogger logs for each connector, read back
+# from Tomcat, and the cell's knobs they are (name=knob).
+readonly TARGET_LOGGED_SETTINGS=(
+  maxThreads=TOMCAT_MAX_THREADS
+  minSpareThreads=TOMCAT_MIN_SPARE_THREADS
+  maxConnections=TOMCAT_MAX_CONNECTIONS
+  acceptCount=TOMCAT_ACCEPT_COUNT
+  connectionTimeout=TOMCAT_CONNECTION_TIMEOUT
+  keepAliveTimeout=TOMCAT_KEEP_ALIVE_TIMEOUT
+  maxKeepAliveRequests=TOMCAT_MAX_KEEP_ALIVE_REQUESTS
+)
+# Seconds the log check waits for its line after the port under test
+# answered (the listener logs it just after that port opens) unless the log
+# says Spring Boot started; then it asks the actuator instead.
+TARGET_LOG_LINE_WAIT_S=2
+
+# target_logged_connector ASSOC LOG ADDRESS PORT WAIT_S: the settings the
+# suite's own target logged for its connector on ADDRESS:PORT
+# (ConnectorSettingsLogger: 'connector "http-nio-ADDRESS-PORT":
+# maxThreads=200 ...') into ASSOC (name -> value). Not there yet: LOG is
+# read again every 50 ms for up to WAIT_S, or until Spring Boot's "Started
+# ... in" (logged after every connector's line); fails when it never comes
+# (the logging turned off, say). Bash builtins only, no process per look: a
+# JVM has just started on the same cores.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref
+target_logged_connector() {
+  local -n logged_into="$1"
+  local log="$2" address="$3" port="$4" deadline=$((SECONDS + $5)) line started word
+  local connector='connector "[^"]*-([^"]+)-([0-9]+)": (maxThreads=-?[0-9]+( [a-zA-Z]+=[^ ]+)*)'
+  local -a words
+  while :; do
+    started=0
+    if [[ -r "$log" ]]; then
+      while IFS= read -r line || [[ -n "$line" ]]; do
+        if [[ "$line" =~ $connector && "${BASH_REMATCH[1]}" == "$address" && "${BASH_REMATCH[2]}" == "$port" ]]; then
+          read -ra words <<<"${BASH_REMATCH[3]}"
+          for word in "${words[@]}"; do
+            logged_into[${word%%=*}]="${word#*=}"
+          done
+          return 0
+        fi
+        [[ ! "$line" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]] || started=1
+      done <"$log"
+    fi
+    ((started == 0 && SECONDS < deadline)) || return 1
+    sleep 0.05
+  done
+}
+
+# _target_check_connector_log CELL_ASSOC LOG: target_check_connector from the
+# suite's own target's log: the connector on SERVER_ADDR:SERVER_PORT as
+# Tomcat reports it (target_logged_connector) against the cell's knobs, and
+# its threads: Tomcat reports maxThreads (and minSpareThreads) -1 when the
+# executor is not its own pool (AbstractEndpoint.getMaxThreads(): Spring
+# Boot's virtual-thread executor), the rule target_check_threads reads from
+# the actuator. A pool's min-spare is at most its max (Tomcat takes the
+# smaller). Fails, printing nothing, when the log has no such line.
+_target_check_connector_log() {
+  local -n log_values="$1"
+  local log="$2" pair name knob property want=false set_to effective mismatches="" item
+  local -A logged=()
+  target_logged_connector logged "$log" "${log_values[SERVER_ADDR]}" "${log_values[SERVER_PORT]}" "$TARGET_LOG_LINE_WAIT_S" || return 1
+  [[ "${log_values[TOMCAT_VIRTUAL_THREADS]:-0}" != 1 ]] || want=true
+  effective=false
+  [[ "${logged[maxThreads]}" != -1 ]] || effective=true
+  if [[ "$effective" != "$want" ]]; then
+    item="\"property\":\"spring.threads.virtual.enabled\",\"cell\":\"$want\",\"effective\":"
+    if [[ "$effective" == true ]]; then item+='"true"'; else item+="\"false (a pool of ${logged[maxThreads]} threads)\""; fi
+    mismatches+="{$item,\"source\":\"target.log\"},"
+  fi
+  for pair in "${TARGET_LOGGED_SETTINGS[@]}"; do
+    name="${pair%%=*}" knob="${pair#*=}"
+    # Without a pool of its own Tomcat has no thread counts to compare.
+    [[ "$effective" == false || ("$name" != maxThreads && "$name" != minSpareThreads) ]] || continue
+    set_to="${log_values[$knob]}"
+    [[ ! "$set_to" =~ ^[0-9]+$ ]] || set_to=$((10#$set_to))
+    if [[ "$name" == minSpareThreads && "$set_to" =~ ^[0-9]+$ && "${log_values[TOMCAT_MAX_THREADS]}" =~ ^[0-9]+$ ]] \
+      && ((set_to > 10#${log_values[TOMCAT_MAX_THREADS]})); then
+      set_to=$((10#${log_values[TOMCAT_MAX_THREADS]}))
+    fi
+    [[ "${logged[$name]:-}" != "$set_to" ]] || continue
+    for property in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
+      [[ "${property%%=*}" != "$knob" ]] || break
+    done
+    mismatches+="{\"property\":\"${property#*=}\",\"cell\":$(_target_json_value "$set_to"),\"effective\":$(_target_json_value "${logged[$name]:-}"),\"source\":\"target.log\"},"
+  done
+  printf '{"checked":true,"reason":null,"source":"target.log","mismatches":[%s]}\n' "${mismatches%,}"
+}
+
+# _target_json_value VALUE: VALUE as JSON: a number as it is, empty as null,
+# anything else a string.
+_target_json_value() {
+  local value="$1"
+  if [[ "$value" =~ ^-?[0-9]+$ ]]; then
+    printf '%s' "$value"
+  elif [[ -z "$value" ]]; then
+    printf 'null'
+  else
+    value="${value//\\/\\\\}"
+    printf '"%s"' "${value//\"/\\\"}"
+  fi
 }
 
 # target_check_threads CELL_ASSOC: whether Tomcat runs on virtual threads as
@@ -577,11 +690,11 @@ _target_check_connector_props() {
   # The thread pool's kind once the actuator answers, its mismatches in the same jq.
   threads="$(target_check_threads check_values)"
   if [[ "$code" == 200 ]]; then
-    jq -c --argjson expected "$expected" --argjson threads "${threads:-[]}" -f "$LT_ROOT/scripts/lib/connector.jq" \
+    jq -c --argjson expected "$expected" --argjson threads "${threads:-[]}" --arg source /actuator/configprops -f "$LT_ROOT/scripts/lib/connector.jq" \
       <<<"${answer%$'\n'*}" 2>/dev/null && return 0
     code=invalid
   fi
-  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" --argjson threads "${threads:-[]}" '{checked: false, mismatches: $threads,
+  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" --argjson threads "${threads:-[]}" '{checked: false, mismatches: $threads, source: "/actuator/configprops",
     reason: (if $code == "404" then "the application does not expose /actuator/configprops on its actuator port 127.0.0.1:\($port) (add configprops to management.endpoints.web.exposure.include to have its connector checked)"
       elif $code == "000" then "the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:\($port) within \($wait) s, or after the application logged that it had started (an application without the actuator has nothing there)"
       elif $code == "invalid" then "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) did not answer JSON"

@@ -183,7 +183,7 @@ JSON
     [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
     [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
   run target_check_connector cell
-  assert_output '{"checked":false,"mismatches":[],"reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
+  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
 }
 
 @test "an application that logged its start and has nothing on the actuator's port is not waited for" {
@@ -198,6 +198,89 @@ JSON
   run target_check_connector cell
   assert_output --partial '"checked":false'
   ((SECONDS - began <= 2))
+}
+
+# lt_own_cell NAME: a cell of the suite's own target that ran as the recorded
+# tests/fixtures/target-own.log says (its port under test 198.18.0.1:8080, the
+# actuator's 127.0.0.1:8081 with settings of its own).
+lt_own_cell() {
+  local -n own_cell="$1"
+  own_cell=([TARGET_JAR]='' [TARGET_CMD]='' [SERVER_ADDR]=198.18.0.1 [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081
+    [TOMCAT_MAX_THREADS]=200 [TOMCAT_MIN_SPARE_THREADS]=10 [TOMCAT_MAX_CONNECTIONS]=15000 [TOMCAT_ACCEPT_COUNT]=25000
+    [TOMCAT_CONNECTION_TIMEOUT]=60000 [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100
+    [TOMCAT_VIRTUAL_THREADS]=0)
+}
+
+@test "the suite's own target's connector is read from its log, the port under test's line, with no process started" {
+  # shellcheck disable=SC2317 # SC2317: called in place of the namespace, curl and jq
+  netns_exec() { printf 'netns_exec\n' >>"$BATS_TEST_TMPDIR/processes"; return 7; }
+  # shellcheck disable=SC2317 # SC2317: called in place of jq
+  jq() { printf 'jq\n' >>"$BATS_TEST_TMPDIR/processes"; command jq "$@"; }
+  local -A cell
+  lt_own_cell cell
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_success
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[]}'
+  [[ ! -e "$BATS_TEST_TMPDIR/processes" ]] || fail "started: $(<"$BATS_TEST_TMPDIR/processes")"
+  # The actuator's connector (maxThreads=8 maxConnections=64 acceptCount=64) is not the one under test.
+  cell[SERVER_ADDR]=127.0.0.1
+  cell[SERVER_PORT]=8081
+  run _target_check_connector_log cell "$LT_ROOT/tests/fixtures/target-own.log"
+  command jq -e '.mismatches | map(.property) | index("server.tomcat.max-connections") != null' <<<"$output"
+}
+
+@test "a setting the suite's own target logged differently from the cell's knob is a mismatch, named with its source" {
+  local -A cell
+  lt_own_cell cell
+  cell[TOMCAT_ACCEPT_COUNT]=100
+  cell[TOMCAT_KEEP_ALIVE_TIMEOUT]=20000
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[{"property":"server.tomcat.accept-count","cell":100,"effective":25000,"source":"target.log"},{"property":"server.tomcat.keep-alive-timeout","cell":20000,"effective":60000,"source":"target.log"}]}'
+  # Virtual threads asked for and a pool of 200 logged.
+  lt_own_cell cell
+  cell[TOMCAT_VIRTUAL_THREADS]=1
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[{"property":"spring.threads.virtual.enabled","cell":"true","effective":"false (a pool of 200 threads)","source":"target.log"}]}'
+}
+
+@test "virtual threads: the logged maxThreads -1 (no pool of Tomcat's own) is as asked, and no thread count is compared" {
+  sed 's/maxThreads=200 minSpareThreads=10/maxThreads=-1 minSpareThreads=-1/' "$LT_ROOT/tests/fixtures/target-own.log" >"$BATS_TEST_TMPDIR/target.log"
+  local -A cell
+  lt_own_cell cell
+  cell[TOMCAT_VIRTUAL_THREADS]=1
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[]}'
+  cell[TOMCAT_VIRTUAL_THREADS]=0
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[{"property":"spring.threads.virtual.enabled","cell":"false","effective":"true","source":"target.log"}]}'
+}
+
+@test "a pool's min-spare above its max runs at the max (Tomcat takes the smaller), not a mismatch" {
+  sed 's/maxThreads=200 minSpareThreads=10/maxThreads=4 minSpareThreads=4/' "$LT_ROOT/tests/fixtures/target-own.log" >"$BATS_TEST_TMPDIR/target.log"
+  local -A cell
+  lt_own_cell cell
+  cell[TOMCAT_MAX_THREADS]=4
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[]}'
+}
+
+@test "a log without the connector's line (its logging turned off) falls back to the actuator, blaming no setting" {
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  TARGET_CHECK_WAIT_S=0
+  grep -v ConnectorSettingsLogger "$LT_ROOT/tests/fixtures/target-own.log" >"$BATS_TEST_TMPDIR/target.log"
+  local -A cell
+  lt_own_cell cell
+  cell[MANAGEMENT_PORT]=1
+  local began=$SECONDS
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
+  # "Started ... in" came after every connector's line: no wait for it.
+  ((SECONDS - began <= 1))
+  # A jar of one's own is always asked on its actuator, whatever its log says.
+  cell[TARGET_JAR]=app.jar
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_output --partial '"source":"/actuator/configprops"'
 }
 
 @test "configprops whose values are masked cannot be checked, and no setting is called different" {
