@@ -9,6 +9,9 @@ TARGET_OWN_JAR="$LT_ROOT/server/target/loadtest-target.jar"
 TARGET_PID=""
 # Its output (target_start's LOG): target_configprops reads when it started.
 TARGET_LOG=""
+# 1 when that target is a Spring Boot jar (the suite's own or TARGET_JAR),
+# whose log says when Tomcat listens (target_wait_healthy).
+TARGET_LOG_SPRING=0
 # The start modes and their archives (TARGET_START_MODE).
 # shellcheck source=scripts/lib/target_start.sh
 source "$LT_ROOT/scripts/lib/target_start.sh"
@@ -205,6 +208,8 @@ target_start() {
   "${own_group[@]}" ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
   TARGET_PID=$!
   TARGET_LOG="$log"
+  TARGET_LOG_SPRING=1
+  [[ "$kind" != cmd ]] || TARGET_LOG_SPRING=0
   # Which start it got (not for a training start: target_train), written
   # while the JVM starts.
   [[ -n "$TARGET_TRAINING" ]] || target_record_start cell_values "$(dirname "$log")/target-start.txt"
@@ -396,6 +401,11 @@ target_health_hint() {
   esac
 }
 
+# Seconds between asks of the health path while a Spring Boot target's log
+# has not yet said that Tomcat listens (a log without that line: its logging
+# turned off), in microseconds.
+readonly TARGET_HEALTH_LOGLESS_ASK_US=250000
+
 # target_wait_healthy URL TIMEOUT_S ALIVE_CMD [LOG [SIDE [HINT]]]: poll URL
 # from the SIDE namespace (default client) until it answers 200, ALIVE_CMD
 # (the backend's own check that its target still runs) fails, or TIMEOUT_S
@@ -404,20 +414,63 @@ target_health_hint() {
 # had started (Spring Boot's "Started ... in") and URL still did not answer.
 # HINT is appended to those messages (target_health_hint). On failure the
 # reason is in CELL_ERROR.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+# The Spring Boot target target_start started (LOG is its TARGET_LOG): URL
+# is asked (a process pair, ip netns exec and curl, on the cores the JVM
+# starts on) once the log says Tomcat listens ("Tomcat started on port",
+# or "Started ... in"), its new lines read every 20 ms by the shell itself
+# from an open descriptor; until then every TARGET_HEALTH_LOGLESS_ASK_US.
 target_wait_healthy() {
+  local log="${4:-}" status=0 log_fd="" wait_fd="" partial=""
+  if [[ -n "$log" && "$log" == "$TARGET_LOG" && "$TARGET_LOG_SPRING" == 1 && -f "$log" ]]; then
+    # A pipe nobody writes to: read -t on it is a sleep without a process.
+    exec {log_fd}<"$log" {wait_fd}<> <(:)
+  fi
+  _target_wait_healthy_loop "$@" || status=$?
+  [[ -z "$log_fd" ]] || exec {log_fd}<&- {wait_fd}<&-
+  return "$status"
+}
+
+# _target_log_news: the lines the target's log got since the last look
+# (log_fd, partial: target_wait_healthy's), whether one says Tomcat listens
+# (listening=1) and Spring Boot's "Started ... in" (started_line).
+_target_log_news() {
+  local piece
+  while IFS= read -r -u "$log_fd" piece; do
+    piece="$partial$piece"
+    partial=""
+    [[ "$piece" != *"Tomcat started on port"* ]] || listening=1
+    if [[ -z "$started_line" && "$piece" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]]; then
+      started_line="${BASH_REMATCH[0]}"
+      listening=1
+    fi
+  done
+  partial+="$piece"
+}
+
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+_target_wait_healthy_loop() {
   local url="$1" timeout_s="$2" alive="$3" log="${4:-}" side="${5:-client}" hint="${6:-}"
-  local deadline code not_found_since="" started_since="" started_line="" path
+  local deadline code="" not_found_since="" started_since="" started_line="" path listening=1 next_ask=0 now
   local -a own_port
   # From the users' namespace, on a port the users cannot have (netns_curl_ports).
   mapfile -t own_port < <(netns_curl_ports "$side")
   path="/${url#*://*/}"
   [[ "$url" == *://*/* ]] || path=/
+  [[ -z "$log_fd" ]] || listening=0
   deadline=$((SECONDS + timeout_s))
   while ((SECONDS < deadline)); do
     if ! "$alive"; then
       CELL_ERROR="target exited during start-up"
       return 1
+    fi
+    if [[ -n "$log_fd" ]]; then
+      _target_log_news
+      now="${EPOCHREALTIME/./}"
+      if ((listening == 0 && now < next_ask)); then
+        read -r -t 0.02 -u "$wait_fd" || true
+        continue
+      fi
+      next_ask=$((now + TARGET_HEALTH_LOGLESS_ASK_US))
     fi
     # curl prints 000 when nothing answered (refused, timed out).
     code="$(netns_exec "$side" curl -sS "${own_port[@]}" -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" || true
@@ -432,18 +485,25 @@ target_wait_healthy() {
     else
       not_found_since=""
     fi
-    if [[ -z "$started_since" && -n "$log" ]] \
-      && started_line="$(grep -m1 -oE 'Started [^ ]+ in [0-9.]+ seconds' "$log" 2>/dev/null)"; then
-      started_since=$SECONDS
+    if [[ -z "$started_since" && -n "$log" ]]; then
+      if [[ -n "$log_fd" ]]; then
+        [[ -z "$started_line" ]] || started_since=$SECONDS
+      elif started_line="$(grep -m1 -oE 'Started [^ ]+ in [0-9.]+ seconds' "$log" 2>/dev/null)"; then
+        started_since=$SECONDS
+      fi
     fi
     if [[ -n "$started_since" && "$code" == 000 ]] && ((SECONDS - started_since >= TARGET_HEALTH_GRACE_S)); then
       CELL_ERROR="target logged '$started_line' but nothing answers GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
       return 1
     fi
     # Every 50 ms: a cell waits for its target, and one ask costs about 10 ms.
-    sleep 0.05
+    if [[ -n "$wait_fd" ]]; then
+      read -r -t 0.05 -u "$wait_fd" || true
+    else
+      sleep 0.05
+    fi
   done
-  CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 ]] && printf 'none' || printf 'HTTP %s' "$code"))"
+  CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 || -z "$code" ]] && printf 'none' || printf 'HTTP %s' "$code"))"
   return 1
 }
 

@@ -379,6 +379,57 @@ teardown() {
   assert_equal "$CELL_ERROR" "target did not answer http://127.0.0.1:$port/health within 1s (last answer: none)"
 }
 
+@test "a Spring Boot target's health path is asked once its log says Tomcat listens, not every 50 ms before" {
+  NETNS_HOST_MODE=1
+  # shellcheck disable=SC2317 # SC2317: called by target_wait_healthy, counts its asks
+  netns_exec() { printf 'ask\n' >>"$BATS_TEST_TMPDIR/asks"; shift; "$@"; }
+  mkdir -p "$BATS_TEST_TMPDIR/www"
+  : >"$BATS_TEST_TMPDIR/www/health"
+  HTTP_PORT="$(lt_free_port)"
+  TARGET_LOG="$BATS_TEST_TMPDIR/target.log"
+  TARGET_LOG_SPRING=1
+  printf 'INFO --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer  : Tomcat initialized with port %s (http)\n' "$HTTP_PORT" >"$TARGET_LOG"
+  # The "JVM": listens 1.5 s later and says so in its log, a line written in two parts.
+  (sleep 1.5
+    (sleep 0.3
+      printf 'INFO --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer  : Tomcat started ' >>"$TARGET_LOG"
+      printf 'on port %s (http) with context path '"'/'"'\n' "$HTTP_PORT" >>"$TARGET_LOG") &
+    exec python3 -m http.server --bind 127.0.0.1 --directory "$BATS_TEST_TMPDIR/www" "$HTTP_PORT" >/dev/null 2>&1) 3>&- &
+  HTTP_PID=$!
+  local began=$EPOCHREALTIME
+  target_wait_healthy "http://127.0.0.1:$HTTP_PORT/health" 10 true "$TARGET_LOG"
+  assert_equal "$CELL_ERROR" ""
+  local asks
+  asks="$(wc -l <"$BATS_TEST_TMPDIR/asks")"
+  # Every 0.25 s for 1.8 s, then one or two: about 9; every 50 ms it was over 20.
+  ((asks <= 11)) || fail "asked $asks times"
+  # Not later than the log's line allows (1.8 s, and the machine is shared).
+  (($(printf '%.0f' "$(bc <<<"($EPOCHREALTIME - $began) * 10")") <= 35)) || fail "took $(bc <<<"$EPOCHREALTIME - $began") s"
+}
+
+@test "waiting on a Spring Boot target's log keeps the 404 and the started-but-silent failures" {
+  lt_http_server
+  NETNS_HOST_MODE=1
+  TARGET_LOG="$BATS_TEST_TMPDIR/target.log"
+  TARGET_LOG_SPRING=1
+  printf 'INFO  Tomcat started on port %s (http)\n' "$HTTP_PORT" >"$TARGET_LOG"
+  local started=$SECONDS
+  target_wait_healthy "http://127.0.0.1:$HTTP_PORT/actuator/healthz" 60 true "$TARGET_LOG" client "; hint" || true
+  assert_equal "$CELL_ERROR" "target answers 404 (not found) to GET /actuator/healthz at http://127.0.0.1:$HTTP_PORT/actuator/healthz: set TARGET_HEALTH_PATH to a path it answers with 200 once ready; hint"
+  ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
+  local port
+  port="$(lt_free_port)"
+  printf '2026-11-24 INFO  Started GreetingApplication in 3.1 seconds (process running for 3.4)\n' >"$TARGET_LOG"
+  started=$SECONDS
+  target_wait_healthy "http://127.0.0.1:$port/health" 60 true "$TARGET_LOG" || true
+  assert_equal "$CELL_ERROR" "target logged 'Started GreetingApplication in 3.1 seconds' but nothing answers GET /health at http://127.0.0.1:$port/health: set TARGET_HEALTH_PATH to a path it answers with 200 once ready"
+  ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
+  # A log that never says it listens (its logging turned off): still asked, and the timeout names the last answer.
+  : >"$TARGET_LOG"
+  target_wait_healthy "http://127.0.0.1:$port/health" 1 true "$TARGET_LOG" || true
+  assert_equal "$CELL_ERROR" "target did not answer http://127.0.0.1:$port/health within 1s (last answer: none)"
+}
+
 @test "a target that exits at start says its exit status and the end of its output, never an empty line" {
   printf 'starting\n\nError: cannot bind 999.1.1.1:8080\n\n\n' >"$BATS_TEST_TMPDIR/target.log"
   (exit 3) &
