@@ -608,18 +608,21 @@ TARGET_LOG_LINE_WAIT_S=2
 # suite's own target logged for its connector on ADDRESS:PORT
 # (ConnectorSettingsLogger: 'connector "http-nio-ADDRESS-PORT":
 # maxThreads=200 ...') into ASSOC (name -> value). Not there yet: LOG is
-# read again every 50 ms for up to WAIT_S, or until Spring Boot's "Started
-# ... in" (logged after every connector's line); fails when it never comes
-# (the logging turned off, say). Bash builtins only, no process per look: a
-# JVM has just started on the same cores.
+# read again every 50 ms for up to WAIT_S, or until the log has gone past
+# where the line would be: Spring Boot's "Started ... in", or Tomcat's line
+# for another port after its "Tomcat started on port PORT" (the listener
+# logs right after it, on the same thread); fails then (the logging of the
+# suite's classes turned off, say). Bash builtins only, no process per
+# look: a JVM has just started on the same cores.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref
 target_logged_connector() {
   local -n logged_into="$1"
-  local log="$2" address="$3" port="$4" deadline=$((SECONDS + $5)) line started word
+  local log="$2" address="$3" port="$4" deadline=$((SECONDS + $5)) line past ours word
   local connector='connector "[^"]*-([^"]+)-([0-9]+)": (maxThreads=-?[0-9]+( [a-zA-Z]+=[^ ]+)*)'
+  local tomcat='Tomcat (initialized with|started on) port(\(s\))?:? ([0-9]+)'
   local -a words
   while :; do
-    started=0
+    past=0 ours=0
     if [[ -r "$log" ]]; then
       while IFS= read -r line || [[ -n "$line" ]]; do
         if [[ "$line" =~ $connector && "${BASH_REMATCH[1]}" == "$address" && "${BASH_REMATCH[2]}" == "$port" ]]; then
@@ -629,10 +632,17 @@ target_logged_connector() {
           done
           return 0
         fi
-        [[ ! "$line" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]] || started=1
+        if [[ "$line" =~ $tomcat ]]; then
+          if [[ "${BASH_REMATCH[3]}" == "$port" ]]; then
+            [[ "${BASH_REMATCH[1]}" != "started on" ]] || ours=1
+          elif ((ours == 1)); then
+            past=1
+          fi
+        fi
+        [[ ! "$line" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]] || past=1
       done <"$log"
     fi
-    ((started == 0 && SECONDS < deadline)) || return 1
+    ((past == 0 && SECONDS < deadline)) || return 1
     sleep 0.05
   done
 }
