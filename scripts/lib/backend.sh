@@ -71,8 +71,9 @@ netns_backend_start() {
   phase_mark "$cell_dir" target_healthy
   # The CPU time the start took (less shaken by a busy machine than its wall time).
   target_record_start_cpu "$cell_dir/target-start.txt"
-  # The effective connector settings against the cell's, where the app shows them.
-  target_check_connector start_values | write_atomic "$cell_dir/connector.json" || true
+  # The effective connector settings against the cell's, where the app shows
+  # them: the suite's own target logged them as it started.
+  target_check_connector start_values "$cell_dir/target.log" | write_atomic "$cell_dir/connector.json" || true
   cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt"
 }
 

@@ -5,8 +5,9 @@
 # Spring Boot 4 in a bean of its own, "server.tomcat" (TomcatServerProperties
 # of spring-boot-tomcat). Input: the endpoint's JSON; $expected:
 # {"server.tomcat.x": n} (durations in ms); $threads, when given: the thread
-# pool's mismatches (target_check_threads), added to the connector's. Output:
-# {checked, reason, mismatches: [{property, cell, effective}]}.
+# pool's mismatches (target_check_threads), added to the connector's; $source,
+# when given: where the settings were read. Output: {checked, reason,
+# mismatches: [{property, cell, effective}], source}.
 
 # A duration as Spring reports it ("PT20S", "PT1M", "PT0.5S") or a number, in ms.
 def millis:
@@ -42,3 +43,4 @@ def locate($beans; $property):
       else {checked: true, reason: null, mismatches: $mismatches} end
   end
 | .mismatches += ($ARGS.named.threads // [])
+| if $ARGS.named.source then .source = $ARGS.named.source else . end

@@ -9,6 +9,9 @@ TARGET_OWN_JAR="$LT_ROOT/server/target/loadtest-target.jar"
 TARGET_PID=""
 # Its output (target_start's LOG): target_configprops reads when it started.
 TARGET_LOG=""
+# 1 when that target is a Spring Boot jar (the suite's own or TARGET_JAR),
+# whose log says when Tomcat listens (target_wait_healthy).
+TARGET_LOG_SPRING=0
 # The start modes and their archives (TARGET_START_MODE).
 # shellcheck source=scripts/lib/target_start.sh
 source "$LT_ROOT/scripts/lib/target_start.sh"
@@ -205,6 +208,8 @@ target_start() {
   "${own_group[@]}" ip netns exec "$(netns_name server)" env -i "${env_args[@]}" "${command[@]}" >"$log" 2>&1 9>&- &
   TARGET_PID=$!
   TARGET_LOG="$log"
+  TARGET_LOG_SPRING=1
+  [[ "$kind" != cmd ]] || TARGET_LOG_SPRING=0
   # Which start it got (not for a training start: target_train), written
   # while the JVM starts.
   [[ -n "$TARGET_TRAINING" ]] || target_record_start cell_values "$(dirname "$log")/target-start.txt"
@@ -396,6 +401,11 @@ target_health_hint() {
   esac
 }
 
+# Seconds between asks of the health path while a Spring Boot target's log
+# has not yet said that Tomcat listens (a log without that line: its logging
+# turned off), in microseconds.
+readonly TARGET_HEALTH_LOGLESS_ASK_US=250000
+
 # target_wait_healthy URL TIMEOUT_S ALIVE_CMD [LOG [SIDE [HINT]]]: poll URL
 # from the SIDE namespace (default client) until it answers 200, ALIVE_CMD
 # (the backend's own check that its target still runs) fails, or TIMEOUT_S
@@ -404,20 +414,63 @@ target_health_hint() {
 # had started (Spring Boot's "Started ... in") and URL still did not answer.
 # HINT is appended to those messages (target_health_hint). On failure the
 # reason is in CELL_ERROR.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+# The Spring Boot target target_start started (LOG is its TARGET_LOG): URL
+# is asked (a process pair, ip netns exec and curl, on the cores the JVM
+# starts on) once the log says Tomcat listens ("Tomcat started on port",
+# or "Started ... in"), its new lines read every 20 ms by the shell itself
+# from an open descriptor; until then every TARGET_HEALTH_LOGLESS_ASK_US.
 target_wait_healthy() {
+  local log="${4:-}" status=0 log_fd="" wait_fd="" partial=""
+  if [[ -n "$log" && "$log" == "$TARGET_LOG" && "$TARGET_LOG_SPRING" == 1 && -f "$log" ]]; then
+    # A pipe nobody writes to: read -t on it is a sleep without a process.
+    exec {log_fd}<"$log" {wait_fd}<> <(:)
+  fi
+  _target_wait_healthy_loop "$@" || status=$?
+  [[ -z "$log_fd" ]] || exec {log_fd}<&- {wait_fd}<&-
+  return "$status"
+}
+
+# _target_log_news: the lines the target's log got since the last look
+# (log_fd, partial: target_wait_healthy's), whether one says Tomcat listens
+# (listening=1) and Spring Boot's "Started ... in" (started_line).
+_target_log_news() {
+  local piece
+  while IFS= read -r -u "$log_fd" piece; do
+    piece="$partial$piece"
+    partial=""
+    [[ "$piece" != *"Tomcat started on port"* ]] || listening=1
+    if [[ -z "$started_line" && "$piece" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]]; then
+      started_line="${BASH_REMATCH[0]}"
+      listening=1
+    fi
+  done
+  partial+="$piece"
+}
+
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+_target_wait_healthy_loop() {
   local url="$1" timeout_s="$2" alive="$3" log="${4:-}" side="${5:-client}" hint="${6:-}"
-  local deadline code not_found_since="" started_since="" started_line="" path
+  local deadline code="" not_found_since="" started_since="" started_line="" path listening=1 next_ask=0 now
   local -a own_port
   # From the users' namespace, on a port the users cannot have (netns_curl_ports).
   mapfile -t own_port < <(netns_curl_ports "$side")
   path="/${url#*://*/}"
   [[ "$url" == *://*/* ]] || path=/
+  [[ -z "$log_fd" ]] || listening=0
   deadline=$((SECONDS + timeout_s))
   while ((SECONDS < deadline)); do
     if ! "$alive"; then
       CELL_ERROR="target exited during start-up"
       return 1
+    fi
+    if [[ -n "$log_fd" ]]; then
+      _target_log_news
+      now="${EPOCHREALTIME/./}"
+      if ((listening == 0 && now < next_ask)); then
+        read -r -t 0.02 -u "$wait_fd" || true
+        continue
+      fi
+      next_ask=$((now + TARGET_HEALTH_LOGLESS_ASK_US))
     fi
     # curl prints 000 when nothing answered (refused, timed out).
     code="$(netns_exec "$side" curl -sS "${own_port[@]}" -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" || true
@@ -432,18 +485,25 @@ target_wait_healthy() {
     else
       not_found_since=""
     fi
-    if [[ -z "$started_since" && -n "$log" ]] \
-      && started_line="$(grep -m1 -oE 'Started [^ ]+ in [0-9.]+ seconds' "$log" 2>/dev/null)"; then
-      started_since=$SECONDS
+    if [[ -z "$started_since" && -n "$log" ]]; then
+      if [[ -n "$log_fd" ]]; then
+        [[ -z "$started_line" ]] || started_since=$SECONDS
+      elif started_line="$(grep -m1 -oE 'Started [^ ]+ in [0-9.]+ seconds' "$log" 2>/dev/null)"; then
+        started_since=$SECONDS
+      fi
     fi
     if [[ -n "$started_since" && "$code" == 000 ]] && ((SECONDS - started_since >= TARGET_HEALTH_GRACE_S)); then
       CELL_ERROR="target logged '$started_line' but nothing answers GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
       return 1
     fi
     # Every 50 ms: a cell waits for its target, and one ask costs about 10 ms.
-    sleep 0.05
+    if [[ -n "$wait_fd" ]]; then
+      read -r -t 0.05 -u "$wait_fd" || true
+    else
+      sleep 0.05
+    fi
   done
-  CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 ]] && printf 'none' || printf 'HTTP %s' "$code"))"
+  CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 || -z "$code" ]] && printf 'none' || printf 'HTTP %s' "$code"))"
   return 1
 }
 
@@ -506,16 +566,139 @@ target_metrics_port() {
 # Seconds the connector check waits for the actuator's port to listen.
 TARGET_CHECK_WAIT_S=10
 
-# target_check_connector CELL_ASSOC: compare the connector settings the
-# running application reports (/actuator/configprops: Boot 2.7/3's
-# ServerProperties, Boot 4's TomcatServerProperties, connector.jq) with the
-# cell's knobs; print {checked, reason, mismatches: [{property, cell,
-# effective}]} (checked false with the reason when it cannot say).
-# It asks for the "server" prefix (every bean whose prefix starts with it,
-# Spring Boot 2.7 and later: 5 KB instead of 17), else the whole endpoint.
-# The threads the connector runs on are checked too (target_check_threads).
+# target_check_connector CELL_ASSOC [LOG]: compare the connector settings the
+# running application runs with against the cell's knobs; print {checked,
+# reason, source, mismatches: [{property, cell, effective, source}]}
+# (checked false with the reason when it cannot say). The suite's own
+# target, given its LOG: the settings it logged, read back from Tomcat
+# (_target_check_connector_log: no request to an actuator just started, no
+# jq). Any other Spring Boot
+# jar, or a LOG without that line (its logging turned off): what the
+# actuator reports (/actuator/configprops: Boot 2.7/3's ServerProperties,
+# Boot 4's TomcatServerProperties, connector.jq); it asks for the "server"
+# prefix (every bean whose prefix starts with it, Spring Boot 2.7 and later:
+# 5 KB instead of 17), else the whole endpoint, and checks the threads the
+# connector runs on too (target_check_threads).
+# shellcheck disable=SC2034 # SC2034: read through a nameref (target_kind)
 target_check_connector() {
+  local -n connector_values="$1"
+  if [[ -n "${2:-}" && "$(target_kind connector_values)" == own ]] && _target_check_connector_log "$1" "$2"; then
+    return 0
+  fi
   _target_check_connector_props "$1"
+}
+
+# The settings ConnectorSettingsLogger logs for each connector, read back
+# from Tomcat, and the cell's knobs they are (name=knob).
+readonly TARGET_LOGGED_SETTINGS=(
+  maxThreads=TOMCAT_MAX_THREADS
+  minSpareThreads=TOMCAT_MIN_SPARE_THREADS
+  maxConnections=TOMCAT_MAX_CONNECTIONS
+  acceptCount=TOMCAT_ACCEPT_COUNT
+  connectionTimeout=TOMCAT_CONNECTION_TIMEOUT
+  keepAliveTimeout=TOMCAT_KEEP_ALIVE_TIMEOUT
+  maxKeepAliveRequests=TOMCAT_MAX_KEEP_ALIVE_REQUESTS
+)
+# Seconds the log check waits for its line after the port under test
+# answered (the listener logs it just after that port opens) unless the log
+# says Spring Boot started; then it asks the actuator instead.
+TARGET_LOG_LINE_WAIT_S=2
+
+# target_logged_connector ASSOC LOG ADDRESS PORT WAIT_S: the settings the
+# suite's own target logged for its connector on ADDRESS:PORT
+# (ConnectorSettingsLogger: 'connector "http-nio-ADDRESS-PORT":
+# maxThreads=200 ...') into ASSOC (name -> value). Not there yet: LOG is
+# read again every 50 ms for up to WAIT_S, or until the log has gone past
+# where the line would be: Spring Boot's "Started ... in", or Tomcat's line
+# for another port after its "Tomcat started on port PORT" (the listener
+# logs right after it, on the same thread); fails then (the logging of the
+# suite's classes turned off, say). Bash builtins only, no process per
+# look: a JVM has just started on the same cores.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref
+target_logged_connector() {
+  local -n logged_into="$1"
+  local log="$2" address="$3" port="$4" deadline=$((SECONDS + $5)) line past ours word
+  local connector='connector "[^"]*-([^"]+)-([0-9]+)": (maxThreads=-?[0-9]+( [a-zA-Z]+=[^ ]+)*)'
+  local tomcat='Tomcat (initialized with|started on) port(\(s\))?:? ([0-9]+)'
+  local -a words
+  while :; do
+    past=0 ours=0
+    if [[ -r "$log" ]]; then
+      while IFS= read -r line || [[ -n "$line" ]]; do
+        if [[ "$line" =~ $connector && "${BASH_REMATCH[1]}" == "$address" && "${BASH_REMATCH[2]}" == "$port" ]]; then
+          read -ra words <<<"${BASH_REMATCH[3]}"
+          for word in "${words[@]}"; do
+            logged_into[${word%%=*}]="${word#*=}"
+          done
+          return 0
+        fi
+        if [[ "$line" =~ $tomcat ]]; then
+          if [[ "${BASH_REMATCH[3]}" == "$port" ]]; then
+            [[ "${BASH_REMATCH[1]}" != "started on" ]] || ours=1
+          elif ((ours == 1)); then
+            past=1
+          fi
+        fi
+        [[ ! "$line" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]] || past=1
+      done <"$log"
+    fi
+    ((past == 0 && SECONDS < deadline)) || return 1
+    sleep 0.05
+  done
+}
+
+# _target_check_connector_log CELL_ASSOC LOG: target_check_connector from the
+# suite's own target's log: the connector on SERVER_ADDR:SERVER_PORT as
+# Tomcat reports it (target_logged_connector) against the cell's knobs, and
+# its threads: Tomcat reports maxThreads (and minSpareThreads) -1 when the
+# executor is not its own pool (AbstractEndpoint.getMaxThreads(): Spring
+# Boot's virtual-thread executor), the rule target_check_threads reads from
+# the actuator. A pool's min-spare is at most its max (Tomcat takes the
+# smaller). Fails, printing nothing, when the log has no such line.
+_target_check_connector_log() {
+  local -n log_values="$1"
+  local log="$2" pair name knob property want=false set_to effective mismatches="" item
+  local -A logged=()
+  target_logged_connector logged "$log" "${log_values[SERVER_ADDR]}" "${log_values[SERVER_PORT]}" "$TARGET_LOG_LINE_WAIT_S" || return 1
+  [[ "${log_values[TOMCAT_VIRTUAL_THREADS]:-0}" != 1 ]] || want=true
+  effective=false
+  [[ "${logged[maxThreads]}" != -1 ]] || effective=true
+  if [[ "$effective" != "$want" ]]; then
+    item="\"property\":\"spring.threads.virtual.enabled\",\"cell\":\"$want\",\"effective\":"
+    if [[ "$effective" == true ]]; then item+='"true"'; else item+="\"false (a pool of ${logged[maxThreads]} threads)\""; fi
+    mismatches+="{$item,\"source\":\"target.log\"},"
+  fi
+  for pair in "${TARGET_LOGGED_SETTINGS[@]}"; do
+    name="${pair%%=*}" knob="${pair#*=}"
+    # Without a pool of its own Tomcat has no thread counts to compare.
+    [[ "$effective" == false || ("$name" != maxThreads && "$name" != minSpareThreads) ]] || continue
+    set_to="${log_values[$knob]}"
+    [[ ! "$set_to" =~ ^[0-9]+$ ]] || set_to=$((10#$set_to))
+    if [[ "$name" == minSpareThreads && "$set_to" =~ ^[0-9]+$ && "${log_values[TOMCAT_MAX_THREADS]}" =~ ^[0-9]+$ ]] \
+      && ((set_to > 10#${log_values[TOMCAT_MAX_THREADS]})); then
+      set_to=$((10#${log_values[TOMCAT_MAX_THREADS]}))
+    fi
+    [[ "${logged[$name]:-}" != "$set_to" ]] || continue
+    for property in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
+      [[ "${property%%=*}" != "$knob" ]] || break
+    done
+    mismatches+="{\"property\":\"${property#*=}\",\"cell\":$(_target_json_value "$set_to"),\"effective\":$(_target_json_value "${logged[$name]:-}"),\"source\":\"target.log\"},"
+  done
+  printf '{"checked":true,"reason":null,"source":"target.log","mismatches":[%s]}\n' "${mismatches%,}"
+}
+
+# _target_json_value VALUE: VALUE as JSON: a number as it is, empty as null,
+# anything else a string.
+_target_json_value() {
+  local value="$1"
+  if [[ "$value" =~ ^-?[0-9]+$ ]]; then
+    printf '%s' "$value"
+  elif [[ -z "$value" ]]; then
+    printf 'null'
+  else
+    value="${value//\\/\\\\}"
+    printf '"%s"' "${value//\"/\\\"}"
+  fi
 }
 
 # target_check_threads CELL_ASSOC: whether Tomcat runs on virtual threads as
@@ -577,11 +760,11 @@ _target_check_connector_props() {
   # The thread pool's kind once the actuator answers, its mismatches in the same jq.
   threads="$(target_check_threads check_values)"
   if [[ "$code" == 200 ]]; then
-    jq -c --argjson expected "$expected" --argjson threads "${threads:-[]}" -f "$LT_ROOT/scripts/lib/connector.jq" \
+    jq -c --argjson expected "$expected" --argjson threads "${threads:-[]}" --arg source /actuator/configprops -f "$LT_ROOT/scripts/lib/connector.jq" \
       <<<"${answer%$'\n'*}" 2>/dev/null && return 0
     code=invalid
   fi
-  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" --argjson threads "${threads:-[]}" '{checked: false, mismatches: $threads,
+  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" --argjson threads "${threads:-[]}" '{checked: false, mismatches: $threads, source: "/actuator/configprops",
     reason: (if $code == "404" then "the application does not expose /actuator/configprops on its actuator port 127.0.0.1:\($port) (add configprops to management.endpoints.web.exposure.include to have its connector checked)"
       elif $code == "000" then "the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:\($port) within \($wait) s, or after the application logged that it had started (an application without the actuator has nothing there)"
       elif $code == "invalid" then "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) did not answer JSON"

@@ -280,7 +280,7 @@ compose_clients() {
     grep -q 'Started GreetingApplication' "$RUN_DIR/cells/$cell/target.log"
     # /actuator/configprops of the application in the container agrees with the cell.
     run jq -c . "$RUN_DIR/cells/$cell/connector.json"
-    assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+    assert_output '{"checked":true,"reason":null,"mismatches":[],"source":"/actuator/configprops"}'
   done
 }
 

@@ -57,7 +57,7 @@ own_app_run() {
   [ "$(lt_cell_value "$cell" TARGET_HEALTH_PATH)" = /actuator/health ]
   [ "$(lt_row_value "$cell" tomcat_threads_busy_peak)" -eq 2 ]
   run jq -c . "$RUN_DIR/cells/$cell/connector.json"
-  assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+  assert_output '{"checked":true,"reason":null,"mismatches":[],"source":"/actuator/configprops"}'
 }
 
 # own_app_generation JAR TOMCAT_MAJOR: one cell of the fixture's service
@@ -79,7 +79,7 @@ own_app_generation() {
   grep -q "Apache Tomcat/$tomcat_major\." "$RUN_DIR/cells/$CELL/target.log"
   [ "$(lt_row_value "$CELL" status)" = ok ]
   run jq -c . "$RUN_DIR/cells/$CELL/connector.json"
-  assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+  assert_output '{"checked":true,"reason":null,"mismatches":[],"source":"/actuator/configprops"}'
   [ "$(lt_row_value "$CELL" as_designed)" -eq 1 ]
   lt_assert_saturated_capacity "$CELL"
   [ "$(lt_row_value "$CELL" tomcat_threads_busy_peak)" -eq 2 ]
@@ -125,7 +125,7 @@ own_app_generation() {
     grep -q 'Started GreetingApplication' "$RUN_DIR/cells/$cell/target.log"
     # /actuator/configprops of the running application agrees with the cell.
     run jq -c . "$RUN_DIR/cells/$cell/connector.json"
-    assert_output '{"checked":true,"reason":null,"mismatches":[]}'
+    assert_output '{"checked":true,"reason":null,"mismatches":[],"source":"/actuator/configprops"}'
   done
 }
 

@@ -3,7 +3,7 @@
 # on 4 threads is answered in 3 waves (the last at 6 s); on virtual threads
 # all 12 at once (max-connections is the bound), on a JDK 21 or later, the
 # suite's own jar without its Spring AOT code, and the cell shows it applied
-# (no thread pool: tomcat.threads.config.max -1). About 40 s, 2 cells.
+# (no thread pool: the connector's maxThreads -1 in its log). About 40 s, 2 cells.
 # shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
 
 setup_file() {
@@ -51,6 +51,11 @@ setup() {
   run grep '^target_spring_aot=' "$RUN_DIR/cells/$VIRTUAL/target-start.txt"
   assert_output "target_spring_aot=off: TOMCAT_VIRTUAL_THREADS=1, a condition Spring AOT fixed at build time (platform threads)"
   jq -e '.mismatches == []' "$RUN_DIR/cells/$VIRTUAL/connector.json"
+  # Read from the line the target logged: Tomcat reports maxThreads -1 without a pool of its own.
+  jq -e '.source == "target.log"' "$RUN_DIR/cells/$VIRTUAL/connector.json"
+  grep -q 'connector "http-nio-198.18.0.1-8080": maxThreads=-1 ' "$RUN_DIR/cells/$VIRTUAL/target.log"
+  grep -q 'connector "http-nio-198.18.0.1-8080": maxThreads=4 minSpareThreads=4 ' "$RUN_DIR/cells/$POOL/target.log"
+  jq -e '.source == "target.log" and .mismatches == []' "$RUN_DIR/cells/$POOL/connector.json"
   [ -z "$(lt_row_value "$VIRTUAL" tomcat_threads_busy_peak)" ]
   [ "$(lt_row_value "$POOL" tomcat_threads_busy_peak)" = 4 ]
 }

@@ -183,7 +183,7 @@ JSON
     [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
     [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
   run target_check_connector cell
-  assert_output '{"checked":false,"mismatches":[],"reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
+  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
 }
 
 @test "an application that logged its start and has nothing on the actuator's port is not waited for" {
@@ -198,6 +198,96 @@ JSON
   run target_check_connector cell
   assert_output --partial '"checked":false'
   ((SECONDS - began <= 2))
+}
+
+# lt_own_cell NAME: a cell of the suite's own target that ran as the recorded
+# tests/fixtures/target-own.log says (its port under test 198.18.0.1:8080, the
+# actuator's 127.0.0.1:8081 with settings of its own).
+lt_own_cell() {
+  local -n own_cell="$1"
+  own_cell=([TARGET_JAR]='' [TARGET_CMD]='' [SERVER_ADDR]=198.18.0.1 [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081
+    [TOMCAT_MAX_THREADS]=200 [TOMCAT_MIN_SPARE_THREADS]=10 [TOMCAT_MAX_CONNECTIONS]=15000 [TOMCAT_ACCEPT_COUNT]=25000
+    [TOMCAT_CONNECTION_TIMEOUT]=60000 [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100
+    [TOMCAT_VIRTUAL_THREADS]=0)
+}
+
+@test "the suite's own target's connector is read from its log, the port under test's line, with no process started" {
+  # shellcheck disable=SC2317 # SC2317: called in place of the namespace, curl and jq
+  netns_exec() { printf 'netns_exec\n' >>"$BATS_TEST_TMPDIR/processes"; return 7; }
+  # shellcheck disable=SC2317 # SC2317: called in place of jq
+  jq() { printf 'jq\n' >>"$BATS_TEST_TMPDIR/processes"; command jq "$@"; }
+  local -A cell
+  lt_own_cell cell
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_success
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[]}'
+  [[ ! -e "$BATS_TEST_TMPDIR/processes" ]] || fail "started: $(<"$BATS_TEST_TMPDIR/processes")"
+  # The actuator's connector (maxThreads=8 maxConnections=64 acceptCount=64) is not the one under test.
+  cell[SERVER_ADDR]=127.0.0.1
+  cell[SERVER_PORT]=8081
+  run _target_check_connector_log cell "$LT_ROOT/tests/fixtures/target-own.log"
+  command jq -e '.mismatches | map(.property) | index("server.tomcat.max-connections") != null' <<<"$output"
+}
+
+@test "a setting the suite's own target logged differently from the cell's knob is a mismatch, named with its source" {
+  local -A cell
+  lt_own_cell cell
+  cell[TOMCAT_ACCEPT_COUNT]=100
+  cell[TOMCAT_KEEP_ALIVE_TIMEOUT]=20000
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[{"property":"server.tomcat.accept-count","cell":100,"effective":25000,"source":"target.log"},{"property":"server.tomcat.keep-alive-timeout","cell":20000,"effective":60000,"source":"target.log"}]}'
+  # Virtual threads asked for and a pool of 200 logged.
+  lt_own_cell cell
+  cell[TOMCAT_VIRTUAL_THREADS]=1
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[{"property":"spring.threads.virtual.enabled","cell":"true","effective":"false (a pool of 200 threads)","source":"target.log"}]}'
+}
+
+@test "virtual threads: the logged maxThreads -1 (no pool of Tomcat's own) is as asked, and no thread count is compared" {
+  sed 's/maxThreads=200 minSpareThreads=10/maxThreads=-1 minSpareThreads=-1/' "$LT_ROOT/tests/fixtures/target-own.log" >"$BATS_TEST_TMPDIR/target.log"
+  local -A cell
+  lt_own_cell cell
+  cell[TOMCAT_VIRTUAL_THREADS]=1
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[]}'
+  cell[TOMCAT_VIRTUAL_THREADS]=0
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[{"property":"spring.threads.virtual.enabled","cell":"false","effective":"true","source":"target.log"}]}'
+}
+
+@test "a pool's min-spare above its max runs at the max (Tomcat takes the smaller), not a mismatch" {
+  sed 's/maxThreads=200 minSpareThreads=10/maxThreads=4 minSpareThreads=4/' "$LT_ROOT/tests/fixtures/target-own.log" >"$BATS_TEST_TMPDIR/target.log"
+  local -A cell
+  lt_own_cell cell
+  cell[TOMCAT_MAX_THREADS]=4
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":true,"reason":null,"source":"target.log","mismatches":[]}'
+}
+
+@test "a log without the connector's line (its logging turned off) falls back to the actuator, blaming no setting" {
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { shift; "$@"; }
+  TARGET_CHECK_WAIT_S=0
+  grep -v ConnectorSettingsLogger "$LT_ROOT/tests/fixtures/target-own.log" >"$BATS_TEST_TMPDIR/target.log"
+  local -A cell
+  lt_own_cell cell
+  cell[MANAGEMENT_PORT]=1
+  local began=$SECONDS
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
+  # "Started ... in" came after every connector's line: no wait for it.
+  ((SECONDS - began <= 1))
+  # The suite's classes logging at WARN (TARGET_ARGS): no "Started" either, but
+  # Tomcat's line for the actuator's port comes after where the line would be.
+  grep -v -e ConnectorSettingsLogger -e LoadtestTargetApplication "$LT_ROOT/tests/fixtures/target-own.log" >"$BATS_TEST_TMPDIR/target.log"
+  began=${EPOCHREALTIME/./}
+  run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
+  assert_output --partial '"source":"/actuator/configprops"'
+  ((${EPOCHREALTIME/./} - began < 1000000)) || fail "waited $((${EPOCHREALTIME/./} - began)) us for a line that was not coming"
+  # A jar of one's own is always asked on its actuator, whatever its log says.
+  cell[TARGET_JAR]=app.jar
+  run target_check_connector cell "$LT_ROOT/tests/fixtures/target-own.log"
+  assert_output --partial '"source":"/actuator/configprops"'
 }
 
 @test "configprops whose values are masked cannot be checked, and no setting is called different" {
@@ -293,6 +383,58 @@ teardown() {
   local port
   port="$(lt_free_port)"
   target_wait_healthy "http://127.0.0.1:$port/health" 1 true "$BATS_TEST_TMPDIR/none.log" || true
+  assert_equal "$CELL_ERROR" "target did not answer http://127.0.0.1:$port/health within 1s (last answer: none)"
+}
+
+@test "a Spring Boot target's health path is asked once its log says Tomcat listens, not every 50 ms before" {
+  NETNS_HOST_MODE=1
+  # shellcheck disable=SC2317 # SC2317: called by target_wait_healthy, counts its asks
+  netns_exec() { printf 'ask\n' >>"$BATS_TEST_TMPDIR/asks"; shift; "$@"; }
+  mkdir -p "$BATS_TEST_TMPDIR/www"
+  : >"$BATS_TEST_TMPDIR/www/health"
+  HTTP_PORT="$(lt_free_port)"
+  TARGET_LOG="$BATS_TEST_TMPDIR/target.log"
+  TARGET_LOG_SPRING=1
+  printf 'INFO --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer  : Tomcat initialized with port %s (http)\n' "$HTTP_PORT" >"$TARGET_LOG"
+  # The "JVM": listens 1.5 s later and says so in its log, a line written in two parts.
+  (sleep 1.5
+    (sleep 0.3
+      printf 'INFO --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer  : Tomcat started ' >>"$TARGET_LOG"
+      printf 'on port %s (http) with context path '"'/'"'\n' "$HTTP_PORT" >>"$TARGET_LOG") &
+    exec python3 -m http.server --bind 127.0.0.1 --directory "$BATS_TEST_TMPDIR/www" "$HTTP_PORT" >/dev/null 2>&1) 3>&- &
+  HTTP_PID=$!
+  local began=${EPOCHREALTIME/./}
+  target_wait_healthy "http://127.0.0.1:$HTTP_PORT/health" 10 true "$TARGET_LOG"
+  assert_equal "$CELL_ERROR" ""
+  local asks
+  asks="$(wc -l <"$BATS_TEST_TMPDIR/asks")"
+  # Every 0.25 s for 1.8 s, then one or two: about 9; every 50 ms it was over 20.
+  ((asks <= 11)) || fail "asked $asks times"
+  # Not later than the log's line allows (1.8 s, and the machine is shared).
+  local took_us=$((${EPOCHREALTIME/./} - began))
+  ((took_us <= 3500000)) || fail "took $took_us us"
+}
+
+@test "waiting on a Spring Boot target's log keeps the 404 and the started-but-silent failures" {
+  lt_http_server
+  NETNS_HOST_MODE=1
+  TARGET_LOG="$BATS_TEST_TMPDIR/target.log"
+  TARGET_LOG_SPRING=1
+  printf 'INFO  Tomcat started on port %s (http)\n' "$HTTP_PORT" >"$TARGET_LOG"
+  local started=$SECONDS
+  target_wait_healthy "http://127.0.0.1:$HTTP_PORT/actuator/healthz" 60 true "$TARGET_LOG" client "; hint" || true
+  assert_equal "$CELL_ERROR" "target answers 404 (not found) to GET /actuator/healthz at http://127.0.0.1:$HTTP_PORT/actuator/healthz: set TARGET_HEALTH_PATH to a path it answers with 200 once ready; hint"
+  ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
+  local port
+  port="$(lt_free_port)"
+  printf '2026-11-24 INFO  Started GreetingApplication in 3.1 seconds (process running for 3.4)\n' >"$TARGET_LOG"
+  started=$SECONDS
+  target_wait_healthy "http://127.0.0.1:$port/health" 60 true "$TARGET_LOG" || true
+  assert_equal "$CELL_ERROR" "target logged 'Started GreetingApplication in 3.1 seconds' but nothing answers GET /health at http://127.0.0.1:$port/health: set TARGET_HEALTH_PATH to a path it answers with 200 once ready"
+  ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
+  # A log that never says it listens (its logging turned off): still asked, and the timeout names the last answer.
+  : >"$TARGET_LOG"
+  target_wait_healthy "http://127.0.0.1:$port/health" 1 true "$TARGET_LOG" || true
   assert_equal "$CELL_ERROR" "target did not answer http://127.0.0.1:$port/health within 1s (last answer: none)"
 }
 
