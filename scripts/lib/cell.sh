@@ -4,8 +4,9 @@
 # resolved settings -> backend started (namespaces, sysctls, target healthy,
 # server counters) -> client counters -> k6 from the client namespace while
 # the sampler runs -> counters after -> processes stopped -> counter deltas
-# -> row.json. run-matrix.sh calls run_cell for each cell; bench.sh runs its
-# cells through run-matrix.sh.
+# -> row.json, this last part beside the next cell's start (cell_finish_begin,
+# joined before the next cell's load: cell_finish_join). run-matrix.sh calls
+# run_cell for each cell; bench.sh runs its cells through run-matrix.sh.
 #
 # Needs common.sh, matrix.sh, netns.sh, counters.sh, sampler.sh, k6.sh,
 # results.sh, monitoring.sh, backend.sh and lock.sh, and the run's LT_RUN_DIR.
