@@ -110,21 +110,20 @@ main() {
     read -r index k name <<<"${plan[position]}"
     names+=("$name")
     if [[ -s "$LT_RUN_DIR/cells/$name/row.json" ]]; then
+      cell_finish_join
       say "cell $((position + 1))/${#plan[@]} $name: kept from the earlier attempt"
       continue
     fi
-    # A failed cell is in its row; the run goes on to the next cell.
+    # A failed cell is in its row; the run goes on to the next cell. Its
+    # finish (row, tables, report line, the manifest's counts) goes on
+    # beside the next cell's start, which joins it before its load; a full
+    # disk stops the run there as interrupted, the cell dropped.
     if ! run_cell "$index" "$k" "$name" "$((position + 1))" "${#plan[@]}"; then
       :
     fi
-    # A full disk stops the run as interrupted (on_exit), the cell dropped.
-    space_stop_when_full "$LT_RUN_DIR/cells/$name" || {
-      # shellcheck disable=SC2034 # SC2034: read by on_exit (lock.sh)
-      LT_INTERRUPTED=1
-      exit "$EX_FAILURE"
-    }
-    update_cell_counts
   done
+  # The last cell's finish, before the run's own.
+  cell_finish_join
   total="${#plan[@]}"
 
   local failed missing status=complete

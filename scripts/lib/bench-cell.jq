@@ -6,7 +6,12 @@
 # (Spring Boot's "Started ... in S seconds (process running for P)", or ""),
 # $cpu_s (the target's CPU-seconds up to healthy, target-start.txt, or "").
 # Consecutive marks cover the cell without a gap, so the phases add up to
-# the cell's period.
+# the cell's period. A cell whose finish (deltas, row, tables, report line,
+# counts: the marks files, row, tables, finished) ran beside the next cell's
+# start, which joined it (the next cell's mark joined, after this one's
+# reported), ends its serial part at `stopped`: its finish is shown apart
+# (finish_overlapped, finish_s), never added to the period, and the wait for
+# it is the next cell's join_s.
 [inputs | split("\t") | select(length == 2) | {name: .[0], ms: (.[1] | tonumber)}] as $marks
 | def first_mark($n): [$marks[] | select(.name == $n) | .ms] | first;
   def last_mark($n): [$marks[] | select(.name == $n) | .ms] | last;
@@ -14,6 +19,7 @@
   def r3: if . == null then null else (. * 1000 | round / 1000) end;
   ($row[0] // {}) as $r
 | ($next_start | if . == "" then null else tonumber end) as $next
+| ($next != null and (last_mark("reported") // 0) > $next) as $overlapped
 | span(first_mark("train_start"); last_mark("train_end")) as $train
 | ($started_line | capture("in (?<s>[0-9.]+) seconds \\(process running for (?<p>[0-9.]+)\\)")? // null) as $started
 | {
@@ -25,15 +31,22 @@
       | if $s == null then null else ($s - ($train // 0) | r3) end),
     train_s: $train,
     target_start_s: span(last_mark("target_start"); last_mark("target_ready")),
-    k6_prep_s: span(last_mark("target_ready"); last_mark("k6_start")),
+    join_s: span(last_mark("target_ready"); last_mark("joined")),
+    k6_prep_s: span(last_mark("joined") // last_mark("target_ready"); last_mark("k6_start")),
     k6_process_s: span(last_mark("k6_start"); last_mark("k6_end")),
     k6_startstop_s: (span(last_mark("k6_start"); last_mark("k6_end")) as $k
       | if $k == null or $r.duration_s == null then null else ($k - $r.duration_s | r3) end),
     teardown_s: span(last_mark("k6_end"); last_mark("stopped")),
+    finish_overlapped: $overlapped,
     files_s: span(last_mark("stopped"); last_mark("files")),
     row_s: span(last_mark("files"); last_mark("row")),
-    report_s: span(last_mark("row"); last_mark("reported")),
-    between_s: span(last_mark("reported"); $next),
+    # Serial: the tables and the report line up to reported; beside the next
+    # cell: the tables, then the report line and counts up to finished.
+    tables_s: (if $overlapped then span(last_mark("row"); last_mark("tables")) else null end),
+    report_s: (if $overlapped then span(last_mark("tables"); last_mark("finished"))
+      else span(last_mark("row"); last_mark("reported")) end),
+    finish_s: (if $overlapped then span(last_mark("stopped"); last_mark("finished")) else null end),
+    between_s: span(if $overlapped then last_mark("stopped") else last_mark("reported") end; $next),
     period_s: span(first_mark("cell_start"); $next),
     period_overhead_s: (span(first_mark("cell_start"); $next) as $p
       | if $p == null or $r.duration_s == null then null else ($p - $r.duration_s | r3) end),

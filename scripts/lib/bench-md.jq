@@ -22,12 +22,19 @@ def s: if (.n // 0) == 0 then "-" else "\(.median | f) (\(.min | f)..\(.max | f)
 (.orchestration.run_overhead_per_cell_s // {} | to_entries[]
   | "Per cell of a whole run (start modes \(.key), cells alternating; from its first cell's start to its end, the final tables and report included): \(.value | s)"),
 "",
-"Where a cell's time goes (s, from each cell's phases.tsv; consecutive marks, so they add up to the cell):",
+"Where a cell's time goes (s, from each cell's phases.tsv; consecutive marks, so the serial phases add up to the cell, start to the next cell's start):",
 "",
-"| start mode | k6 script | namespaces, sysctls | target start | counters, sampler | k6 process | k6 start+stop | teardown | deltas | row | tables, report | next cell |",
-"|---|---|---|---|---|---|---|---|---|---|---|---|",
+"| start mode | k6 script | namespaces, sysctls | target start | joining the cell before | counters, sampler | k6 process | k6 start+stop | teardown | next cell |",
+"|---|---|---|---|---|---|---|---|---|---|",
 (.orchestration.phases_s as $p | ($p.setup_s // {} | keys[]) as $mode
-  | "| \($mode) | \($p.prep_s[$mode] // {} | s) | \($p.setup_s[$mode] | s) | \($p.target_start_s[$mode] | s) | \($p.k6_prep_s[$mode] // {} | s) | \($p.k6_process_s[$mode] | s) | \($p.k6_startstop_s[$mode] // {} | s) | \($p.teardown_s[$mode] | s) | \($p.files_s[$mode] | s) | \($p.row_s[$mode] // {} | s) | \($p.report_s[$mode] // {} | s) | \($p.between_s[$mode] // {} | s) |"),
+  | "| \($mode) | \($p.prep_s[$mode] // {} | s) | \($p.setup_s[$mode] | s) | \($p.target_start_s[$mode] | s) | \($p.join_s[$mode] // {} | s) | \($p.k6_prep_s[$mode] // {} | s) | \($p.k6_process_s[$mode] | s) | \($p.k6_startstop_s[$mode] // {} | s) | \($p.teardown_s[$mode] | s) | \($p.between_s[$mode] // {} | s) |"),
+"",
+"Its finish (s): the counter deltas, the row, the tables, then the report line and the manifest's counts; beside the next cell's start when \"all\" has a figure (its wait is the next cell's \"joining the cell before\", not added twice), else serial after the teardown:",
+"",
+"| start mode | deltas | row | tables | report line, counts | all, beside the next start |",
+"|---|---|---|---|---|---|",
+(.orchestration.phases_s as $p | ($p.setup_s // {} | keys[]) as $mode
+  | "| \($mode) | \($p.files_s[$mode] | s) | \($p.row_s[$mode] // {} | s) | \($p.tables_s[$mode] // {} | s) | \($p.report_s[$mode] // {} | s) | \($p.finish_s[$mode] // {} | s) |"),
 "",
 "The target's start (s): the JVM up to Spring Boot, Spring Boot's own \"Started ... in\", then up to the runner's first 200 on the health path, then the suite's checks (the start's CPU read, the connector check, the server's counters) up to the cell's next phase; beside it, the same parts of the bare start (which has no checks):",
 "",

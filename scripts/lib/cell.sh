@@ -4,8 +4,9 @@
 # resolved settings -> backend started (namespaces, sysctls, target healthy,
 # server counters) -> client counters -> k6 from the client namespace while
 # the sampler runs -> counters after -> processes stopped -> counter deltas
-# -> row.json. run-matrix.sh calls run_cell for each cell; bench.sh runs its
-# cells through run-matrix.sh.
+# -> row.json, this last part beside the next cell's start (cell_finish_begin,
+# joined before the next cell's load: cell_finish_join). run-matrix.sh calls
+# run_cell for each cell; bench.sh runs its cells through run-matrix.sh.
 #
 # Needs common.sh, matrix.sh, netns.sh, counters.sh, sampler.sh, k6.sh,
 # results.sh, monitoring.sh, backend.sh and lock.sh, and the run's LT_RUN_DIR.
@@ -15,12 +16,24 @@
 # status, for the row).
 CELL_ERROR=""
 CELL_K6_EXIT=""
+# A cell's finish (its counter deltas, row, tables, report line and the
+# manifest's counts: cell_finish_begin) runs beside the next cell's start,
+# which needs neither its namespaces nor its ports, and is joined before
+# anything of the next cell's load (cell_finish_join): its background
+# process, its directory and its lines, kept until then; and the next
+# cell's first line, said after them.
+CELL_FINISH_PID=""
+CELL_FINISH_DIR=""
+CELL_FINISH_LOG=""
+CELL_HEADER=""
 
 # run_cell INDEX K NAME POSITION TOTAL: one cell, start to row: repetition K
 # of matrix cell INDEX (0-based), in LT_RUN_DIR/cells/NAME, the POSITIONth
-# of the run's TOTAL. Fails (after writing a row with status=failed and the
-# reason) if any step fails. Every step is checked where it is called
-# (cell_step): a caller's `if` turns errexit off for everything below it.
+# of the run's TOTAL. Its finish (the row: status=failed and the reason when
+# a step failed) goes on in the background, beside the next cell's start
+# (cell_finish_begin); the runner joins the last one (cell_finish_join).
+# Every step is checked where it is called (cell_step): a caller's `if`
+# turns errexit off for everything below it.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 run_cell() {
   local index="$1" k="$2" cell_id="$3" position="$4" total="$5" cell_dir started started_us error="" status=ok
@@ -29,7 +42,9 @@ run_cell() {
   mkdir -p "$cell_dir"
   started=$SECONDS
   started_us="${EPOCHREALTIME/[.,]/}"
-  say "cell $position/$total $cell_id"
+  # While the cell before is finishing, this line waits for its report line.
+  CELL_HEADER="cell $position/$total $cell_id"
+  [[ -n "$CELL_FINISH_PID" ]] || cell_say_header
   phase_mark "$cell_dir" cell_start
 
   CELL_ERROR=""
@@ -48,26 +63,96 @@ run_cell() {
     status=failed
     error="$CELL_ERROR"
   fi
+  # A cell that failed before its load joins the finish of the one before here.
+  cell_finish_join
   stop_cell_processes
   phase_mark "$cell_dir" stopped
-  # Counter deltas, row.json (a failed row with the reason when it cannot
-  # build one) and the run's tables, in one process (cell_finish).
-  if ! cell_finish "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" \
-    "$(seconds_since_us "$started_us")" \
+  cell_finish_begin "$cell_dir" "$status" "$error" "$(seconds_since_us "$started_us")" "$index" "$k" "$started"
+}
+
+# cell_say_header: the current cell's first line ("cell N/TOTAL NAME"),
+# once.
+cell_say_header() {
+  [[ -z "$CELL_HEADER" ]] || say "$CELL_HEADER"
+  CELL_HEADER=""
+}
+
+# cell_finish_begin CELL_DIR STATUS ERROR WALL_S INDEX K STARTED: the cell's
+# finish (cell_finish_steps) in the background, its lines kept in a file
+# for cell_finish_join to say. It needs neither the namespaces nor the
+# ports, so the next cell's start goes on beside it, at a lower priority
+# (nice 10) than the next target's JVM, whose start is CPU-bound. It keeps
+# the runner's lock descriptor closed (as every child that may outlive a
+# step: lock.sh), and goes on through a closed terminal's SIGHUP and a
+# Ctrl-C (which a background job ignores), so a row already measured is
+# written whatever ends the run; the runner's exit waits for it (on_exit).
+cell_finish_begin() {
+  CELL_FINISH_DIR="$1"
+  CELL_FINISH_LOG="$(mktemp)"
+  (
+    trap '' HUP INT
+    set +e
+    renice -n 10 -p "$BASHPID" >/dev/null 2>&1
+    cell_finish_steps "$@"
+  ) >"$CELL_FINISH_LOG" 2>&1 9>&- &
+  CELL_FINISH_PID=$!
+}
+
+# cell_finish_steps CELL_DIR STATUS ERROR WALL_S INDEX K STARTED: after the
+# cell's processes stopped: counter deltas, row.json (a failed row with the
+# reason when it cannot build one) and the run's tables in one process
+# (cell_finish), a warning when the cell failed, the status and report line
+# in one jq start, the monitoring's shipping of the cell, then the
+# manifest's counts (update_cell_counts), and the phase mark `finished`. Exits 3 when the disk is full
+# (the runner stops there: space_stop_when_full), 1 for a failed cell.
+# Runs in cell_finish_begin's background shell, in run_cell's scope (its
+# `cell` settings).
+cell_finish_steps() {
+  local cell_dir="$1" status="$2" error="$3" wall_s="$4" index="$5" k="$6" started="$7" report
+  if ! cell_finish "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" "$wall_s" \
     "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')" "$CELL_K6_EXIT"; then
-    warn "cell $cell_id: $(jq -r .error "$cell_dir/row.json")"
+    warn "cell $(basename "$cell_dir"): $(jq -r .error "$cell_dir/row.json")"
   fi
   # The status, then the report line, in one jq start.
-  local report
   report="$(jq -r '.status, "tps=\(.tps) p95=\(.lat_p95_ms)ms failed=\(.failed_reqs) conns_peak=\(.server_conns_peak) overflows=\(.listen_overflows)"
     + (if .as_designed == 0 then "\n  not as designed: \(.design_notes)" else "" end)
     + (if .prediction_check == "mismatch" then "\n  prediction mismatch: \(.prediction_notes)" else "" end)
     + (if .error != null and .error != "" then " (\(.error))" else "" end)' "$cell_dir/row.json")"
   status="${report%%$'\n'*}"
-  monitoring_cell_done cell "$cell_dir" || warn "cell $cell_id: its metrics did not reach InfluxDB"
+  monitoring_cell_done cell "$cell_dir" || warn "cell $(basename "$cell_dir"): its metrics did not reach InfluxDB"
   say "  $status in $((SECONDS - started))s: ${report#*$'\n'}"
-  phase_mark "$cell_dir" reported
+  ! space_full "$LT_RUN_DIR" || exit 3
+  update_cell_counts
+  phase_mark "$cell_dir" finished
   [[ "$status" == ok ]]
+}
+
+# cell_finish_wait: wait for the finish of the cell before (cell_finish_begin),
+# say its lines and mark it reported; its exit status (0 when there is none).
+cell_finish_wait() {
+  local code=0
+  [[ -n "$CELL_FINISH_PID" ]] || return 0
+  wait "$CELL_FINISH_PID" || code=$?
+  CELL_FINISH_PID=""
+  cat "$CELL_FINISH_LOG" >&2 || true
+  rm -f "$CELL_FINISH_LOG"
+  [[ ! -d "$CELL_FINISH_DIR" ]] || phase_mark "$CELL_FINISH_DIR" reported
+  return "$code"
+}
+
+# cell_finish_join: the finish of the cell before joined (cell_finish_wait),
+# before anything of the current cell's load; a full disk stops the run
+# there as interrupted, the cell before dropped (space_stop_when_full, and
+# on_exit). Then the current cell's first line.
+cell_finish_join() {
+  local code=0
+  cell_finish_wait || code=$?
+  if ((code == 3)) && ! space_stop_when_full "$CELL_FINISH_DIR"; then
+    # shellcheck disable=SC2034 # SC2034: read by on_exit (lock.sh)
+    LT_INTERRUPTED=1
+    exit "$EX_FAILURE"
+  fi
+  cell_say_header
 }
 
 # seconds_since_us EPOCH_US: the seconds since EPOCH_US (bash's EPOCHREALTIME
@@ -119,6 +204,10 @@ run_cell_steps() {
   phase_mark "$cell_dir" target_start
   backend_start values "$cell_dir" "$base_url" || return 1
   phase_mark "$cell_dir" target_ready
+  # The cell before finished beside this start; joined before this cell's
+  # load, so nothing of it runs while this one is measured.
+  cell_finish_join
+  phase_mark "$cell_dir" joined
   local helpers_started=0
   # The delay after the health checks, so they do not wait on it.
   cell_step "starting nginx" proxy_start values "$cell_dir" \

@@ -214,6 +214,8 @@ on_exit() {
   trap '' PIPE
   trap - EXIT INT TERM HUP
   stop_cell_processes
+  # A cell's finish still running (cell_finish_begin): its row, its line.
+  cell_finish_wait
   # The reserve given back first: on a full disk the manifest still fits.
   [[ -z "$LT_RUN_DIR" ]] || space_release "$LT_RUN_DIR"
   if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then

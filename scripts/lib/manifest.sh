@@ -107,11 +107,18 @@ manifest_create() {
     | write_atomic "$run_dir/manifest.json"
 }
 
-# manifest_update RUN_DIR JQ_FILTER [jq args...]: rewrite the manifest.
+# manifest_update RUN_DIR JQ_FILTER [jq args...]: rewrite the manifest, one
+# writer at a time (a lock on RUN_DIR): a cell's finish counts its row
+# while the next cell starts (cell_finish_begin), and a read and a rename
+# of another writer between them would lose one of the two.
 manifest_update() {
-  local run_dir="$1" filter="$2"
+  local run_dir="$1" filter="$2" lock_fd status=0
   shift 2
-  jq "$@" "$filter" "$run_dir/manifest.json" | write_atomic "$run_dir/manifest.json"
+  exec {lock_fd}<"$run_dir" || return 1
+  flock "$lock_fd" || true
+  jq "$@" "$filter" "$run_dir/manifest.json" | write_atomic "$run_dir/manifest.json" || status=$?
+  exec {lock_fd}<&-
+  return "$status"
 }
 
 # manifest_warn RUN_DIR MESSAGE: add a warning (kept once).

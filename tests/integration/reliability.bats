@@ -112,6 +112,29 @@ host_sysctls() {
   assert_nothing_left
 }
 
+@test "SIGTERM while a cell's finish runs beside the next cell's start: the exit waits for it, and its row is kept" {
+  start_runner
+  # The first cell's processes are stopped and its finish has begun (its
+  # deltas are written): the next cell is starting beside it.
+  local deadline=$((SECONDS + 120)) phases
+  until phases="$(cat "$LT_RESULTS_DIR"/*/cells/01_accept_count-10/phases.tsv 2>/dev/null)" \
+    && grep -q '^files' <<<"$phases"; do
+    ((SECONDS < deadline)) || fail "cell 01's finish never began: $(cat "$BATS_TEST_TMPDIR/run.log")"
+    sleep 0.02
+  done
+  kill -TERM "$RUNNER_PID"
+  wait_runner
+  [ "$RUNNER_STATUS" -eq 143 ]
+  local run_dir
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  [ "$(jq -r .status "$run_dir/cells/01_accept_count-10/row.json")" = ok ]
+  [ "$(jq -r '[.status, .cells_done] | @tsv' "$run_dir/manifest.json")" = $'interrupted\t1' ]
+  [ "$(wc -l <"$run_dir/results.csv")" -eq 2 ]
+  # Its report line was said before the run stopped.
+  grep -q '^  ok in ' "$BATS_TEST_TMPDIR/run.log"
+  assert_nothing_left
+}
+
 # pid_running PID: the process exists and is not a zombie.
 pid_running() {
   local stat

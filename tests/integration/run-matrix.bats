@@ -206,12 +206,41 @@ setup() {
     to="$(awk -F'\t' '$1 == "tables" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
     [ -n "$from" ] && [ -n "$to" ]
     # The live line shows what runs; it decides nothing: counted on its own.
-    starts="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 !~ /ltsuite[.]live/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
+    # The cell before's finish, which runs beside this cell's start, is that
+    # cell's (its directory is in its arguments).
+    starts="$(awk -F'\t' -v from="$from" -v to="$to" -v cell="/cells/$cell " '$1 >= from && $1 <= to && $2 !~ /ltsuite[.]live/ \
+      && !($2 ~ /ltsuite[.]cell finish/ && index($2, cell) == 0)' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
     lives="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 ~ /ltsuite[.]live/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
     echo "cell $cell: $starts Python starts and $lives live line(s)"
     awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
     [ "$starts" -eq 2 ] && [ "$lives" -eq 1 ]
   done
+}
+
+@test "a cell's finish runs beside the next cell's start and is joined before the next cell's load" {
+  local -a cells
+  mapfile -t cells < <(lt_cells)
+  [ "${#cells[@]}" -eq 4 ]
+  local i prev next
+  for ((i = 0; i + 1 < ${#cells[@]}; i++)); do
+    prev="$RUN_DIR/cells/${cells[i]}/phases.tsv" next="$RUN_DIR/cells/${cells[i + 1]}/phases.tsv"
+    mark() { awk -F'\t' -v m="$2" '$1 == m { t = $2 } END { print t }' "$1"; }
+    echo "${cells[i]}: stopped $(mark "$prev" stopped) tables $(mark "$prev" tables) finished $(mark "$prev" finished)"
+    echo "${cells[i + 1]}: cell_start $(mark "$next" cell_start) target_start $(mark "$next" target_start) joined $(mark "$next" joined) k6_start $(mark "$next" k6_start)"
+    # The next cell started (its namespaces, its target) before this one's
+    # finish ended ...
+    [ "$(mark "$next" target_start)" -lt "$(mark "$prev" tables)" ]
+    # ... and its load only once that finish, report line and counts were done.
+    [ "$(mark "$prev" finished)" -le "$(mark "$next" joined)" ]
+    [ "$(mark "$prev" reported)" -le "$(mark "$next" joined)" ]
+    [ "$(mark "$next" joined)" -le "$(mark "$next" k6_start)" ]
+  done
+  # Each cell's report line follows its own first line, before the next cell's.
+  run grep -E '^(cell [0-9]+/4 |  (ok|failed) in )' "$BATS_FILE_TMPDIR/run.log"
+  assert_line --index 0 --partial "cell 1/4 ${cells[0]}"
+  assert_line --index 1 --regexp '^  ok in '
+  assert_line --index 2 --partial "cell 2/4 ${cells[1]}"
+  assert_line --index 7 --regexp '^  ok in '
 }
 
 @test "what happened is said once, at the run's end, and the report shows it" {

@@ -124,7 +124,7 @@ JSON
   assert_output --partial "| 20000 | burst | 1 | 20000 | 2 | 27000 | 20000 | 30 | - | 2100 | - | - | - | - | 5000 | 256 | 20000 | 0 |"
   assert_output --partial "| 20000 | burst | 50 | 400 | 2 | 1000 | 20000 | 3 | - | 150 | 412.46 | 0 | 0 | 3.2 | 1500 | 77 | 20000 | 1 |"
   assert_output --partial "| 1000 | spike | 1 | 1000 | 1 | - | 1000 | 0.8 | 1250 | 700 | - | - | - | - | 290 | 297 | 998 | 1 |"
-  assert_output --partial "| cds | - | 0.3 (0.3..0.3, n=1) | 1.5 (1.5..1.5, n=1) | - | 3.4 (3.4..3.4, n=1) |"
+  assert_output --partial "| cds | - | 0.3 (0.3..0.3, n=1) | 1.5 (1.5..1.5, n=1) | - | - | 3.4 (3.4..3.4, n=1) |"
   assert_output --partial "Most concurrent connections the target held in this bench: 20000"
 }
 
@@ -144,6 +144,28 @@ JSON
            .files_s, .row_s, .report_s, .between_s] | add * 1000 | round) == (.period_s * 1000 | round)' <<<"$output"
   jq -e '.period_s == 15 and .period_overhead_s == 13 and .k6_startstop_s == 0.25' <<<"$output"
   jq -e '.spring_s == 1.2 and .jvm_to_spring_s == 0.2 and .ready_after_log_s == 0.1 and .target_start_cpu_s == 3.52' <<<"$output"
+}
+
+@test "a finish beside the next cell's start is shown apart, not added to the period; the next cell's wait for it is its join" {
+  # The cell's finish (files .. finished) runs after the next cell started
+  # (17000); its report line came at the next cell's join (18500).
+  run jq -Rn -c --argjson rep 1 --arg asked aot --arg got aot --arg next_start 17000 --arg cpu_s "" \
+    --slurpfile row <(printf '{"cell_wall_s": 6.9, "duration_s": 2.0}') --arg started_line "" \
+    -f "$LT_ROOT/scripts/lib/bench-cell.jq" < <(printf '%s\t%s\n' cell_start 10000 target_start 10050 \
+      target_start 10100 target_ready 12000 joined 12000 k6_start 12050 k6_end 16800 stopped 16950 \
+      files 17100 row 17200 tables 17250 finished 17400 reported 18500)
+  assert_success
+  jq -e '.finish_overlapped and .finish_s == 0.45 and .files_s == 0.15 and .row_s == 0.1 and .tables_s == 0.05
+         and .report_s == 0.15 and .between_s == 0.05 and .join_s == 0 and .k6_prep_s == 0.05' <<<"$output"
+  # The serial phases (the finish not among them) add up to the period.
+  jq -e '([.prep_s, .setup_s, .target_start_s, .join_s, .k6_prep_s, .k6_process_s, .teardown_s, .between_s]
+          | add * 1000 | round) == (.period_s * 1000 | round) and .period_s == 7' <<<"$output"
+  # The next cell: it waited 0.3 s at its join for a finish still running.
+  run jq -Rn -c --argjson rep 1 --arg asked aot --arg got aot --arg next_start "" --arg cpu_s "" \
+    --slurpfile row <(printf '{"cell_wall_s": 6.9, "duration_s": 2.0}') --arg started_line "" \
+    -f "$LT_ROOT/scripts/lib/bench-cell.jq" < <(printf '%s\t%s\n' cell_start 17000 target_start 17100 \
+      target_ready 18200 joined 18500 k6_start 18550)
+  jq -e '.join_s == 0.3 and .k6_prep_s == 0.05 and .finish_overlapped == false' <<<"$output"
 }
 
 @test "a run's last cell has no period, and a target without Spring Boot's log line no start breakdown" {

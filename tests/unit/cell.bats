@@ -26,3 +26,89 @@ setup() {
   run seconds_since_us "$((now - 4000))"
   assert_output --regexp '^0\.[0-9][0-9]$'
 }
+
+# finish_stub LINE SECONDS: cell_finish_steps replaced by one that takes
+# SECONDS, says LINE and marks `finished` in the cell's phases.tsv, and
+# records its own open descriptors and the signals it ignores.
+finish_stub() {
+  eval "cell_finish_steps() {
+    ls /proc/\$BASHPID/fd >\"\$1/fds\"
+    grep '^SigIgn' /proc/\$BASHPID/status >\"\$1/sigign\"
+    sleep $2
+    say '$1'
+    phase_mark \"\$1\" finished
+  }"
+}
+
+@test "a cell's finish runs in the background; its line is said at the join, before the next cell's first line" {
+  local dir="$BATS_TEST_TMPDIR/cells/01"
+  mkdir -p "$dir"
+  finish_stub "  ok in 3s: tps=1" 0.5
+  local before="${EPOCHREALTIME/[.,]/}"
+  cell_finish_begin "$dir" ok "" 1.0 0 1 "$SECONDS"
+  # It returned at once, the finish still running.
+  [ $(((${EPOCHREALTIME/[.,]/} - before) / 1000)) -lt 300 ]
+  [ -n "$CELL_FINISH_PID" ]
+  kill -0 "$CELL_FINISH_PID"
+  CELL_HEADER="cell 2/2 02"
+  # In this shell: only the shell that started the finish can wait for it.
+  cell_finish_join 2>"$BATS_TEST_TMPDIR/said"
+  run cat "$BATS_TEST_TMPDIR/said"
+  assert_output $'  ok in 3s: tps=1\ncell 2/2 02'
+  [ -z "$CELL_FINISH_PID" ]
+  # Reported once its finish had ended.
+  run cut -f1 "$dir/phases.tsv"
+  assert_output $'finished\nreported'
+}
+
+@test "a cell's finish keeps the run lock's descriptor closed and goes on through SIGHUP and Ctrl-C" {
+  local dir="$BATS_TEST_TMPDIR/cells/01"
+  mkdir -p "$dir"
+  finish_stub "  ok in 3s: tps=1" 0.5
+  exec 9>"$BATS_TEST_TMPDIR/lock"
+  cell_finish_begin "$dir" ok "" 1.0 0 1 "$SECONDS"
+  exec 9>&-
+  local i
+  for ((i = 0; i < 50; i++)); do [[ -s "$dir/sigign" ]] && break; sleep 0.02; done
+  kill -HUP "$CELL_FINISH_PID"
+  kill -INT "$CELL_FINISH_PID"
+  cell_finish_wait 2>"$BATS_TEST_TMPDIR/said"
+  run cat "$BATS_TEST_TMPDIR/said"
+  assert_output "  ok in 3s: tps=1"
+  run grep -x 9 "$dir/fds"
+  assert_failure
+  # SIGHUP (1) and SIGINT (2) ignored: bits 0 and 1 of the mask.
+  [ $((16#$(awk '{ print $2 }' "$dir/sigign") & 3)) -eq 3 ]
+}
+
+@test "a full disk after a cell's finish stops the run at the join, as interrupted, the cell dropped" {
+  local dir="$BATS_TEST_TMPDIR/cells/01" status=0
+  mkdir -p "$dir"
+  cell_finish_steps() { exit 3; }
+  space_stop_when_full() { say "no space left (stub)"; rm -rf "$1"; return 1; }
+  # Begun and joined in one shell (the runner's), which the join ends.
+  (
+    LT_INTERRUPTED=0
+    trap 'echo "interrupted=$LT_INTERRUPTED" >&2' EXIT
+    cell_finish_begin "$dir" ok "" 1.0 0 1 "$SECONDS"
+    CELL_HEADER="cell 2/2 02"
+    cell_finish_join
+    echo "not reached" >&2
+  ) 2>"$BATS_TEST_TMPDIR/said" || status=$?
+  [ "$status" -eq 1 ]
+  run cat "$BATS_TEST_TMPDIR/said"
+  assert_output $'no space left (stub)\ninterrupted=1'
+  [ ! -e "$dir" ]
+}
+
+@test "no finish running: the join says the cell's first line at once, and waiting does nothing" {
+  CELL_FINISH_PID=""
+  # shellcheck disable=SC2034 # SC2034: read by cell_say_header (cell.sh)
+  CELL_HEADER="cell 1/2 01"
+  run cell_finish_join
+  assert_success
+  assert_output "cell 1/2 01"
+  run cell_finish_wait
+  assert_success
+  assert_output ""
+}

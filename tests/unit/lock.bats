@@ -177,7 +177,7 @@ start_trapped_runner() {
   cat >"$BATS_TEST_TMPDIR/runner.sh" <<'SH'
 set -euo pipefail
 source "$LT_ROOT/scripts/lib/common.sh"
-for lib in results manifest lock space; do source "$LT_ROOT/scripts/lib/$lib.sh"; done
+for lib in results manifest lock space cell; do source "$LT_ROOT/scripts/lib/$lib.sh"; done
 stop_cell_processes() { say "stopping"; }
 results_render() { :; }
 report_render() { :; }
@@ -185,6 +185,13 @@ LT_RUN_ID=r LT_RUN_DIR="$1" LT_FINISHED=0 LT_INTERRUPTED=0
 TMPDIR="$2" run_tmp_dir
 lock_state_write
 run_traps_set
+# A cell's finish still running when the signal comes (RUNNER_FINISH_S > 0):
+# it writes the cell's row after that long.
+if [[ "${RUNNER_FINISH_S:-0}" != 0 ]]; then
+  mkdir -p "$1/cells/01"
+  cell_finish_steps() { sleep "$RUNNER_FINISH_S"; printf '{"status": "ok"}\n' >"$1/row.json"; }
+  cell_finish_begin "$1/cells/01" ok "" 1.0 0 1 "$SECONDS"
+fi
 printf 'ready\n' >"$3"
 while :; do sleep 0.05; done
 SH
@@ -209,6 +216,18 @@ SH
   [ ! -e "$LT_LOCK_STATE" ]
   run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
   assert_output ''
+}
+
+@test "SIGTERM while a cell's finish runs beside the next cell: the exit waits for its row before marking the run" {
+  RUNNER_FINISH_S=1 start_trapped_runner
+  kill -TERM "$RUNNER_PID"
+  local status=0
+  wait "$RUNNER_PID" || status=$?
+  [ "$status" -eq 143 ]
+  [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/cells/01/row.json")" = ok ]
+  # Its report mark came after the row, before the runner ended.
+  grep -q '^reported' "$BATS_TEST_TMPDIR/run/cells/01/phases.tsv"
+  [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/manifest.json")" = interrupted ]
 }
 
 @test "SIGTERM: status 143, the run interrupted, no lock state" {
