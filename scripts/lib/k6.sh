@@ -225,6 +225,12 @@ k6_start() {
   local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile
   [[ "$instances" =~ ^[1-9][0-9]*$ ]] \
     || abort "k6_start: K6_INSTANCES=$instances: a cell's settings get their auto knobs resolved first (ltsuite.cell plan or resolve)"
+  local port_fd="" port=""
+  # The dashboard's port is asked of the client namespace (a process there,
+  # k6_dashboard_port) while the rest of k6's start is made ready.
+  for option in "$@"; do
+    [[ "$option" != K6_WEB_DASHBOARD_PORT=-1 || -n "$port_fd" ]] || exec {port_fd}< <(k6_dashboard_port)
+  done
   nofile="$(k6_nofile cell_values)"
   k6_file_limits "$cell_dir" "$nofile"
   local -a env_args script_args=() option_args=() option_env=()
@@ -236,7 +242,7 @@ k6_start() {
   for option in "$@"; do
     [[ -z "$relative_dir" ]] || option="${option//"$relative_dir/"/"$cell_dir/"}"
     case "$option" in
-      K6_WEB_DASHBOARD_PORT=-1) option_env+=("K6_WEB_DASHBOARD_PORT=$(k6_dashboard_port)") ;;
+      K6_WEB_DASHBOARD_PORT=-1) ;; # its port is given below
       --*=*) option_args+=("$option") ;;
       [A-Z]*=*) option_env+=("$option") ;;
       *) abort "k6_start: '$option' is neither --name=value nor NAME=value" ;;
@@ -249,6 +255,11 @@ k6_start() {
     local addresses
     addresses="$(netns_client_addresses "${cell_values[CLIENT_ADDR]}" "${cell_values[CLIENT_ADDRESSES]}")"
     local_ips=("--local-ips=${addresses// /,}")
+  fi
+  if [[ -n "$port_fd" ]]; then
+    read -r port <&"$port_fd" || true
+    exec {port_fd}<&-
+    option_env+=("K6_WEB_DASHBOARD_PORT=${port:--1}")
   fi
   K6_CELL_DIR="$cell_dir"
   K6_PIDS=()

@@ -373,10 +373,12 @@ SH
   chmod +x "$BATS_TEST_TMPDIR/k6"
   LT_K6="$BATS_TEST_TMPDIR/k6" NETNS_HOST_MODE=0 LT_RUN_ID=r
   # The client namespace's range, and k6 run here instead of in it.
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
   netns_exec() {
     [[ "$1 $2 $3 $4" == "client sysctl -n net.ipv4.ip_local_port_range" ]] || return 1
     printf '32768\t60999\n'
   }
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
   netns_prefix() { :; }
   local -A cell=([SCENARIO]=burst [VUS]=2)
   k6_start cell "$cell_dir" http://127.0.0.1:9 10 K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1
@@ -429,4 +431,27 @@ processes_of() {
   # process for each file name, basename, ulimit), 15 after it.
   [ "$start" -le 11 ] || fail "k6_start started $start processes"
   [ "$wait" -le 6 ] || fail "k6_wait started $wait processes"
+}
+
+@test "the dashboard's port is asked of the client namespace while the rest of k6's start is made ready" {
+  local cell_dir="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$cell_dir"
+  # shellcheck disable=SC2016 # SC2016: expanded by the stand-in
+  printf '#!/bin/sh\nenv >"$SUMMARY_FILE.env"\n' >"$BATS_TEST_TMPDIR/k6"
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  LT_K6="$BATS_TEST_TMPDIR/k6" NETNS_HOST_MODE=0 LT_RUN_ID=r
+  # Both take 0.8 s: one after the other, k6 would start after 1.6 s.
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
+  netns_exec() { sleep 0.8; printf '32768\t60999\n'; }
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
+  netns_prefix() { :; }
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
+  k6_cell_env() { sleep 0.8; printf '%s\n' "PATH=$PATH" VUS=2; }
+  local -A cell=([SCENARIO]=spike [VUS]=2)
+  local t0="${EPOCHREALTIME/[.,]/}"
+  k6_start cell "$cell_dir" http://127.0.0.1:9 10 K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1
+  local took_ms=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
+  wait "${K6_PIDS[@]}"
+  grep -qx K6_WEB_DASHBOARD_PORT=32767 "$cell_dir/summary.json.env"
+  [ "$took_ms" -lt 1400 ] || fail "k6_start took $took_ms ms"
 }
