@@ -225,6 +225,12 @@ k6_start() {
   local instances="${cell_values[K6_INSTANCES]:-1}" i summary log script outputs nofile
   [[ "$instances" =~ ^[1-9][0-9]*$ ]] \
     || abort "k6_start: K6_INSTANCES=$instances: a cell's settings get their auto knobs resolved first (ltsuite.cell plan or resolve)"
+  local port_fd="" port=""
+  # The dashboard's port is asked of the client namespace (a process there,
+  # k6_dashboard_port) while the rest of k6's start is made ready.
+  for option in "$@"; do
+    [[ "$option" != K6_WEB_DASHBOARD_PORT=-1 || -n "$port_fd" ]] || exec {port_fd}< <(k6_dashboard_port)
+  done
   nofile="$(k6_nofile cell_values)"
   k6_file_limits "$cell_dir" "$nofile"
   local -a env_args script_args=() option_args=() option_env=()
@@ -236,7 +242,7 @@ k6_start() {
   for option in "$@"; do
     [[ -z "$relative_dir" ]] || option="${option//"$relative_dir/"/"$cell_dir/"}"
     case "$option" in
-      K6_WEB_DASHBOARD_PORT=-1) option_env+=("K6_WEB_DASHBOARD_PORT=$(k6_dashboard_port)") ;;
+      K6_WEB_DASHBOARD_PORT=-1) ;; # its port is given below
       --*=*) option_args+=("$option") ;;
       [A-Z]*=*) option_env+=("$option") ;;
       *) abort "k6_start: '$option' is neither --name=value nor NAME=value" ;;
@@ -249,6 +255,11 @@ k6_start() {
     local addresses
     addresses="$(netns_client_addresses "${cell_values[CLIENT_ADDR]}" "${cell_values[CLIENT_ADDRESSES]}")"
     local_ips=("--local-ips=${addresses// /,}")
+  fi
+  if [[ -n "$port_fd" ]]; then
+    read -r port <&"$port_fd" || true
+    exec {port_fd}<&-
+    option_env+=("K6_WEB_DASHBOARD_PORT=${port:--1}")
   fi
   K6_CELL_DIR="$cell_dir"
   K6_PIDS=()
@@ -263,8 +274,10 @@ k6_start() {
   [[ "$instances" -eq 1 ]] || env_args+=("BURST_START_AT=$(($(date +%s%3N) + ${cell_values[BURST_LEAD_MS]:-0}))")
   [[ "$instances" -eq 1 ]] || mkdir -p "$cell_dir/k6-summaries"
   for ((i = 0; i < instances; i++)); do
-    summary="$(k6_instance_file "$cell_dir" "$i" "$instances" summary)"
-    log="$(k6_instance_file "$cell_dir" "$i" "$instances" log)"
+    local -a files
+    # One process for the instance's file names (k6_instance_file).
+    mapfile -t files < <(k6_instance_file "$cell_dir" "$i" "$instances" summary log outputs outputs-list pid)
+    summary="${files[0]}" log="${files[1]}" outputs="${files[2]}"
     extra_args=("${option_args[@]}")
     extra_env=("${option_env[@]}")
     if [[ "$instances" -gt 1 ]]; then
@@ -283,34 +296,32 @@ k6_start() {
       segment=(--execution-segment "$i/$instances:$((i + 1))/$instances"
         --execution-segment-sequence "$(k6_segment_sequence "$instances")")
     fi
-    outputs="$(k6_instance_file "$cell_dir" "$i" "$instances" outputs)"
-    rm -rf "$outputs" "$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)"
+    # Left by an earlier run of the cell (RESUME) or a script's own output:
+    # removed only when there (each rm is a process).
+    [[ ! -e "$outputs" && ! -e "${files[3]}" ]] || rm -rf "$outputs" "${files[3]}"
     mkdir -p "$outputs"
-    extra_env+=("OUTPUTS_FILE=$(k6_instance_file "$cell_dir" "$i" "$instances" outputs-list)")
+    extra_env+=("OUTPUTS_FILE=${files[3]}")
     (
       # k6 keeps one socket per VU: give it every file descriptor allowed
       # (K6_NOFILE: fewer, to meet the file wall on purpose). Go raises its
-      # soft limit to the hard one as it starts, so a lower limit is set as
-      # both (in this subshell only).
-      if [[ "$nofile" == "$(ulimit -Hn)" ]]; then
-        ulimit -Sn "$nofile" 2>/dev/null || true
-      else
-        ulimit -n "$nofile" 2>/dev/null || true
-      fi
+      # soft limit to the hard one as it starts, so the limit is set as both
+      # (in this subshell only); at the hard limit that is the soft limit
+      # raised to it.
+      ulimit -n "$nofile" 2>/dev/null || true
       cd "$outputs" || exit 1
       # Read before the environment is replaced: either may be exported.
-      local k6="$LT_K6" run_id="$LT_RUN_ID"
+      local k6="$LT_K6" run_id="$LT_RUN_ID" cell_id="${cell_dir%/}"
       # TARGET_CHECKED: the caller waited for the target to answer its health
       # path (target_wait_healthy), so setup() does not ask it again from the
       # users' namespace (scenarios/lib/target.js).
       k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$summary" \
-        "RUN_ID=$LT_RUN_ID" "CELL_ID=$(basename "$cell_dir")" TARGET_CHECKED=1 "${extra_env[@]}"
+        "RUN_ID=$run_id" "CELL_ID=${cell_id##*/}" TARGET_CHECKED=1 "${extra_env[@]}"
       exec timeout --signal=INT --kill-after=30 "$limit_s" \
         "${in_namespace[@]}" "$k6" run --no-usage-report --address "" -e "LT_RUN_ID=$run_id" \
         "${segment[@]}" "${local_ips[@]}" "${script_args[@]}" "${extra_args[@]}" "$script"
     ) >"$log" 2>&1 9>&- & # 9>&-: not the run lock (run-matrix.sh LT_LOCK_FD)
     K6_PIDS+=("$!")
-    k6_pid_file "$!" "$(k6_instance_file "$cell_dir" "$i" "$instances" pid)"
+    k6_pid_file "$!" "${files[4]}"
   done
 }
 
@@ -355,20 +366,37 @@ k6_nofile() {
   fi
 }
 
+# k6_open_files_soft_limit PID: the soft open-file limit of process PID,
+# from /proc/PID/limits; nothing when it cannot be read. Read by the shell
+# itself: it runs as k6 starts, when every process more costs a few ms
+# (docs/performance.md).
+k6_open_files_soft_limit() {
+  local line soft
+  while IFS= read -r line; do
+    [[ "$line" == "Max open files "* ]] || continue
+    read -r _ _ _ soft _ <<<"$line"
+    printf '%s\n' "$soft"
+    return 0
+  done <"/proc/$1/limits" 2>/dev/null
+}
+
 # k6_file_limits CELL_DIR NOFILE: file-limits.tsv, the open-file limits the
 # cell runs with (ltsuite.design.file_limits): "k6 NOFILE", and where the
 # suite started the target (TARGET_PID, a JVM that inherited the runner's
 # limit; COMPOSE_TARGET_PID, the container's process), "target SOFT_LIMIT
 # OPEN_FILES": its limit and the files it holds as the load starts (its own:
-# jars, logs, listeners), from /proc.
+# jars, logs, listeners), from /proc. The open files are counted by the
+# shell, not by find and wc: it runs just before k6 starts.
 k6_file_limits() {
-  local cell_dir="$1" nofile="$2" pid="${TARGET_PID:-${COMPOSE_TARGET_PID:-}}" limit fds
+  local cell_dir="$1" nofile="$2" pid="${TARGET_PID:-${COMPOSE_TARGET_PID:-}}" limit
+  local -a fds
   printf 'k6\t%s\n' "$nofile" >"$cell_dir/file-limits.tsv"
   [[ -n "$pid" && -r "/proc/$pid/limits" ]] || return 0
-  limit="$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits" 2>/dev/null)" || return 0
-  fds="$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
-  [[ "$limit" =~ ^[0-9]+$ && "$fds" -gt 0 ]] || return 0
-  printf 'target\t%s\t%s\n' "$limit" "$fds" >>"$cell_dir/file-limits.tsv"
+  limit="$(k6_open_files_soft_limit "$pid")"
+  fds=("/proc/$pid/fd/"*)
+  [[ -e "${fds[0]}" || -L "${fds[0]}" ]] || fds=()
+  [[ "$limit" =~ ^[0-9]+$ && ${#fds[@]} -gt 0 ]] || return 0
+  printf 'target\t%s\t%s\n' "$limit" "${#fds[@]}" >>"$cell_dir/file-limits.tsv"
 }
 
 # k6_check_cells TOTAL MACHINE_JSON: refuse the run (exit 2) before anything
@@ -405,12 +433,14 @@ k6_cells_values() {
 # child: `ip netns exec` and env exec it. Waits up to 5 s for the child;
 # writes nothing when there is none (the wrapper already ended).
 k6_pid_file() {
-  local wrapper="$1" file="$2" child="" tries
-  rm -f "$file"
+  local wrapper="$1" file="$2" child="" tries comm
+  [[ ! -e "$file" ]] || rm -f "$file"
   for ((tries = 0; tries < 500; tries++)); do
     [[ -d "/proc/$wrapper" ]] || return 0
-    if [[ "$(cat "/proc/$wrapper/comm" 2>/dev/null)" == timeout ]]; then
-      read -r child _ <"/proc/$wrapper/task/$wrapper/children" 2>/dev/null || true
+    comm=""
+    read -r comm 2>/dev/null <"/proc/$wrapper/comm" || true
+    if [[ "$comm" == timeout ]]; then
+      read -r child _ 2>/dev/null <"/proc/$wrapper/task/$wrapper/children" || true
       [[ -z "$child" ]] || break
     fi
     sleep 0.01
@@ -444,7 +474,7 @@ k6_wait() {
   if [[ $n -gt 0 ]]; then
     k6_exits_record "$K6_CELL_DIR" "${statuses[@]}" | write_atomic "$K6_CELL_DIR/k6-exits.tsv" || true
     # A pid file names a running k6; the pids stay in k6-exits.tsv.
-    rm -f "$K6_CELL_DIR"/k6.pid "$K6_CELL_DIR"/k6-[0-9]*.pid
+    k6_remove_pid_files "$K6_CELL_DIR"
   fi
   for pid_status in "${statuses[@]}"; do
     case "$pid_status" in
@@ -483,33 +513,39 @@ k6_histograms() {
   done
 }
 
-# k6_instance_file CELL_DIR I N WHAT: the file of instance I (0-based) of N
-# named WHAT: log (k6.log, k6-2.log, ...), pid (k6.pid, k6-2.pid, ...: the
-# k6 process itself), summary (summary.json, or k6-summaries/<I>.json with
-# several), samples (its per-request samples when it writes them:
-# k6-samples.json.gz, k6-samples-2.json.gz, ...), histogram (its latency
-# histogram with several: k6-histograms/<I>.json), outputs (the working directory k6 runs in: k6-outputs,
-# k6-outputs-2, ...) or outputs-list (what the script's handleSummary asked
-# to write: k6-outputs.json, k6-outputs-2.json, ...).
+# k6_instance_file CELL_DIR I N WHAT...: the files of instance I (0-based)
+# of N named WHAT, one a line in the order asked: log (k6.log, k6-2.log,
+# ...), pid (k6.pid, k6-2.pid, ...: the k6 process itself), summary
+# (summary.json, or k6-summaries/<I>.json with several), samples (its
+# per-request samples when it writes them: k6-samples.json.gz,
+# k6-samples-2.json.gz, ...), histogram (its latency histogram with several:
+# k6-histograms/<I>.json), outputs (the working directory k6 runs in:
+# k6-outputs, k6-outputs-2, ...) or outputs-list (what the script's
+# handleSummary asked to write: k6-outputs.json, k6-outputs-2.json, ...).
+# Several WHATs in one call: k6's start and end ask for their files with
+# one process instead of one each (docs/performance.md).
 k6_instance_file() {
-  local cell_dir="$1" i="$2" n="$3" what="$4" suffix=""
+  local cell_dir="$1" i="$2" n="$3" what suffix=""
+  shift 3
   [[ $i -eq 0 ]] || suffix="-$((i + 1))"
-  case "$what" in
-    log) printf '%s\n' "$cell_dir/k6$suffix.log" ;;
-    pid) printf '%s\n' "$cell_dir/k6$suffix.pid" ;;
-    outputs) printf '%s\n' "$cell_dir/k6-outputs$suffix" ;;
-    outputs-list) printf '%s\n' "$cell_dir/k6-outputs$suffix.json" ;;
-    samples) printf '%s\n' "$cell_dir/k6-samples$suffix.json.gz" ;;
-    histogram) printf '%s\n' "$cell_dir/k6-histograms/$i.json" ;;
-    summary)
-      if [[ $n -gt 1 ]]; then
-        printf '%s\n' "$cell_dir/k6-summaries/$i.json"
-      else
-        printf '%s\n' "$cell_dir/summary.json"
-      fi
-      ;;
-    *) abort "k6_instance_file: unknown file '$what'" ;;
-  esac
+  for what in "$@"; do
+    case "$what" in
+      log) printf '%s\n' "$cell_dir/k6$suffix.log" ;;
+      pid) printf '%s\n' "$cell_dir/k6$suffix.pid" ;;
+      outputs) printf '%s\n' "$cell_dir/k6-outputs$suffix" ;;
+      outputs-list) printf '%s\n' "$cell_dir/k6-outputs$suffix.json" ;;
+      samples) printf '%s\n' "$cell_dir/k6-samples$suffix.json.gz" ;;
+      histogram) printf '%s\n' "$cell_dir/k6-histograms/$i.json" ;;
+      summary)
+        if [[ $n -gt 1 ]]; then
+          printf '%s\n' "$cell_dir/k6-summaries/$i.json"
+        else
+          printf '%s\n' "$cell_dir/summary.json"
+        fi
+        ;;
+      *) abort "k6_instance_file: unknown file '$what'" ;;
+    esac
+  done
 }
 
 # k6_outputs_check CELL_DIR N: what the script's own handleSummary asked
@@ -520,13 +556,12 @@ k6_instance_file() {
 # reason; the row's notes carry them. No file when nothing is missing.
 k6_outputs_check() {
   local cell_dir="$1" n="$2" i output file reason who
-  local -a warnings=()
-  rm -f "$cell_dir/k6-warnings.txt"
+  local -a warnings=() files
+  [[ ! -e "$cell_dir/k6-warnings.txt" ]] || rm -f "$cell_dir/k6-warnings.txt"
   for ((i = 0; i < n; i++)); do
     local list log outputs
-    list="$(k6_instance_file "$cell_dir" "$i" "$n" outputs-list)"
-    log="$(k6_instance_file "$cell_dir" "$i" "$n" log)"
-    outputs="$(k6_instance_file "$cell_dir" "$i" "$n" outputs)"
+    mapfile -t files < <(k6_instance_file "$cell_dir" "$i" "$n" outputs-list log outputs)
+    list="${files[0]}" log="${files[1]}" outputs="${files[2]}"
     [[ -s "$list" ]] || continue
     who=""
     [[ $n -eq 1 ]] || who="k6 process $((i + 1)) of $n: "
@@ -565,13 +600,17 @@ k6_exits_record() {
   shift
   n=$#
   printf 'process\tpid\tstatus\tlog\tsummary\tsummary_written\n'
+  local -a files
   for status in "$@"; do
-    pid="$(cat "$(k6_instance_file "$cell_dir" "$i" "$n" pid)" 2>/dev/null || true)"
-    summary="$(k6_instance_file "$cell_dir" "$i" "$n" summary)"
+    # One process for the names; the pid file is read by the shell.
+    mapfile -t files < <(k6_instance_file "$cell_dir" "$i" "$n" pid summary log)
+    pid=""
+    read -r pid 2>/dev/null <"${files[0]}" || true
+    summary="${files[1]}"
     written=0
     [[ ! -s "$summary" ]] || written=1
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$((i + 1))" "$pid" "$status" \
-      "$(basename "$(k6_instance_file "$cell_dir" "$i" "$n" log)")" "${summary#"$cell_dir"/}" "$written"
+      "${files[2]##*/}" "${summary#"$cell_dir"/}" "$written"
     i=$((i + 1))
   done
 }
@@ -645,8 +684,17 @@ k6_stop() {
   for pid in "${K6_PIDS[@]}"; do
     wait "$pid" 2>/dev/null || true
   done
-  [[ -z "$K6_CELL_DIR" ]] || rm -f "$K6_CELL_DIR"/k6.pid "$K6_CELL_DIR"/k6-[0-9]*.pid
+  [[ -z "$K6_CELL_DIR" ]] || k6_remove_pid_files "$K6_CELL_DIR"
   K6_PIDS=()
+}
+
+# k6_remove_pid_files CELL_DIR: remove the cell's k6 pid files (k6.pid,
+# k6-2.pid, ...); no rm process when there is none.
+k6_remove_pid_files() {
+  local -a pid_files
+  pid_files=("$1"/k6.pid "$1"/k6-[0-9]*.pid)
+  [[ -e "${pid_files[0]}" || -e "${pid_files[1]}" ]] || return 0
+  rm -f "${pid_files[@]}"
 }
 
 # k6_version: the k6 version line.

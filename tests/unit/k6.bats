@@ -373,14 +373,85 @@ SH
   chmod +x "$BATS_TEST_TMPDIR/k6"
   LT_K6="$BATS_TEST_TMPDIR/k6" NETNS_HOST_MODE=0 LT_RUN_ID=r
   # The client namespace's range, and k6 run here instead of in it.
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
   netns_exec() {
     [[ "$1 $2 $3 $4" == "client sysctl -n net.ipv4.ip_local_port_range" ]] || return 1
     printf '32768\t60999\n'
   }
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
   netns_prefix() { :; }
   local -A cell=([SCENARIO]=burst [VUS]=2)
   k6_start cell "$cell_dir" http://127.0.0.1:9 10 K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1
   wait "${K6_PIDS[@]}"
   grep -qx K6_WEB_DASHBOARD_PORT=32767 "$cell_dir/summary.json.env"
   grep -qx TARGET_CHECKED=1 "$cell_dir/summary.json.env"
+}
+
+@test "k6_instance_file names several files of an instance in one call, in the order asked" {
+  run k6_instance_file /c 1 3 summary log outputs outputs-list pid samples histogram
+  assert_output "$(printf '%s\n' /c/k6-summaries/1.json /c/k6-2.log /c/k6-outputs-2 /c/k6-outputs-2.json /c/k6-2.pid \
+    /c/k6-samples-2.json.gz /c/k6-histograms/1.json)"
+  run k6_instance_file /c 0 1 summary
+  assert_output /c/summary.json
+}
+
+# processes_of SCRIPT: run the bash SCRIPT (k6.sh and what it needs sourced,
+# host mode, LT_K6 a stand-in that only writes $SUMMARY_FILE.done) as the
+# first process of a PID namespace of its own, where every process started
+# takes the next pid, so /proc/sys/kernel/ns_last_pid counts them.
+# shellcheck disable=SC2016 # SC2016: expanded by the stand-in and the bash that run them
+processes_of() {
+  printf '#!/bin/sh\necho done >"$SUMMARY_FILE.done"\n' >"$BATS_TEST_TMPDIR/k6"
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  mkdir -p "$BATS_TEST_TMPDIR/cell"
+  LT_ROOT="$LT_ROOT" LT_K6="$BATS_TEST_TMPDIR/k6" CELL_DIR="$BATS_TEST_TMPDIR/cell" \
+    unshare --pid --fork --mount-proc bash -c '
+      set -euo pipefail
+      source "$LT_ROOT/scripts/lib/common.sh"
+      for lib in results netns k6; do source "$LT_ROOT/scripts/lib/$lib.sh"; done
+      NETNS_HOST_MODE=1 LT_RUN_ID=r TARGET_PID=$$
+      declare -A cell=([SCENARIO]=spike [VUS]=2 [K6_INSTANCES]=1)
+      # last: the last pid taken; after_k6: spin (no process) until the stand-in has run.
+      last() { local n; read -r n </proc/sys/kernel/ns_last_pid; printf "%s\n" "$n"; }
+      after_k6() { local t; for ((t = 0; t < 20000000; t++)); do [[ ! -e "$CELL_DIR/summary.json.done" ]] || return 0; done; return 1; }
+      '"$1"
+}
+
+@test "k6's start and end start few processes of the runner's own: each costs ms as k6 starts (docs/performance.md)" {
+  [[ $EUID -eq 0 ]] || skip "a PID namespace of its own needs root"
+  # k6_pid_file polls beside k6's start for as long as the system takes: not counted.
+  # shellcheck disable=SC2016 # SC2016: expanded by the bash that runs it
+  run processes_of 'k6_pid_file() { :; }; before=$(last); k6_start cell "$CELL_DIR" http://127.0.0.1:9 10; after_k6
+    started=$(last); k6_wait || true; waited=$(last)
+    printf "%s %s\n" "$((started - before - 1))" "$((waited - started - 1))"'
+  assert_success
+  local start wait
+  read -r start wait <<<"$output"
+  # Before: 23 up to k6 (awk, find and wc for the target's open files, a
+  # process for each file name, basename, ulimit), 15 after it.
+  [ "$start" -le 11 ] || fail "k6_start started $start processes"
+  [ "$wait" -le 6 ] || fail "k6_wait started $wait processes"
+}
+
+@test "the dashboard's port is asked of the client namespace while the rest of k6's start is made ready" {
+  local cell_dir="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$cell_dir"
+  # shellcheck disable=SC2016 # SC2016: expanded by the stand-in
+  printf '#!/bin/sh\nenv >"$SUMMARY_FILE.env"\n' >"$BATS_TEST_TMPDIR/k6"
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  LT_K6="$BATS_TEST_TMPDIR/k6" NETNS_HOST_MODE=0 LT_RUN_ID=r
+  # Both take 0.8 s: one after the other, k6 would start after 1.6 s.
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
+  netns_exec() { sleep 0.8; printf '32768\t60999\n'; }
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
+  netns_prefix() { :; }
+  # shellcheck disable=SC2317 # SC2317: called by k6_start, which this test runs
+  k6_cell_env() { sleep 0.8; printf '%s\n' "PATH=$PATH" VUS=2; }
+  local -A cell=([SCENARIO]=spike [VUS]=2)
+  local t0="${EPOCHREALTIME/[.,]/}"
+  k6_start cell "$cell_dir" http://127.0.0.1:9 10 K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_PORT=-1
+  local took_ms=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
+  wait "${K6_PIDS[@]}"
+  grep -qx K6_WEB_DASHBOARD_PORT=32767 "$cell_dir/summary.json.env"
+  [ "$took_ms" -lt 1400 ] || fail "k6_start took $took_ms ms"
 }
