@@ -3,6 +3,8 @@
 
 # The running live line: state of this file only, read by live_stop.
 LIVE_PID=""
+# Seconds between plain lines without a terminal (ltsuite.live --every).
+readonly LIVE_EVERY_DEFAULT=5
 
 # live_start CELL_DIR EXPECTED_S: show what the users and the server are
 # doing now, until live_stop: a line rewritten each second when the
@@ -11,19 +13,24 @@ LIVE_PID=""
 # bytes of each k6 process's samples file (k6_instance_file samples, one per
 # process k6_start started), the server's from the sampler's samples.tsv.
 # It opens no socket: one to k6's REST API would be counted in the client
-# namespace's TcpActiveOpens (client_connects). LT_LIVE=off shows nothing.
+# namespace's TcpActiveOpens (client_connects). LT_LIVE=off shows nothing,
+# and so does a cell planned to end before its first plain line (no
+# terminal, EXPECTED_S under LT_LIVE_EVERY): a Python start, beside k6's own,
+# for nothing.
 live_start() {
   local cell_dir="$1" expected_s="$2" i n="${#K6_PIDS[@]}"
   [[ "${LT_LIVE:-on}" != off ]] || return 0
   local -a args=(--samples "$cell_dir/samples.tsv" --expected-s "$expected_s" --max-s "$((expected_s + 60))")
+  if [[ -t 2 ]]; then
+    args+=(--tty)
+  else
+    local every="${LT_LIVE_EVERY:-$LIVE_EVERY_DEFAULT}"
+    ((expected_s >= every)) || return 0
+    args+=(--every "$every")
+  fi
   for ((i = 0; i < n; i++)); do
     args+=(--k6-samples "$(k6_instance_file "$cell_dir" "$i" "$n" samples)")
   done
-  if [[ -t 2 ]]; then
-    args+=(--tty)
-  elif [[ -n "${LT_LIVE_EVERY:-}" ]]; then
-    args+=(--every "$LT_LIVE_EVERY")
-  fi
   # A simple command in the background: $! is the process; not the run lock
   # (run-matrix.sh LT_LOCK_FD).
   PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.live "${args[@]}" 9>&- &

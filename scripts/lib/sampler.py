@@ -219,16 +219,29 @@ class Probe:
         fields = line.rstrip("\n").split("\t")
         return fields if len(fields) == 9 else None
 
-    def stop(self):
+    def close(self):
+        """Tell the probe to end: its input closed."""
         try:
             self.process.stdin.close()
         except OSError:
             pass
+
+    def join(self):
+        """Wait for the probe to end (2 s, then kill it)."""
         try:
             self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def stop_probes(probes):
+    """End every probe: all told first, then each waited for, so they end side by side (an
+    interpreter's exit each, 15-25 ms, one after the other at the end of every cell before)."""
+    for p in probes:
+        p.close()
+    for p in probes:
+        p.join()
 
 
 class K6Usage:
@@ -342,8 +355,7 @@ def run(args):
         pass
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        for p in probes.values():
-            p.stop()
+        stop_probes(list(probes.values()))
         if args.cost:
             used = os.times()
             cpu = sum(used[:4]) - sum(cpu_start[:4])

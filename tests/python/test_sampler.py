@@ -132,3 +132,32 @@ def test_a_samples_row_puts_the_proxys_ends_last_and_leaves_them_empty_without_i
         "proxy_client_time_wait": "1"}
     direct = sampler.row(1.0, ["0", "100", "1", "0", "31", "2", "3", "", ""], None, ["", ""]).split("\t")
     assert direct[-2:] == ["", ""] and len(direct) == len(sampler.COLUMNS)
+
+
+def test_the_probes_are_all_told_to_end_before_any_is_waited_for():
+    """Two probes end side by side at the end of a cell, not one after the other."""
+    sampler = load_sampler()
+    calls: list[str] = []
+
+    class Input:
+        def __init__(self, name):
+            self.name = name
+
+        def close(self):
+            calls.append("close " + self.name)
+
+    class Process:
+        def __init__(self, name):
+            self.name = name
+            self.stdin = Input(name)
+
+        def wait(self, timeout=None):
+            calls.append("wait " + self.name)
+
+    probes = []
+    for name in ("server", "client"):
+        probe = sampler.Probe.__new__(sampler.Probe)
+        probe.process = Process(name)
+        probes.append(probe)
+    sampler.stop_probes(probes)
+    assert calls == ["close server", "close client", "wait server", "wait client"]

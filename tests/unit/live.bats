@@ -27,17 +27,27 @@ live_args() {
   K6_PIDS=(101 102 103)
   LT_LIVE_EVERY=2
   run live_args /cells/01
-  assert_output "-S -m ltsuite.live --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz --k6-samples /cells/01/k6-samples-3.json.gz --every 2 "
+  assert_output "-S -m ltsuite.live --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 2 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz --k6-samples /cells/01/k6-samples-3.json.gz "
 }
 
 @test "one k6 process: its k6-samples.json.gz, the file monitoring_k6_options asks k6 to write" {
   K6_PIDS=(101)
   run live_args /cells/01
-  assert_output "-S -m ltsuite.live --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --k6-samples /cells/01/k6-samples.json.gz "
+  assert_output "-S -m ltsuite.live --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 5 --k6-samples /cells/01/k6-samples.json.gz "
   MONITORING_CELL_K6="file"
   local -A values=([K6_HTML_REPORT]=0)
   run monitoring_k6_options values /cells/01
   assert_line "--out=json=/cells/01/k6-samples.json.gz"
+}
+
+@test "without a terminal, a cell planned to end before the first plain line starts no live line" {
+  K6_PIDS=(101)
+  live_start /cells/01 4
+  [ -z "$LIVE_PID" ]
+  [ ! -e "$BATS_TEST_TMPDIR/args" ]
+  LT_LIVE_EVERY=2
+  run live_args /cells/01
+  assert_output --partial "--every 2 "
 }
 
 @test "LT_LIVE=off starts nothing" {
