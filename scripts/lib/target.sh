@@ -29,6 +29,21 @@ readonly TARGET_TOMCAT_PROPERTIES=(
   TOMCAT_KEEP_ALIVE_TIMEOUT=server.tomcat.keep-alive-timeout
   TOMCAT_MAX_KEEP_ALIVE_REQUESTS=server.tomcat.max-keep-alive-requests
 )
+# Each knob's name in the line the suite's own target logs for a connector
+# (ConnectorSettingsLogger: the value Tomcat runs with), for the connector
+# check from its log (_target_check_connector_log).
+declare -grA TARGET_TOMCAT_LOGGED=(
+  [TOMCAT_MAX_THREADS]=maxThreads
+  [TOMCAT_MIN_SPARE_THREADS]=minSpareThreads
+  [TOMCAT_MAX_CONNECTIONS]=maxConnections
+  [TOMCAT_ACCEPT_COUNT]=acceptCount
+  [TOMCAT_CONNECTION_TIMEOUT]=connectionTimeout
+  [TOMCAT_KEEP_ALIVE_TIMEOUT]=keepAliveTimeout
+  [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=maxKeepAliveRequests
+)
+# Spring Boot's line once the application has started ("Started App in 1.2
+# seconds"), as an extended regular expression (bash's =~ and grep -E).
+readonly TARGET_STARTED_RE='Started [^ ]+ in [0-9.]+ seconds'
 # Properties the suite sets itself: the application must not set them too.
 readonly TARGET_RESERVED_PROPERTIES=(server.address server.port management.server.port management.server.address)
 
@@ -439,7 +454,7 @@ _target_log_news() {
     piece="$partial$piece"
     partial=""
     [[ "$piece" != *"Tomcat started on port"* ]] || listening=1
-    if [[ -z "$started_line" && "$piece" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]]; then
+    if [[ -z "$started_line" && "$piece" =~ $TARGET_STARTED_RE ]]; then
       started_line="${BASH_REMATCH[0]}"
       listening=1
     fi
@@ -488,7 +503,7 @@ _target_wait_healthy_loop() {
     if [[ -z "$started_since" && -n "$log" ]]; then
       if [[ -n "$log_fd" ]]; then
         [[ -z "$started_line" ]] || started_since=$SECONDS
-      elif started_line="$(grep -m1 -oE 'Started [^ ]+ in [0-9.]+ seconds' "$log" 2>/dev/null)"; then
+      elif started_line="$(grep -m1 -oE "$TARGET_STARTED_RE" "$log" 2>/dev/null)"; then
         started_since=$SECONDS
       fi
     fi
@@ -588,17 +603,6 @@ target_check_connector() {
   _target_check_connector_props "$1"
 }
 
-# The settings ConnectorSettingsLogger logs for each connector, read back
-# from Tomcat, and the cell's knobs they are (name=knob).
-readonly TARGET_LOGGED_SETTINGS=(
-  maxThreads=TOMCAT_MAX_THREADS
-  minSpareThreads=TOMCAT_MIN_SPARE_THREADS
-  maxConnections=TOMCAT_MAX_CONNECTIONS
-  acceptCount=TOMCAT_ACCEPT_COUNT
-  connectionTimeout=TOMCAT_CONNECTION_TIMEOUT
-  keepAliveTimeout=TOMCAT_KEEP_ALIVE_TIMEOUT
-  maxKeepAliveRequests=TOMCAT_MAX_KEEP_ALIVE_REQUESTS
-)
 # Seconds the log check waits for its line after the port under test
 # answered (the listener logs it just after that port opens) unless the log
 # says Spring Boot started; then it asks the actuator instead.
@@ -639,7 +643,7 @@ target_logged_connector() {
             past=1
           fi
         fi
-        [[ ! "$line" =~ Started\ [^\ ]+\ in\ [0-9.]+\ seconds ]] || past=1
+        [[ ! "$line" =~ $TARGET_STARTED_RE ]] || past=1
       done <"$log"
     fi
     ((past == 0 && SECONDS < deadline)) || return 1
@@ -668,8 +672,9 @@ _target_check_connector_log() {
     if [[ "$effective" == true ]]; then item+='"true"'; else item+="\"false (a pool of ${logged[maxThreads]} threads)\""; fi
     mismatches+="{$item,\"source\":\"target.log\"},"
   fi
-  for pair in "${TARGET_LOGGED_SETTINGS[@]}"; do
-    name="${pair%%=*}" knob="${pair#*=}"
+  for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
+    knob="${pair%%=*}" property="${pair#*=}"
+    name="${TARGET_TOMCAT_LOGGED[$knob]}"
     # Without a pool of its own Tomcat has no thread counts to compare.
     [[ "$effective" == false || ("$name" != maxThreads && "$name" != minSpareThreads) ]] || continue
     set_to="${log_values[$knob]}"
@@ -679,10 +684,7 @@ _target_check_connector_log() {
       set_to=$((10#${log_values[TOMCAT_MAX_THREADS]}))
     fi
     [[ "${logged[$name]:-}" != "$set_to" ]] || continue
-    for property in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
-      [[ "${property%%=*}" != "$knob" ]] || break
-    done
-    mismatches+="{\"property\":\"${property#*=}\",\"cell\":$(_target_json_value "$set_to"),\"effective\":$(_target_json_value "${logged[$name]:-}"),\"source\":\"target.log\"},"
+    mismatches+="{\"property\":\"$property\",\"cell\":$(_target_json_value "$set_to"),\"effective\":$(_target_json_value "${logged[$name]:-}"),\"source\":\"target.log\"},"
   done
   printf '{"checked":true,"reason":null,"source":"target.log","mismatches":[%s]}\n' "${mismatches%,}"
 }
@@ -789,7 +791,7 @@ target_configprops() {
       "http://127.0.0.1:$port/actuator/configprops${prefix:+/$prefix}" 2>/dev/null)" || status=$?
     # 7: could not connect (nothing listens yet).
     ((status == 7 && SECONDS < deadline && started == 0)) || break
-    [[ -z "$TARGET_LOG" ]] || ! grep -qE 'Started [^ ]+ in [0-9.]+ seconds' "$TARGET_LOG" 2>/dev/null || started=1
+    [[ -z "$TARGET_LOG" ]] || ! grep -qE "$TARGET_STARTED_RE" "$TARGET_LOG" 2>/dev/null || started=1
     sleep 0.05
   done
   ((status == 0)) || answer=$'\n000'

@@ -211,6 +211,16 @@ lt_own_cell() {
     [TOMCAT_VIRTUAL_THREADS]=0)
 }
 
+@test "every Tomcat knob has its name in the line the suite's own target logs, and that line logs it" {
+  local pair name java="$LT_ROOT/server/src/main/java/loadtest/target/ConnectorSettingsLogger.java"
+  for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
+    name="${TARGET_TOMCAT_LOGGED[${pair%%=*}]:-}"
+    [ -n "$name" ] || fail "${pair%%=*} has no logged name in TARGET_TOMCAT_LOGGED"
+    grep -q " $name={}" "$java" || grep -q "\"$name={}" "$java" || fail "ConnectorSettingsLogger does not log $name"
+  done
+  [ "${#TARGET_TOMCAT_LOGGED[@]}" -eq "${#TARGET_TOMCAT_PROPERTIES[@]}" ]
+}
+
 @test "the suite's own target's connector is read from its log, the port under test's line, with no process started" {
   # shellcheck disable=SC2317 # SC2317: called in place of the namespace, curl and jq
   netns_exec() { printf 'netns_exec\n' >>"$BATS_TEST_TMPDIR/processes"; return 7; }
