@@ -3,7 +3,8 @@
 
 # The running live line: state of this file only, read by live_stop.
 LIVE_PID=""
-# Seconds between plain lines without a terminal (ltsuite.live --every).
+# Seconds between plain lines without a terminal (ltsuite.live --every, which
+# has no default of its own).
 readonly LIVE_EVERY_DEFAULT=5
 
 # live_start CELL_DIR EXPECTED_S: show what the users and the server are

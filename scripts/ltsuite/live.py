@@ -1,7 +1,7 @@
 """The live line of a running cell: what the users and the server are doing now.
 
 Usage:
-  python3 -m ltsuite.live --samples FILE --expected-s N [--k6-samples FILE]... [--tty | --every S]
+  python3 -m ltsuite.live --samples FILE --expected-s N [--k6-samples FILE]... (--tty | --every S)
                           [--max-s N]
 
 Each tick it reads the new bytes of every k6 process's per-request samples file (--k6-samples:
@@ -26,7 +26,8 @@ busy one) and are exact once k6 ends. A tick reads at most READ_LIMIT compressed
 holds k6 back.
 
 On a terminal (--tty) the line is rewritten in place each second and cleared when the cell
-ends; otherwise a plain line is printed every S seconds (--every, default 5), so a log gets
+ends; otherwise a plain line is printed every S seconds (--every: the runner gives 5, or
+LT_LIVE_EVERY), so a log gets
 a few lines, not one a second. A figure nobody could read (no samples file: K6_SAMPLES=0 or
 k6's live InfluxDB output; nothing written yet; a scenario without HTTP requests; no sampler
 row yet) is left out of the line, never shown as 0. It ends on SIGTERM, when the process that
@@ -278,10 +279,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k6-samples", type=Path, action="append", default=[],
                         help="a k6 process's per-request samples (--out json=FILE.gz), once per process")
     parser.add_argument("--tty", action="store_true", help="rewrite one line in place each second")
-    parser.add_argument("--every", type=int, default=5, help="seconds between plain lines (no --tty)")
+    # No default of its own: the runner decides (live.sh, LIVE_EVERY_DEFAULT), and starts no live
+    # line for a cell that ends before the first one.
+    parser.add_argument("--every", type=int, help="seconds between plain lines (without --tty)")
     parser.add_argument("--max-s", type=int, default=3600, help="end after this many seconds")
     args = parser.parse_args(argv)
-    if args.every < 1:
+    if not args.tty and args.every is None:
+        parser.error("--every S (seconds between plain lines) or --tty")
+    if args.every is not None and args.every < 1:
         parser.error("--every: at least 1 second")
     try:
         run(args)

@@ -12,6 +12,8 @@ import time
 import zlib
 from pathlib import Path
 
+import pytest
+
 from ltsuite import live
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
@@ -265,4 +267,14 @@ def test_a_sigterm_before_the_loop_ends_the_line_quietly(monkeypatch, tmp_path):
         raise live_module.Stop()
 
     monkeypatch.setattr(live_module, "run", stopped_at_once)
-    assert live_module.main(["--samples", str(tmp_path / "samples.tsv"), "--expected-s", "10"]) == 0
+    assert live_module.main(["--samples", str(tmp_path / "samples.tsv"), "--expected-s", "10", "--every", "5"]) == 0
+
+
+def test_without_a_terminal_it_needs_the_runners_interval(tmp_path, capsys):
+    """The interval between plain lines is the runner's (live.sh), not a second default here."""
+    from ltsuite import live as live_module
+
+    with pytest.raises(SystemExit) as ended:
+        live_module.main(["--samples", str(tmp_path / "samples.tsv"), "--expected-s", "10"])
+    assert ended.value.code == 2
+    assert "--every S" in capsys.readouterr().err
