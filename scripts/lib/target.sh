@@ -434,14 +434,17 @@ readonly TARGET_HEALTH_LOGLESS_ASK_US=250000
 # starts on) once the log says Tomcat listens ("Tomcat started on port",
 # or "Started ... in"), its new lines read every 20 ms by the shell itself
 # from an open descriptor; until then every TARGET_HEALTH_LOGLESS_ASK_US.
+# The pauses are sleep processes, not `read -t`: bash 5.2's read timeout is
+# a SIGALRM and a longjmp, and a runner that paused that way once crashed
+# in its exit trap minutes later ("longjmp causes uninitialized stack
+# frame"), leaving its namespaces behind.
 target_wait_healthy() {
-  local log="${4:-}" status=0 log_fd="" wait_fd="" partial=""
+  local log="${4:-}" status=0 log_fd="" partial=""
   if [[ -n "$log" && "$log" == "$TARGET_LOG" && "$TARGET_LOG_SPRING" == 1 && -f "$log" ]]; then
-    # A pipe nobody writes to: read -t on it is a sleep without a process.
-    exec {log_fd}<"$log" {wait_fd}<> <(:)
+    exec {log_fd}<"$log"
   fi
   _target_wait_healthy_loop "$@" || status=$?
-  [[ -z "$log_fd" ]] || exec {log_fd}<&- {wait_fd}<&-
+  [[ -z "$log_fd" ]] || exec {log_fd}<&-
   return "$status"
 }
 
@@ -482,7 +485,7 @@ _target_wait_healthy_loop() {
       _target_log_news
       now="${EPOCHREALTIME/./}"
       if ((listening == 0 && now < next_ask)); then
-        read -r -t 0.02 -u "$wait_fd" || true
+        sleep 0.02
         continue
       fi
       next_ask=$((now + TARGET_HEALTH_LOGLESS_ASK_US))
@@ -512,11 +515,7 @@ _target_wait_healthy_loop() {
       return 1
     fi
     # Every 50 ms: a cell waits for its target, and one ask costs about 10 ms.
-    if [[ -n "$wait_fd" ]]; then
-      read -r -t 0.05 -u "$wait_fd" || true
-    else
-      sleep 0.05
-    fi
+    sleep 0.05
   done
   CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 || -z "$code" ]] && printf 'none' || printf 'HTTP %s' "$code"))"
   return 1
