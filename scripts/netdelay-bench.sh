@@ -46,8 +46,7 @@ nd_up() {
 nd_down() {
   nd_delayer_stop
   if [[ -n "$ND_HTTP_PID" ]]; then
-    kill -TERM "$ND_HTTP_PID" 2>/dev/null || true
-    wait "$ND_HTTP_PID" 2>/dev/null || true
+    end_child "$ND_HTTP_PID" TERM 10 || true
   fi
   if [[ "$ND_MADE" == 1 ]]; then
     ip netns del "$ND_SRV" 2>/dev/null || true
@@ -69,15 +68,14 @@ nd_delayer() {
   coproc ND_IO { NET_RTT_MS="$1" PYTHONPATH="$LT_ROOT/scripts" exec ip netns exec "$ND_CLI" \
     "$LT_PYTHON" -S -m ltsuite.netdelay "$ND_QUEUE" "$2"; }
   ND_DELAYER_PID="$ND_IO_PID"
-  read -r -t 10 ready <&"${ND_IO[0]}" || true
+  ready="$(timeout 10 head -n 1 <&"${ND_IO[0]}" 2>/dev/null)" || true
   [[ "$ready" == ready ]] || abort "the delayer did not start"
 }
 
 # nd_delayer_stop: stop the delayer; it writes its stats.
 nd_delayer_stop() {
   [[ -n "$ND_DELAYER_PID" ]] || return 0
-  kill -TERM "$ND_DELAYER_PID" 2>/dev/null || true
-  wait "$ND_DELAYER_PID" 2>/dev/null || true
+  end_child "$ND_DELAYER_PID" TERM 10 || true
   ND_DELAYER_PID=""
   nd_rules -D
 }

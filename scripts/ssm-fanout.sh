@@ -601,8 +601,7 @@ on_exit() {
   local status=$?
   trap - EXIT HUP INT TERM
   if [[ -n "$PYTHON_PID" ]]; then
-    kill "$PYTHON_PID" 2>/dev/null || true
-    wait "$PYTHON_PID" 2>/dev/null || true
+    end_child "$PYTHON_PID" TERM 30 || true
     # What it sent or saw so far is in the manifest.
     load_instances "$RUN_DIR/manifest.json" 2>/dev/null || true
   fi

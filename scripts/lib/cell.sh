@@ -26,6 +26,9 @@ CELL_FINISH_PID=""
 CELL_FINISH_DIR=""
 CELL_FINISH_LOG=""
 CELL_HEADER=""
+# How long the runner waits for a cell's finish before it ends it (it takes
+# a second or two; a finish still running after this is stuck).
+CELL_FINISH_WAIT_S=300
 
 # run_cell INDEX K NAME POSITION TOTAL: one cell, start to row: repetition K
 # of matrix cell INDEX (0-based), in LT_RUN_DIR/cells/NAME, the POSITIONth
@@ -86,11 +89,14 @@ cell_say_header() {
 # step: lock.sh), and goes on through a closed terminal's SIGHUP and a
 # Ctrl-C (which a background job ignores), so a row already measured is
 # written whatever ends the run; the runner's exit waits for it (on_exit).
+# Its exit status goes to a file beside its lines (CELL_FINISH_LOG.status):
+# the runner never needs bash's `wait` for it (end_child).
 cell_finish_begin() {
   CELL_FINISH_DIR="$1"
   CELL_FINISH_LOG="$(mktemp)"
   (
     trap '' HUP INT
+    trap 'printf "%s\n" "$?" >"$CELL_FINISH_LOG.status"' EXIT
     set +e
     renice -n 10 -p "$BASHPID" >/dev/null 2>&1
     cell_finish_steps "$@"
@@ -128,14 +134,21 @@ cell_finish_steps() {
 }
 
 # cell_finish_wait: wait for the finish of the cell before (cell_finish_begin),
-# say its lines and mark it reported; its exit status (0 when there is none).
+# at most CELL_FINISH_WAIT_S seconds (then it is ended), say its lines and
+# mark it reported; its exit status (0 when there is none, 1 when it wrote
+# none).
 cell_finish_wait() {
-  local code=0
+  local code=""
   [[ -n "$CELL_FINISH_PID" ]] || return 0
-  wait "$CELL_FINISH_PID" || code=$?
+  end_child "$CELL_FINISH_PID" 0 "$CELL_FINISH_WAIT_S" || true
   CELL_FINISH_PID=""
   cat "$CELL_FINISH_LOG" >&2 || true
-  rm -f "$CELL_FINISH_LOG"
+  read -r code <"$CELL_FINISH_LOG.status" 2>/dev/null || true
+  if [[ ! "$code" =~ ^[0-9]+$ ]]; then
+    warn "the finish of cell $(basename "$CELL_FINISH_DIR") gave no status: killed, or still running after ${CELL_FINISH_WAIT_S}s and ended"
+    code=1
+  fi
+  rm -f "$CELL_FINISH_LOG" "$CELL_FINISH_LOG.status"
   [[ ! -d "$CELL_FINISH_DIR" ]] || phase_mark "$CELL_FINISH_DIR" reported
   return "$code"
 }

@@ -107,6 +107,45 @@ stop_pid() {
   return 1
 }
 
+# pid_running PID: the process exists and is not a zombie (kill -0 succeeds
+# on a zombie that waits to be reaped).
+pid_running() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  [[ "${stat##*) }" != Z* ]]
+}
+
+# end_child PID SIGNAL TIMEOUT_S: end a child of this shell and reap it, in
+# bounded time: SIGNAL to it (0: none, it was signalled already), SIGKILL
+# once TIMEOUT_S seconds pass with it still running (checked every 20 ms),
+# and `wait` only while the kernel still holds it (a zombie). A child gone
+# from /proc was reaped already, and bash may not know it: one that died of
+# the Ctrl-C that interrupted the runner's own `wait` (nginx, the delayer:
+# they handle SIGINT) can be reaped as bash's trap jumps out of that wait,
+# its status lost, and a later `wait PID` then blocks until every other
+# child ends (the target's JVM, which nobody signals). Its exit status when
+# it was reaped here, else 0.
+end_child() {
+  local pid="$1" signal="$2" timeout_s="$3" i status=0
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 0
+  kill -"$signal" "$pid" 2>/dev/null || true
+  for ((i = 0; i < timeout_s * 50; i++)); do
+    pid_running "$pid" || break
+    sleep 0.02
+  done
+  if pid_running "$pid"; then
+    kill -KILL "$pid" 2>/dev/null || true
+    for ((i = 0; i < 250; i++)); do
+      pid_running "$pid" || break
+      sleep 0.02
+    done
+  fi
+  [[ -e "/proc/$pid" ]] || return 0
+  pid_running "$pid" && return 137
+  wait "$pid" 2>/dev/null || status=$?
+  return "$status"
+}
+
 # load_cell_env FILE ASSOC: read a cell.env (matrix_cell_values' output, one
 # KEY=VALUE a line, never sourced) into ASSOC. The one reader of cell.env.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one

@@ -681,8 +681,10 @@ k6_stop() {
   for pid in "${K6_PIDS[@]}"; do
     kill -INT "$pid" 2>/dev/null || true
   done
+  # Interrupted, k6 writes its summary and ends in a second or two; a
+  # second SIGINT would abort it without one.
   for pid in "${K6_PIDS[@]}"; do
-    wait "$pid" 2>/dev/null || true
+    end_child "$pid" 0 30 || true
   done
   [[ -z "$K6_CELL_DIR" ]] || k6_remove_pid_files "$K6_CELL_DIR"
   K6_PIDS=()

@@ -41,7 +41,6 @@ live_start() {
 # live_stop: end the live line (it clears itself on a terminal).
 live_stop() {
   [[ -n "$LIVE_PID" ]] || return 0
-  kill -TERM "$LIVE_PID" 2>/dev/null || true
-  wait "$LIVE_PID" 2>/dev/null || true
+  end_child "$LIVE_PID" TERM 5 || true
   LIVE_PID=""
 }

@@ -71,7 +71,9 @@ netdelay_start() {
     exec ip netns exec "$(netns_name client)" "$LT_PYTHON" -S -m ltsuite.netdelay \
     "$NETDELAY_QUEUE" "$cell_dir/netdelay.json" 9>&- 2>>"$cell_dir/netdelay.log"; }
   NETDELAY_PID="$NETDELAY_IO_PID"
-  read -r -t 10 ready <&"${NETDELAY_IO[0]}" || true
+  # Its first line, waited for by a process of its own (not bash's read -t:
+  # a SIGALRM and a longjmp that a Ctrl-C meanwhile leaves armed in the exit trap).
+  ready="$(timeout 10 head -n 1 <&"${NETDELAY_IO[0]}" 2>/dev/null)" || true
   if [[ "$ready" != ready ]]; then
     CELL_ERROR="the delayer did not start ($(tail -n 1 "$cell_dir/netdelay.log" 2>/dev/null))"
     return 1
@@ -87,7 +89,6 @@ netdelay_alive() {
 # stats on SIGTERM). The rules go with the client namespace.
 netdelay_stop() {
   [[ -n "$NETDELAY_PID" ]] || return 0
-  kill -TERM "$NETDELAY_PID" 2>/dev/null || true
-  wait "$NETDELAY_PID" 2>/dev/null || true
+  end_child "$NETDELAY_PID" TERM 10 || true
   NETDELAY_PID=""
 }

@@ -55,7 +55,6 @@ sampler_each_row() {
 # mid-pause or mid-sample, and stops its probes).
 sampler_stop() {
   [[ -n "$SAMPLER_PID" ]] || return 0
-  kill -TERM "$SAMPLER_PID" 2>/dev/null || true
-  wait "$SAMPLER_PID" 2>/dev/null || true
+  end_child "$SAMPLER_PID" TERM 10 || true
   SAMPLER_PID=""
 }

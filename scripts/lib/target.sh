@@ -549,15 +549,6 @@ target_alive() {
   [[ -n "$TARGET_PID" ]] && kill -0 "$TARGET_PID" 2>/dev/null
 }
 
-# target_pid_runs PID: succeed while PID runs (not ended, nor a zombie
-# waiting to be reaped: kill -0 succeeds on those).
-target_pid_runs() {
-  local stat
-  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
-  stat="${stat##*) }"
-  [[ "${stat%% *}" != Z ]]
-}
-
 # target_stop: stop the target and every process it started, its whole
 # process group (SIGTERM, then SIGKILL after 10 s), and reap it.
 target_stop() {
@@ -565,8 +556,7 @@ target_stop() {
   stop_pid "-$TARGET_PID" 10 || true
   # Its group gone or never made while it still runs: the process itself, so
   # the wait below always ends.
-  ! target_pid_runs "$TARGET_PID" || stop_pid "$TARGET_PID" 5 || true
-  wait "$TARGET_PID" 2>/dev/null || true
+  end_child "$TARGET_PID" TERM 5 || true
   TARGET_PID=""
 }
 

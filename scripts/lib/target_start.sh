@@ -405,6 +405,6 @@ target_train() {
 target_train_stop() {
   [[ -n "$TARGET_PID" ]] || return 0
   stop_pid "-$TARGET_PID" "$TARGET_TRAIN_EXIT_S" || true
-  wait "$TARGET_PID" 2>/dev/null || true
+  end_child "$TARGET_PID" TERM 5 || true
   TARGET_PID=""
 }

@@ -553,13 +553,13 @@ teardown() {
   target_stop
   [ -z "$TARGET_PID" ]
   [ $((SECONDS - started)) -lt 20 ] || fail "target_stop took $((SECONDS - started)) s"
-  if target_pid_runs "$pid"; then fail "pid $pid still runs"; fi
+  if pid_running "$pid"; then fail "pid $pid still runs"; fi
 }
 
-@test "target_pid_runs: a running process runs, an ended one does not" {
-  target_pid_runs "$$"
+@test "pid_running: a running process runs, an ended one does not" {
+  pid_running "$$"
   sleep 0.1 &
   local pid=$!
   wait "$pid"
-  if target_pid_runs "$pid"; then fail "pid $pid still runs"; fi
+  if pid_running "$pid"; then fail "pid $pid still runs"; fi
 }

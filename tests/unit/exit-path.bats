@@ -1,0 +1,47 @@
+#!/usr/bin/env bats
+# The runner's exit path ends in bounded time: a Ctrl-C that nginx and the
+# delayer also receive (they handle SIGINT and end with it) must not leave the
+# runner waiting for them after bash has reaped them, while the target, in a
+# session of its own, runs on unsignalled.
+
+setup() {
+  load '../test_helper'
+}
+
+# ctrl_c_once N: the stand-in runner (tests/fixtures/exit-path/runner.bash)
+# in a process group of its own, SIGINT to the group once nginx and the
+# delayer run, as a terminal's Ctrl-C; fails when it has not ended 10 s later.
+ctrl_c_once() {
+  local ready="$BATS_TEST_TMPDIR/ready.$1" pid i target
+  python3 -c 'import os, signal, sys
+os.setpgrp()
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/tests/fixtures/exit-path/runner.bash" "$ready" 3>&- &
+  pid=$!
+  for ((i = 0; i < 250; i++)); do [[ ! -s "$ready" ]] || break; sleep 0.02; done
+  [[ -s "$ready" ]] || fail "attempt $1: the stand-ins never started"
+  target="$(head -n 1 "$ready")"
+  sleep 0.3
+  kill -INT -- "-$pid"
+  for ((i = 0; i < 500; i++)); do pid_running "$pid" || break; sleep 0.02; done
+  if pid_running "$pid"; then
+    local children wchan
+    children="$(cat /proc/"$pid"/task/*/children 2>/dev/null)"
+    wchan="$(cat "/proc/$pid/wchan" 2>/dev/null)"
+    kill -KILL "$pid" "$target" 2>/dev/null || true
+    fail "attempt $1: the runner still waits 10 s after Ctrl-C (in $wchan), its children: $children (the target: $target)"
+  fi
+  wait "$pid" || status=$?
+  [ "$status" -eq 130 ] || fail "attempt $1: exit status $status, not 130"
+  grep -qx "stopped $target" "$ready" || fail "attempt $1: the target was not stopped: $(cat "$ready")"
+  ! pid_running "$target" || fail "attempt $1: the target (pid $target) still runs"
+}
+
+@test "Ctrl-C with nginx and the delayer: the exit path stops them and the target, and ends, every time" {
+  lt_source_libs
+  local n status
+  for n in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    status=0
+    ctrl_c_once "$n"
+  done
+}
