@@ -119,8 +119,17 @@ columns-doc: ## Write docs/columns.md from the columns' schema (scripts/ltsuite/
 	mv docs/columns.md.tmp docs/columns.md
 
 lint: packages ## shellcheck every script and test file
-	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash .ci/run
-	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats
+	shellcheck scripts/*.sh scripts/lib/*.sh scripts/setup/*.sh tests/*.bash tests/fixtures/exit-path/*.bash .ci/run
+	shellcheck --shell=bash tests/unit/*.bats tests/integration/*.bats tests/fixtures/timeouts/*.bats
+
+# Every test has a time limit, so a hang fails its test (named, with what was
+# running) and the suite goes on: each bats test BATS_TEST_TIMEOUT seconds
+# (bats' own; a file that needs more sets its own at its top), each file's
+# setup_file LT_SETUP_FILE_TIMEOUT (tests/test_helper.bash), each pytest test
+# PYTEST_TIMEOUT (pytest-timeout).
+export BATS_TEST_TIMEOUT ?= 600
+export LT_SETUP_FILE_TIMEOUT ?= 1800
+PYTEST_TIMEOUT ?= 120
 
 test: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
@@ -139,7 +148,7 @@ pytest: ## Install the pinned pytest into .tools/venv
 # The data model (scripts/ltsuite) over recorded cells; -v names each test
 # (.ci/run counts them).
 test-python: pytest aws-tools ## Only the Python tests of the data model (tests/python, pytest)
-	PYTHONPATH=scripts $(TOOLS)/venv/bin/python -m pytest -v -p no:cacheprovider tests/python
+	PYTHONPATH=scripts $(TOOLS)/venv/bin/python -m pytest -v -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) tests/python
 
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit

@@ -144,6 +144,27 @@ lt_assert_raw_percentiles() {
   jq .count <<<"$exact"
 }
 
+# lt_end PID...: end what the test started and a failure left running (a
+# runner, a server, a lock holder; an empty PID is skipped): SIGTERM, SIGKILL
+# after 30 s, then reaped. Never a bare `wait`: it would wait for bats' own
+# timer of BATS_TEST_TIMEOUT and for lt_watch too, the test's whole limit.
+lt_end() {
+  local pid i stat
+  for pid in "$@"; do
+    if [[ "$pid" =~ ^[0-9]+$ ]]; then kill -TERM "$pid" 2>/dev/null || true; fi
+  done
+  for pid in "$@"; do
+    [[ "$pid" =~ ^[0-9]+$ ]] || continue
+    for ((i = 0; i < 300; i++)); do
+      stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || break
+      [[ "${stat##*) }" != Z* ]] || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    [[ ! -e "/proc/$pid" ]] || wait "$pid" 2>/dev/null || true
+  done
+}
+
 # lt_cells: the run's cell ids, in order.
 lt_cells() {
   lt_csv_column "$RUN_DIR/results.csv" cell
@@ -153,3 +174,92 @@ lt_cells() {
 lt_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# --- Time limits ------------------------------------------------------------
+# Every test runs under bats' BATS_TEST_TIMEOUT (seconds; the Makefile's
+# default, a file that needs more sets its own at its top): bats ends the
+# test's processes and names it "# timeout after N s", and the suite goes on.
+# A little before that, the test's processes are written to its output
+# (lt_watch), so a hang says what was running. bats gives a file's setup_file
+# no limit: it gets LT_SETUP_FILE_TIMEOUT seconds, then its processes are
+# written and ended and the file fails as "setup_file failed".
+
+# lt_descendants PID: PID's descendants (children first), one a line, from
+# the kernel's parent links (/proc/PID/task/*/children).
+lt_descendants() {
+  local pid child
+  local -a queue=("$1")
+  while [[ ${#queue[@]} -gt 0 ]]; do
+    pid="${queue[0]}"
+    queue=("${queue[@]:1}")
+    # shellcheck disable=SC2013 # SC2013: the file is one line of space-separated pids
+    for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+      printf '%s\n' "$child"
+      queue+=("$child")
+    done
+  done
+}
+
+# lt_process_tree PID [EXCEPT]: PID and its descendants (all but EXCEPT and
+# its own), as ps draws them: pid, parent, group, session, state, age, what
+# each waits in, command.
+lt_process_tree() {
+  local pid
+  local -a pids=("$1")
+  for pid in $(lt_descendants "$1"); do pids+=("$pid"); done
+  if [[ -n "${2:-}" ]]; then
+    local -a keep=()
+    local skip
+    skip=" $2 $(lt_descendants "$2" | tr '\n' ' ') "
+    for pid in "${pids[@]}"; do [[ "$skip" == *" $pid "* ]] || keep+=("$pid"); done
+    pids=("${keep[@]}")
+  fi
+  ps -o pid,ppid,pgid,sid,stat,etime,wchan:16,args --forest -p "$(IFS=,; printf '%s' "${pids[*]}")" 2>/dev/null \
+    | cut -c1-400
+}
+
+# lt_watch: started by test_helper's load (in setup or setup_file) in the
+# background, fd 3 closed (bats waits on it): in a test with
+# BATS_TEST_TIMEOUT, the test's processes written to its output 3 s before
+# bats ends them; in setup_file, after LT_SETUP_FILE_TIMEOUT, its processes
+# written to the file's output and ended (SIGTERM, the file's shell too, so
+# setup_file fails). It ends with the test, or once setup_file has returned
+# (the file's shell writes no more to its output: BATS_OUT).
+lt_watch() {
+  local shell_pid="$1" mode="$2" limit="$3" self="$BASHPID" deadline
+  deadline=$((SECONDS + limit))
+  while ((SECONDS < deadline)); do
+    [[ -d "/proc/$shell_pid" ]] || return 0
+    [[ "$mode" != setup_file || "/proc/$shell_pid/fd/1" -ef "$BATS_OUT" ]] || return 0
+    sleep 1
+  done
+  [[ -d "/proc/$shell_pid" ]] || return 0
+  if [[ "$mode" == test ]]; then
+    printf '# %s is about to be ended after %s s (BATS_TEST_TIMEOUT); what runs:\n%s\n' \
+      "${BATS_TEST_DESCRIPTION:-the test}" "$BATS_TEST_TIMEOUT" "$(lt_process_tree "$shell_pid" "$self")" >&2
+    return 0
+  fi
+  [[ "/proc/$shell_pid/fd/1" -ef "$BATS_OUT" ]] || return 0
+  local -a pids
+  mapfile -t pids < <(lt_descendants "$shell_pid" | grep -vxF -f <(printf '%s\n' "$self"; lt_descendants "$self"))
+  printf '# setup_file of %s ended after %s s (LT_SETUP_FILE_TIMEOUT); what ran:\n%s\n' \
+    "${BATS_TEST_FILENAME##*/}" "$limit" "$(lt_process_tree "$shell_pid" "$self")" >&2
+  kill -TERM "${pids[@]}" "$shell_pid" 2>/dev/null || true
+}
+
+# lt_watch_start: lt_watch for the test or setup_file that loads this file.
+lt_watch_start() {
+  # Once a shell: a file loaded twice (a helper that loads it) watches once.
+  [[ -z "${LT_WATCHED:-}" ]] || return 0
+  LT_WATCHED=1
+  # This shell's pid, taken here: the arguments of a background command are
+  # expanded in its own process.
+  local shell_pid="$BASHPID"
+  if [[ -n "${BATS_TEST_NAME:-}" ]]; then
+    [[ "${BATS_TEST_TIMEOUT:-}" =~ ^[0-9]+$ ]] && ((BATS_TEST_TIMEOUT > 3)) || return 0
+    lt_watch "$shell_pid" test $((BATS_TEST_TIMEOUT - 3)) 3>&- &
+  elif [[ -n "${BATS_OUT:-}" ]]; then
+    lt_watch "$shell_pid" setup_file "${LT_SETUP_FILE_TIMEOUT:-1800}" 3>&- &
+  fi
+}
+lt_watch_start

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Summary: install pinned pytest into the project's Python venv at .tools/venv (for make test-python).
+# Summary: install pinned pytest (and pytest-timeout) into the project's Python venv at .tools/venv (for make test-python).
 # Usage: scripts/setup/install-pytest.sh
 #
 # tests/python tests the data model (scripts/ltsuite) with pytest. The venv is
@@ -10,7 +10,7 @@ LT_PROG=install-pytest
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-readonly PACKAGES=(pytest==8.3.4)
+readonly PACKAGES=(pytest==8.3.4 pytest-timeout==2.4.0)
 
 main() {
   local venv="$LT_ROOT/.tools/venv" stamp

@@ -47,7 +47,7 @@ setup_file() {
   printf 'own-app run %ss\n' $((SECONDS - started)) >>"$TIMES_FILE"
   # What is left, seen while holding the runner's lock: other runs on this
   # host use the same namespace names, and none can be running then.
-  flock -w "$LT_LOCK_WAIT" "${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}" \
+  flock -w "$LT_LOCK_WAIT" "${LT_LOCK_FILE:-/run/lock/ltsuite/run-matrix.lock}" \
     sh -c 'ip netns list; docker ps --all --filter label=ltsuite.run_id --format "container {{.Names}}"' >"$BATS_FILE_TMPDIR/left.txt" 2>&1
   # The cost of this file in CI, next to the tests' own timings.
   printf '# compose backend set-up: %s\n' "$(paste -sd' ' "$TIMES_FILE")" >&3
@@ -67,8 +67,7 @@ setup() {
 
 teardown() {
   # A runner a failed test left: only the one this test started.
-  if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
+  lt_end "${RUNNER_PID:-}"
 }
 
 # engine_answers: succeed if a Docker engine answers (the scripts' own check).
@@ -97,7 +96,7 @@ host_sysctls() {
 # namespaces_between_runs: `ip netns list` while holding the runner's lock,
 # when no run of anyone on this host can have namespaces up.
 namespaces_between_runs() {
-  flock -w "$LT_LOCK_WAIT" "${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}" ip netns list
+  flock -w "$LT_LOCK_WAIT" "${LT_LOCK_FILE:-/run/lock/ltsuite/run-matrix.lock}" ip netns list
 }
 
 # require_own_run: as require_run, for the run of the service of one's own;

@@ -26,9 +26,7 @@ start_loopback_target() {
 }
 
 teardown() {
-  if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
-  if [[ -n "${TARGET_PID:-}" ]]; then kill "$TARGET_PID" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
+  lt_end "${RUNNER_PID:-}" "${TARGET_PID:-}"
 }
 
 @test "a non-loopback TARGET_URL is refused without ALLOW_REMOTE_TARGET" {

@@ -10,8 +10,7 @@ setup() {
 
 teardown() {
   # Whatever a failed test left: only the runner this test started.
-  if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
+  lt_end "${RUNNER_PID:-}"
 }
 
 # wait_for_file PATTERN SECONDS: wait until a file matches PATTERN (a glob)

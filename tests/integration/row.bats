@@ -11,8 +11,7 @@ setup() {
 }
 
 teardown() {
-  if [[ -n "${TARGET_PID:-}" ]]; then kill "$TARGET_PID" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
+  lt_end "${TARGET_PID:-}"
 }
 
 # cell_dir: the only cell of the latest run.
