@@ -21,11 +21,33 @@ readonly PROXY_KNOBS=(PROXY_PORT PROXY_UPSTREAM_KEEPALIVE PROXY_CLIENT_KEEPALIVE
 proxy_knob_problems() {
   local -n pk_origin="$1" pk_value="$2"
   local key
-  [[ " ${pk_value[PROXY]:-none} " != *" nginx "* ]] || return 0
+  if [[ " ${pk_value[PROXY]:-none} " == *" nginx "* ]]; then
+    _proxy_port_clash "$1" "$2"
+    return 0
+  fi
   for key in "${PROXY_KNOBS[@]}"; do
     [[ "${pk_origin[$key]:-defaults}" == defaults ]] \
       || printf '%s: %s: a setting of nginx in front, but PROXY is %s (%s) in every cell; set PROXY=nginx or remove %s\n' \
         "${pk_origin[$key]}" "$key" "${pk_value[PROXY]:-none}" "${pk_origin[PROXY]:-defaults}" "$key"
+  done
+}
+
+# _proxy_port_clash ORIGIN_ASSOC VALUE_ASSOC: a PROXY_PORT that is also the
+# target's SERVER_PORT or MANAGEMENT_PORT (any may be an axis), in a matrix
+# where some cell has nginx in front: nginx could not bind it, and the load
+# would go straight to Tomcat. Named where PROXY_PORT was set.
+_proxy_port_clash() {
+  local -n pc_origin="$1" pc_value="$2"
+  local proxy other port
+  for proxy in ${pc_value[PROXY_PORT]:-}; do
+    for other in SERVER_PORT MANAGEMENT_PORT; do
+      for port in ${pc_value[$other]:-}; do
+        ((10#$proxy != 10#$port)) && continue
+        printf "%s: PROXY_PORT: %s is %s too (%s); nginx needs a port of its own\n" \
+          "${pc_origin[PROXY_PORT]:-defaults}" "$proxy" "$other" "${pc_origin[$other]:-defaults}"
+        return 0
+      done
+    done
   done
 }
 
@@ -75,7 +97,8 @@ proxy_start() {
       PROXY_PID=""
       return 1
     fi
-    [[ -n "$(netns_exec server ss -Hltn "sport = :${ps_values[PROXY_PORT]}")" ]] && return 0
+    # nginx's own listener: its master's pid on the port, not another's.
+    [[ "$(netns_exec server ss -Hltnp "sport = :${ps_values[PROXY_PORT]}")" == *"pid=$PROXY_PID,"* ]] && return 0
     sleep 0.1
   done
   CELL_ERROR="nginx did not listen on port ${ps_values[PROXY_PORT]} within 10 s"
@@ -104,7 +127,6 @@ proxy_alive() {
 # proxy_stop: stop nginx (TERM: a fast shutdown of its master and workers).
 proxy_stop() {
   [[ -n "$PROXY_PID" ]] || return 0
-  kill -TERM "$PROXY_PID" 2>/dev/null || true
-  wait "$PROXY_PID" 2>/dev/null || true
+  end_child "$PROXY_PID" TERM 10 || true
   PROXY_PID=""
 }

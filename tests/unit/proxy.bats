@@ -43,3 +43,20 @@ setup() {
   run proxy_knob_problems origin value
   assert_output ''
 }
+
+@test "proxy_knob_problems: a PROXY_PORT that is the target's SERVER_PORT or MANAGEMENT_PORT is refused, naming both" {
+  local -A origin=([PROXY]=m.matrix:1 [PROXY_PORT]=m.matrix:2 [SERVER_PORT]=defaults [MANAGEMENT_PORT]=defaults)
+  local -A value=([PROXY]=nginx [PROXY_PORT]=8080 [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081)
+  run proxy_knob_problems origin value
+  assert_output "m.matrix:2: PROXY_PORT: 8080 is SERVER_PORT too (defaults); nginx needs a port of its own"
+  value[PROXY_PORT]="8090 8081"
+  run proxy_knob_problems origin value
+  assert_output "m.matrix:2: PROXY_PORT: 8081 is MANAGEMENT_PORT too (defaults); nginx needs a port of its own"
+  value[PROXY_PORT]=8090
+  run proxy_knob_problems origin value
+  assert_output ''
+  # Without nginx in any cell the port is another matter (the knob is refused as unused).
+  value[PROXY]=none value[PROXY_PORT]=8080
+  run proxy_knob_problems origin value
+  refute_output --partial 'nginx needs a port of its own'
+}
