@@ -136,13 +136,10 @@ bench_bare_starts() {
 
 # bench_lock: take the suite's run lock (one run at a time on this host,
 # lock.sh), waiting up to 1800 s, on the runner's descriptor (LT_LOCK_FD),
-# which every child the suite starts closes (9>&-). Its file must be this
-# user's own regular file before and after the open (lock_refuse_foreign:
-# /run/lock is every user's).
+# which every child the suite starts closes (9>&-), opened as the runner
+# opens it (lock_open).
 bench_lock() {
-  lock_refuse_foreign "$LT_LOCK_FILE"
-  exec 9>>"$LT_LOCK_FILE"
-  lock_refuse_foreign "$LT_LOCK_FILE"
+  lock_open
   flock -w 1800 "$LT_LOCK_FD" || abort "the suite's lock stayed taken"
   lock_fd="$LT_LOCK_FD"
 }
@@ -187,7 +184,7 @@ bench_bare_start() {
   t1="${EPOCHREALTIME/./}"
   cpu_s="$(target_cpu_s "$pid")"
   stop_pid "$pid" 10 || true
-  wait "$pid" 2>/dev/null || true
+  end_child "$pid" TERM 5 || true
   line="$(grep -m1 -oE 'Started .* in [0-9.]+ seconds \(process running for [0-9.]+\)' "$log" 2>/dev/null || true)"
   jq -n -c --argjson rep "$rep" --arg variant "$mode" --argjson ready "$ready" --argjson us "$((t1 - t0))" \
     --arg cpu_s "$cpu_s" --arg line "$line" \

@@ -3,20 +3,23 @@
 # run's temporary directory, the runner's traps (a signal or any exit
 # cleans up), and ending what a killed run left.
 #
-# The lock lives in /run/lock, which every local user may write (mode 1777)
-# and where the kernel may follow another user's symlink
-# (fs.protected_symlinks=0). The runner is root: it opens, reads, writes or
-# removes nothing there that another user could have put in its place. The
-# lock file and its state file must be this user's own regular files (never
-# a symlink), the state is written through a new file and a rename (never
-# through an existing name), and a temporary directory the state names is
-# removed only when it is one this suite made (lock_own_tmp_dir).
+# The lock lives in a directory of the suite's own, /run/lock/ltsuite, made
+# by the runner with mode 0700 (lock_open): /run/lock itself is every local
+# user's (mode 1777), and there the kernel may follow another user's symlink
+# (fs.protected_symlinks=0), swapped in between a check of a path and its
+# open, so root would create the file it points at. In a directory only this
+# user may write, no one else can put anything at the lock's names. The
+# runner still opens, reads, writes or removes nothing there that is not this
+# user's own regular file (never a symlink), writes the state through a new
+# file and a rename (never through an existing name), and removes a
+# temporary directory the state names only when it is one this suite made
+# (lock_own_tmp_dir).
 #
 # Needs common.sh and manifest.sh (and, for on_exit, cell.sh, results.sh,
 # report.sh and space.sh); the runner sets LT_RUN_ID, LT_RUN_DIR and
 # LT_TMP_DIR.
 
-LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}"
+LT_LOCK_FILE="${LT_LOCK_FILE:-/run/lock/ltsuite/run-matrix.lock}"
 LT_LOCK_STATE="$LT_LOCK_FILE.pid"
 # The run lock's descriptor: a fixed number, so that the launch line of every
 # child that may outlive a step (the target, k6, the sampler, compose) can
@@ -49,6 +52,42 @@ lock_refuse_foreign() {
     || abort "$problem; another user may have put it there: check it and remove it (rm -f '$1') before the next run"
 }
 
+# lock_dir_problem DIR: why DIR may not hold the lock (a symlink, not a
+# directory, another user's, or writable by others), on stdout; nothing when
+# it is this user's own directory that only this user may write.
+lock_dir_problem() {
+  local dir="$1" mode
+  if [[ -L "$dir" ]]; then
+    printf '%s is a symlink (to %s)\n' "$dir" "$(readlink "$dir")"
+  elif [[ ! -d "$dir" ]]; then
+    printf '%s is not a directory\n' "$dir"
+  elif [[ ! -O "$dir" ]]; then
+    printf '%s belongs to uid %s, not to this user (uid %s)\n' "$dir" "$(stat -c %u "$dir")" "$EUID"
+  else
+    mode="$(stat -c %a "$dir")"
+    ((8#$mode & 8#022)) && printf '%s is writable by other users (mode %s)\n' "$dir" "$mode"
+  fi
+  return 0
+}
+
+# lock_open: the lock file open on LT_LOCK_FD (for flock), inside a
+# directory only this user may write: its directory is made with mode 0700
+# when missing (mkdir makes nothing through a symlink at its last name), and
+# refused, naming why, when it is anything else (lock_dir_problem), before
+# anything is opened there.
+lock_open() {
+  local dir problem
+  dir="$(dirname "$LT_LOCK_FILE")"
+  # shellcheck disable=SC2174 # SC2174: the mode is for the last directory only, the lock's own; its parents are /run/lock's
+  [[ -e "$dir" || -L "$dir" ]] || mkdir -p -m 700 "$dir" 2>/dev/null || true
+  problem="$(lock_dir_problem "$dir")"
+  [[ -z "$problem" ]] \
+    || abort "the run lock's directory $problem; another user may have put it there: check it and remove it before the next run, or set LT_LOCK_FILE in a directory of your own"
+  lock_refuse_foreign "$LT_LOCK_FILE"
+  lock_refuse_foreign "$LT_LOCK_STATE"
+  exec 9>>"$LT_LOCK_FILE"
+}
+
 # take_lock: one run at a time on this host (namespaces and ports are shared).
 # The kernel drops the lock when its holder dies, and no child keeps it (each
 # closes LT_LOCK_FD), so a killed run leaves none; what it left running is
@@ -57,12 +96,7 @@ lock_refuse_foreign() {
 take_lock() {
   local wait_s="${LT_LOCK_WAIT:-0}" ended=0
   [[ "$wait_s" =~ ^[0-9]+$ ]] || usage_error "LT_LOCK_WAIT: '$wait_s' is not a number of seconds"
-  mkdir -p "$(dirname "$LT_LOCK_FILE")"
-  lock_refuse_foreign "$LT_LOCK_FILE"
-  lock_refuse_foreign "$LT_LOCK_STATE"
-  exec 9>>"$LT_LOCK_FILE"
-  # Planted between the check and the open: still refused.
-  lock_refuse_foreign "$LT_LOCK_FILE"
+  lock_open
   if ! flock -n "$LT_LOCK_FD"; then
     # A child of a killed run started before children closed the lock may
     # still hold it.
@@ -347,13 +381,6 @@ end_pids() {
     sleep 0.1
   done
   kill -KILL "${alive[@]}" 2>/dev/null || true
-}
-
-# pid_running PID: the process exists and is not a zombie.
-pid_running() {
-  local stat
-  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
-  [[ "${stat##*) }" != Z* ]]
 }
 
 # end_dead_run_container RUN_ID: a BACKEND=compose target container labelled

@@ -19,7 +19,7 @@ refused() {
   [ ! -e "$LT_RESULTS_DIR" ] || fail "a run directory was created"
   # Namespaces may belong to another run on this host (they hold the run
   # lock while they exist): only with the lock free must there be none.
-  if flock -n "${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}" true; then
+  if flock -n "${LT_LOCK_FILE:-/run/lock/ltsuite/run-matrix.lock}" true; then
     run ip netns list
     refute_output --partial ltsuite
   fi

@@ -86,7 +86,7 @@ influx_up() {
 # wait_for_runner_lock: the runner allows one run per host; wait (up to
 # 15 min) for another run, e.g. another test file, to finish.
 wait_for_runner_lock() {
-  local lock="${LT_LOCK_FILE:-/run/lock/ltsuite-run-matrix.lock}" i
+  local lock="${LT_LOCK_FILE:-/run/lock/ltsuite/run-matrix.lock}" i
   for ((i = 0; i < 900; i++)); do
     [[ -e "$lock" ]] || return 0
     flock -n "$lock" true && return 0

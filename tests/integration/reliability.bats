@@ -12,12 +12,10 @@ setup() {
 
 teardown() {
   # Whatever a failed test left: only processes this test started.
-  if [[ -n "${RUNNER_PID:-}" ]]; then kill -TERM "$RUNNER_PID" 2>/dev/null || true; fi
-  if [[ -n "${HOLDER_PID:-}" ]]; then kill "$HOLDER_PID" 2>/dev/null || true; fi
   # An nginx a failed test's killed runner left (it would hold bats' output open).
   local pid
   for pid in ${LEFT_NGINX_PIDS[@]+"${LEFT_NGINX_PIDS[@]}"}; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  lt_end "${RUNNER_PID:-}" "${HOLDER_PID:-}"
   if mountpoint -q "$LT_RESULTS_DIR" 2>/dev/null; then umount "$LT_RESULTS_DIR" || true; fi
 }
 
@@ -147,7 +145,8 @@ pid_running() {
 # their own (LT_LOCK_FILE) and the fixed namespaces. Released when the test
 # ends; the runners close it (HOST_LOCK_FD).
 hold_host_lock() {
-  exec {HOST_LOCK_FD}>>/run/lock/ltsuite-run-matrix.lock
+  [[ -d /run/lock/ltsuite ]] || mkdir -m 700 /run/lock/ltsuite
+  exec {HOST_LOCK_FD}>>/run/lock/ltsuite/run-matrix.lock
   flock -w 900 "$HOST_LOCK_FD" || fail "the host-wide run lock stayed taken for 900 s"
   export LT_LOCK_FILE="$BATS_TEST_TMPDIR/lock" LT_LOCK_WAIT=0
 }

@@ -8,9 +8,12 @@ setup() {
   load '../test_helper'
   # Files owned by another user (chown nobody) need root.
   lt_require_root
-  export LT_LOCK_FILE="$BATS_TEST_TMPDIR/lockdir/ltsuite-run-matrix.lock"
+  # lockdir stands for /run/lock (every user's, mode 1777); the lock is in
+  # a directory of the runner's own there.
+  export LT_LOCK_FILE="$BATS_TEST_TMPDIR/lockdir/ltsuite/run-matrix.lock"
   mkdir -p "$BATS_TEST_TMPDIR/lockdir"
   chmod 1777 "$BATS_TEST_TMPDIR/lockdir"
+  mkdir -m 700 "$BATS_TEST_TMPDIR/lockdir/ltsuite"
   lt_source_libs results manifest lock
   LT_RUN_ID="" LT_RUN_DIR="" LT_TMP_DIR=""
   # A victim directory any path in a planted state file could name.
@@ -238,4 +241,44 @@ SH
   [ "$status" -eq 143 ]
   [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/manifest.json")" = interrupted ]
   [ ! -e "$LT_LOCK_STATE" ]
+}
+
+@test "the lock's directory is made with mode 0700 when missing" {
+  rmdir "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  run bash -c 'source "$LT_ROOT/scripts/lib/common.sh"; source "$LT_ROOT/scripts/lib/manifest.sh"
+    source "$LT_ROOT/scripts/lib/lock.sh"; lock_open; flock -n 9 && echo locked'
+  assert_success
+  assert_output locked
+  [ "$(stat -c '%a %U' "$BATS_TEST_TMPDIR/lockdir/ltsuite")" = "700 root" ]
+  [ -f "$LT_LOCK_FILE" ]
+}
+
+@test "the lock's directory planted by another user (a symlink, theirs, or writable by others): refused before anything is opened, nothing made where it points" {
+  rmdir "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  mkdir "$BATS_TEST_TMPDIR/elsewhere"
+  ln -s "$BATS_TEST_TMPDIR/elsewhere" "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  chown -h nobody "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  run bash -c 'source "$LT_ROOT/scripts/lib/common.sh"; source "$LT_ROOT/scripts/lib/manifest.sh"
+    source "$LT_ROOT/scripts/lib/lock.sh"; lock_open'
+  assert_failure
+  assert_output --partial "the run lock's directory $BATS_TEST_TMPDIR/lockdir/ltsuite is a symlink (to $BATS_TEST_TMPDIR/elsewhere)"
+  run ls -A "$BATS_TEST_TMPDIR/elsewhere"
+  assert_output ''
+
+  rm "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  mkdir -m 700 "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  chown nobody "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  run bash -c 'source "$LT_ROOT/scripts/lib/common.sh"; source "$LT_ROOT/scripts/lib/manifest.sh"
+    source "$LT_ROOT/scripts/lib/lock.sh"; lock_open'
+  assert_failure
+  assert_output --partial "ltsuite belongs to uid $(id -u nobody), not to this user"
+  [ ! -e "$LT_LOCK_FILE" ]
+
+  chown root "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  chmod 1777 "$BATS_TEST_TMPDIR/lockdir/ltsuite"
+  run bash -c 'source "$LT_ROOT/scripts/lib/common.sh"; source "$LT_ROOT/scripts/lib/manifest.sh"
+    source "$LT_ROOT/scripts/lib/lock.sh"; lock_open'
+  assert_failure
+  assert_output --partial "ltsuite is writable by other users (mode 1777)"
+  [ ! -e "$LT_LOCK_FILE" ]
 }
