@@ -48,8 +48,8 @@ def test_config_without_upstream_keepalive_leaves_http10(tmp_path: Path) -> None
     assert "proxy_connect_timeout 90000ms;" in conf
     assert "keepalive " not in conf.replace("keepalive_timeout", "")
     assert "proxy_http_version" not in conf
-    assert f"pid {tmp_path.resolve() / 'nginx.pid'};" in conf
-    assert f"access_log {tmp_path.resolve() / 'nginx-access.log'} ltsuite;" in conf
+    assert f"pid \"{tmp_path.resolve() / 'nginx.pid'}\";" in conf
+    assert f"access_log \"{tmp_path.resolve() / 'nginx-access.log'}\" ltsuite;" in conf
 
 
 def test_config_with_upstream_keepalive_speaks_http11(tmp_path: Path) -> None:
@@ -105,3 +105,14 @@ def test_no_proxy_no_columns(tmp_path: Path) -> None:
     cols = proxy.row_columns(tmp_path)
     assert set(cols) == set(proxy.EMPTY)
     assert all(v is None for v in cols.values())
+
+
+def test_a_path_nginx_cannot_hold_is_refused_naming_it(tmp_path):
+    """A quote, "$" (a variable to nginx), ";" or a brace in the cell's path: refused, not
+    written into nginx.conf as syntax."""
+    env = {"SERVER_ADDR": "198.18.0.1", "SERVER_PORT": "8080", "PROXY_PORT": "8090"}
+    for bad in ('a"b', "a$b", "a;b", "a{b"):
+        cell = tmp_path / bad
+        with pytest.raises(proxy.ProxyConfigError, match="nginx cannot take"):
+            proxy.render_config(env, cell)
+    assert 'pid "' in proxy.render_config(env, tmp_path / "with space")

@@ -60,3 +60,35 @@ setup() {
   run proxy_knob_problems origin value
   refute_output --partial 'nginx needs a port of its own'
 }
+
+@test "nginx's config: a response larger than its buffers passes under a root-only checkout, and a cell path with a space is taken" {
+  lt_require_root
+  local top="$BATS_TEST_TMPDIR/root only" cell upstream_port proxy_port server pid size
+  # A checkout under /root: a directory only its owner may enter.
+  mkdir -m 700 "$top"
+  cell="$top/cell 01"
+  mkdir -p "$cell/nginx-temp"
+  upstream_port="$(lt_free_port)"
+  proxy_port="$(lt_free_port)"
+  # 8 MB, far above nginx's proxy buffers (8 x 4 kB), read by a slow user:
+  # nginx spools it to proxy_temp_path.
+  head -c 8000000 /dev/zero | tr '\0' x >"$BATS_TEST_TMPDIR/big"
+  (cd "$BATS_TEST_TMPDIR" && exec python3 -m http.server "$upstream_port" --bind 127.0.0.1) >/dev/null 2>&1 3>&- &
+  server=$!
+  printf '%s\n' SERVER_ADDR=127.0.0.1 "SERVER_PORT=$upstream_port" "PROXY_PORT=$proxy_port" >"$cell/cell.env"
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.proxy config "$cell" >"$cell/nginx.conf"
+  nginx -e "$cell/nginx-error.log" -c "$cell/nginx.conf" >/dev/null 2>&1 3>&- &
+  pid=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$upstream_port/big" 2>/dev/null \
+      && [[ -n "$(ss -Hltn "sport = :$proxy_port")" ]] && break
+    sleep 0.1
+  done
+  size="$(curl -sS -o /dev/null -w '%{http_code} %{size_download}' --limit-rate 4M --max-time 20 \
+    "http://127.0.0.1:$proxy_port/big")"
+  lt_end "$pid" "$server"
+  [ "$size" = "200 8000000" ] || fail "through nginx: $size; its error log: $(cat "$cell/nginx-error.log")"
+  run grep -c 'Permission denied' "$cell/nginx-error.log"
+  assert_output 0
+}
