@@ -17,6 +17,7 @@ The readings directory (one file per source, as the tools print it):
   nstat-before.txt   `nstat -asz` as the window starts, nstat-after.txt as it ends
   sockets.txt        `ss -tanH state time-wait state syn-recv` as the window ends
   process.tsv        key<TAB>value of the listening process: pid, comm, nofile, open_files
+                     (empty when /proc/PID/fd could not be listed: unmeasured, not 0)
   configprops.json   the actuator's /configprops, when it answers
   metrics.tsv        sample<TAB>metric<TAB>value from the actuator's /metrics over the window
 """
@@ -343,7 +344,8 @@ def limit_findings(r: Readings) -> list[Finding]:
     """time-wait-near-port-range: TIME-WAIT sockets towards one peer hold that many of the port
     range's ports, and connect() fails with EADDRNOTAVAIL once they are all taken;
     open-files-near-limit: every socket is a file, and accept(2) fails with EMFILE at the
-    process's open-file limit (rules.server_file_capacity); threads-busy-at-max: every Tomcat
+    process's open-file limit (rules.server_file_capacity); open files unmeasured (empty) are
+    unknown, so no finding either way; threads-busy-at-max: every Tomcat
     thread busy, so accepted connections wait."""
     out = []
     low_high = (r.sysctls.get("net.ipv4.ip_local_port_range") or "").split()

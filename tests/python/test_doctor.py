@@ -99,6 +99,13 @@ def test_open_files_near_the_limit():
     assert f.evidence == {"pid": "4321", "open_files": 1003, "nofile": 1024}
 
 
+def test_open_files_that_could_not_be_listed_are_unknown_not_zero():
+    r = read("open-files")
+    r.process["open_files"] = ""  # scripts/doctor.sh: /proc/PID/fd could not be listed
+    assert "open-files-near-limit" not in {f.id for f in doctor.findings(r)}
+    assert doctor.to_json(r, doctor.findings(r))["process"]["open_files"] == ""
+
+
 def test_threads_busy_at_max_from_the_actuator():
     f = found("threads-busy")["threads-busy-at-max"]
     assert f.evidence == {"threads_busy_peak": 200.0, "threads_max": 200.0, "connections_peak": 410.0}
