@@ -60,9 +60,10 @@ read_process() {
   printf 'pid\t%s\ncomm\t%s\nnofile\t%s\nopen_files\t%s\n' "$pid" "$(cat "/proc/$pid/comm")" "$nofile" "$files"
 }
 
-# py ARGS...: the findings module beside this script.
+# py ARGS...: the findings module beside this script, without writing its
+# bytecode there (-B: no __pycache__ beside the copied scripts).
 py() {
-  PYTHONPATH="$DOCTOR_DIR" python3 -S -m ltsuite.doctor "$@"
+  PYTHONPATH="$DOCTOR_DIR" python3 -B -S -m ltsuite.doctor "$@"
 }
 
 # now_ms: the clock in milliseconds.

@@ -7,7 +7,8 @@ suite's rules, and the lab matrix that reproduces the host.
   python3 -m ltsuite.doctor metrics BASE_URL SECONDS      samples Tomcat's metrics every second
 
 Only the standard library: scripts/doctor.sh and scripts/ltsuite/ are all a host needs beside
-bash, iproute2 and python3. Nothing here writes outside OUT_DIR.
+bash, iproute2 and python3. Nothing here writes outside OUT_DIR (doctor.sh runs Python with -B,
+so no bytecode lands beside the scripts either).
 
 The readings directory (one file per source, as the tools print it):
   meta.tsv           key<TAB>value: port, window_s, kernel, host, started, elapsed_ms (between the
@@ -484,8 +485,11 @@ def write_report(readings_dir: Path, out_dir: Path) -> str:
 
 
 def get(url: str) -> str:
-    """One actuator GET (the only request the doctor sends), 3 s at most."""
-    with urllib.request.urlopen(url, timeout=3) as answer:  # noqa: S310 (the user's own actuator URL)
+    """One actuator GET (the only request the doctor sends), 3 s at most, straight to the
+    actuator: never through a proxy of the environment (http_proxy, https_proxy), which is for
+    the host's outbound traffic, not its own actuator (an empty ProxyHandler)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=3) as answer:  # the user's own actuator URL
         return answer.read().decode("utf-8", "replace")
 
 

@@ -86,6 +86,19 @@ EOF
   done
 }
 
+@test "a doctor run writes nothing beside its copied scripts: no __pycache__" {
+  local copy="$BATS_TEST_TMPDIR/host"
+  doctor_copy "$copy"
+  doctor_fake_host "$BATS_TEST_TMPDIR/bin" "$$"
+  # A host's environment: nothing there turns Python's bytecode writing off.
+  run env -u PYTHONDONTWRITEBYTECODE PATH="$BATS_TEST_TMPDIR/bin:$PATH" \
+    "$copy/doctor.sh" --port 8080 --window 1s --out "$BATS_TEST_TMPDIR/out"
+  assert_success
+  [ -s "$BATS_TEST_TMPDIR/out/doctor.json" ]
+  run find "$copy" -name __pycache__
+  assert_output ""
+}
+
 @test "open files of a process whose /proc/PID/fd cannot be listed are unmeasured (empty), not 0" {
   # pid 1 is root's: another user cannot list its fd directory (root runs the doctor as nobody).
   local -a as_other=()
