@@ -49,18 +49,21 @@ read_sysctls() {
 
 # read_process PORT: "key<TAB>value" of the process listening on PORT (pid, comm,
 # its soft open-file limit, its open files); nothing when ss shows no process.
+# Open files are empty (unmeasured, not 0) when /proc/PID/fd cannot be listed:
+# another user's process without root, or a process that has just ended.
 read_process() {
   local pid nofile files
   pid="$(ss -ltnpH "sport = :$1" | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)" || true
   [[ -n "$pid" && -r "/proc/$pid/limits" ]] || return 0
   nofile="$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")"
-  files="$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
+  files="$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" || files=""
   printf 'pid\t%s\ncomm\t%s\nnofile\t%s\nopen_files\t%s\n' "$pid" "$(cat "/proc/$pid/comm")" "$nofile" "$files"
 }
 
-# py ARGS...: the findings module beside this script.
+# py ARGS...: the findings module beside this script, without writing its
+# bytecode there (-B: no __pycache__ beside the copied scripts).
 py() {
-  PYTHONPATH="$DOCTOR_DIR" python3 -S -m ltsuite.doctor "$@"
+  PYTHONPATH="$DOCTOR_DIR" python3 -B -S -m ltsuite.doctor "$@"
 }
 
 # now_ms: the clock in milliseconds.

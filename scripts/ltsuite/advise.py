@@ -24,6 +24,7 @@ matrix that are not tuned; OUT_DIR: results/advise-<id>/; SOURCE: the file given
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import rules, virtualthreads
+from . import rules, sysctls, virtualthreads
 from .plan import Plan
 
 #: The knobs the advice may tune: virtual threads first (their boundary, platform threads, is the
@@ -57,6 +58,25 @@ PROPERTY = {"TOMCAT_VIRTUAL_THREADS": "spring.threads.virtual.enabled",
             "TOMCAT_MAX_CONNECTIONS": "server.tomcat.max-connections",
             "TOMCAT_ACCEPT_COUNT": "server.tomcat.accept-count"}
 SYSCTL = {"SOMAXCONN": "net.core.somaxconn", "TCP_MAX_SYN_BACKLOG": "net.ipv4.tcp_max_syn_backlog"}
+#: The least value of each knob type a tuned knob has (env/defaults.env's header: count is a whole
+#: number > 0; uint, >= 0; bool, 0 or 1).
+TYPE_MINIMUM = {"count": 1, "uint": 0, "bool": 0}
+
+
+@functools.cache
+def knob_minimum(knob: str) -> int:
+    """The least value a matrix may give KNOB: that of its type in env/defaults.env (the "# type:"
+    line before KNOB=, a trailing "?" only allowing it empty), which scripts/run-matrix.sh checks
+    every cell against. ValueError for a knob or a type TYPE_MINIMUM does not know."""
+    kind = ""
+    for line in sysctls.DEFAULTS.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# type:"):
+            kind = line.split(":", 1)[1].strip().rstrip("?")
+        elif line.startswith(f"{knob}="):
+            if kind not in TYPE_MINIMUM:
+                raise ValueError(f"{sysctls.DEFAULTS}: {knob}: type '{kind}' has no least value here")
+            return TYPE_MINIMUM[kind]
+    raise ValueError(f"{sysctls.DEFAULTS}: no knob {knob}")
 
 
 @dataclass(frozen=True)
@@ -257,7 +277,7 @@ def _plan(load: Load, goal: Goal, tune: list[str], memory_mb: int, nofile: int) 
     for knob in changed:
         value = cheaper_value(load, goal, s, knob)
         result.sure[knob] = value is not None
-        if value is None and s[knob] - 1 >= (1 if knob == "TOMCAT_MAX_THREADS" else 0):
+        if value is None and s[knob] - 1 >= knob_minimum(knob):
             # No value surely fails (clients that retry past the hold, handshakes that wait):
             # the next one below shows what the run does there.
             value = s[knob] - 1
@@ -283,9 +303,10 @@ def _kept_reason(knob: str, load: Load, s: dict[str, int], prediction: Predictio
 
 
 def cheaper_value(load: Load, goal: Goal, settings: dict[str, int], knob: str) -> int | None:
-    """The largest value below the recommended one at which the model says the goal must fail
-    (binary search: failing is monotone in each knob); None when none does."""
-    lo, hi = 0 if knob != "TOMCAT_MAX_THREADS" else 1, settings[knob] - 1
+    """The largest value below the recommended one, and not below the knob's least
+    (knob_minimum), at which the model says the goal must fail (binary search: failing is
+    monotone in each knob); None when none does."""
+    lo, hi = knob_minimum(knob), settings[knob] - 1
     if hi < lo or not predict(load, goal, {**settings, knob: lo}).fails:
         return None
     while lo < hi:
@@ -590,11 +611,13 @@ def _predicted(prediction: Prediction) -> bool | None:
 def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, used: int, budget: int,
                  advice: dict[str, Any]) -> int:
     """The cheaper cell held where the model said it must fail: bisect the knob between the user's
-    own value (probed first) and the cheaper value; the advice says by how much the model was wrong."""
+    own value (probed first) and the cheaper value, never below the knob's least value
+    (knob_minimum: scripts/run-matrix.sh refuses a cell there); the advice says by how much the
+    model was wrong."""
     lo_fail, hi_pass = None, p.cheaper[knob]
     # The user's own value first (it failed in the model too), or nothing when that was the cheaper one.
     candidate = min(load.settings[knob], hi_pass - 1)
-    while used < budget and candidate >= 0 and (lo_fail is None or hi_pass - lo_fail > 1):
+    while used < budget and candidate >= knob_minimum(knob) and (lo_fail is None or hi_pass - lo_fail > 1):
         probe = {**p.settings, knob: candidate}
         (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})
         cell["predicted_pass"] = _predicted(predict(load, goal, probe))

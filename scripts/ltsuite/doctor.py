@@ -7,7 +7,8 @@ suite's rules, and the lab matrix that reproduces the host.
   python3 -m ltsuite.doctor metrics BASE_URL SECONDS      samples Tomcat's metrics every second
 
 Only the standard library: scripts/doctor.sh and scripts/ltsuite/ are all a host needs beside
-bash, iproute2 and python3. Nothing here writes outside OUT_DIR.
+bash, iproute2 and python3. Nothing here writes outside OUT_DIR (doctor.sh runs Python with -B,
+so no bytecode lands beside the scripts either).
 
 The readings directory (one file per source, as the tools print it):
   meta.tsv           key<TAB>value: port, window_s, kernel, host, started, elapsed_ms (between the
@@ -17,6 +18,7 @@ The readings directory (one file per source, as the tools print it):
   nstat-before.txt   `nstat -asz` as the window starts, nstat-after.txt as it ends
   sockets.txt        `ss -tanH state time-wait state syn-recv` as the window ends
   process.tsv        key<TAB>value of the listening process: pid, comm, nofile, open_files
+                     (empty when /proc/PID/fd could not be listed: unmeasured, not 0)
   configprops.json   the actuator's /configprops, when it answers
   metrics.tsv        sample<TAB>metric<TAB>value from the actuator's /metrics over the window
 """
@@ -343,7 +345,8 @@ def limit_findings(r: Readings) -> list[Finding]:
     """time-wait-near-port-range: TIME-WAIT sockets towards one peer hold that many of the port
     range's ports, and connect() fails with EADDRNOTAVAIL once they are all taken;
     open-files-near-limit: every socket is a file, and accept(2) fails with EMFILE at the
-    process's open-file limit (rules.server_file_capacity); threads-busy-at-max: every Tomcat
+    process's open-file limit (rules.server_file_capacity); open files unmeasured (empty) are
+    unknown, so no finding either way; threads-busy-at-max: every Tomcat
     thread busy, so accepted connections wait."""
     out = []
     low_high = (r.sysctls.get("net.ipv4.ip_local_port_range") or "").split()
@@ -482,8 +485,11 @@ def write_report(readings_dir: Path, out_dir: Path) -> str:
 
 
 def get(url: str) -> str:
-    """One actuator GET (the only request the doctor sends), 3 s at most."""
-    with urllib.request.urlopen(url, timeout=3) as answer:  # noqa: S310 (the user's own actuator URL)
+    """One actuator GET (the only request the doctor sends), 3 s at most, straight to the
+    actuator: never through a proxy of the environment (http_proxy, https_proxy), which is for
+    the host's outbound traffic, not its own actuator (an empty ProxyHandler)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=3) as answer:  # the user's own actuator URL
         return answer.read().decode("utf-8", "replace")
 
 

@@ -11,7 +11,9 @@ reads CELL_DIR/cell.env, CELL_DIR/instances/*/row.json and their histogram.json,
 cell's row.
 
 Counters and VUs add up over the instances; min and max are the extremes; the mean latency is
-weighted by each instance's answered requests (lat_count). Percentiles of parts do not combine:
+weighted by each instance's answered requests (lat_count); the failed rate is the failed requests
+over the requests, empty when no instance measured its failed requests (unmeasured is empty,
+never 0). Percentiles of parts do not combine:
 they come from the merge of every instance's latency histogram (ltsuite.histogram: those of all
 raw samples within its 0.5 %), else from InfluxDB's PERCENTILE over every raw sample
 (--percentiles, with its --notes), else stay empty; never an average of percentiles. What only
@@ -86,7 +88,7 @@ def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: A
         "lat_p99_ms": pct.get("lat_p99_ms"),
         "lat_max_ms": max(lat_max) if lat_max else None,
         "failed_reqs": failed,
-        "failed_rate": None if reqs is None or reqs == 0 else num(or_default(failed, 0) / reqs),
+        "failed_rate": None if failed is None or reqs is None or reqs == 0 else num(failed / reqs),
     }
     row.update({key: total(key) for key in TOTALS})
     row["iterations"] = total("iterations")

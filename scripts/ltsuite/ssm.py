@@ -33,12 +33,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 #: States after which an invocation does not change any more.
 TERMINAL = frozenset({"Success", "Failed", "Cancelled", "TimedOut"})
@@ -177,33 +179,55 @@ def poll_manifest(manifest: Path, client: Any = None, **kwargs: Any) -> list[Inv
 
 DOCUMENT = "AWS-RunShellScript"
 
+#: The signals that end a fan-out: scripts/ssm-fanout.sh traps them, and its on_exit ends a
+#: running ltsuite.ssm with SIGTERM.
+ENDING_SIGNALS = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGTERM})
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold ENDING_SIGNALS back while the block runs (pthread_sigmask(2) on this process's one
+    thread): one that arrives meanwhile stays pending and takes its usual effect as the block is
+    left, not before. send() makes a SendCommand and its record in the manifest one step this
+    way, so an invocation SSM accepted is never left running unrecorded, where on_exit could not
+    cancel it. The price: a signal during a send waits for the call to end (botocore's connect and
+    read timeouts and its retries bound it)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
 
 def send(client: Any, manifest: Path, commands_dir: Path, delivery_timeout: int,
          report: Callable[[str], None] = lambda text: None,
          warn: Callable[[str], None] = lambda text: None) -> list[Invocation]:
     """One SendCommand per instance the manifest lists, with its parameters from
     COMMANDS_DIR/params-<id>.json (ssm_params_json), the output to the run's S3 location. The
-    manifest is written after each send, so whatever stops the run midway knows what was sent.
-    A send that fails leaves that instance NotSent, with the reason as its error."""
+    manifest is written after each send, with the signals that end a run held back from the send
+    until the write is done (signals_deferred), so whatever stops the run midway knows every
+    command that was sent and can cancel it. A send that fails leaves that instance NotSent,
+    with the reason as its error."""
     data = json.loads(manifest.read_text(encoding="utf-8"))
     fanout = data.get("fanout") or {}
     invocations = [Invocation.from_json(entry) for entry in data.get("instances") or []]
     for number, inv in enumerate(invocations, 1):
         comment = f"k6 fan-out {data.get('run_id')} {(data.get('cell') or {}).get('id')} {number}/{len(invocations)}"
-        try:
-            params = json.loads((commands_dir / f"params-{inv.instance_id}.json").read_text(encoding="utf-8"))
-            answer = client.send_command(DocumentName=DOCUMENT, InstanceIds=[inv.instance_id], Parameters=params,
-                                         OutputS3BucketName=fanout.get("s3_bucket") or "",
-                                         OutputS3KeyPrefix=fanout.get("s3_key_prefix") or "",
-                                         TimeoutSeconds=delivery_timeout, Comment=comment[:100])
-            inv.command_id, inv.status, inv.error = answer["Command"]["CommandId"], "Pending", ""
-            report(f"{inv.instance_id}: segment {inv.segment}, command {inv.command_id}")
-        except Exception as error:  # botocore's errors, a missing parameters file
-            inv.command_id, inv.status = "", "NotSent"
-            inv.error = f"instance {inv.instance_id}: send-command failed: {one_line(str(error))}"
-            warn(inv.error)
-        data["instances"] = [i.to_json() for i in invocations]
-        _write_json(manifest, data)
+        with signals_deferred():
+            try:
+                params = json.loads((commands_dir / f"params-{inv.instance_id}.json").read_text(encoding="utf-8"))
+                answer = client.send_command(DocumentName=DOCUMENT, InstanceIds=[inv.instance_id], Parameters=params,
+                                             OutputS3BucketName=fanout.get("s3_bucket") or "",
+                                             OutputS3KeyPrefix=fanout.get("s3_key_prefix") or "",
+                                             TimeoutSeconds=delivery_timeout, Comment=comment[:100])
+                inv.command_id, inv.status, inv.error = answer["Command"]["CommandId"], "Pending", ""
+                report(f"{inv.instance_id}: segment {inv.segment}, command {inv.command_id}")
+            except Exception as error:  # botocore's errors, a missing parameters file
+                inv.command_id, inv.status = "", "NotSent"
+                inv.error = f"instance {inv.instance_id}: send-command failed: {one_line(str(error))}"
+                warn(inv.error)
+            data["instances"] = [i.to_json() for i in invocations]
+            _write_json(manifest, data)
     return invocations
 
 

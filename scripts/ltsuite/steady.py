@@ -32,9 +32,11 @@ shows it, mapped onto the open or the closed model by ltsuite.ownscript.
 A service of one's own (TARGET_JAR) or a path of the target (TARGET_PATH): its time is not
 DELAY_MS, so one calibration cell of a few users (calibrate; make capacity runs the same)
 measures it from the access log's %D (ltsuite.accesslog) and the model uses its p90
-(CALIBRATION_PERCENTILE). Where the verifying cells show the time grown under load (their p90
-past the model's by more than the headroom), the plan is made again with the time measured
-there, and the advice says so.
+(CALIBRATION_PERCENTILE) as the service time, and its measured p99 as the p99 of a setting where
+no request waits for a thread (with DELAY_MS, a fixed time, both are DELAY_MS). Where the
+verifying cells show the time grown under load (their p90 past the model's by more than the
+headroom), the plan is made again with the time (p90 and p99) measured there, and the advice says
+so.
 """
 from __future__ import annotations
 
@@ -83,6 +85,9 @@ class SteadyLoad:
     max_keepalive_requests: int = 100
     #: Why the target cannot run on virtual threads here (virtualthreads.cannot), None when it can.
     virtual_cannot: str | None = None
+    #: The p99 of the endpoint's time where it was measured (%D), None where the time is DELAY_MS:
+    #: the p99 predicted where no request waits for a thread.
+    service_p99_ms: float | None = None
     #: A script of one's own (ltsuite.ownscript): how its load was read, whether it is the open
     #: model, and the iterations it asks for (None: the run's own count).
     script: str = ""
@@ -160,7 +165,9 @@ class SteadyPrediction:
 
 
 def predict(load: SteadyLoad, goal: Goal, settings: dict[str, int]) -> SteadyPrediction:
-    """The rules of the module's docstring applied to one setting."""
+    """The rules of the module's docstring applied to one setting. Where no request waits for a
+    thread the p99 is the endpoint's own: the measured p99 (service_p99_ms) when there is one,
+    else the service time (DELAY_MS)."""
     workers = int(rules.workers(settings["TOMCAT_MAX_THREADS"], settings["TOMCAT_MAX_CONNECTIONS"],
                                 settings.get(VIRTUAL, 0) == 1) or 0)
     busy = in_service(load)
@@ -181,7 +188,7 @@ def predict(load: SteadyLoad, goal: Goal, settings: dict[str, int]) -> SteadyPre
             p99 = max(s, load.users * s / workers - load.think_ms)
             why.append(f"users queue for threads: about {p99:.0f} ms a request")
     else:
-        p99 = s
+        p99 = s if load.service_p99_ms is None else load.service_p99_ms
     if p99 > load.timeout_ms:
         fails = True
         why.append(f"beyond REQUEST_TIMEOUT {load.timeout_ms} ms")
@@ -301,12 +308,15 @@ def _ms(text: str | None) -> int:
 
 
 def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: float | None = None,
-                  source: str | None = None, script: ownscript.ScriptLoad | None = None) -> SteadyLoad:
+                  source: str | None = None, script: ownscript.ScriptLoad | None = None,
+                  service_p99_ms: float | None = None) -> SteadyLoad:
     """The steady load of the resolved knobs, or of a script of one's own as k6 inspect showed it
-    (`script`: no think time the model can read); the endpoint's time is DELAY_MS unless measured."""
+    (`script`: no think time the model can read); the endpoint's time is DELAY_MS unless measured
+    (service_ms, and its p99 service_p99_ms)."""
     scenario = env["SCENARIO"]
     common = dict(scenario=scenario, timeout_ms=_ms(env["REQUEST_TIMEOUT"]), settings=settings,
                   service_ms=float(env["DELAY_MS"]) if service_ms is None else service_ms,
+                  service_p99_ms=None if service_ms is None else service_p99_ms,
                   service_source=source or f"DELAY_MS {env['DELAY_MS']}",
                   think_ms=int(env.get("THINK_TIME_MS") or 0),
                   keepalive_timeout_ms=int(env.get("TOMCAT_KEEP_ALIVE_TIMEOUT") or 60000),
@@ -373,7 +383,8 @@ def app_percentile_ms(cell_dir: Path, fraction: float = CALIBRATION_PERCENTILE) 
 class Calibration:
     """What the calibration cell measured: the p50, p90 and p99 of the load requests' %D (ms; None
     without a logged request), their count, the cell (a Runner cell), and the figure the model
-    uses (the p90: CALIBRATION_PERCENTILE) with the sentence that says where it came from."""
+    uses as the service time (the p90: CALIBRATION_PERCENTILE) with the sentence that says where
+    it came from; the model's p99 where nothing queues is the p99."""
 
     p50_ms: float | None
     p90_ms: float | None
@@ -457,14 +468,14 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
             advice["cannot"] = read
             return _finish(advice, runner, None)
         script = read
-    service, source = None, None
+    service, source, service_p99 = None, None, None
     if time_measured(env) and runner is not None:
         calibration = calibrate(env, runner, settings)
-        service, source = calibration.service_ms, calibration.source
+        service, source, service_p99 = calibration.service_ms, calibration.source, calibration.p99_ms
         if service is None:
             advice["cannot"] = "the calibration cell logged no load request (its access log): the time is unmeasured"
             return _finish(advice, runner, None)
-    load = load_from_env(env, settings, service, source, script)
+    load = load_from_env(env, settings, service, source, script, service_p99)
     expected = expected_requests(load)
     advice["goal"] = {"scenario": load.scenario, "script": load.script or None, "rate_per_s": load.rate_per_s if load.open else None,
                       "users": None if load.open else load.users, "requests": expected,
@@ -507,7 +518,8 @@ def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
         # The time grew under load: plan again with the time measured there.
         advice["notes"].append(grown + "; planned again with it")
         load = load_from_env(env, settings, measured,
-                             f"p90 of the application's time under load, cell {rec['run']}/{rec['cell']}", script)
+                             f"p90 of the application's time under load, cell {rec['run']}/{rec['cell']}", script,
+                             app_percentile_ms((runner.out / rec["row"]).parent, 0.99)[0])
         p = plan(load, goal, tune)
         advice["reasons"], advice["cannot"] = p.reasons, p.cannot
     return _finish(advice, runner, expected)

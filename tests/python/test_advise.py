@@ -297,3 +297,41 @@ def test_a_missing_row_of_the_boundary_is_named_in_the_boundary():
     assert "SOMAXCONN=9" in boundary["not_as_asked"]
     assert "- `SOMAXCONN` = 9 (the model: fail): not judged: the run has no row for the cell with " \
         in adv.markdown({**advice, "source": "x"})
+
+
+class FastRunner(CapacityRunner):
+    """Cells that all hold (a server faster than the model's waves), refused the way
+    scripts/run-matrix.sh refuses a matrix whose count knob is below 1 (env/defaults.env: "count
+    (whole number > 0)"): it makes no run, which the real Runner raises as RuntimeError."""
+
+    def __init__(self, users: int):
+        super().__init__(short=-1000, users=users)
+        self.asked: list[dict[str, int]] = []
+
+    def run(self, name: str, settings: dict[str, int], axes: dict[str, list[int]]) -> list[dict[str, Any]]:
+        self.asked.append({**settings, **{k: min(v) for k, v in axes.items()}})
+        for knob in ("TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS"):
+            if min([settings[knob], *axes.get(knob, [])]) < 1:
+                raise RuntimeError(f"run-matrix.sh {name}.matrix made no run (exit 2)")
+        return super().run(name, settings, axes)
+
+
+def test_a_boundary_at_the_knobs_least_value_that_holds_is_not_bisected_below_it():
+    # 4 users of 1 s within 2.5 s: two waves fit, so 2 threads; at 1 thread (the file's own and the
+    # least a count knob can be) the model says the 4 s of waves must fail. The run holds there:
+    # nothing below 1 thread exists to probe, so the bisection stops at the starting value.
+    load = adv.Load(users=4, delay_ms=1000, timeout_ms=2500, settings={**SMALL, "TOMCAT_MAX_THREADS": 1,
+                                                                       "TOMCAT_MAX_CONNECTIONS": 100})
+    runner = FastRunner(users=4)
+    advice = adv.advise(load, adv.Goal(), ["TOMCAT_MAX_THREADS"], 8, runner, **BIG_BOX)
+    assert min(s["TOMCAT_MAX_THREADS"] for s in runner.asked) == 1
+    assert advice["verified"] is True and advice["recommended"] == {"TOMCAT_MAX_THREADS": 2}
+    assert advice["model_wrong"] == ["TOMCAT_MAX_THREADS: the model said 1 must fail, it held; the lowest that held "
+                                     "was 1 (down to the starting value): the model's boundary was 1 too high"]
+
+
+@pytest.mark.parametrize("knob, least", [("TOMCAT_MAX_THREADS", 1), ("TOMCAT_MAX_CONNECTIONS", 1),
+                                         ("TOMCAT_ACCEPT_COUNT", 0), ("SOMAXCONN", 0), ("TCP_MAX_SYN_BACKLOG", 0),
+                                         ("TOMCAT_VIRTUAL_THREADS", 0)])
+def test_each_tunable_knobs_least_value_is_that_of_its_type_in_the_defaults(knob, least):
+    assert adv.knob_minimum(knob) == least

@@ -99,6 +99,13 @@ def test_open_files_near_the_limit():
     assert f.evidence == {"pid": "4321", "open_files": 1003, "nofile": 1024}
 
 
+def test_open_files_that_could_not_be_listed_are_unknown_not_zero():
+    r = read("open-files")
+    r.process["open_files"] = ""  # scripts/doctor.sh: /proc/PID/fd could not be listed
+    assert "open-files-near-limit" not in {f.id for f in doctor.findings(r)}
+    assert doctor.to_json(r, doctor.findings(r))["process"]["open_files"] == ""
+
+
 def test_threads_busy_at_max_from_the_actuator():
     f = found("threads-busy")["threads-busy-at-max"]
     assert f.evidence == {"threads_busy_peak": 200.0, "threads_max": 200.0, "connections_peak": 410.0}
@@ -139,3 +146,78 @@ def test_without_the_actuator_the_matrix_takes_the_backlog_as_accept_count():
     assert "TOMCAT_ACCEPT_COUNT=128" in text.splitlines()
     assert "TOMCAT_MAX_THREADS" not in text
     assert not [line for line in text.splitlines() if line.startswith("VUS=")]
+
+
+# ---- The actuator's GETs -----------------------------------------------------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+CONFIGPROPS = {"contexts": {"app": {"beans": {"server": {"prefix": "server",
+                                                         "properties": {"tomcat": {"acceptCount": 100}}}}}}}
+
+
+def serve(answer):
+    """An HTTP server on 127.0.0.1 (a port of its own) in a thread; answer(path) gives (status,
+    body). Returns the server and the paths it was asked for."""
+    asked = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            status, body = answer(self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, asked
+
+
+def actuator_answer(path):
+    if path == "/actuator/configprops":
+        return 200, json.dumps(CONFIGPROPS).encode()
+    if path.startswith("/actuator/metrics/"):
+        return 200, json.dumps({"measurements": [{"statistic": "VALUE", "value": 3.0}]}).encode()
+    return 404, b"{}"
+
+
+@pytest.fixture
+def actuator_behind_a_proxy():
+    """The host's actuator, and an http_proxy/https_proxy of the host's environment (no
+    no_proxy) that records what it is asked and answers none of it."""
+    actuator, _ = serve(actuator_answer)
+    proxy, through_proxy = serve(lambda path: (502, b'{"proxy": true}'))
+    proxy_url = f"http://127.0.0.1:{proxy.server_address[1]}"
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy", "http_proxy", "https_proxy")}
+    env.update(PYTHONPATH=str(ROOT / "scripts"), http_proxy=proxy_url, https_proxy=proxy_url,
+               HTTP_PROXY=proxy_url, HTTPS_PROXY=proxy_url)
+    yield f"http://127.0.0.1:{actuator.server_address[1]}/actuator", env, through_proxy
+    actuator.shutdown()
+    proxy.shutdown()
+
+
+def doctor_py(env, *args):
+    """python3 -m ltsuite.doctor ARGS, as scripts/doctor.sh starts it."""
+    return subprocess.run([sys.executable, "-B", "-S", "-m", "ltsuite.doctor", *args], env=env,
+                          capture_output=True, text=True, timeout=30, check=False)
+
+
+def test_the_actuators_gets_go_to_the_actuator_not_through_an_environment_proxy(actuator_behind_a_proxy):
+    base, env, through_proxy = actuator_behind_a_proxy
+    run = doctor_py(env, "get", f"{base}/configprops")
+    assert (run.returncode, json.loads(run.stdout or "null")) == (0, CONFIGPROPS)
+    run = doctor_py(env, "metrics", base, "0")
+    assert run.stdout.splitlines() == [f"0\t{name}\t3.0" for name in doctor.METRICS]
+    assert through_proxy == []

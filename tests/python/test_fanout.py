@@ -62,6 +62,12 @@ def test_no_instance_row_gives_empty_figures_not_zeros():
     assert [row["instances"], row["http_reqs"], row["tps"], row["lat_min_ms"], row["failed_rate"]] == [0, None, None, None, None]
 
 
+def test_no_instance_that_measured_failures_leaves_the_failed_rate_empty_not_zero():
+    # Requests counted, failures unmeasured: the rate is unmeasured too, never 0.
+    row = aggregate([{k: v for k, v in r.items() if k != "failed_reqs"} for r in TWO_ROWS])
+    assert [row["http_reqs"], row["failed_reqs"], row["failed_rate"]] == [400, None, None]
+
+
 def test_the_command_line_reads_the_instances_rows_and_the_cells_knobs(tmp_path):
     for k, row in enumerate(TWO_ROWS):
         (tmp_path / "instances" / f"i-{k}").mkdir(parents=True)

@@ -1,12 +1,18 @@
 """The fan-out's poll (ltsuite.ssm) against botocore's Stubber, for what moto's SSM cannot give:
 Failed, TimedOut and Cancelled invocations, a throttled API, an instance that never answers."""
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import boto3
 import pytest
 from botocore.stub import Stubber
 
 from ltsuite.ssm import Invocation, invocation_state, poll, poll_manifest
+
+from conftest import ROOT
 
 CMD = "11111111-2222-3333-4444-555555555555"
 
@@ -257,3 +263,51 @@ def test_the_histogram_an_instance_printed_is_kept_beside_its_summary(tmp_path):
     assert not (tmp_path / "cell/instances/i-b/histogram.json").exists()
     assert not (tmp_path / "cell/instances/i-c/histogram.json").exists()
     assert [got[i].error for i in ("i-a", "i-b", "i-c")] == ["", "", ""]
+
+
+#: A send run as scripts/ssm-fanout.sh runs it (python3 -m ltsuite.ssm send, in a process of its
+#: own), against botocore's Stubber, with SIGNAL sent to itself the moment SendCommand has answered:
+#: after SSM accepted the command, before send() wrote its id into the manifest.
+SIGNALLED_SEND = """
+import os, signal, sys
+from pathlib import Path
+
+import boto3
+from botocore.stub import Stubber
+
+from ltsuite.ssm import send
+
+number = int(sys.argv[3])
+# The signal's usual effect, whatever the test runner's shell left ignored.
+signal.signal(number, signal.default_int_handler if number == signal.SIGINT else signal.SIG_DFL)
+client = boto3.client("ssm", region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
+stubber = Stubber(client)
+for command_id in sys.argv[4:]:
+    stubber.add_response("send_command", {"Command": {"CommandId": command_id}})
+stubber.activate()
+client.meta.events.register("after-call.ssm.SendCommand", lambda **_: os.kill(os.getpid(), number))
+send(client, Path(sys.argv[1]), Path(sys.argv[2]), 45)
+"""
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_between_the_send_and_its_record_still_leaves_the_command_id_recorded(tmp_path, number):
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"run_id": "r1", "cell": {"id": "01"},
+                                    "fanout": {"s3_bucket": "out", "s3_key_prefix": "k6/r1/01"},
+                                    "instances": [entry("i-a", "", command_id=""), entry("i-b", "", command_id="")]}))
+    for instance in ("i-a", "i-b"):
+        (tmp_path / f"params-{instance}.json").write_text(json.dumps({"commands": ["echo hi"]}))
+    other = "99999999-2222-3333-4444-555555555555"
+    run = subprocess.run([sys.executable, "-c", SIGNALLED_SEND, str(manifest), str(tmp_path), str(int(number)),
+                          CMD, other],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")},
+                         timeout=60, check=False)
+    # The signal still ends the send, with its usual effect, once the id is recorded...
+    assert run.returncode == -number, run.stderr
+    written = {e["instance_id"]: e for e in json.loads(manifest.read_text())["instances"]}
+    # ...so the invocation SSM accepted is in the manifest, not ended: what ssm-fanout.sh's on_exit
+    # reads back (load_instances) and cancels (fanout_record_end).
+    assert (written["i-a"]["command_id"], written["i-a"]["status"]) == (CMD, "Pending")
+    # Nothing was sent after it.
+    assert (written["i-b"]["command_id"], written["i-b"]["status"]) == ("", "")

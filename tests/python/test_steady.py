@@ -266,3 +266,27 @@ def test_the_time_is_measured_for_a_jar_of_ones_own_or_a_path(tmp_path, changes,
     runner = Replay(tmp_path, {}, {0: [100.0] * 20, 4: [100.0] * 20, 3: [100.0] * 20})
     steady.advise(steady_env(**changes), runner)  # type: ignore[arg-type]
     assert (runner.runs[0][0] == "calibrate") is measured
+
+
+class RecordedCalibration(Replay):
+    """Replay whose calibration cell is the recorded one of tests/python/fixtures/calibration-greeting
+    (the greeting service at 100 ms, 2 users, 20 requests in its access log), copied where
+    scripts/run-matrix.sh leaves it."""
+
+    def run(self, name: str, settings: dict[str, int], axes: dict[str, list[int]]) -> list[dict[str, Any]]:
+        import shutil
+        found = super().run(name, settings, axes)
+        if name == "calibrate":
+            shutil.copytree(FIXTURES / "calibration-greeting", (self.out / found[0]["row"]).parent, dirs_exist_ok=True)
+        return found
+
+
+def test_where_nothing_queues_the_model_predicts_the_calibrations_measured_p99_not_its_p90(tmp_path):
+    # The recorded cell's %D: p90 107.966 ms, the time Little's law takes (35/s x 0.108 s = 3.78 in
+    # service, x 1.1 -> 5 threads), and p99 111.523 ms, the p99 where no request waits for a thread.
+    runner = RecordedCalibration(tmp_path, {}, {})
+    advice = steady.advise(steady_env(TARGET_PATH="/hello?name=capacity"), runner)  # type: ignore[arg-type]
+    assert runner.runs[0][0] == "calibrate" and advice["verified"]
+    assert advice["model"]["service_ms"] == pytest.approx(107.966)
+    assert advice["model"]["workers"] == 5 and advice["model"]["in_service"] < 5
+    assert advice["model"]["p99_ms"] == 111.5

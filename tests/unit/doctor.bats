@@ -7,6 +7,42 @@ setup() {
   load '../test_helper'
   MARK="$BATS_TEST_TMPDIR/ran"
   export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  OPEN_DIR=""
+}
+
+teardown() {
+  [[ -z "$OPEN_DIR" ]] || rm -rf "$OPEN_DIR"
+}
+
+# doctor_copy DIR: the doctor as docs/doctor.md takes it to a host, doctor.sh
+# and the modules beside it, in DIR (readable by every user).
+doctor_copy() {
+  local module
+  mkdir -p "$1/ltsuite"
+  cp "$LT_ROOT/scripts/doctor.sh" "$1/"
+  for module in __init__ doctor rules counters cellfiles numbers; do
+    cp "$LT_ROOT/scripts/ltsuite/$module.py" "$1/ltsuite/"
+  done
+  chmod -R a+rX "$1"
+}
+
+# doctor_fake_host DIR PID: DIR/ss and DIR/nstat answering doctor.sh as a
+# host's iproute2 would: one listener on :8080, of process PID; no socket in
+# TIME-WAIT or SYN-RECV; no listen counter.
+doctor_fake_host() {
+  mkdir -p "$1"
+  cat >"$1/ss" <<EOF
+#!/usr/bin/env bash
+case "\$1" in
+  -ltnH) echo 'LISTEN 0 128 0.0.0.0:8080 0.0.0.0:*' ;;
+  -ltnpH) echo 'LISTEN 0 128 0.0.0.0:8080 0.0.0.0:* users:(("init",pid=$2,fd=3))' ;;
+esac
+EOF
+  cat >"$1/nstat" <<'EOF'
+#!/usr/bin/env bash
+printf '#kernel\nTcpExtListenOverflows 0 0.0\n'
+EOF
+  chmod 755 "$1/ss" "$1/nstat"
 }
 
 @test "make doctor PORT='1;touch FILE' is a wrong port, not a command" {
@@ -48,4 +84,41 @@ setup() {
     fi
     [ "${MATRIX_VALUE[SOMAXCONN]}" = "$(awk -F'\t' '$1 == "net.core.somaxconn" { print $2 }' "$reading/sysctls.tsv")" ]
   done
+}
+
+@test "a doctor run writes nothing beside its copied scripts: no __pycache__" {
+  local copy="$BATS_TEST_TMPDIR/host"
+  doctor_copy "$copy"
+  doctor_fake_host "$BATS_TEST_TMPDIR/bin" "$$"
+  # A host's environment: nothing there turns Python's bytecode writing off.
+  run env -u PYTHONDONTWRITEBYTECODE PATH="$BATS_TEST_TMPDIR/bin:$PATH" \
+    "$copy/doctor.sh" --port 8080 --window 1s --out "$BATS_TEST_TMPDIR/out"
+  assert_success
+  [ -s "$BATS_TEST_TMPDIR/out/doctor.json" ]
+  run find "$copy" -name __pycache__
+  assert_output ""
+}
+
+@test "open files of a process whose /proc/PID/fd cannot be listed are unmeasured (empty), not 0" {
+  # pid 1 is root's: another user cannot list its fd directory (root runs the doctor as nobody).
+  local -a as_other=()
+  if [[ $EUID -eq 0 ]]; then
+    command -v setpriv >/dev/null || skip "needs util-linux's setpriv to run the doctor as nobody"
+    as_other=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  fi
+  ! "${as_other[@]}" ls /proc/1/fd >/dev/null 2>&1 || skip "/proc/1/fd can be listed by this user"
+  "${as_other[@]}" bash -c "python3 -c ''" 2>/dev/null || skip "the other user finds no python3 on PATH"
+  OPEN_DIR="$(mktemp -d "${TMPDIR:-/tmp}/doctor-test.XXXXXX")"
+  chmod 755 "$OPEN_DIR"
+  doctor_copy "$OPEN_DIR/host"
+  doctor_fake_host "$OPEN_DIR/bin" 1
+  mkdir -m 1777 "$OPEN_DIR/results"
+  PATH="$OPEN_DIR/bin:$PATH" run "${as_other[@]}" "$OPEN_DIR/host/doctor.sh" --port 8080 --window 1s \
+    --out "$OPEN_DIR/results/out"
+  assert_success
+  run cat "$OPEN_DIR/results/out/readings/process.tsv"
+  assert_line $'pid\t1'
+  assert_line $'open_files\t'
+  jq -e '.process.open_files == "" and ([.findings[].id] | index("open-files-near-limit") == null)' \
+    "$OPEN_DIR/results/out/doctor.json"
 }
