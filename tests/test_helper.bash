@@ -226,7 +226,13 @@ lt_process_tree() {
 # setup_file fails). It ends with the test, or once setup_file has returned
 # (the file's shell writes no more to its output: BATS_OUT).
 lt_watch() {
-  local shell_pid="$1" mode="$2" limit="$3" self="$BASHPID" deadline
+  local shell_pid="$1" mode="$2" limit="$3" self="$BASHPID" deadline fd
+  # Nothing of bats' but its output: a pipe bats reads to its end (the
+  # test's TAP line) would wait for this process too.
+  for fd in /proc/"$self"/fd/*; do
+    fd="${fd##*/}"
+    ((fd <= 2)) || eval "exec $fd>&-"
+  done
   deadline=$((SECONDS + limit))
   while ((SECONDS < deadline)); do
     [[ -d "/proc/$shell_pid" ]] || return 0
