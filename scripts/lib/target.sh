@@ -267,7 +267,7 @@ target_knob_problems() {
   _target_virtual_threads_problems origin_of knob_value
   [[ "${knob_value[TARGET_HEALTH_PATH]}" == /* ]] \
     || printf "%s: TARGET_HEALTH_PATH: '%s' is not a path (it starts with /)\n" "${origin_of[TARGET_HEALTH_PATH]}" "${knob_value[TARGET_HEALTH_PATH]}"
-  _target_actuator_health_scenario origin_of knob_value
+  _target_actuator_health_proxy origin_of knob_value
   _target_path_scenario origin_of knob_value
   local -a words
   read -r -a words <<<"${knob_value[TARGET_ARGS]}"
@@ -322,21 +322,18 @@ _target_port_clash() {
   done
 }
 
-# _target_actuator_health_scenario ORIGINS_ASSOC VALUES_ASSOC: a health path
+# _target_actuator_health_proxy ORIGINS_ASSOC VALUES_ASSOC: a health path
 # under /actuator/ is asked on the actuator's own port (target_health_probe),
-# but a shipped scenario checks TARGET_HEALTH_PATH on the port under test in
-# its setup() (scenarios/lib/target.js), where it is a 404: every cell would
-# fail there. A script of one's own (a .js path) checks what it likes.
-_target_actuator_health_scenario() {
-  local -n scenario_origin="$1" scenario_value="$2"
-  local scenario
-  [[ "${scenario_value[TARGET_HEALTH_PATH]}" == /actuator/* && -z "${scenario_value[TARGET_CMD]:-}" ]] || return 0
-  for scenario in ${scenario_value[SCENARIO]:-}; do
-    [[ "$scenario" != */* && "$scenario" != *.js ]] || continue
-    printf "%s: TARGET_HEALTH_PATH: '%s' is on the actuator's own port, but the shipped scenario '%s' checks it on the port under test (SERVER_PORT) before its load; use /readyz (the readiness probe the suite turns on)\n" \
-      "${scenario_origin[TARGET_HEALTH_PATH]}" "${scenario_value[TARGET_HEALTH_PATH]}" "$scenario"
-    return 0
-  done
+# which every target kind and scenario takes: the runner checks it, and k6
+# is told so (TARGET_CHECKED=1: no scenario asks it again). nginx in front
+# (PROXY=nginx) is checked through the users' path before the load
+# (proxy_check), on the port under test, where the actuator is not.
+_target_actuator_health_proxy() {
+  local -n health_origin="$1" health_value="$2"
+  [[ "${health_value[TARGET_HEALTH_PATH]}" == /actuator/* && -z "${health_value[TARGET_CMD]:-}" ]] || return 0
+  [[ " ${health_value[PROXY]:-none} " == *" nginx "* ]] || return 0
+  printf "%s: TARGET_HEALTH_PATH: '%s' is on the actuator's own port, which nginx does not front (PROXY=nginx is checked through the users' port before its load); use a path the application answers on SERVER_PORT, e.g. /readyz (the readiness probe the suite turns on)\n" \
+    "${health_origin[TARGET_HEALTH_PATH]}" "${health_value[TARGET_HEALTH_PATH]}"
 }
 
 # _target_path_scenario ORIGINS_ASSOC VALUES_ASSOC: TARGET_PATH with a
