@@ -16,9 +16,11 @@ and max-connections, max-connections alone with virtual threads):
     one now and then, after turns of waiting (measured on 10 threads of 5 s, a 20 s load: 20
     users, median 5,013 ms, p99 22,586 ms; 13 users, 43 requests, the 3 past the threads answered
     once each, after 15 s): the limit is the workers. Otherwise (think time, a new connection a
-    request) the
-    users take turns of workers (rules.waves_ms of all the users): the last turn within the goal
-    and the timeout. Either way every user's connection held (rules.server_capacity).
+    request) the users take turns of workers, the last turn within the goal and the timeout,
+    and users who think Z between requests are away for it: Little's law for a closed loop,
+    workers x (turns x DELAY_MS + Z) / DELAY_MS (10 threads of 100 ms, 1 s think, 500 ms: 150,
+    not 50). Kept-alive users each hold a connection (rules.server_capacity); others hold one
+    only while they wait.
   - open model (spike-open: RATE arrivals per TIME_UNIT): the workers serve c = workers /
     DELAY_MS (Little's law); arrivals past c grow the queue for the whole load, so the last of a
     DURATION T waits (rate - c) x T / c more: rate <= c x (1 + (goal - DELAY_MS) / T), which tends
@@ -125,9 +127,23 @@ def model_limit(s: Setting, goal: Goal) -> Limit:
         users = min(w, s.capacity())
         return Limit(users, f"kept-alive users without think time keep their threads: {w} workers serve {w} users, "
                             f"a user past them waits turns for a thread; capacity {s.capacity()}")
-    users = min(w * turns, s.capacity())
-    return Limit(users, f"{w} workers x {turns} turn(s) of {d:g} ms within {bound:g} ms, capacity {s.capacity()}"
-                 + (" (the capacity is the bound)" if users == s.capacity() else ""))
+    return _closed_limit(s, w, d, turns, bound)
+
+
+def _closed_limit(s: Setting, w: int, d: float, turns: int, bound: float) -> Limit:
+    """Closed-loop users who take turns of the workers: Little's law for a closed loop,
+    N = X x (R + Z), with X = w / d at most and R = turns x d the longest wait within the goal:
+    N = w x (turns x d + Z) / d users (Z the think time; with none, w x turns, users in waves).
+    Users on kept-alive connections each hold one (N <= capacity); a user with a new
+    connection a request holds one only for R of every R + Z (N <= capacity x (R + Z) / R)."""
+    held = turns * d
+    users = math.floor(w * (held + s.think_ms) / d + 1e-9)
+    cap = s.capacity() if s.kept_alive else math.floor(s.capacity() * (held + s.think_ms) / held + 1e-9)
+    think = f" + {s.think_ms:g} ms of think time" if s.think_ms else ""
+    why = (f"{w} workers x {turns} turn(s) of {d:g} ms within {bound:g} ms{think} "
+           f"(Little's law for a closed loop: {w} x ({turns} x {d:g}{think and f' + {s.think_ms:g}'}) / {d:g}), "
+           f"capacity {cap}" + (" (the capacity is the bound)" if cap < users else ""))
+    return Limit(min(users, cap), why)
 
 
 def _burst_limit(s: Setting, goal: Goal, turns: int) -> Limit:

@@ -3,6 +3,7 @@ and the search that starts there, over rows a hand-made server gives and over th
 run (tests/python/fixtures/capacity-seed003.json)."""
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from ltsuite import capacity
@@ -45,9 +46,12 @@ def test_kept_alive_users_without_think_time_keep_their_threads_so_the_limit_is_
 
 
 def test_users_that_take_turns_the_limit_is_workers_times_the_turns_within_the_goal():
-    # 10 threads x floor(11000 / 5000) = 2 turns: 20 users; 40 + 100 + 1 connections hold them.
-    assert capacity.model_limit(TURNS, Goal(0, 11000)).load == 20
-    assert capacity.model_limit(TURNS, Goal(0, 16000)).load == 30
+    # 10 threads x floor(11000 / 5000) = 2 turns, and each user away for its 1 s of think time:
+    # 10 x (2 x 5000 + 1000) / 5000 = 22 users; 40 + 100 + 1 connections hold them.
+    assert capacity.model_limit(TURNS, Goal(0, 11000)).load == 22
+    assert capacity.model_limit(TURNS, Goal(0, 16000)).load == 32
+    # Without think time the users come back at once: workers x turns.
+    assert capacity.model_limit(replace(TURNS, think_ms=0, kept_alive=False), Goal(0, 11000)).load == 20
     # Virtual threads: 40 workers x 2 turns = 80 users, but the server holds only 40 + 20 + 1.
     assert capacity.model_limit(capacity.Setting("spike", 5000, 30000, 10, 40, 20, virtual_threads=True,
                                                  think_ms=1000), Goal(0, 11000)).load == 61
@@ -124,7 +128,8 @@ def test_an_arrival_rate_whose_arrivals_were_dropped_was_not_held():
 
 
 def test_the_answer_marks_the_knee_in_its_picture_and_its_text():
-    answer = capacity.capacity(TURNS, Goal(0, 11000), 6,
+    # Users in waves (closed_loop_row's model: no think time, a new connection each).
+    answer = capacity.capacity(replace(TURNS, think_ms=0, kept_alive=False), Goal(0, 11000), 6,
                                lambda n: {"row_data": closed_loop_row(n), "run": f"run-{n}", "cell": "01"})
     assert [answer["maximum"], answer["first_failing"], answer["knee"], answer["model"]["limit"]] == [20, 21, 20, 20]
     picture = capacity.svg(answer)
@@ -269,3 +274,18 @@ def test_a_calibrated_time_past_the_goal_is_named_as_measured(tmp_path):
     assert capacity.model_limit(setting, Goal(0, 100)).why == (
         "one request takes the p90 of calibration cell calibrate/01, 107.966 ms, more than 100 ms (the goal or "
         "REQUEST_TIMEOUT): no load holds")
+
+
+def test_think_time_counts_in_the_closed_loop_limit_by_littles_law():
+    """10 threads of 100 ms, users who think 1 s, a 500 ms goal: 10 x (5 x 100 + 1000) / 100 =
+    150 users, not the 50 of workers x turns that leave the think time out."""
+    setting = capacity.Setting("spike", delay_ms=100, timeout_ms=10000, threads=10, max_connections=200,
+                               accept_count=100, think_ms=1000)
+    limit = capacity.model_limit(setting, Goal(0, 500))
+    assert limit.load == 150
+    assert "1000 ms of think time" in limit.why
+    # Kept alive, each user holds a connection: 100 + 10 + 1 bound them.
+    assert capacity.model_limit(replace(setting, max_connections=100, accept_count=10), Goal(0, 500)).load == 111
+    # A new connection a request: held only 500 of every 1500 ms, so 111 connections carry 333.
+    assert capacity.model_limit(replace(setting, max_connections=100, accept_count=10, kept_alive=False),
+                                Goal(0, 500)).load == 150
