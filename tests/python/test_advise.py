@@ -331,7 +331,7 @@ def test_a_boundary_at_the_knobs_least_value_that_holds_is_not_bisected_below_it
 
 
 @pytest.mark.parametrize("knob, least", [("TOMCAT_MAX_THREADS", 1), ("TOMCAT_MAX_CONNECTIONS", 1),
-                                         ("TOMCAT_ACCEPT_COUNT", 0), ("SOMAXCONN", 0), ("TCP_MAX_SYN_BACKLOG", 0),
+                                         ("TOMCAT_ACCEPT_COUNT", 1), ("SOMAXCONN", 0), ("TCP_MAX_SYN_BACKLOG", 0),
                                          ("TOMCAT_VIRTUAL_THREADS", 0)])
 def test_each_tunable_knobs_least_value_is_that_of_its_type_in_the_defaults(knob, least):
     assert adv.knob_minimum(knob) == least

@@ -60,6 +60,13 @@ setup() {
   assert_output --partial "VUS: '0' is not a whole number > 0"
 }
 
+@test "accept-count 0 is refused with file:line: Spring Boot would run Tomcat's default of 100" {
+  printf 'SOMAXCONN=4096\nTOMCAT_ACCEPT_COUNT=5 0\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:2: TOMCAT_ACCEPT_COUNT: '0' is not a whole number > 0"
+}
+
 @test "a negative count is refused" {
   printf 'TOMCAT_MAX_THREADS=-5\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
   run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
