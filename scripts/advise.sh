@@ -19,6 +19,10 @@ for lib in envfile matrix rundir advise k6; do
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
+# Each verify or bisection cell is a run of its own: it queues behind another
+# run on the host-wide lock (up to 15 minutes), as make capacity's do,
+# instead of ending the advice between two cells.
+export LT_LOCK_WAIT="${LT_LOCK_WAIT:-900}"
 # The steady loads the advice models (scripts/ltsuite/steady.py): an arrival rate, kept-alive users.
 readonly STEADY_SCENARIOS="spike-open keepalive ramp"
 # The knobs the advice knows how to tune (scripts/ltsuite/advise.py TUNABLE).

@@ -487,6 +487,7 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
         "starting_from": {k: {VIRTUAL: 0, **load.settings}[k] for k in TUNABLE},
         "tune": tune, "budget": budget, "recommended": {}, "verified": False, "cannot": p.cannot,
         "model": None, "boundary": [], "cells": [], "reasons": p.reasons, "model_wrong": [],
+        "stopped": None,
     }
     if p.settings is None or runner is None:
         return advice
@@ -498,7 +499,10 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
                        "p99_margin_ms": None if goal.p99_ms is None else goal.p99_ms - pred.p99_ms,
                        "cheaper": p.cheaper}
     axes = verification_axes(p, budget)
-    cells = runner.run("verify", {k: p.settings[k] for k in TUNABLE}, axes)
+    try:
+        cells = runner.run("verify", {k: p.settings[k] for k in TUNABLE}, axes)
+    except RuntimeError as error:
+        return _stopped(advice, runner, error)
     for cell in cells:
         cell["predicted_pass"] = _predicted(predict(load, goal, cell["settings"]))
         cell["passed"] = cell_passes(cell["row_data"], goal, load.users)
@@ -520,7 +524,11 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
         while room and used < budget:
             f = hi if best is None else (lo + hi) / 2
             probe = {**p.settings, **{k: p.settings[k] + math.ceil(f * (top[k] - p.settings[k])) for k in changed}}
-            (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})
+            try:
+                (cell,) = runner.run(f"bisect-{used + 1:02d}", {k: probe[k] for k in TUNABLE}, {})
+            except RuntimeError as error:
+                advice["stopped"] = _stopped_text(error)
+                break
             cell["predicted_pass"], cell["passed"] = True, cell_passes(cell["row_data"], goal, load.users)
             used += 1
             if cell["passed"]:
@@ -563,11 +571,28 @@ def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner 
                 advice["model_wrong"].append(f"platform threads (TOMCAT_VIRTUAL_THREADS=0) held where the model said "
                                              f"they must fail ({predict(load, goal, {**p.settings, **want}).why})")
             elif lower["passed"] is True and p.sure[knob]:
-                used = _bisect_down(load, goal, p, knob, runner, used, budget, advice)
+                try:
+                    used = _bisect_down(load, goal, p, knob, runner, used, budget, advice)
+                except RuntimeError as error:
+                    advice["stopped"] = _stopped_text(error)
+                    break
     _finish_cells(advice, runner, load.users)
     advice["verified"] = verified
     if verified:
         advice["recommended"] = {k: recommended[k] for k in tune if k != "TCP_MAX_SYN_BACKLOG" or recommended[k] > 0}
+    return advice
+
+
+def _stopped_text(error: RuntimeError) -> str:
+    """Why the advice ended before its plan did: a run that did not happen (Runner.run)."""
+    return f"{error}; the advice ends with what the runs before it verified"
+
+
+def _stopped(advice: dict[str, Any], runner: Runner, error: RuntimeError) -> dict[str, Any]:
+    """The advice when its first run did not happen: nothing verified, the run named."""
+    advice["stopped"] = _stopped_text(error)
+    advice["cannot"] = f"the verify run did not happen ({error})"
+    _finish_cells(advice, runner, advice["goal"]["users"])
     return advice
 
 
@@ -667,6 +692,8 @@ def markdown(advice: dict[str, Any]) -> str:
            f"Goal: {goal['users']} users at once, at most {goal['allowed_failures']} failed "
            f"(GOAL_FAILED_RATE {goal['failed_rate']})"
            + (f", p99 within {goal['p99_ms']} ms" if goal["p99_ms"] is not None else "") + ".", ""]
+    if advice.get("stopped"):
+        out += [f"**Stopped early**: {advice['stopped']}.", ""]
     if not advice["verified"]:
         out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
                 "Nothing is recommended that a run did not verify.", ""]

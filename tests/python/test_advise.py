@@ -335,3 +335,38 @@ def test_a_boundary_at_the_knobs_least_value_that_holds_is_not_bisected_below_it
                                          ("TOMCAT_VIRTUAL_THREADS", 0)])
 def test_each_tunable_knobs_least_value_is_that_of_its_type_in_the_defaults(knob, least):
     assert adv.knob_minimum(knob) == least
+
+
+class StoppingRunner(CapacityRunner):
+    """Runs until its `runs`-th run, which does not happen (the host-wide lock held, a failure
+    before its first cell), as Runner.run says."""
+
+    def __init__(self, stop_at: int, short: int, users: int):
+        super().__init__(short=short, users=users)
+        self.stop_at = stop_at
+
+    def run(self, name, settings, axes):
+        if self.runs + 1 == self.stop_at:
+            self.runs += 1
+            raise RuntimeError(f"run-matrix.sh {name}.matrix made no run (exit 1)")
+        return super().run(name, settings, axes)
+
+
+def test_a_run_that_does_not_happen_after_the_verify_keeps_what_was_verified_and_names_the_run():
+    # The server holds 2 more than the rule: the verify passes, the bisection down's run fails to start.
+    runner = StoppingRunner(2, short=-2, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
+    assert advice["verified"] is True
+    assert advice["recommended"] == {"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11}
+    assert advice["stopped"].startswith("run-matrix.sh bisect-")
+    assert "the advice ends with what the runs before it verified" in advice["stopped"]
+    assert len(advice["cells"]) == 2
+    text = adv.markdown({**advice, "source": "x.env"})
+    assert "**Stopped early**: run-matrix.sh bisect-" in text and "**Recommended (verified by a real run)**" in text
+
+
+def test_a_verify_run_that_does_not_happen_is_an_advice_that_names_it_not_a_crash():
+    runner = StoppingRunner(1, short=0, users=24)
+    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    assert advice["verified"] is False and advice["cells"] == []
+    assert advice["cannot"] == "the verify run did not happen (run-matrix.sh verify.matrix made no run (exit 1))"
