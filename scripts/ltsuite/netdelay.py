@@ -48,6 +48,9 @@ NFQNL_COPY_META = 1
 NF_DROP = 0
 NF_ACCEPT = 1
 NLM_F_REQUEST = 1
+NLM_F_ACK = 4
+#: How long the delayer waits for the kernel's answer to a configuration message (s).
+ACK_TIMEOUT_S = 5.0
 NLMSG_ERROR = 2
 NLMSG_HDR = struct.Struct("=IHHII")
 NFGEN_HDR = struct.Struct("!BBH")
@@ -121,11 +124,30 @@ def nla(kind: int, payload: bytes) -> bytes:
     return NLA_HDR.pack(length, kind) + payload + b"\0" * ((4 - length % 4) % 4)
 
 
-def nfq_message(msg: int, queue: int, attrs: bytes, seq: int = 0, family: int = AF_INET) -> bytes:
+def nfq_message(msg: int, queue: int, attrs: bytes, seq: int = 0, family: int = AF_INET,
+                flags: int = NLM_F_REQUEST) -> bytes:
     """A netlink message to the queue subsystem: header, nfgenmsg (res_id = the queue), attributes."""
     body = NFGEN_HDR.pack(family, 0, queue) + attrs
     return NLMSG_HDR.pack(NLMSG_HDR.size + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg,
-                          NLM_F_REQUEST, seq, 0) + body
+                          flags, seq, 0) + body
+
+
+def acks(data: bytes) -> dict[int, int]:
+    """The NLMSG_ERROR answers in one netlink datagram, by the sequence number of the request
+    they answer (the one echoed in the error's copy of the request's header, netlink(7)):
+    0 is an acknowledgement, else the errno."""
+    found: dict[int, int] = {}
+    offset = 0
+    while offset + NLMSG_HDR.size <= len(data):
+        length, kind, _flags, _seq, _pid = NLMSG_HDR.unpack_from(data, offset)
+        if length < NLMSG_HDR.size:
+            break
+        if kind == NLMSG_ERROR and offset + NLMSG_HDR.size + 4 + NLMSG_HDR.size <= len(data):
+            error = struct.unpack_from("=i", data, offset + NLMSG_HDR.size)[0]
+            request_seq = NLMSG_HDR.unpack_from(data, offset + NLMSG_HDR.size + 4)[3]
+            found[request_seq] = -error
+        offset += (length + 3) & ~3
+    return found
 
 
 def verdict_message(queue: int, packet_id: int, verdict: int, batch: bool) -> bytes:
@@ -273,13 +295,35 @@ class Delayer:
         except OSError:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
         self.sock.bind((0, 0))
+        self.seq = 0
         self._config(nla(NFQA_CFG_CMD, struct.pack("!BxH", NFQNL_CFG_CMD_BIND, AF_INET)))
         self._config(nla(NFQA_CFG_PARAMS, struct.pack("!IB", 0, NFQNL_COPY_META))
                      + nla(NFQA_CFG_QUEUE_MAXLEN, struct.pack("!I", QUEUE_MAXLEN)))
         self.sock.setblocking(False)
 
     def _config(self, attrs: bytes) -> None:
-        self.sock.send(nfq_message(NFQNL_MSG_CONFIG, self.queue, attrs))
+        """One configuration message, acknowledged by the kernel before it returns (NLM_F_ACK):
+        a refused bind (the queue is another process's: EBUSY) raises here, before the delayer
+        says it is ready, instead of black-holing every packet of the cell. Packets that arrive
+        meanwhile (the rules are in place) are put in line."""
+        self.seq += 1
+        self.sock.settimeout(ACK_TIMEOUT_S)
+        self.sock.send(nfq_message(NFQNL_MSG_CONFIG, self.queue, attrs, seq=self.seq,
+                                   flags=NLM_F_REQUEST | NLM_F_ACK))
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout as err:
+                raise OSError(f"queue {self.queue}: the kernel did not answer a configuration "
+                              f"message within {ACK_TIMEOUT_S:g} s") from err
+            answer = acks(data).get(self.seq)
+            self._take(packet_ids(data)[0], time.monotonic())
+            if answer is None:
+                continue
+            if answer:
+                raise OSError(answer, f"queue {self.queue}: the kernel refused the delayer's "
+                                      f"configuration: {os.strerror(answer)}")
+            return
 
     def _due(self, now: float) -> float:
         delay = self.settings.one_way_s
@@ -302,13 +346,16 @@ class Delayer:
             ids, errors = packet_ids(data)
             if any(errors):
                 raise OSError(max(errors), os.strerror(max(errors)))
-            now = time.monotonic()
-            for packet_id in ids:
-                if self.settings.loss > 0 and self.rng.random() < self.settings.loss:
-                    self.stats.lost += 1
-                    self.sock.send(verdict_message(self.queue, packet_id, NF_DROP, batch=False))
-                else:
-                    self.waiting.append((self._due(now), now, packet_id))
+            self._take(ids, time.monotonic())
+
+    def _take(self, ids: list[int], now: float) -> None:
+        """Packets read at `now`: dropped at once (NET_LOSS) or put in line."""
+        for packet_id in ids:
+            if self.settings.loss > 0 and self.rng.random() < self.settings.loss:
+                self.stats.lost += 1
+                self.sock.send(verdict_message(self.queue, packet_id, NF_DROP, batch=False))
+            else:
+                self.waiting.append((self._due(now), now, packet_id))
 
     def release(self) -> float | None:
         """Accept every packet that is due (one batch verdict); the seconds to the next due one."""
@@ -365,7 +412,11 @@ def net_delay_main(argv: list[str]) -> int:
         print(f"netdelay: {err}", file=sys.stderr)
         return 2
     die_with_parent()
-    delayer = Delayer(queue, settings)
+    try:
+        delayer = Delayer(queue, settings)
+    except OSError as err:
+        print(f"netdelay: {err.strerror if err.strerror else err}", file=sys.stderr)
+        return 1
     stop = [False]
 
     def ask_stop(_sig: int, _frame: object) -> None:

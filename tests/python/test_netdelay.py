@@ -118,3 +118,14 @@ def test_late_within_the_margin_is_not_flagged() -> None:
     # 200 ms round trip: 100 ms each way, a margin of 25 ms; 40 ms: 20 each way, a margin of 10.
     assert netdelay.behind({"rtt_ms": 200, "hold_p99_ms": 124.0}) is None
     assert netdelay.behind({"rtt_ms": 40, "hold_p99_ms": 29.9}) is None
+
+
+def test_acks_are_read_by_the_sequence_number_of_the_request_they_answer() -> None:
+    """An NLMSG_ERROR carries the errno (negative, 0 for an acknowledgement) and a copy of the
+    request's header, whose sequence number says which request it answers (netlink(7))."""
+    def error(seq: int, errno: int) -> bytes:
+        request = netdelay.NLMSG_HDR.pack(netdelay.NLMSG_HDR.size, 0x0302, 5, seq, 0)
+        body = struct.pack("=i", -errno) + request
+        return netdelay.NLMSG_HDR.pack(netdelay.NLMSG_HDR.size + len(body), netdelay.NLMSG_ERROR, 0, 0, 0) + body
+    assert netdelay.acks(error(1, 0) + error(2, 1)) == {1: 0, 2: 1}
+    assert netdelay.acks(b"") == {}

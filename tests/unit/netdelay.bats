@@ -42,3 +42,22 @@ wanted() {
   run netdelay_knob_problems origin value
   assert_output "m.matrix:2: NET_JITTER_MS: 10 is more than half NET_RTT_MS=08 (m.matrix:1): a hold would go below 0"
 }
+
+@test "a delayer whose queue the kernel refuses (another's bind: EPERM) says so and is never ready" {
+  lt_require_root
+  local ns="ltsuite-ndbind-$$" first second
+  ip netns add "$ns"
+  # Two delayers on one queue in a namespace of the test's own: the kernel gives it to the first.
+  coproc FIRST { NET_RTT_MS=10 PYTHONPATH="$LT_ROOT/scripts" exec ip netns exec "$ns" python3 -S -m ltsuite.netdelay \
+    31 "$BATS_TEST_TMPDIR/first.json" 2>"$BATS_TEST_TMPDIR/first.log"; }
+  first="$(timeout 10 head -n 1 <&"${FIRST[0]}")" || true
+  second="$(NET_RTT_MS=10 PYTHONPATH="$LT_ROOT/scripts" timeout 10 ip netns exec "$ns" python3 -S -m ltsuite.netdelay \
+    31 "$BATS_TEST_TMPDIR/second.json" 2>"$BATS_TEST_TMPDIR/second.log")" && status=0 || status=$?
+  lt_end "$FIRST_PID"
+  ip netns del "$ns"
+  [ "$first" = ready ] || fail "the first delayer: '$first' $(cat "$BATS_TEST_TMPDIR/first.log")"
+  [ "$status" -eq 1 ] || fail "the second delayer: exit $status, said '$second'"
+  [ -z "$second" ] || fail "the second delayer said '$second' on a queue it did not get"
+  run cat "$BATS_TEST_TMPDIR/second.log"
+  assert_output "netdelay: queue 31: the kernel refused the delayer's configuration: Operation not permitted"
+}
