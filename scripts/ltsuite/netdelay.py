@@ -264,7 +264,9 @@ def row_columns(cell_dir: Path) -> dict[str, object]:
 def behind(stats: dict[str, object] | None) -> str | None:
     """Why the delayer did not hold the packets as configured (None when it did or did not run):
     the kernel dropped packets it could not queue or hand over, or its 99th-percentile hold
-    exceeded half the RTT by more than max(LATE_P99_MS, LATE_P99_SHARE of it)."""
+    exceeded half the RTT plus half the jitter asked (the most a hold is drawn above the one-way
+    delay: uniform within +/- half the jitter, Delayer._due) by more than max(LATE_P99_MS,
+    LATE_P99_SHARE of the one-way delay)."""
     if not stats:
         return None
     drops = int(sum(_f(stats.get(k)) for k in ("kernel_queue_dropped", "kernel_user_dropped")))
@@ -272,10 +274,12 @@ def behind(stats: dict[str, object] | None) -> str | None:
         return (f"the delayer fell behind: the kernel dropped {drops} packets it could not queue to it "
                 "(the cell saw loss it did not ask for)")
     one_way = _f(stats.get("rtt_ms")) / 2
+    spread = _f(stats.get("jitter_ms")) / 2
     p99 = stats.get("hold_p99_ms")
-    if p99 is not None and _f(p99) > one_way + max(LATE_P99_MS, LATE_P99_SHARE * one_way):
+    if p99 is not None and _f(p99) > one_way + spread + max(LATE_P99_MS, LATE_P99_SHARE * one_way):
+        asked = f"{one_way:g} ms" + (f" +/- {spread:g} ms" if spread else "")
         return (f"the delayer fell behind: its packets' 99th-percentile hold was {_f(p99):g} ms "
-                f"where {one_way:g} ms was asked (the cell saw more delay than NET_RTT_MS)")
+                f"where {asked} was asked (the cell saw more delay than NET_RTT_MS)")
     return None
 
 

@@ -129,3 +129,15 @@ def test_acks_are_read_by_the_sequence_number_of_the_request_they_answer() -> No
         return netdelay.NLMSG_HDR.pack(netdelay.NLMSG_HDR.size + len(body), netdelay.NLMSG_ERROR, 0, 0, 0) + body
     assert netdelay.acks(error(1, 0) + error(2, 1)) == {1: 0, 2: 1}
     assert netdelay.acks(b"") == {}
+
+
+def test_the_late_threshold_is_widened_by_the_jitter_asked() -> None:
+    """100 +/- 50 ms asked: a hold is drawn up to 25 ms above the 50 ms one-way delay, so a p99
+    of 85 ms is within what was asked (75 ms + 12.5 ms), where without jitter it is late."""
+    stats = {"rtt_ms": 100, "jitter_ms": 50, "hold_p99_ms": 85.0, "kernel_queue_dropped": 0,
+             "kernel_user_dropped": 0}
+    assert netdelay.behind(stats) is None
+    assert netdelay.behind({**stats, "hold_p99_ms": 90.0}) == (
+        "the delayer fell behind: its packets' 99th-percentile hold was 90 ms where 50 ms +/- 25 ms "
+        "was asked (the cell saw more delay than NET_RTT_MS)")
+    assert netdelay.behind({**stats, "jitter_ms": 0}) is not None
