@@ -363,7 +363,8 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     """predicted_t_queued_p99_ms and predicted_t_connect_p99_ms (None where the rule does not
     apply: see one_request_at_once), from simulate() with the cell's knobs, its recorded
     somaxconn (the listen backlog, rules.listen_backlog) and the client's SYN schedule, each
-    connect one NET_RTT_MS longer. Not behind nginx (PROXY=nginx): there the users connect to
+    connect one NET_RTT_MS longer, and the users whose handshake a lossy link lost (NET_LOSS)
+    a SYN retransmission later (lost_handshakes). Not behind nginx (PROXY=nginx): there the users connect to
     nginx at once and the server's queue delays nginx's connects, not theirs."""
     none = {"predicted_t_queued_p99_ms": None, "predicted_t_connect_p99_ms": None}
     if not one_request_at_once(env) or design.proxied(env):
@@ -383,12 +384,45 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     # takes one more RTT (SYN out, SYN-ACK back) on top of the SYN schedule, and the request and
     # its answer one more. The queues themselves are simulated without it.
     rtt = float(to_number(env.get("NET_RTT_MS") or "0") or 0)
+    loss = float(to_number(env.get("NET_LOSS") or "0") or 0)
     # The parts are measured on the answered requests only: a user whose wave comes after its
     # REQUEST_TIMEOUT leaves unanswered (the server still serves its request later).
-    answered = [(c + rtt, q) for c, q in zip(predicted.connect, predicted.queued)
-                if c + rtt + q + delay + rtt <= timeout_ms]
-    return {"predicted_t_queued_p99_ms": _p([q for _, q in answered], 0.99),
-            "predicted_t_connect_p99_ms": _p([c for c, _ in answered], 0.99)}
+    answered = [(c + rtt + extra, q, weight)
+                for c, q in zip(predicted.connect, predicted.queued)
+                for extra, weight in lost_handshakes(loss, schedule)
+                if c + rtt + extra + q + delay + rtt <= timeout_ms]
+    return {"predicted_t_queued_p99_ms": _weighted_p([(q, w) for _, q, w in answered], 0.99),
+            "predicted_t_connect_p99_ms": _weighted_p([(c, w) for c, _, w in answered], 0.99)}
+
+
+def lost_handshakes(loss: float, schedule: list[int]) -> list[tuple[float, float]]:
+    """(extra connect ms, share of users) for a handshake through a link that loses each packet
+    with probability `loss` (NET_LOSS, the delayer): an attempt fails when its SYN or the
+    SYN-ACK is lost, q = 1 - (1 - loss)^2, and the client tries again at its next SYN
+    retransmission (the schedule, s after the first: 1, 3, 7 ...), so a share q^k (1 - q) of
+    the users connect schedule[k] - schedule[0] later (tcp_retransmit_timer; the server's
+    SYN-ACK retransmissions, at the same times, are not told apart). Without loss: [(0, 1)].
+    Users whose every attempt is lost are left out (they never connect)."""
+    if loss <= 0 or not schedule:
+        return [(0.0, 1.0)]
+    fail = 1 - (1 - loss) ** 2
+    return [((t - schedule[0]) * 1000.0, fail ** k * (1 - fail)) for k, t in enumerate(schedule)]
+
+
+def _weighted_p(values: list[tuple[float, float]], fraction: float) -> Any:
+    """The value at `fraction` of the total weight (nearest rank): k6's percentile of a sample
+    in which each value appears in proportion to its weight; None without values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    if all(w == ordered[0][1] for _, w in ordered):
+        return _p([v for v, _ in ordered], fraction)
+    total, seen = sum(w for _, w in ordered), 0.0
+    for value, weight in ordered:
+        seen += weight
+        if seen >= fraction * total - 1e-12:
+            return num(value)
+    return num(ordered[-1][0])
 
 
 def close_enough(measured: Any, predicted: Any, scale_ms: float) -> bool:

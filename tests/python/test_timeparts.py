@@ -271,3 +271,18 @@ def test_with_virtual_threads_the_waves_are_max_connections_wide():
     assert timeparts.predictions(virtual, sysctls)["predicted_t_queued_p99_ms"] == 0
     assert timeparts.predictions({**virtual, "TOMCAT_MAX_CONNECTIONS": "4"}, sysctls)["predicted_t_queued_p99_ms"] == 400
     assert timeparts.predictions({**env, "TOMCAT_VIRTUAL_THREADS": "0"}, sysctls)["predicted_t_queued_p99_ms"] == 1200
+
+
+def test_loss_lengthens_the_connects_of_the_users_whose_handshake_was_lost():
+    """NET_LOSS 0.01: an attempt fails when its SYN or SYN-ACK is lost (1.99 %), so more than 1 %
+    of the users connect a SYN retransmission (1 s) later: the p99 connect is 1 s (+ the RTT);
+    at 0.001 (0.2 %) the p99 user got through at once. Without loss, nothing changes."""
+    env, sysctls = _burst_of_eight(request_timeout="5s")
+    assert timeparts.predictions({**env, "NET_RTT_MS": "40", "NET_LOSS": "0.01"}, sysctls)[
+        "predicted_t_connect_p99_ms"] == 1040
+    assert timeparts.predictions({**env, "NET_RTT_MS": "40", "NET_LOSS": "0.001"}, sysctls)[
+        "predicted_t_connect_p99_ms"] == 40
+    assert timeparts.predictions({**env, "NET_LOSS": "0"}, sysctls) == timeparts.predictions(env, sysctls)
+    shares = timeparts.lost_handshakes(0.5, [0, 1, 3])
+    assert [extra for extra, _ in shares] == [0, 1000, 3000]
+    assert abs(shares[0][1] - 0.25) < 1e-9 and abs(shares[1][1] - 0.1875) < 1e-9
