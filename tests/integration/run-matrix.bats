@@ -5,25 +5,26 @@
 setup_file() {
   load '../test_helper'
   lt_require_root
-  lt_log_python_starts
   # The live line every 2 s (its output is no terminal here).
   export LT_LIVE_EVERY=2
+  # Every program the run starts, as the kernel reports it (tests/tools/execwatch.py).
+  local watcher ready="" root="$BASHPID"
+  coproc WATCH { exec python3 "$LT_ROOT/tests/tools/execwatch.py" "$root" "$BATS_FILE_TMPDIR/execs.log" 3>&-; }
+  watcher="$WATCH_PID"
+  ready="$(timeout 10 head -n 1 <&"${WATCH[0]}")" || true
+  [[ "$ready" == ready ]] || printf 'execwatch did not start\n' >"$BATS_FILE_TMPDIR/execwatch.failed"
   lt_run_matrix_once "$LT_ROOT/env/matrices/default.matrix"
+  lt_end "$watcher"
+  lt_python_starts <"$BATS_FILE_TMPDIR/execs.log" >"$BATS_FILE_TMPDIR/python-starts.log"
 }
 
-# lt_log_python_starts: every start of Python in the run (LT_PYTHON and
-# python3 in PATH) is logged to python-starts.log, "epoch ms<TAB>arguments".
-lt_log_python_starts() {
-  local real
-  real="$(python3 -c 'import sys; print(sys.executable)')"
-  mkdir -p "$BATS_FILE_TMPDIR/python"
-  cat >"$BATS_FILE_TMPDIR/python/python3" <<EOF
-#!/bin/bash
-printf '%s\t%s\n' "\$(date +%s%3N)" "\$*" >>'$BATS_FILE_TMPDIR/python-starts.log'
-exec '$real' "\$@"
-EOF
-  chmod +x "$BATS_FILE_TMPDIR/python/python3"
-  export PATH="$BATS_FILE_TMPDIR/python:$PATH" LT_PYTHON="$BATS_FILE_TMPDIR/python/python3"
+# lt_python_starts: from execwatch's log on stdin, every process that became
+# Python (its exe python3*), once, as "epoch ms<TAB>arguments". A process
+# whose /proc was gone before it was read (exe "?", most often a short
+# sleep or cat) is not counted: a Python among them would make a count
+# short, never right.
+lt_python_starts() {
+  awk -F'\t' '$3 ~ /\/python3[.0-9]*$/ && !seen[$2]++ { print $1 "\t" $4 }'
 }
 
 setup() {
@@ -199,7 +200,7 @@ setup() {
   refute_output --partial jar
 }
 
-@test "a cell starts Python twice: the sampler and its finish (and the live line)" {
+@test "a cell starts Python four times, counted by the kernel: the sampler, its probe in each namespace, and its finish (and the live line)" {
   local cell from to starts lives
   for cell in $(lt_cells); do
     from="$(awk -F'\t' '$1 == "cell_start" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
@@ -213,7 +214,11 @@ setup() {
     lives="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 ~ /ltsuite[.]live/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
     echo "cell $cell: $starts Python starts and $lives live line(s)"
     awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
-    [ "$starts" -eq 2 ] && [ "$lives" -eq 1 ]
+    [ "$starts" -eq 4 ] && [ "$lives" -eq 1 ]
+    # Which four: the sampler, its probes (started through sys.executable, which a
+    # python3 first in PATH never sees), and this cell's finish.
+    [ "$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 ~ /sampler[.]py probe/' \
+      "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)" -eq 2 ]
   done
 }
 
@@ -284,12 +289,18 @@ setup() {
 }
 
 @test "nothing is left behind: namespaces, target, k6" {
-  run ip netns list
-  refute_output --partial ltsuite
-  run pgrep -f "ltsuite.run_id="
+  local run_id
+  run_id="$(basename "$RUN_DIR")"
+  run pgrep -f "ltsuite.run_id=$run_id"
   assert_failure
-  run pgrep -f "k6 run .*-e LT_RUN_ID="
+  run pgrep -f "k6 run .*-e LT_RUN_ID=$run_id"
   assert_failure
+  # The namespaces' fixed names are whichever run's holds the host-wide lock:
+  # with the lock free there must be none.
+  if flock -n "${LT_LOCK_FILE:-/run/lock/ltsuite/run-matrix.lock}" true 2>/dev/null; then
+    run ip netns list
+    refute_output --partial ltsuite
+  fi
 }
 
 @test "the manifest records what the cells depend on: defaults, the target's jar, every scenario file" {
