@@ -146,7 +146,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("load_window_s", NUMBER, "s", "from the first request's start to the last one's end"),
     Column("first_request_after_s", NUMBER, "s", "from k6's start to the first request"),
     Column("first_request_spread_ms", INTEGER, "ms", "between the first and the last VU's first request", md=120),
-    Column("http_reqs", INTEGER, "requests", "load requests sent (k6's http_reqs with traffic:load)", md=130),
+    Column("http_reqs", INTEGER, "requests", "load requests sent (k6's http_reqs with traffic:load, plus "
+           "fail_interrupted: requests cut off while they waited, which k6 does not count)", md=130),
     Column("tps", NUMBER, "req/s", "load requests per second over load_window_s, failed ones included", md=140,
            label="requests per second (every request sent, failed ones included)"),
     Column("answered_tps", NUMBER, "req/s", "answered load requests (http_reqs - failed_reqs) per second over "
@@ -166,7 +167,8 @@ COLUMNS: tuple[Column, ...] = (
            "beside lat_p99_ms", md=175),
     Column("app_lat_max_ms", NUMBER, "ms", "slowest request by the application's own account"),
     Column("failed_reqs", INTEGER, "requests", "requests with no answer or a status outside 200-399 "
-           "(http_req_failed); the fail_* columns add up to it", md=190, label="failed requests"),
+           "(http_req_failed), plus fail_interrupted; the fail_* columns add up to it", md=190,
+           label="failed requests"),
     Column("failed_rate", NUMBER, "fraction", "failed_reqs / http_reqs", label="failed rate"),
     Column("fail_connect", INTEGER, "requests", "failed to connect: k6 error_code 1210-1219 (dial timeout, refused, "
            "no free port), other than fail_no_fd", md=200),
@@ -177,6 +179,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("fail_http_4xx", INTEGER, "requests", "answered with a 4xx status"),
     Column("fail_http_5xx", INTEGER, "requests", "answered with a 5xx status"),
     Column("fail_other", INTEGER, "requests", "failed for any other reason"),
+    Column("fail_interrupted", INTEGER, "requests", "still waiting (to connect, or for the answer) when the "
+           "scenario's graceful stop or ramp-down cut its iteration: sent (lt_requests_sent) and never given back "
+           "by k6/http (lt_requests_returned); k6 records nothing for them"),
     Column("fail_no_local_port", INTEGER, "requests", "dial errors \"cannot assign requested address\" in k6's log: "
            "the client ran out of ephemeral ports"),
     # Each request split (scripts/ltsuite/timeparts.py: k6's samples joined with the access log by
@@ -198,7 +203,8 @@ COLUMNS: tuple[Column, ...] = (
            "own window of the request by more than 10 ms (the parts then do not add up)"),
     Column("iterations", INTEGER, "iterations", "iterations k6 completed (a user's requests, when a VU carries several users)"),
     Column("iterations_started", INTEGER, "iterations", "iterations that started"),
-    Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by GRACEFUL_STOP)"),
+    Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by the graceful stop "
+           "or ramp-down: GRACEFUL_STOP, or a script's own options)"),
     Column("dropped_iterations", INTEGER, "iterations", "iterations an arrival-rate executor could not start"),
     Column("client_connects", INTEGER, "connections", "TcpActiveOpens delta in the client namespace"),
     Column("server_accepts", INTEGER, "connections", "TcpPassiveOpens delta in the server namespace"),
