@@ -160,6 +160,11 @@ COLUMNS: tuple[Column, ...] = (
            label="p95 latency of answered requests (ms)"),
     Column("lat_p99_ms", NUMBER, "ms", "99th percentile latency of answered requests", md=170),
     Column("lat_max_ms", NUMBER, "ms", "slowest answered request", md=180, label="slowest answered request (ms)"),
+    # The failed requests' own time (scripts/ltsuite/timeparts.py, from k6's samples).
+    Column("failed_wait_med_ms", NUMBER, "ms", "median wait of the failed requests k6 gave a result for, from being "
+           "sent (lt_requests_sent) to their failure: a timeout's whole timeout, a failed connect's SYNs"),
+    Column("failed_wait_p99_ms", NUMBER, "ms", "99th percentile wait of the failed requests (failed_wait_med_ms): "
+           "their own time beside the answered ones' lat_p99_ms"),
     # The application's own account (Tomcat's access log, scripts/ltsuite/accesslog.py).
     Column("app_reqs", INTEGER, "requests", "load requests the application logged (Tomcat's access log)"),
     Column("app_lat_med_ms", NUMBER, "ms", "median processing time the application logged (%D) of its requests"),
@@ -190,6 +195,9 @@ COLUMNS: tuple[Column, ...] = (
            "never logged because they failed to connect"),
     Column("reqs_never_seen_by_app_never_read", INTEGER, "requests", "requests k6 sent on a connection that the "
            "application never logged (never read: queued when k6 gave up, reset)"),
+    Column("reqs_never_seen_by_app_interrupted", INTEGER, "requests", "of fail_interrupted, the requests the "
+           "application never logged (by the id of their lt_requests_sent sample): still connecting, queued unread, or "
+           "unfinished when the target stopped"),
     Column("decomposed_reqs", INTEGER, "requests", "answered requests joined with the application's log by their "
            "request id: the t_* columns are theirs"),
     Column("t_connect_med_ms", NUMBER, "ms", "median time to connect (k6's connecting: SYN retransmits included)"),
