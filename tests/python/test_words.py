@@ -17,8 +17,9 @@ def test_users_who_could_not_get_in_the_capacity_the_server_held_and_what_to_rai
     text = words.sentences(_findings("syn-cookies-1"))
     assert text == ("With max-connections 1, accept-count 1, 1 thread and 20 users, 20 of 20 requests (100 %) "
                     "failed: 20 timed out; the server held 1 + 1 + 1 = 3 connections, all it can (max-connections "
-                    "+ listen backlog + 1); the connection limit bound: to let more users in, raise "
-                    "max-connections or accept-count (and somaxconn with it).")
+                    "+ listen backlog + 1); the 20 who timed out waited their timeout, REQUEST_TIMEOUT=10s; the "
+                    "connection limit bound: to let more users in, raise max-connections or accept-count (and "
+                    "somaxconn with it).")
 
 
 def test_users_queued_behind_busy_threads_beside_the_applications_own_view():
