@@ -80,7 +80,8 @@ export function setup() {
 // register(): POST /api/wait; its ticket, or null.
 function register() {
   waitRequests.add(1);
-  return answer(delivered.send(() => http.post(`${config.targetUrl}/api/wait`, '{}', withRequestId(waitParams))));
+  const params = withRequestId(waitParams);
+  return answer(delivered.send(() => http.post(`${config.targetUrl}/api/wait`, '{}', params)));
 }
 
 export default function () {
@@ -104,7 +105,8 @@ export default function () {
     if (!lost) {
       entryRequests.add(1);
       const token = body.token;
-      const res = delivered.send(() => http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), withRequestId(entryParams)));
+      const params = withRequestId(entryParams);
+      const res = delivered.send(() => http.post(`${config.targetUrl}/api/entry`, JSON.stringify({ token }), params));
       next = answer(res);
       lost = res.status === 404;
       if (lost) forgotten.add(1);

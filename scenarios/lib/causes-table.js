@@ -11,4 +11,5 @@ export const RULES = [
   { cause: "http_4xx", status: [400, 499], errorCode: null, error: "" },
   { cause: "http_5xx", status: [500, 599], errorCode: null, error: "" },
   { cause: "other", status: null, errorCode: null, error: "" },
+  { cause: "interrupted", status: null, errorCode: null, error: "" },
 ];

@@ -60,7 +60,8 @@ export function helloIteration(config) {
     // A start barrier (burst) waits after the iteration counts as started,
     // so nothing but the request follows the release.
     if (barrier !== null) barrier(data);
-    const res = delivered.send(() => http.get(url, withRequestId(__ITER === last ? lastParams : params)));
+    const requestParams = withRequestId(__ITER === last ? lastParams : params);
+    const res = delivered.send(() => http.get(url, requestParams));
     clearRequestId();
     recordFailure(res);
     check(res, { 'status is 200': (r) => r.status === 200 });
@@ -92,6 +93,7 @@ export function helloUsers(config) {
     headers: i === last ? { Connection: 'close' } : {} }, id, i, i + 1);
   // answered(res): what a user does with an answer (the suite's own metrics).
   const answered = (res) => {
+    delivered.requestReturned();
     delivered.ended(Date.now());
     delivered.userIterationEnded();
     recordFailure(res);
@@ -103,7 +105,9 @@ export function helloUsers(config) {
     if (config.thinkTimeMs > 0) await think();
     for (let i = 1; i <= last; i += 1) {
       delivered.iterationStarted();
-      const pending = http.asyncRequest('GET', url, null, paramsFor(id, i));
+      const params = paramsFor(id, i);
+      delivered.requestSent();
+      const pending = http.asyncRequest('GET', url, null, params);
       clearRequestId();
       answered(await pending);
       if (config.thinkTimeMs > 0) await think();
@@ -124,6 +128,7 @@ export function helloUsers(config) {
       at[u] = Date.now();
       // The id in the samples' metadata as the request is made (k6 takes it then).
       withUserRequestId(params[u], ids[u], 0, 1);
+      delivered.requestSent();
       pending[u] = http.asyncRequest('GET', url, null, params[u]);
     }
     clearRequestId();

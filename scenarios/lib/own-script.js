@@ -15,6 +15,9 @@
 //   - k6/http's request functions (get, post, put, patch, del, head,
 //     options, request), replaced on the module's shared default export
 //     as this module is evaluated: each request of the load (not setup's)
+//     is counted as it is sent and as it returns (delivered.js: one that
+//     never returns was cut by the script's graceful stop or ramp-down
+//     while it waited, fail_interrupted) and
 //     carries the suite's request id (requestid.js), so the application's
 //     access log is joined with k6's samples and each request split into
 //     its parts (docs/time-parts.md), the script unchanged. A request the
@@ -60,9 +63,16 @@ function withIds(name, fn) {
     if (inSetup) return fn.apply(this, args);
     while (args.length < at) args.push(null);
     args[at] = idParams(args[at]);
+    // Sent once its id is set (the counter's sample carries it); returned
+    // when k6/http gives the request back, answered, failed or thrown. An
+    // iteration cut while its request waits is never counted as returned:
+    // k6 keeps no metric's sample once the VU's context is done
+    // (metrics.PushIfNotDone), even if this finally runs.
+    delivered.requestSent();
     try {
       return fn.apply(this, args);
     } finally {
+      delivered.requestReturned();
       clearRequestId();
     }
   };

@@ -58,10 +58,16 @@ def rules(path: Path = TABLE) -> tuple[Rule, ...]:
     return tuple(out)
 
 
+#: The cause no k6 result has (causes.tsv's last line): a request its iteration's graceful stop or
+#: ramp-down cut while it waited, counted by the suite (ltsuite.row, fail_interrupted).
+INTERRUPTED = "interrupted"
+
+
 def cause(status: int, error_code: int, error: str = "") -> str:
-    """The cause of a request: "answered" for a 2xx/3xx answer, else no_fd, connect, reset,
-    timeout, http_4xx, http_5xx or other (causes.tsv). error: k6's error message (without it a
-    cause told apart by its message alone, no_fd, counts as the next line that matches)."""
+    """The cause of a request k6 gave a result for: "answered" for a 2xx/3xx answer, else no_fd,
+    connect, reset, timeout, http_4xx, http_5xx or other (causes.tsv; never INTERRUPTED, which
+    follows "other"). error: k6's error message (without it a cause told apart by its message
+    alone, no_fd, counts as the next line that matches)."""
     for rule in rules():
         if rule.matches(status, error_code, error):
             return rule.cause
@@ -69,7 +75,8 @@ def cause(status: int, error_code: int, error: str = "") -> str:
 
 
 def failure_causes() -> list[str]:
-    """The causes of a failed request, in table order (the fail_<cause> counters)."""
+    """The causes of a failed request, in table order (the fail_<cause> columns; INTERRUPTED's is
+    counted by the suite, the others by k6's results)."""
     return [r.cause for r in rules() if r.cause != "answered"]
 
 

@@ -146,7 +146,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("load_window_s", NUMBER, "s", "from the first request's start to the last one's end"),
     Column("first_request_after_s", NUMBER, "s", "from k6's start to the first request"),
     Column("first_request_spread_ms", INTEGER, "ms", "between the first and the last VU's first request", md=120),
-    Column("http_reqs", INTEGER, "requests", "load requests sent (k6's http_reqs with traffic:load)", md=130),
+    Column("http_reqs", INTEGER, "requests", "load requests sent (k6's http_reqs with traffic:load, plus "
+           "fail_interrupted: requests cut off while they waited, which k6 does not count)", md=130),
     Column("tps", NUMBER, "req/s", "load requests per second over load_window_s, failed ones included", md=140,
            label="requests per second (every request sent, failed ones included)"),
     Column("answered_tps", NUMBER, "req/s", "answered load requests (http_reqs - failed_reqs) per second over "
@@ -159,6 +160,11 @@ COLUMNS: tuple[Column, ...] = (
            label="p95 latency of answered requests (ms)"),
     Column("lat_p99_ms", NUMBER, "ms", "99th percentile latency of answered requests", md=170),
     Column("lat_max_ms", NUMBER, "ms", "slowest answered request", md=180, label="slowest answered request (ms)"),
+    # The failed requests' own time (scripts/ltsuite/timeparts.py, from k6's samples).
+    Column("failed_wait_med_ms", NUMBER, "ms", "median wait of the failed requests k6 gave a result for, from being "
+           "sent (lt_requests_sent) to their failure: a timeout's whole timeout, a failed connect's SYNs"),
+    Column("failed_wait_p99_ms", NUMBER, "ms", "99th percentile wait of the failed requests (failed_wait_med_ms): "
+           "their own time beside the answered ones' lat_p99_ms"),
     # The application's own account (Tomcat's access log, scripts/ltsuite/accesslog.py).
     Column("app_reqs", INTEGER, "requests", "load requests the application logged (Tomcat's access log)"),
     Column("app_lat_med_ms", NUMBER, "ms", "median processing time the application logged (%D) of its requests"),
@@ -166,7 +172,8 @@ COLUMNS: tuple[Column, ...] = (
            "beside lat_p99_ms", md=175),
     Column("app_lat_max_ms", NUMBER, "ms", "slowest request by the application's own account"),
     Column("failed_reqs", INTEGER, "requests", "requests with no answer or a status outside 200-399 "
-           "(http_req_failed); the fail_* columns add up to it", md=190, label="failed requests"),
+           "(http_req_failed), plus fail_interrupted; the fail_* columns add up to it", md=190,
+           label="failed requests"),
     Column("failed_rate", NUMBER, "fraction", "failed_reqs / http_reqs", label="failed rate"),
     Column("fail_connect", INTEGER, "requests", "failed to connect: k6 error_code 1210-1219 (dial timeout, refused, "
            "no free port), other than fail_no_fd", md=200),
@@ -177,6 +184,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("fail_http_4xx", INTEGER, "requests", "answered with a 4xx status"),
     Column("fail_http_5xx", INTEGER, "requests", "answered with a 5xx status"),
     Column("fail_other", INTEGER, "requests", "failed for any other reason"),
+    Column("fail_interrupted", INTEGER, "requests", "still waiting (to connect, or for the answer) when the "
+           "scenario's graceful stop or ramp-down cut its iteration: sent (lt_requests_sent) and never given back "
+           "by k6/http (lt_requests_returned); k6 records nothing for them"),
     Column("fail_no_local_port", INTEGER, "requests", "dial errors \"cannot assign requested address\" in k6's log: "
            "the client ran out of ephemeral ports"),
     # Each request split (scripts/ltsuite/timeparts.py: k6's samples joined with the access log by
@@ -185,6 +195,9 @@ COLUMNS: tuple[Column, ...] = (
            "never logged because they failed to connect"),
     Column("reqs_never_seen_by_app_never_read", INTEGER, "requests", "requests k6 sent on a connection that the "
            "application never logged (never read: queued when k6 gave up, reset)"),
+    Column("reqs_never_seen_by_app_interrupted", INTEGER, "requests", "of fail_interrupted, the requests the "
+           "application never logged (by the id of their lt_requests_sent sample): still connecting, queued unread, or "
+           "unfinished when the target stopped"),
     Column("decomposed_reqs", INTEGER, "requests", "answered requests joined with the application's log by their "
            "request id: the t_* columns are theirs"),
     Column("t_connect_med_ms", NUMBER, "ms", "median time to connect (k6's connecting: SYN retransmits included)"),
@@ -198,7 +211,8 @@ COLUMNS: tuple[Column, ...] = (
            "own window of the request by more than 10 ms (the parts then do not add up)"),
     Column("iterations", INTEGER, "iterations", "iterations k6 completed (a user's requests, when a VU carries several users)"),
     Column("iterations_started", INTEGER, "iterations", "iterations that started"),
-    Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by GRACEFUL_STOP)"),
+    Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by the graceful stop "
+           "or ramp-down: GRACEFUL_STOP, or a script's own options)"),
     Column("dropped_iterations", INTEGER, "iterations", "iterations an arrival-rate executor could not start"),
     Column("client_connects", INTEGER, "connections", "TcpActiveOpens delta in the client namespace"),
     Column("server_accepts", INTEGER, "connections", "TcpPassiveOpens delta in the server namespace"),

@@ -94,12 +94,33 @@ def script_facts(inspected: dict[str, Any] | None) -> dict[str, Any]:
     return {"vus": vus, "at_once": at_once, "load_ms": load_ms}
 
 
+#: k6's graceful stop and ramp-down when a scenario sets none
+#: (https://grafana.com/docs/k6/latest/using-k6/scenarios/concepts/graceful-stop/): gracefulStop
+#: 30s for every executor, gracefulRampDown 30s for ramping-vus.
+K6_GRACEFUL_DEFAULT = "30s"
+
+
+def script_stops(inspected: dict[str, Any] | None) -> str:
+    """The graceful stops a script of one's own runs with, from k6 inspect: each scenario's
+    gracefulRampDown (ramping-vus) and gracefulStop, as set or k6's default of 30s when unset,
+    e.g. "gracefulRampDown 5s and k6's default gracefulStop 30s"; with several scenarios each
+    named. "" when the inspection has no scenario."""
+    scenarios = ((inspected or {}).get("scenarios") or {})
+    out = []
+    for name, s in scenarios.items():
+        keys = (("gracefulRampDown", "gracefulStop") if s.get("executor") == "ramping-vus" else ("gracefulStop",))
+        said = " and ".join(f"{key} {s[key]}" if s.get(key) else f"k6's default {key} {K6_GRACEFUL_DEFAULT}"
+                            for key in keys)
+        out.append(said if len(scenarios) == 1 else f"scenario '{name}': {said}")
+    return "; ".join(out)
+
+
 def with_script(env: dict[str, str], inspected: dict[str, Any] | None) -> Env:
-    """The cell's knobs, plus "script" (script_facts) for a script of one's own (inspected is
-    None for a shipped scenario)."""
+    """The cell's knobs, plus "script" (script_facts) and "script_stops" (script_stops) for a
+    script of one's own (inspected is None for a shipped scenario)."""
     if inspected is None:
         return dict(env)
-    return {**env, "script": script_facts(inspected)}
+    return {**env, "script": script_facts(inspected), "script_stops": script_stops(inspected)}
 
 
 def _script(env: Env) -> dict[str, Any]:
@@ -495,18 +516,34 @@ def design_warnings(env: Env, machine: dict[str, Any]) -> list[str]:
 # ---- After the run: the load that happened ------------------------------------------------------
 
 
+def own_stop_counted(env: Env, row: Row) -> bool:
+    """A script of one's own whose cut iterations are its own design, counted: its graceful stop
+    and ramp-down are the script's own options (gracefulStop, gracefulRampDown, or k6's default
+    it left them at; script_stops names them), not the suite's GRACEFUL_STOP, and every request
+    they cut while it waited is a failed request (fail_interrupted, causes.tsv), so the users
+    the stop cut off are in the failures, not a load that failed to happen. A cell whose cut
+    requests were not counted (fail_interrupted empty: recorded before the scenarios counted
+    them) is not: a check that was not made never passes."""
+    return env.get("script") is not None and row.get("fail_interrupted") is not None
+
+
 def design_findings(env: Env, row: Row, machine: dict[str, Any]) -> list[Finding]:
-    """Every way the load that happened differs from the load designed: no request completed;
-    fewer VUs sent a request than the scenario asks for; the first requests of VUs meant to
-    start together spread over more than START_SPREAD_LIMIT_MS; iterations cut by the graceful
-    stop (k6's iterations_started minus iterations); k6 at 90 % or more of every core for a
-    second or more (the generator set the pace); iterations k6 dropped."""
+    """Every way the load that happened differs from the load designed: no request completed
+    (every request sent was cut off, or none was sent); fewer VUs sent a request than the
+    scenario asks for; the first requests of VUs meant to start together spread over more than
+    START_SPREAD_LIMIT_MS; iterations cut by the graceful stop (k6's iterations_started minus
+    iterations), unless a script of one's own cut them by its own stop (own_stop_counted); k6 at
+    90 % or more of every core for a second or more (the generator set the pace); iterations k6
+    dropped."""
     scenario = env.get("SCENARIO")
     script = env.get("script")
     vus = designed_vus(env)
     out: list[Finding] = []
-    if or_default(row.get("http_reqs"), 0) == 0 and (scenario in HELLO or script is not None):
-        out.append(Finding("none", "no request completed (http_reqs is 0)"))
+    cut_requests = or_default(row.get("fail_interrupted"), 0)
+    if or_default(row.get("http_reqs"), 0) - cut_requests == 0 and (scenario in HELLO or script is not None):
+        out.append(Finding("none", "no request completed (http_reqs is 0)" if cut_requests == 0 else
+                                   f"no request completed (every one of the {text(cut_requests)} sent was cut off "
+                                   "while it waited: fail_interrupted)"))
     started = row.get("vus_started")
     if vus is not None and started is not None and started < vus:
         after = row.get("first_request_after_s")
@@ -531,8 +568,9 @@ def design_findings(env: Env, row: Row, machine: dict[str, Any]) -> list[Finding
                                    f"{text(env.get('START_SPREAD_LIMIT_MS'))}){cause}: the users did not arrive at "
                                    "once"))
     interrupted = or_default(row.get("iterations_interrupted"), 0)
-    if interrupted > 0:
-        by = "the script's gracefulStop" if script is not None else f"GRACEFUL_STOP={text(env.get('GRACEFUL_STOP'))}"
+    if interrupted > 0 and not own_stop_counted(env, row):
+        by = (f"the script's own graceful stop ({env.get('script_stops') or 'its options'}), and the requests they cut "
+              "were not counted" if script is not None else f"GRACEFUL_STOP={text(env.get('GRACEFUL_STOP'))}")
         before = f" before REQUEST_TIMEOUT={text(env.get('REQUEST_TIMEOUT'))}" if scenario in HELLO else ""
         out.append(Finding("cut", f"{text(interrupted)} of {text(row.get('iterations_started'))} iterations were "
                                   f"interrupted by {by}{before}"))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import design, histogram, netdelay, proxy, timeparts
-from .causes import failure_causes
+from .causes import INTERRUPTED, failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
                         read_text, summary_problem)
@@ -214,6 +214,39 @@ def failed_for_files(cell: Cell, summary: Summary) -> dict[str, Any]:
     return {"fail_no_fd": no_fd, "fail_connect": connect - no_fd}
 
 
+def interrupted_requests(summary: Summary) -> int | None:
+    """fail_interrupted: load requests handed to k6/http (lt_requests_sent) that it never gave
+    back (lt_requests_returned, scenarios/lib/delivered.js). Each was still waiting, to connect
+    or for its answer, when its scenario's graceful stop or ramp-down cut its iteration; k6
+    records nothing for such a request (causes.tsv), so it is not in k6's http_reqs or
+    http_req_failed, and the row adds it to both. None (unmeasured) when the counters are
+    missing: k6 never ran, or the cell was recorded before the scenarios counted them."""
+    sent, returned = summary.values("lt_requests_sent"), summary.values("lt_requests_returned")
+    if sent is None or returned is None:
+        return None
+    return max(int(or_default(sent.get("count"), 0)) - int(or_default(returned.get("count"), 0)), 0)
+
+
+def request_counts(summary: Summary) -> dict[str, Any]:
+    """http_reqs, failed_reqs and failed_rate: k6's load requests and its failed ones
+    (http_reqs, http_req_failed with traffic:load), each with the requests cut off while they
+    waited (interrupted_requests) added: those were sent and got no answer. failed_rate is k6's
+    own when none was cut off."""
+    reqs, failed = summary.values("http_reqs"), summary.values("http_req_failed")
+    cut = interrupted_requests(summary) or 0
+    sent = None if reqs is None else reqs.get("count")
+    sent = None if sent is None else sent + cut
+    failed_count = None if failed is None else failed.get("passes")
+    failed_count = None if failed_count is None else failed_count + cut
+    if failed is None:
+        rate = None
+    elif cut == 0 or not sent:
+        rate = num(failed.get("rate"))
+    else:
+        rate = num(failed_count / sent)
+    return {"http_reqs": sent, "failed_reqs": failed_count, "failed_rate": rate}
+
+
 def _total(counts: list[int | float | None]) -> int | float | None:
     """The sum of counts, None when any is unmeasured."""
     return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
@@ -329,6 +362,12 @@ def row_notes(cell: Cell, env: dict[str, Any], row: dict[str, Any], latency_note
     if env.get("script") is not None:
         notes.append("a k6 script of one's own: vus_started, first_request_* and load_window_s are taken at its "
                      "iterations' start and end (its requests are not wrapped); failures split by k6's error_code")
+    cut = or_default(row.get("iterations_interrupted"), 0)
+    if cut > 0 and design.own_stop_counted(env, row):
+        notes.append(f"{cut} of {row.get('iterations_started')} iterations were cut by the script's own graceful stop "
+                     f"({env.get('script_stops') or 'its options'}), {row.get('fail_interrupted')} of them while a "
+                     "request waited: those requests are failed ones (fail_interrupted), and a stop the script's "
+                     "options chose is its design, not a load that failed to happen (as_designed stays 1)")
     if (env.get("TARGET_CMD") or "") != "":
         notes.append("TARGET_CMD is not Tomcat: tomcat_threads_busy_peak, queue_capacity and the predictions stay empty")
     elif str(env.get("TOMCAT_VIRTUAL_THREADS") or "0") == "1" and row.get("tomcat_threads_busy_peak") is None:
@@ -390,12 +429,14 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     def server(value: Any) -> Any:
         return None if cell.external() else value
 
+    counts = request_counts(summary)
     tps = answered_tps = None
     if reqs is not None:
         per_request = 1 / window_s if window_s is not None and window_s > 0 else None
         if per_request is None and reqs.get("rate") is not None and reqs["count"]:
             per_request = reqs["rate"] / reqs["count"]
-        tps = num(reqs["count"] * per_request) if per_request is not None else num(reqs.get("rate"))
+        # Every request sent, those cut off while they waited included (request_counts).
+        tps = num(counts["http_reqs"] * per_request) if per_request is not None else num(reqs.get("rate"))
         if per_request is not None and failed is not None and failed.get("passes") is not None:
             # What the rules' predicted_tps predicts: answers, over the same window as tps.
             answered_tps = num((reqs["count"] - failed["passes"]) * per_request)
@@ -414,7 +455,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "first_request_after_s": (None if first is None or "k6_start" not in phases
                                   else num((first.get("min") - phases["k6_start"]) / 1000)),
         "first_request_spread_ms": None if first is None else rounded(first.get("max") - first.get("min"), 1),
-        "http_reqs": None if reqs is None else reqs.get("count"),
+        "http_reqs": counts["http_reqs"],
         # Requests per second of the load itself: from the first request's start to the last
         # one's end, not over setup and the graceful stop.
         "tps": tps,
@@ -426,11 +467,13 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "lat_p95_ms": num(d.get("p(95)")),
         "lat_p99_ms": num(d.get("p(99)")),
         "lat_max_ms": num(d.get("max")),
-        "failed_reqs": None if failed is None else failed.get("passes"),
-        "failed_rate": None if failed is None else num(failed.get("rate")),
-        # One fail_<cause> a cause of causes.tsv (k6's counters of scenarios/lib/failures.js);
-        # no_fd and connect as failed_for_files tells them apart.
-        **{f"fail_{c}": summary.count(f"fail_{c}") for c in failure_causes()},
+        "failed_reqs": counts["failed_reqs"],
+        "failed_rate": counts["failed_rate"],
+        # One fail_<cause> a cause of causes.tsv (k6's counters of scenarios/lib/failures.js;
+        # interrupted the suite's own, interrupted_requests); no_fd and connect as
+        # failed_for_files tells them apart.
+        **{f"fail_{c}": interrupted_requests(summary) if c == INTERRUPTED else summary.count(f"fail_{c}")
+           for c in failure_causes()},
         **failed_for_files(cell, summary),
         # Dial errors that were "cannot assign requested address" (k6.log): the client ran out
         # of ephemeral ports towards the server's address and port.

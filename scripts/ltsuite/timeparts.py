@@ -23,6 +23,20 @@ at end - waiting - receiving, and its whole time is blocked + duration. The part
   rest      the whole less the three: k6's own set-up around the handshake, sending the
             request, and the answer's way back
 
+The failed requests' own time. A failed request (no answer, or a status outside 200-399) waited
+from being sent to its failure (a timeout its whole timeout, a failed connect its SYNs):
+failed_wait_med_ms and failed_wait_p99_ms are theirs, beside lat_*, which are the answered
+requests'. k6 gives a request that failed while it was still connecting no times at all (every
+part 0: its tracer never saw a connection), so a failed request's wait is its end less the
+moment the scenario counted it as sent (lt_requests_sent, same clock: k6's sample times), and
+k6's blocked + duration only where that mark is missing (a cell recorded before the scenarios
+counted); a request with neither is left out, not taken as 0. A request cut off while it waited
+(fail_interrupted: its iteration cut by the graceful stop or ramp-down) has no sample of k6's;
+the scenarios count it as sent (lt_requests_sent, whose sample carries its id), so its id tells
+whether the application ever logged it (reqs_never_seen_by_app_interrupted: never logged, it was
+still connecting or queued unread when it was cut, or still in service when the target stopped;
+logged, the application had it and it waited for its answer).
+
 They add up to blocked + duration by construction; what can fail is the order of the two
 clocks' events: Tomcat's start must come after the request left k6, and Tomcat's end
 (begin + %D) before k6's end, each within TOLERANCE_MS. Both sides read one clock here (one
@@ -39,7 +53,7 @@ import importlib.util
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -70,7 +84,9 @@ RID = "rid"
 
 EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
                  "t_service_p99_ms", "decomposed_reqs", "reqs_never_seen_by_app_connect_failed",
-                 "reqs_never_seen_by_app_never_read", "parts_out_of_order")
+                 "reqs_never_seen_by_app_never_read", "reqs_never_seen_by_app_interrupted", "parts_out_of_order")
+#: The scenarios' counter of requests sent (scenarios/lib/delivered.js), one sample a request.
+SENT_PREFIX = '{"metric":"lt_requests_sent"'
 
 
 @dataclass(slots=True)
@@ -107,6 +123,24 @@ class K6Request:
     def dial_failed(self) -> bool:
         """k6 could not connect: error_code 1210-1219 (dial errors)."""
         return 1210 <= self.error_code <= 1219
+
+    @property
+    def failed(self) -> bool:
+        """k6 counts it in http_req_failed: no answer (status 0) or a status outside 200-399."""
+        return not 200 <= self.status <= 399
+
+
+@dataclass
+class SentIds:
+    """The load requests the scenarios counted as sent (lt_requests_sent's samples): whether k6's
+    samples have the counter at all (a cell recorded before the scenarios counted has none), and
+    each sent request's id (None where its sample carried none: a script's request with an
+    X-Request-Id of its own)."""
+
+    counted: bool = False
+    ids: list[str | None] = field(default_factory=list)
+    at_ms: dict[str, float] = field(default_factory=dict)
+    """When each request with an id was counted as sent (epoch ms, k6's sample time)."""
 
 
 def _k6_clock() -> Any:
@@ -167,16 +201,30 @@ def _sample(line: str) -> tuple[str, str, float, dict[str, Any], str | None] | N
         return None
 
 
-def k6_requests(lines: Iterable[str]) -> list[K6Request]:
+def k6_requests(lines: Iterable[str], sent: SentIds | None = None) -> list[K6Request]:
     """The load requests among k6's JSON sample lines (--out json): the samples of one request
     share its end time (and id) and are written together; a metric seen again starts the next
-    request. Setup traffic (traffic=setup) is left out; a line cut short is skipped."""
+    request. Setup traffic (traffic=setup) is left out; a line cut short is skipped. With
+    `sent`, the lt_requests_sent samples of the load (a request each; setup's 0 only says the
+    counter exists) are collected into it."""
     out: list[K6Request] = []
     clock = _k6_clock()
     key: tuple[str, Any] | None = None
     seen: set[str] = set()
     current: K6Request | None = None
     for line in lines:
+        if sent is not None and line.startswith(SENT_PREFIX):
+            point = _sample(line)
+            if point is not None:
+                sent.counted = True
+                if point[2] >= 1 and point[3].get("traffic", "load") != "setup":
+                    sent.ids.extend([point[4]] * int(point[2]))
+                    if point[4] is not None:
+                        try:
+                            sent.at_ms[point[4]] = int(clock.ns(point[1])) / 1e6
+                        except ValueError:
+                            pass
+            continue
         if not line.startswith(_PREFIXES):
             continue
         sample = _sample(line)
@@ -201,16 +249,16 @@ def k6_requests(lines: Iterable[str]) -> list[K6Request]:
     return out
 
 
-def cell_k6_requests(cell_dir: Path) -> list[K6Request] | None:
+def cell_k6_requests(cell_dir: Path, sent: SentIds | None = None) -> list[K6Request] | None:
     """Every k6 process's load requests of a cell (None when no samples file was written:
-    K6_SAMPLES=0, or k6 never ran)."""
+    K6_SAMPLES=0, or k6 never ran); with `sent`, the requests sent are collected into it."""
     instances = _int((read_cell_env(cell_dir / "cell.env") or {}).get("K6_INSTANCES") or "1") or 1
     files = [f for f in sample_files(cell_dir, instances) if f.is_file()]
     if not files:
         return None
     out: list[K6Request] = []
     for path in files:
-        out.extend(k6_requests(read_lines(path)))
+        out.extend(k6_requests(read_lines(path), sent))
     return out
 
 
@@ -255,16 +303,32 @@ class Join:
     never_read: int
     ids: bool
     """Whether k6's requests carried ids (without them nothing is joined)."""
+    interrupted_never_seen: int | None = None
+    """Requests sent that k6 has no sample of (cut off while they waited) and the application
+    never logged; None when the sent requests were not counted, or some carried no id."""
 
 
-def join(k6: list[K6Request], app: list[AppRequest]) -> Join:
-    """Join on the request id. An id Tomcat logged twice is left out (not one request)."""
+def interrupted_never_seen(k6: list[K6Request], logged: set[str], sent: SentIds | None) -> int | None:
+    """The requests sent (sent.ids) that k6 gave no result for, i.e. cut off while they waited,
+    whose id the application never logged (`logged`): still connecting, or connected and never
+    read, when their iteration was cut, or unfinished when the target stopped. None when the
+    counter is missing or an id is unknown."""
+    if sent is None or not sent.counted or any(i is None for i in sent.ids):
+        return None
+    returned = {r.request_id for r in k6}
+    return sum(1 for i in sent.ids if i not in returned and i not in logged)
+
+
+def join(k6: list[K6Request], app: list[AppRequest], sent: SentIds | None = None) -> Join:
+    """Join on the request id. An id Tomcat logged twice is left out (not one request). With
+    `sent`, the requests cut off while they waited are looked up too (interrupted_never_seen)."""
     by_id: dict[str, AppRequest | None] = {}
     for request in app:
         if request.request_id is not None:
             by_id[request.request_id] = None if request.request_id in by_id else request
     parts, connect_failed, never_read = [], 0, 0
-    ids = any(r.request_id is not None for r in k6)
+    # Requests cut off while they waited have no k6 result, only their sent mark's id.
+    ids = any(r.request_id is not None for r in k6) or (sent is not None and any(i is not None for i in sent.ids))
     for request in k6:
         if request.request_id is None:
             continue
@@ -277,7 +341,7 @@ def join(k6: list[K6Request], app: list[AppRequest]) -> Join:
         logged = by_id[request.request_id]
         if logged is not None and request.status > 0:
             parts.append(split(request, logged))
-    return Join(parts, connect_failed, never_read, ids)
+    return Join(parts, connect_failed, never_read, ids, interrupted_never_seen(k6, set(by_id), sent))
 
 
 def _p(values: list[float], fraction: float) -> Any:
@@ -304,8 +368,28 @@ def figures(joined: Join | None) -> dict[str, Any]:
         "decomposed_reqs": len(parts),
         "reqs_never_seen_by_app_connect_failed": joined.connect_failed,
         "reqs_never_seen_by_app_never_read": joined.never_read,
+        "reqs_never_seen_by_app_interrupted": joined.interrupted_never_seen,
         "parts_out_of_order": sum(1 for p in parts if p.off_by() > TOLERANCE_MS),
     }
+
+
+def failed_wait(request: K6Request, sent: SentIds | None) -> float | None:
+    """A failed request's own wait (ms), from being sent to its failure: its end less its sent
+    mark (sent.at_ms by its id), else k6's blocked + duration where k6 timed it; None when
+    neither measured it (k6 gives a request that failed while connecting no times: 0 is not
+    its wait)."""
+    at = None if sent is None or request.request_id is None else sent.at_ms.get(request.request_id)
+    if at is not None:
+        return max(request.end_ms - at, 0.0)
+    return request.whole if request.whole > 0 else None
+
+
+def failed_wait_figures(k6: list[K6Request] | None, sent: SentIds | None = None) -> dict[str, Any]:
+    """failed_wait_med_ms and failed_wait_p99_ms: the median and 99th percentile of the failed
+    requests' own waits (failed_wait); None without k6's samples or without a failed request
+    whose wait was measured."""
+    waits = [w for r in k6 or [] if r.failed for w in [failed_wait(r, sent)] if w is not None]
+    return {"failed_wait_med_ms": _p(waits, 0.5), "failed_wait_p99_ms": _p(waits, 0.99)}
 
 
 # ---- Predictions: the waves and the SYN schedule ------------------------------------------------
@@ -482,18 +566,21 @@ def verdict(env: dict[str, Any], row: dict[str, Any], figures_: dict[str, Any],
 
 def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str, str]],
                 row: dict[str, Any]) -> dict[str, Any]:
-    """Everything this module adds to a cell's row: the application's figures (app_*), the
+    """Everything this module adds to a cell's row: the failed requests' own time
+    (failed_wait_figures, from k6's samples alone), the application's figures (app_*), the
     parts (t_*), the requests it never saw, the parts' predictions and the prediction check
-    with them folded in. Nothing when the target wrote no access log (TARGET_CMD, TARGET_URL, a
-    target that never started): the row then has none of these keys, and results.csv shows them
-    empty. Without ids in k6's samples (a script of one's own that does not send them) the app_* and
-    the never-seen counts from k6's own figures remain."""
+    with them folded in. Only the failed requests' time when the target wrote no access log
+    (TARGET_CMD, TARGET_URL, a target that never started): the row then has none of the other
+    keys, and results.csv shows them empty. Without ids in k6's samples (a script of one's own
+    that does not send them) the app_* and the never-seen counts from k6's own figures remain."""
+    sent = SentIds()
+    k6 = cell_k6_requests(cell_dir, sent)
+    out = failed_wait_figures(k6, sent)
     app = accesslog.cell_load_requests(cell_dir)
     if app is None:
-        return {}
-    out = accesslog.app_figures(app)
-    k6 = cell_k6_requests(cell_dir)
-    joined = join(k6, app) if k6 is not None and app is not None else None
+        return out
+    out.update(accesslog.app_figures(app))
+    joined = join(k6, app, sent) if k6 is not None else None
     out.update(figures(joined))
     if joined is None or not joined.ids:
         why = ("k6 wrote no per-request samples (K6_SAMPLES=0)" if k6 is None else

@@ -4,12 +4,20 @@ columns (row.json) and the cell's settings (cell.env), so every number can be tr
 Per cell, in this order:
   - the settings that bound it: max-connections, accept-count, threads and users;
   - who failed and why: failed_reqs of http_reqs, split by cause (fail_connect, fail_timeout,
-    fail_reset, fail_http_5xx); and, when the server held as many connections as it can
+    fail_reset, fail_http_5xx, fail_interrupted: cut off by the graceful stop or ramp-down
+    while they waited); and, when the server held as many connections as it can
     (server_conns_peak == queue_capacity), that sum: max-connections + the listen backlog
     (listen_backlog: min(accept-count, somaxconn)) + 1, the rule of DESIGN.md's accept-queue
     formula;
-  - what the application saw beside what the users saw: k6's lat_p99_ms beside Tomcat's own
-    app_lat_p99_ms, and whether every thread was busy (tomcat_threads_busy_peak == threads.max);
+  - whose time: the answered users apart from the failed ones. The answered (http_reqs -
+    failed_reqs) waited k6's lat_p99_ms, beside Tomcat's own app_lat_p99_ms and whether every
+    thread was busy (tomcat_threads_busy_peak == threads.max); the failed ones that k6 gave a
+    result for waited their own time (failed_wait_med_ms, failed_wait_p99_ms: a timeout's whole
+    timeout), or, unmeasured, the REQUEST_TIMEOUT of the suite's scenarios when every one timed
+    out; of those cut off while they waited (fail_interrupted), how many the application never
+    logged (reqs_never_seen_by_app_interrupted: still connecting, queued unread, or unfinished
+    when the target stopped). Every figure
+    is a column's, or the answered count, http_reqs less failed_reqs;
   - with nginx in front (PROXY=nginx, proxy_reqs not empty), the proxy's view between the two:
     its 504s and 502s (proxy_504, proxy_502), the connections to the target that timed out
     while connecting (proxy_upstream_connect_timeouts) and their p99 connect time; and when
@@ -57,6 +65,20 @@ def _ms(value: Any) -> str:
     return f"{float(value):.0f} ms"
 
 
+def _wait(value: Any) -> str:
+    """A wait in ms as read: whole ms below a second, else seconds to a tenth ("4 s", "7.1 s")."""
+    ms = float(value)
+    if ms < 1000:
+        return _ms(ms)
+    return f"{ms / 1000:.1f}".removesuffix(".0") + " s"
+
+
+#: The causes the failures are split by, each with what its users met (fail_interrupted:
+#: causes.tsv's last line, counted by the suite).
+CAUSES = (("fail_connect", "could not connect"), ("fail_timeout", "timed out"), ("fail_reset", "were reset"),
+          ("fail_http_5xx", "got a 5xx answer"),
+          ("fail_interrupted", "were cut off while they waited, by the graceful stop or ramp-down"))
+
 #: What the first sentence's settings are read from.
 SETTINGS = ("TOMCAT_MAX_CONNECTIONS", "TOMCAT_ACCEPT_COUNT", "TOMCAT_MAX_THREADS", "vus_max")
 
@@ -78,9 +100,7 @@ def _failures(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
         return []
     if failed == 0:
         return [Finding(f"none of {reqs} requests failed", ("http_reqs", "failed_reqs"))]
-    causes = [(col, what) for col, what in (("fail_connect", "could not connect"), ("fail_timeout", "timed out"),
-                                           ("fail_reset", "were reset"), ("fail_http_5xx", "got a 5xx answer"))
-              if (_int(row.get(col)) or 0) > 0]
+    causes = [(col, what) for col, what in CAUSES if (_int(row.get(col)) or 0) > 0]
     why = ", ".join(f"{_int(row.get(col))} {what}" for col, what in causes)
     out = [Finding(f"{failed} of {reqs} requests ({round(100 * failed / reqs)} %) failed" + (f": {why}" if why else ""),
                    ("failed_reqs", "http_reqs") + tuple(col for col, _ in causes))]
@@ -94,17 +114,62 @@ def _failures(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
 
 
 def _latency(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
+    """The answered users' wait: "users" when none failed, else "the N answered" (http_reqs -
+    failed_reqs), since lat_p99_ms is theirs alone."""
     users, app = row.get("lat_p99_ms"), row.get("app_lat_p99_ms")
     if users is None:
         return []
+    reqs, failed = _int(row.get("http_reqs")), _int(row.get("failed_reqs"))
+    who, columns = "users", ("lat_p99_ms",)
+    if reqs is not None and failed:
+        who, columns = f"the {reqs - failed} answered", ("http_reqs", "failed_reqs", "lat_p99_ms")
     if app is None:
-        return [Finding(f"users waited p99 {_ms(users)}", ("lat_p99_ms",))]
-    text = f"users waited p99 {_ms(users)} while the application's own p99 was {_ms(app)}"
-    columns: tuple[str, ...] = ("lat_p99_ms", "app_lat_p99_ms")
+        return [Finding(f"{who} waited p99 {_ms(users)}", columns)]
+    text = f"{who} waited p99 {_ms(users)} while the application's own p99 was {_ms(app)}"
+    columns += ("app_lat_p99_ms",)
     if _threads_bound(row, env):
         text += f": all {_int(env.get('TOMCAT_MAX_THREADS'))} threads were busy for {_int(row.get('vus_max'))} users"
         columns += ("tomcat_threads_busy_peak", "TOMCAT_MAX_THREADS", "vus_max")
     return [Finding(text, columns)]
+
+
+def _failed_waits(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
+    """The failed users' wait, apart from the answered ones': those k6 gave a result for waited
+    failed_wait_* (one cause named with its count, several as "who failed"), or, unmeasured, the
+    suite's REQUEST_TIMEOUT when every one of them timed out; those cut off while they waited,
+    whether the application ever logged them (reqs_never_seen_by_app_interrupted)."""
+    out = []
+    causes = [(col, what) for col, what in CAUSES if col != "fail_interrupted" and (_int(row.get(col)) or 0) > 0]
+    med, p99 = row.get("failed_wait_med_ms"), row.get("failed_wait_p99_ms")
+    if len(causes) == 1:
+        col, what = causes[0]
+        who, cols = f"the {_int(row.get(col))} who {what}", (col,)
+    elif causes:
+        cut, failed = _int(row.get("fail_interrupted")) or 0, _int(row.get("failed_reqs")) or 0
+        who = f"the {failed - cut} who failed otherwise than cut off" if cut else f"the {failed} who failed"
+        cols = ("failed_reqs", "fail_interrupted") if cut else ("failed_reqs",)
+    if causes and p99 is not None:
+        alike = med is not None and _wait(med) == _wait(p99)
+        waited = f"waited {_wait(p99)}" if alike else f"waited p99 {_wait(p99)}"
+        out.append(Finding(f"{who} {waited}", cols + (("failed_wait_med_ms",) if alike else ()) + ("failed_wait_p99_ms",)))
+    elif causes == [("fail_timeout", "timed out")] and env.get("REQUEST_TIMEOUT") and "/" not in env.get("SCENARIO", "/"):
+        # The suite's scenarios time out at REQUEST_TIMEOUT (a script of one's own sets its own).
+        out.append(Finding(f"{who} waited their timeout, REQUEST_TIMEOUT={env['REQUEST_TIMEOUT']}",
+                           cols + ("REQUEST_TIMEOUT",)))
+    cut, unseen = _int(row.get("fail_interrupted")) or 0, _int(row.get("reqs_never_seen_by_app_interrupted"))
+    if cut and unseen is not None:
+        cols = ("fail_interrupted", "reqs_never_seen_by_app_interrupted")
+        # Never logged: still connecting, queued unread, or unfinished when the target stopped.
+        where = "still connecting, queued unread, or unfinished when the target stopped"
+        if unseen == cut:
+            text = f"the application never logged any of the {cut} cut off ({where})"
+        elif unseen == 0:
+            text = f"the application logged all {cut} cut off: it had them, and they waited for their answers"
+        else:
+            text = (f"the application never logged {unseen} of the {cut} cut off ({where}) and had the others, "
+                    "which waited for their answers")
+        out.append(Finding(text, cols))
+    return out
 
 
 def _proxy(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
@@ -163,7 +228,7 @@ def cell_findings(row: dict[str, Any], env: dict[str, str]) -> list[Finding]:
         out.append(Finding(f"Cell {cell} did not run as designed: {row.get('design_notes') or 'see its notes'}",
                            ("as_designed", "design_notes")))
     lead = _settings(row, env)
-    body = _failures(row, env) + _proxy(row, env) + _latency(row, env)
+    body = _failures(row, env) + _proxy(row, env) + _latency(row, env) + _failed_waits(row, env)
     if body:
         first = body[0]
         body[0] = Finding(f"with {lead}, {first.text}" if lead else first.text,

@@ -191,7 +191,7 @@ own_app_generation() {
   local cell sum
   run ! grep -q 'fail_' "$LT_ROOT/tests/fixtures/own-script/spike-test.js"
   for cell in $(lt_cells); do
-    sum=$(jq '.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other' \
+    sum=$(jq '.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other + .fail_interrupted' \
       "$RUN_DIR/cells/$cell/row.json")
     [ "$sum" -eq "$(lt_row_value "$cell" failed_reqs)" ]
     # Users beyond the queue gave up connecting (CLIENT_TCP_SYN_RETRIES=2).

@@ -34,7 +34,7 @@ row() {
 
 @test "failure causes add up to failed_reqs in every row" {
   for row in "$SCENARIOS"/cells/*/row.json "$KEEPALIVE"/cells/*/row.json; do
-    jq -e '(.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other) == .failed_reqs' "$row" \
+    jq -e '(.fail_connect + .fail_reset + .fail_timeout + .fail_http_4xx + .fail_http_5xx + .fail_other + .fail_interrupted) == .failed_reqs' "$row" \
       || fail "$row"
   done
 }

@@ -20,8 +20,17 @@ CODES = [0, 1000, 1050, 1100, 1200, 1209, 1210, 1211, 1212, 1219, 1220, 1221, 14
 
 def test_the_causes_in_order():
     assert [r.cause for r in rules()] == ["answered", "no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx",
-                                          "other"]
-    assert failure_causes() == ["no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx", "other"]
+                                          "other", "interrupted"]
+    assert failure_causes() == ["no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx", "other", "interrupted"]
+
+
+def test_interrupted_is_a_cause_no_k6_result_has():
+    # k6 records nothing for a request its iteration's graceful stop cut, so no status, code or
+    # message of k6's gives the cause: it is the table's last line, after "other", which matches
+    # any result, and the row counts it (fail_interrupted).
+    assert rules()[-1] == causes_module.Rule(causes_module.INTERRUPTED, None, None, "")
+    errors = ["", "context canceled", "dial tcp 198.18.0.1:8080: operation was canceled", NO_FD]
+    assert causes_module.INTERRUPTED not in {cause(s, c, e) for s in STATUSES for c in CODES for e in errors}
 
 
 @pytest.mark.parametrize("status,code,expected", [
@@ -96,8 +105,8 @@ def test_causes_js_error_codes_by_counter_are_the_tables(tmp_path):
         expected.setdefault(f"fail_{cause(status, code)}", []).append(code)
     assert got == expected
     # no_fd is told apart by its message, so no error code is its own (the row takes a script of
-    # one's own's from k6's log).
-    assert sorted(got) == sorted(f"fail_{c}" for c in failure_causes() if c not in ("other", "no_fd"))
+    # one's own's from k6's log); interrupted is no k6 result (the row counts it).
+    assert sorted(got) == sorted(f"fail_{c}" for c in failure_causes() if c not in ("other", "no_fd", "interrupted"))
 
 
 def test_the_committed_js_table_is_made_from_causes_tsv():
@@ -115,7 +124,7 @@ def test_a_row_added_to_the_table_reaches_both_languages(tmp_path):
     rules.cache_clear()
     try:
         added = rules(table)
-        assert [r.cause for r in added][-2:] == ["tls", "other"]
+        assert [r.cause for r in added][-3:] == ["tls", "other", "interrupted"]
         assert next(r.cause for r in added if r.matches(0, 1231)) == "tls"
     finally:
         rules.cache_clear()
@@ -127,7 +136,7 @@ console.log(JSON.stringify({ cause: failureCause({ status: 0, error_code: 1231 }
   codes: causeCodes().fail_tls }));
 """, table=javascript(table))
     assert got == {"cause": "tls", "causes": ["no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx", "tls",
-                                              "other"], "codes": list(range(1230, 1240))}
+                                              "other", "interrupted"], "codes": list(range(1230, 1240))}
     # The command line writes the same module.
     run = subprocess.run([sys.executable, "-m", "ltsuite.causes", "js", str(table)], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})

@@ -198,6 +198,35 @@ def test_a_script_of_ones_own_its_vus_and_executors_from_k6_inspect():
         "vus": None, "at_once": False, "load_ms": None}
 
 
+def test_a_script_of_ones_own_its_graceful_stops_as_set_or_as_k6s_defaults():
+    # k6 inspect shows null for an option the script leaves at k6's default (tests/python/fixtures/
+    # k6-inspect/ramping-vus.json); ramp-down-cut.js sets gracefulRampDown '1s' alone.
+    fixtures = ROOT / "tests" / "python" / "fixtures"
+    inspected = {name: json.loads(path.read_text()) for name, path in (
+        ("ramping", fixtures / "k6-inspect" / "ramping-vus.json"), ("own", fixtures / "ramp-down-cut" / "k6-script.json"),
+        ("constant", fixtures / "k6-inspect" / "constant-vus.json"), ("two", fixtures / "k6-inspect" / "two-scenarios.json"))}
+    assert design.script_stops(inspected["ramping"]) == "k6's default gracefulRampDown 30s and k6's default gracefulStop 30s"
+    assert design.script_stops(inspected["own"]) == "gracefulRampDown 1s and k6's default gracefulStop 30s"
+    assert design.script_stops(inspected["constant"]) == "k6's default gracefulStop 30s"
+    assert design.script_stops(inspected["two"]).startswith("scenario '")
+    assert design.script_stops(None) == ""
+    assert design.with_script({"SCENARIO": "x.js"}, inspected["own"])["script_stops"] == design.script_stops(inspected["own"])
+
+
+def test_a_cut_is_the_scripts_own_design_only_when_it_is_a_script_and_its_cut_requests_were_counted():
+    row = {"http_reqs": 26, "fail_interrupted": 9, "iterations_started": 26, "iterations_interrupted": 9,
+           "vus_started": 12}
+    own = {"SCENARIO": "own.js", "script": {"vus": 12, "at_once": False, "load_ms": None},
+           "script_stops": "gracefulRampDown 1s and k6's default gracefulStop 30s"}
+    shipped = {"SCENARIO": "ramp", "STAGES": "1s:12,6s:12,1s:0", "GRACEFUL_STOP": "5s", "REQUEST_TIMEOUT": "4s"}
+    assert design.design_findings(own, row, MACHINE) == []
+    assert [f.note for f in design.design_findings(shipped, row, MACHINE)] == [
+        "9 of 26 iterations were interrupted by GRACEFUL_STOP=5s before REQUEST_TIMEOUT=4s"]
+    assert [f.note for f in design.design_findings(own, {**row, "fail_interrupted": None}, MACHINE)] == [
+        "9 of 26 iterations were interrupted by the script's own graceful stop (gracefulRampDown 1s and k6's default "
+        "gracefulStop 30s), and the requests they cut were not counted"]
+
+
 def test_the_design_checks_apply_to_a_script_of_ones_own_where_its_knobs_are_known():
     cell = design.with_script(BASE, {"scenarios": {"default": {"executor": "constant-vus", "vus": 8000, "duration": "2s"}}})
     assert any("k6 needs about 5 s to start 8000 VUs here (K6_VU_START_RATE=1600/s) but the script's duration is 2 s" in w

@@ -1,5 +1,5 @@
 """The row builder (ltsuite.row) over cells recorded by real runs (tests/python/fixtures, made
-with record_fixture.py from runs of tests/fixtures/{tiny,design-cut,design-cookies,scenarios,
+with record_fixture.py from runs of tests/fixtures/{tiny,design-cut,design-cookies,scenarios,ramp-down-cut,
 websocket-failures}.matrix): the row it builds is the row.json the run wrote, key for key; and what
 a cell missing some of its measurements gives."""
 import gzip
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ltsuite import counters, latency
+from ltsuite.causes import failure_causes
 from ltsuite.cellfiles import read_samples
 from ltsuite.histogram import ACCURACY
 from ltsuite.row import Cell, build_row, sample_peaks
@@ -46,7 +47,9 @@ def rebuild(cell_dir, **changes):
 ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_applied_ms", "net_hold_p99_ms",
                         "net_packets_lost", "net_delayer_drops", "proxy_reqs", "proxy_502", "proxy_504",
                         "proxy_upstream_connect_errors", "proxy_upstream_connect_timeouts", "proxy_request_p99_ms",
-                        "proxy_upstream_connect_p99_ms", "proxy_upstream_time_wait_peak", "proxy_client_time_wait_peak"}
+                        "proxy_upstream_connect_p99_ms", "proxy_upstream_time_wait_peak", "proxy_client_time_wait_peak",
+                        "fail_interrupted", "failed_wait_med_ms", "failed_wait_p99_ms",
+                        "reqs_never_seen_by_app_interrupted"}
 
 
 def since_recorded(row, rec):
@@ -359,3 +362,64 @@ def test_answered_tps_counts_the_answers_over_the_window_of_tps(name):
     assert row["failed_reqs"] < row["http_reqs"] or row["answered_tps"] == 0
     assert row["answered_tps"] == pytest.approx(row["tps"] * (row["http_reqs"] - row["failed_reqs"]) / row["http_reqs"],
                                                 abs=0.01)
+
+
+def _k6_counts(cell):
+    """k6's own load requests and failed ones, and the scenarios' sent and returned counters, from
+    a recorded cell's summary."""
+    metrics = json.loads((cell / "summary.json").read_text())["metrics"]
+    return {"reqs": metrics["http_reqs{traffic:load}"]["values"]["count"],
+            "failed": metrics["http_req_failed{traffic:load}"]["values"]["passes"],
+            "sent": metrics["lt_requests_sent"]["values"]["count"],
+            "returned": metrics["lt_requests_returned"]["values"]["count"]}
+
+
+def test_a_scripts_own_ramp_down_cutting_waiting_users_counts_their_requests_as_failed_and_stays_as_designed():
+    # tests/fixtures/ramp-down-cut.matrix: a script of one's own (12 ramping users, its own 4 s
+    # timeout and gracefulRampDown 1s) against 2 + 1 + 1 connections. k6 counts none of the requests
+    # its ramp-down cut while they waited.
+    cell = FIXTURES / "ramp-down-cut"
+    k6 = _k6_counts(cell)
+    row = rebuild(cell)
+    assert row["fail_interrupted"] == k6["sent"] - k6["returned"] > 0
+    assert row["http_reqs"] == k6["reqs"] + row["fail_interrupted"]
+    assert row["failed_reqs"] == k6["failed"] + row["fail_interrupted"]
+    assert row["failed_reqs"] == sum(row[f"fail_{c}"] for c in failure_causes())
+    assert row["failed_rate"] == round(row["failed_reqs"] / row["http_reqs"], 3)
+    assert row["iterations_interrupted"] > 0
+    assert [row["as_designed"], row["design_notes"]] == [1, None]
+    assert (f"{row['iterations_interrupted']} of {row['iterations_started']} iterations were cut by the script's own "
+            "graceful stop (gracefulRampDown 1s and k6's default gracefulStop 30s), "
+            f"{row['fail_interrupted']} of them while a request waited: those requests are failed ones "
+            "(fail_interrupted)") in row["notes"]
+
+
+def test_a_script_whose_cut_requests_were_not_counted_keeps_the_finding_and_names_its_stop(cell_copy):
+    # The same cell as a run before the scenarios counted sent requests would have it: the cut
+    # requests are unmeasured (empty, not 0), so the cell is not judged as designed.
+    cell = cell_copy("ramp-down-cut")
+    summary = json.loads((cell / "summary.json").read_text())
+    for name in ("lt_requests_sent", "lt_requests_returned"):
+        del summary["metrics"][name]
+    (cell / "summary.json").write_text(json.dumps(summary))
+    row = rebuild(cell)
+    assert row["fail_interrupted"] is None
+    assert row["http_reqs"] == summary["metrics"]["http_reqs{traffic:load}"]["values"]["count"]
+    assert row["as_designed"] == 0
+    assert row["design_notes"] == (f"{row['iterations_interrupted']} of {row['iterations_started']} iterations were "
+                                   "interrupted by the script's own graceful stop (gracefulRampDown 1s and k6's "
+                                   "default gracefulStop 30s), and the requests they cut were not counted")
+
+
+def test_the_suites_own_scenario_keeps_its_check_when_its_graceful_stop_cuts_every_request():
+    # tests/fixtures/design-cut.matrix recorded with the counters: GRACEFUL_STOP=5s ends the
+    # spike before any of its 11 requests (30 s each, 10 s timeout) can end; k6 counts none.
+    cell = FIXTURES / "cut-off-counted"
+    k6 = _k6_counts(cell)
+    row = rebuild(cell)
+    assert [k6["reqs"], k6["sent"], k6["returned"]] == [0, 11, 0]
+    assert [row["http_reqs"], row["failed_reqs"], row["fail_interrupted"], row["failed_rate"]] == [11, 11, 11, 1]
+    assert row["as_designed"] == 0
+    assert row["design_notes"] == ("no request completed (every one of the 11 sent was cut off while it waited: "
+                                   "fail_interrupted); 11 of 11 iterations were interrupted by GRACEFUL_STOP=5s "
+                                   "before REQUEST_TIMEOUT=10s")

@@ -286,3 +286,48 @@ def test_loss_lengthens_the_connects_of_the_users_whose_handshake_was_lost():
     shares = timeparts.lost_handshakes(0.5, [0, 1, 3])
     assert [extra for extra, _ in shares] == [0, 1000, 3000]
     assert abs(shares[0][1] - 0.25) < 1e-9 and abs(shares[1][1] - 0.1875) < 1e-9
+
+
+def _recorded(name):
+    """A recorded cell's k6 requests, the requests its scenario counted as sent, and its access log."""
+    cell = FIXTURES / name
+    sent = timeparts.SentIds()
+    return timeparts.cell_k6_requests(cell, sent), sent, accesslog.cell_load_requests(cell)
+
+
+def test_failed_requests_wait_their_own_time_where_k6_timed_them_zero():
+    # tests/fixtures/ramp-down-cut.matrix: the script's own timeout is 4 s (params.timeout, in no
+    # option). k6 gives a request that timed out while it was still connecting no times at all;
+    # from its sent mark to its failure it waited the whole timeout.
+    k6, sent, _ = _recorded("ramp-down-cut")
+    timed_out = [r for r in k6 if r.error_code == 1050]
+    assert timed_out and any(r.whole == 0 for r in timed_out)
+    waits = [timeparts.failed_wait(r, sent) for r in timed_out]
+    assert all(4000 <= w < 4050 for w in waits), waits
+    got = timeparts.failed_wait_figures(k6, sent)
+    assert 4000 <= got["failed_wait_med_ms"] <= got["failed_wait_p99_ms"] < 4050
+    # Without the sent marks only k6's own times remain, and a request k6 did not time is left
+    # out, not counted as 0.
+    assert all(timeparts.failed_wait(r, None) is None for r in timed_out if r.whole == 0)
+    assert timeparts.failed_wait_figures([], sent) == {"failed_wait_med_ms": None, "failed_wait_p99_ms": None}
+
+
+def test_requests_cut_off_while_they_waited_are_looked_up_in_the_access_log_by_their_sent_id():
+    k6, sent, app = _recorded("ramp-down-cut")
+    cut = set(sent.ids) - {r.request_id for r in k6}
+    unseen = cut - {a.request_id for a in app}
+    row = json.loads((FIXTURES / "ramp-down-cut" / "row.json").read_text())
+    assert len(cut) == row["fail_interrupted"]
+    # Some were still connecting (never logged), the application had the others.
+    assert 0 < len(unseen) < len(cut)
+    assert timeparts.join(k6, app, sent).interrupted_never_seen == len(unseen)
+    assert timeparts.join(k6, app).interrupted_never_seen is None
+
+
+def test_a_cell_whose_every_request_was_cut_off_is_still_joined_by_its_sent_ids():
+    # tests/fixtures/design-cut.matrix: k6 gave none of the 11 requests a result, the application
+    # logged all 11 (the users were cut while their 30 s requests were being served).
+    k6, sent, app = _recorded("cut-off-counted")
+    assert k6 == [] and len(sent.ids) == 11
+    got = timeparts.figures(timeparts.join(k6, app, sent))
+    assert [got["reqs_never_seen_by_app_interrupted"], got["decomposed_reqs"]] == [0, 0]

@@ -1,5 +1,6 @@
 """ltsuite.words: a cell's findings in words, from recorded cells' rows and settings; every
 number in a sentence is one of the columns the finding names."""
+import re
 from pathlib import Path
 
 from ltsuite import words
@@ -17,8 +18,9 @@ def test_users_who_could_not_get_in_the_capacity_the_server_held_and_what_to_rai
     text = words.sentences(_findings("syn-cookies-1"))
     assert text == ("With max-connections 1, accept-count 1, 1 thread and 20 users, 20 of 20 requests (100 %) "
                     "failed: 20 timed out; the server held 1 + 1 + 1 = 3 connections, all it can (max-connections "
-                    "+ listen backlog + 1); the connection limit bound: to let more users in, raise "
-                    "max-connections or accept-count (and somaxconn with it).")
+                    "+ listen backlog + 1); the 20 who timed out waited their timeout, REQUEST_TIMEOUT=10s; the "
+                    "connection limit bound: to let more users in, raise max-connections or accept-count (and "
+                    "somaxconn with it).")
 
 
 def test_users_queued_behind_busy_threads_beside_the_applications_own_view():
@@ -94,3 +96,50 @@ def test_users_who_could_not_connect_are_not_said_to_have_moved_a_tier_up():
     text = words.sentences(words.cell_findings(row, read_cell_env(cell / "cell.env")))
     assert "nginx answered 13 requests" in text
     assert "showed up as nginx 504" not in text
+
+
+def test_the_answered_and_the_failed_users_wait_apart():
+    # tests/fixtures/ramp-down-cut.matrix: 7 answered, 10 timed out at the script's own 4 s, 9 cut
+    # off by its ramp-down while they waited. lat_p99_ms is the answered requests' alone.
+    findings = _findings("ramp-down-cut")
+    assert words.sentences(findings) == (
+        "With max-connections 2, accept-count 1, 2 threads and 12 users, 19 of 26 requests (73 %) failed: 10 timed "
+        "out, 9 were cut off while they waited, by the graceful stop or ramp-down; the server held 2 + 1 + 1 = 4 "
+        "connections, all it can (max-connections + listen backlog + 1); the 7 answered waited p99 2943 ms while the "
+        "application's own p99 was 1525 ms: all 2 threads were busy for 12 users; the 10 who timed out waited 4 s; "
+        "the application never logged 6 of the 9 cut off (still connecting, queued unread, or unfinished when the "
+        "target stopped) and had the others, which waited for their answers; the connection limit bound: to let "
+        "more users in, raise max-connections or accept-count (and somaxconn with it).")
+    by_text = {f.text.split(" waited")[0]: f.columns for f in findings}
+    assert by_text["the 7 answered"][:3] == ("http_reqs", "failed_reqs", "lat_p99_ms")
+    assert by_text["the 10 who timed out"] == ("fail_timeout", "failed_wait_med_ms", "failed_wait_p99_ms")
+
+
+def test_failed_users_of_several_causes_wait_together_and_unlike_waits_say_p99():
+    row = dict(read_json(FIXTURES / "ramp-down-cut" / "row.json"), fail_connect=3, failed_reqs=22,
+               failed_wait_med_ms=3100.0)
+    text = words.sentences(words.cell_findings(row, read_cell_env(FIXTURES / "ramp-down-cut" / "cell.env")))
+    assert "the 13 who failed otherwise than cut off waited p99 4 s" in text
+    assert "the 4 answered waited p99 2943 ms" in text
+
+
+def test_every_figure_of_the_waits_is_a_named_columns_or_their_difference():
+    for name, waits in (("ramp-down-cut", ["the 7 answered", "the 10 who timed out"]), ("cut-off-counted", [])):
+        cell = FIXTURES / name
+        row, env = read_json(cell / "row.json"), read_cell_env(cell / "cell.env")
+        findings = words.cell_findings(row, env)
+        # Whose wait each is: the answered apart from the failed.
+        assert [f.text.split(" waited")[0] for f in findings if re.match(r"the [0-9]+ .* waited ", f.text)] == waits
+        for finding in findings:
+            named = [float(v) for c in finding.columns for v in [row.get(c, env.get(c))]
+                     if isinstance(v, (int, float)) or str(v).isdigit()]
+            values = ({f"{v:.0f}" for v in named} | {f"{v / 1000:.1f}".removesuffix(".0") for v in named}
+                      | {f"{a - b:.0f}" for a in named for b in named}
+                      | {f"{100 * a / b:.0f}" for a in named for b in named if b})
+            number = r"(?<![A-Za-z_=0-9.])[0-9]+(?:\.[0-9]+)?"
+            # A text column (design_notes) and the cell's name are quoted as they are.
+            quoted = set(re.findall(number, " ".join([str(row.get("cell"))] + [
+                row[c] for c in finding.columns if isinstance(row.get(c), str)])))
+            numbers = set(re.findall(number, finding.text))
+            # Besides the columns: the "+ 1" of the capacity.
+            assert numbers <= values | quoted | {"1"}, (name, finding, numbers - values)
