@@ -6,7 +6,7 @@
 # the doctor changes no sysctl and no listener.
 # shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
 
-NS=ltsuite-doctor
+NS="${LT_DOCTOR_NS:-ltsuite-doctor}"
 ADDR=198.18.77.1
 PORT=18080
 BURST=30
