@@ -259,18 +259,55 @@ def _rate(count: int, window_s: float) -> float:
     return round(count / window_s, 1) if window_s > 0 else float(count)
 
 
+def _observed_backlog(r: Readings) -> int | None:
+    """The backlog the port's listeners hold now, as ss shows it (Send-Q of the LISTEN socket:
+    sk_max_ack_backlog, set by listen() when the listener started); the largest when there are
+    several; None without a listener."""
+    return max((lst.backlog for lst in r.listeners), default=None)
+
+
+def _held(max_connections: int, backlog: int) -> int:
+    """rules.server_capacity with the listener's own backlog in place of min(accept-count,
+    somaxconn): Tomcat accepts max-connections and the accept queue holds backlog + 1
+    (sk_acceptq_is_full(), include/net/sock.h). The backlog is the one listen() gave when the
+    listener started; a somaxconn changed since then does not change it."""
+    return max_connections + backlog + 1
+
+
 def backlog_findings(r: Readings) -> list[Finding]:
     """backlog-capped-by-somaxconn: the listener's backlog is min(accept-count, somaxconn)
     (rules.listen_backlog), so a backlog equal to somaxconn was capped, or asked for exactly it;
-    with the actuator, an accept-count above somaxconn says which."""
+    with the actuator, an accept-count above somaxconn says which.
+    backlog-capped-at-start: with the actuator, a backlog below min(accept-count, somaxconn
+    now): listen() set it when the listener started (Linux net/socket.c, __sys_listen(), reads
+    somaxconn then and only then), so somaxconn was lower when Tomcat started, or listen() was
+    asked for less than accept-count; raising somaxconn since changes nothing until Tomcat
+    restarts and listens again."""
     somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
     accept_count = r.tomcat.accept_count if r.tomcat else None
+    max_connections = r.tomcat.max_connections if r.tomcat else None
     out = []
     for lst in r.listeners:
+        if somaxconn is not None and accept_count is not None and lst.backlog < listen_backlog(accept_count, somaxconn):
+            rule = listen_backlog(accept_count, somaxconn)
+            evidence: dict[str, Any] = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog,
+                                        "accept_count": accept_count, "somaxconn": somaxconn, "backlog_rule": rule}
+            text = (f"your listener on :{lst.port} has a backlog of {lst.backlog}, below the {rule} = "
+                    f"min(accept-count {accept_count}, net.core.somaxconn {somaxconn}) a listen() gets now: it "
+                    f"keeps the backlog it got when it started (somaxconn was lower then, or listen() asked "
+                    f"for less)")
+            if max_connections is not None:
+                evidence["server_capacity"] = _held(max_connections, lst.backlog)
+                evidence["server_capacity_after_restart"] = server_capacity(max_connections, accept_count, somaxconn)
+                text += (f", so the server holds {max_connections} + {lst.backlog} + 1 = "
+                         f"{evidence['server_capacity']} connections, not {max_connections} + {rule} + 1 = "
+                         f"{evidence['server_capacity_after_restart']}")
+            text += f"; restart Tomcat to listen again with {rule}"
+            out.append(Finding("backlog-capped-at-start", "warning", text, evidence))
+            continue
         if somaxconn is None or lst.backlog != somaxconn:
             continue
-        evidence: dict[str, Any] = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog,
-                                    "somaxconn": somaxconn}
+        evidence = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog, "somaxconn": somaxconn}
         if accept_count is not None:
             if accept_count <= somaxconn:
                 continue
@@ -287,15 +324,16 @@ def backlog_findings(r: Readings) -> list[Finding]:
 
 def _queue_capacity(r: Readings) -> dict[str, Any]:
     """The accept queue's capacity, backlog + 1, and with the actuator the connections the server
-    holds at saturation, max-connections + backlog + 1 (rules.server_capacity)."""
-    somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
-    backlog = max((lst.backlog for lst in r.listeners), default=None)
-    if backlog is None or somaxconn is None:
+    holds at saturation, max-connections + backlog + 1 (_held): the listener's own backlog, as
+    ss shows it, not min(accept-count, somaxconn), which a listener started under other
+    settings does not have."""
+    backlog = _observed_backlog(r)
+    if backlog is None:
         return {}
-    out: dict[str, Any] = {"accept_queue_capacity": server_capacity(0, backlog, somaxconn)}
+    out: dict[str, Any] = {"accept_queue_capacity": backlog + 1}
     t = r.tomcat
-    if t and t.max_connections is not None and t.accept_count is not None:
-        out["server_capacity"] = server_capacity(t.max_connections, t.accept_count, somaxconn)
+    if t and t.max_connections is not None:
+        out["server_capacity"] = _held(t.max_connections, backlog)
     return out
 
 
@@ -389,37 +427,76 @@ def findings(r: Readings) -> list[Finding]:
                              f"cookie, no limit near", {})]
 
 
+@dataclass
+class LabBacklog:
+    """The accept-count and somaxconn a lab run sets so that its listener's backlog,
+    min(accept-count, somaxconn) (rules.listen_backlog), is the host's listener's own; `note`
+    says which of the two differs from the host's settings, and why (None: neither)."""
+    accept_count: int | None
+    somaxconn: int | None
+    note: str | None = None
+
+
+def lab_backlog(backlog: int | None, accept_count: int | None, somaxconn: int | None) -> LabBacklog:
+    """The lab's settings for a listener whose backlog is `backlog` (ss's Send-Q) on a host now at
+    accept-count and somaxconn. listen() set the backlog when the listener started (Linux
+    __sys_listen()), so where min(accept-count, somaxconn) now differs, the lab keeps the
+    host's accept-count and sets SOMAXCONN to the backlog (min(accept-count, backlog) = backlog:
+    the listener started under that somaxconn); where accept-count is below the backlog (listen()
+    was asked for more than accept-count), TOMCAT_ACCEPT_COUNT is the backlog and SOMAXCONN at
+    least that. Without the accept-count (no actuator) it is the backlog."""
+    if backlog is None:
+        return LabBacklog(accept_count, somaxconn)
+    if accept_count is None:
+        accept_count = backlog
+    if somaxconn is None or listen_backlog(accept_count, somaxconn) == backlog:
+        return LabBacklog(accept_count, somaxconn)
+    if accept_count >= backlog:
+        return LabBacklog(accept_count, backlog,
+                          f"SOMAXCONN is the listener's backlog, {backlog}, not the host's {somaxconn} now: "
+                          f"listen() set {backlog} when the listener started and it keeps it until Tomcat "
+                          f"restarts, so the lab starts Tomcat under somaxconn {backlog} "
+                          f"(min({accept_count}, {backlog}) = {backlog})")
+    lab_somaxconn = max(somaxconn, backlog)
+    return LabBacklog(backlog, lab_somaxconn,
+                      f"TOMCAT_ACCEPT_COUNT is the listener's backlog, {backlog}, not the host's accept-count "
+                      f"{accept_count}: listen() was asked for more than accept-count when the listener started "
+                      f"(min({backlog}, {lab_somaxconn}) = {backlog})")
+
+
 def reproduce_matrix(r: Readings, path: str) -> str:
     """The host's Tomcat and kernel settings as a matrix the lab runs as is. A setting the host
     did not show stays at the suite's default (env/defaults.env); without the actuator the
-    accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap). With
-    max-connections known, VUS is an axis: the users the server holds (rules.server_capacity)
-    and twice that."""
+    accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap). The lab's
+    min(accept-count, somaxconn) is the listener's backlog as ss shows it (lab_backlog), so the
+    lab's server holds what the host's does. With max-connections known, VUS is an axis: the
+    users the server holds (max-connections + backlog + 1, _held) and twice that."""
     lines = [f"# The settings doctor read on {r.host or 'the host'} ({r.kernel}), port {r.port}, {r.started}.",
              "# Run it in the lab, as is:",
              f"#   make run-matrix MATRIX={path}",
              "# then, for settings that a real run verifies against a goal (docs/advise.md):",
              "#   make advise MATRIX=<this file without axes, plus GOAL_FAILED_RATE and TUNE>"]
     t = r.tomcat or Tomcat()
-    backlog = max((lst.backlog for lst in r.listeners), default=None)
-    accept_count = t.accept_count if t.accept_count is not None else backlog
+    backlog = _observed_backlog(r)
+    lab = lab_backlog(backlog, t.accept_count, _int(r.sysctls.get("net.core.somaxconn")))
     if t.accept_count is None and backlog is not None:
         lines.append("# TOMCAT_ACCEPT_COUNT is the listener's backlog: no actuator told the accept-count")
+    if lab.note:
+        lines.append(f"# {lab.note}")
     for key, value in (("TOMCAT_MAX_THREADS", t.max_threads), ("TOMCAT_MAX_CONNECTIONS", t.max_connections),
-                       ("TOMCAT_ACCEPT_COUNT", accept_count)):
+                       ("TOMCAT_ACCEPT_COUNT", lab.accept_count)):
         if value is not None:
             lines.append(f"{key}={value}")
     for key, name in MATRIX_SYSCTLS:
-        value = _int(r.sysctls.get(name))
+        value = lab.somaxconn if key == "SOMAXCONN" else _int(r.sysctls.get(name))
         if value is not None:
             lines.append(f"{key}={value}")
     retries = _int(r.sysctls.get("net.ipv4.tcp_syn_retries"))
     if retries is not None:
         lines.append("# the host's own SYN retries, as its clients' (set the real clients' if you know them)")
         lines.append(f"CLIENT_TCP_SYN_RETRIES={retries}")
-    somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
-    if accept_count is not None and somaxconn is not None and t.max_connections is not None:
-        capacity = server_capacity(t.max_connections, accept_count, somaxconn)
+    if lab.accept_count is not None and lab.somaxconn is not None and t.max_connections is not None:
+        capacity = server_capacity(t.max_connections, lab.accept_count, lab.somaxconn)
         lines.append("# the users the server holds at once (max-connections + backlog + 1), and twice that;")
         lines.append("# the load's other knobs (SCENARIO, DELAY_MS, ...) are the suite's defaults")
         lines.append(f"VUS={capacity} {2 * capacity}")

@@ -112,7 +112,7 @@ def test_threads_busy_at_max_from_the_actuator():
 
 
 @pytest.mark.parametrize("name", ["healthy", "somaxconn-cap", "overflows", "syn-cookies", "time-wait",
-                                  "open-files", "threads-busy"])
+                                  "open-files", "threads-busy", "capped-at-start"])
 def test_the_report_files(tmp_path, name):
     out = tmp_path / "doctor-x"
     out.mkdir()
@@ -146,6 +146,58 @@ def test_without_the_actuator_the_matrix_takes_the_backlog_as_accept_count():
     assert "TOMCAT_ACCEPT_COUNT=128" in text.splitlines()
     assert "TOMCAT_MAX_THREADS" not in text
     assert not [line for line in text.splitlines() if line.startswith("VUS=")]
+
+
+# ---- A listener started under an older somaxconn ----------------------------------------------
+# capped-at-start: a host measured after "we raised somaxconn but never restarted Tomcat": the jar
+# started under somaxconn=128 (accept-count 1000, max-connections 2), somaxconn raised to 4096
+# afterwards, 300 connects: the listener kept its backlog of 128.
+
+
+def test_a_backlog_below_what_listen_would_give_now_was_capped_when_it_started():
+    f = found("capped-at-start")["backlog-capped-at-start"]
+    assert f.severity == "warning"
+    assert f.evidence == {"listener": "*:8080", "backlog": 128, "accept_count": 1000, "somaxconn": 4096,
+                          "backlog_rule": 1000, "server_capacity": 131, "server_capacity_after_restart": 1003}
+    assert "backlog of 128, below the 1000 = min(accept-count 1000, net.core.somaxconn 4096)" in f.text
+    assert "holds 2 + 128 + 1 = 131 connections, not 2 + 1000 + 1 = 1003" in f.text
+    assert "restart" in f.text
+
+
+def test_the_overflows_capacity_is_the_listeners_own_backlog_not_the_settings():
+    f = found("capped-at-start")["accept-queue-overflows"]
+    assert f.evidence["ListenOverflows"] == 169  # 300 connects, 131 held
+    assert f.evidence["accept_queue_capacity"] == 129  # backlog + 1
+    assert f.evidence["server_capacity"] == 131  # 2 + 128 + 1, not 2 + min(1000, 4096) + 1
+
+
+def test_a_listener_capped_at_start_is_reproduced_with_its_own_backlog():
+    text = doctor.reproduce_matrix(read("capped-at-start"), "m")
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    assert {"TOMCAT_ACCEPT_COUNT=1000", "TOMCAT_MAX_CONNECTIONS=2", "SOMAXCONN=128", "VUS=131 262"} <= set(lines)
+    assert "SOMAXCONN=4096" not in lines
+    assert "# SOMAXCONN is the listener's backlog, 128, not the host's 4096 now" in text
+
+
+def test_a_backlog_above_what_listen_would_give_now_is_reproduced_too():
+    r = read("capped-at-start")
+    r.sysctls["net.core.somaxconn"] = "64"  # lowered after the listener started with 128
+    assert "backlog-capped-at-start" not in {f.id for f in doctor.findings(r)}
+    lines = doctor.reproduce_matrix(r, "m").splitlines()
+    assert {"TOMCAT_ACCEPT_COUNT=1000", "SOMAXCONN=128", "VUS=131 262"} <= set(lines)
+
+
+def test_a_backlog_above_the_accept_count_is_reproduced_with_the_backlog_as_accept_count():
+    r = read("capped-at-start")
+    r.tomcat.accept_count = 100  # something other than accept-count asked listen() for 128
+    lines = doctor.reproduce_matrix(r, "m").splitlines()
+    assert {"TOMCAT_ACCEPT_COUNT=128", "SOMAXCONN=4096", "VUS=131 262"} <= set(lines)
+
+
+def test_without_the_actuator_a_backlog_below_somaxconn_is_not_called_capped():
+    r = read("capped-at-start")
+    r.tomcat = None
+    assert "backlog-capped-at-start" not in {f.id for f in doctor.findings(r)}
 
 
 # ---- The actuator's GETs -----------------------------------------------------------------------

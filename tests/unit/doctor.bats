@@ -65,12 +65,12 @@ EOF
   [ ! -e "$LT_RESULTS_DIR" ]
 }
 
-@test "reproduce.matrix of every recorded reading loads as a matrix: two cells with the actuator, one without" {
+@test "reproduce.matrix of every recorded reading loads as a matrix: two cells with the actuator, one without; the lab's backlog is the listener's" {
   lt_source_libs envfile matrix
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   LT_PROG="test"
-  local reading out
+  local reading out backlog accept somaxconn
   for reading in "$LT_ROOT"/tests/python/fixtures/doctor/*/; do
     out="$BATS_TEST_TMPDIR/doctor-$(basename "$reading")"
     mkdir -p "$out"
@@ -82,7 +82,13 @@ EOF
     else
       [ "$(matrix_cell_count)" = 1 ]
     fi
-    [ "${MATRIX_VALUE[SOMAXCONN]}" = "$(awk -F'\t' '$1 == "net.core.somaxconn" { print $2 }' "$reading/sysctls.tsv")" ]
+    # The lab's min(accept-count, somaxconn) is the backlog the host's listener holds (ss's Send-Q).
+    backlog="$(awk '$1 == "LISTEN" { b = $3 } END { print b }' "$reading/ss-listen.txt")"
+    accept="${MATRIX_VALUE[TOMCAT_ACCEPT_COUNT]}" somaxconn="${MATRIX_VALUE[SOMAXCONN]}"
+    [ "$((accept < somaxconn ? accept : somaxconn))" = "$backlog" ]
+    # SOMAXCONN is the host's unless a comment says why not.
+    grep -q "^# SOMAXCONN is the listener's backlog, $backlog," "$out/reproduce.matrix" \
+      || [ "$somaxconn" = "$(awk -F'\t' '$1 == "net.core.somaxconn" { print $2 }' "$reading/sysctls.tsv")" ]
   done
 }
 
