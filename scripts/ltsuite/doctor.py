@@ -3,6 +3,8 @@ suite's rules, and the lab matrix that reproduces the host.
 
   python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR   writes doctor.json, doctor.md and
                                                           reproduce.matrix, prints the summary
+  python3 -m ltsuite.doctor configprops BASE_URL         prints the server properties the doctor
+                                                          reads (kept_configprops), nothing else
   python3 -m ltsuite.doctor get URL                      prints the JSON an actuator answers
   python3 -m ltsuite.doctor metrics BASE_URL SECONDS      samples Tomcat's metrics every second
 
@@ -19,11 +21,14 @@ The readings directory (one file per source, as the tools print it):
   sockets.txt        `ss -tanH state time-wait state syn-recv` as the window ends
   process.tsv        key<TAB>value of the listening process: pid, comm, nofile, open_files
                      (empty when /proc/PID/fd could not be listed: unmeasured, not 0)
-  configprops.json   the actuator's /configprops, when it answers
+  configprops.json   the server properties the doctor reads (kept_configprops: accept-count,
+                     max-connections, threads.max) of the actuator's /configprops/server, or of
+                     its whole /configprops, read in memory; absent when neither answered them
   metrics.tsv        sample<TAB>metric<TAB>value from the actuator's /metrics over the window
 """
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import time
@@ -188,17 +193,89 @@ def _prop(props: dict[str, Any], *path: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _camel(word: str) -> str:
+    """A prefix's word as its properties' JSON names it: "max-connections" -> "maxConnections"."""
+    head, *rest = word.split("-")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _merge(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """Nested dicts merged into `into` (a value of `more` wins over one that is not a dict)."""
+    for key, value in more.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
 def _server_props(configprops: Any) -> dict[str, Any] | None:
-    """The "server" properties anywhere in /actuator/configprops (Spring Boot 2 and 3)."""
-    stack = [configprops]
+    """The "server" properties anywhere in /actuator/configprops, as one tree: every bean whose
+    prefix is "server" or starts with "server." (Spring Boot 2.7 and 3 keep Tomcat's under
+    "server", ServerProperties.Tomcat; Spring Boot 4 in a bean of its own, "server.tomcat",
+    TomcatServerProperties: its properties go under "tomcat"), as scripts/lib/connector.jq
+    reads them. None when there is no such bean."""
+    stack, beans = [configprops], []
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if item.get("prefix") == "server" and isinstance(item.get("properties"), dict):
-                return item["properties"]
+            prefix = item.get("prefix")
+            if (isinstance(prefix, str) and isinstance(item.get("properties"), dict)
+                    and (prefix == "server" or prefix.startswith("server."))):
+                beans.append((prefix, item["properties"]))
+                continue
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+    if not beans:
+        return None
+    out: dict[str, Any] = {}
+    for prefix, properties in sorted(beans, key=lambda bean: bean[0].count(".")):
+        tree: dict[str, Any] = copy.deepcopy(properties)
+        for word in reversed(prefix.split(".")[1:]):
+            tree = {_camel(word): tree}
+        _merge(out, tree)
+    return out
+
+
+#: The server properties the doctor reads (their path under "server"), the only ones it writes.
+USED_PROPERTIES = (("tomcat", "acceptCount"), ("tomcat", "maxConnections"), ("tomcat", "threads", "max"))
+#: How Spring Boot shows a value it does not show (management.endpoint.configprops.show-values).
+MASKED = "******"
+
+
+def kept_configprops(configprops: Any) -> dict[str, Any] | None:
+    """What readings/configprops.json holds of the actuator's answer: the USED_PROPERTIES of the
+    server properties (_server_props) and nothing else, as {"prefix": "server", "properties":
+    {...}}; a value Spring Boot masked stays masked (unknown, not a number). Every other
+    property, a key-store password under "server.ssl" or a datasource's password shown by
+    show-values=always, stays in memory. None without server properties."""
+    props = _server_props(configprops)
+    if props is None:
+        return None
+    kept: dict[str, Any] = {}
+    for path in USED_PROPERTIES:
+        value: Any = props
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if (isinstance(value, int) and not isinstance(value, bool)) or value == MASKED:
+            node = kept
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = value
+    return {"prefix": "server", "properties": kept}
+
+
+def read_configprops(base: str) -> dict[str, Any] | None:
+    """kept_configprops of the actuator at `base`: /configprops/server first (the beans whose
+    prefix starts with "server", Spring Boot 2.6 and later), else the whole /configprops, read
+    in memory only. None when neither answers server properties."""
+    for url in (f"{base.rstrip('/')}/configprops/server", f"{base.rstrip('/')}/configprops"):
+        try:
+            kept = kept_configprops(json.loads(get(url)))
+        except (OSError, ValueError):
+            continue
+        if kept is not None:
+            return kept
     return None
 
 
@@ -605,13 +682,19 @@ def main(argv: list[str] | None = None) -> int:
         for line in sample_metrics(args[1], int(args[2])):
             print(line, flush=True)
         return 0
+    if len(args) == 2 and args[0] == "configprops":
+        kept = read_configprops(args[1])
+        if kept is None:
+            return 1
+        sys.stdout.write(json.dumps(kept, indent=1) + "\n")
+        return 0
     if len(args) == 2 and args[0] == "get":
         try:
             sys.stdout.write(get(args[1]))
         except (OSError, ValueError):
             return 1
         return 0
-    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | get URL | metrics BASE_URL SECONDS\n")
+    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | configprops BASE_URL | get URL | metrics BASE_URL SECONDS\n")
     return 2
 
 

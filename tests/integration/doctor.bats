@@ -140,6 +140,9 @@ json() {
   assert_output --partial "has a backlog of 8 because net.core.somaxconn=8 caps the 10000 Tomcat's accept-count asks for"
   [ "$(json "$out/doctor.json" '[d["tomcat"][k] for k in ("accept_count", "max_connections", "max_threads", "threads_max")]')" \
     = "[10000, 8, 4, 4.0]" ]
+  # Of its configprops only the three properties read reach the disk.
+  [ "$(jq -c . "$out/readings/configprops.json")" \
+    = '{"prefix":"server","properties":{"tomcat":{"acceptCount":10000,"maxConnections":8,"threads":{"max":4}}}}' ]
   grep -qx "TOMCAT_ACCEPT_COUNT=10000" "$out/reproduce.matrix"
   grep -qx "TOMCAT_MAX_THREADS=4" "$out/reproduce.matrix"
   grep -qx "VUS=17 34" "$out/reproduce.matrix"  # max-connections + min(10000, 8) + 1, and twice that

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from ltsuite import doctor
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
@@ -140,6 +141,14 @@ def test_the_matrix_carries_the_hosts_settings():
     assert "make advise" in text
 
 
+def test_tomcats_settings_from_spring_boot_2_and_4():
+    # Boot 2.7/3 keep Tomcat's properties in the "server" bean, Boot 4 in a "server.tomcat" bean.
+    boot2 = doctor.parse_tomcat(json.loads((ROOT / "tests/fixtures/configprops-boot2.json").read_text()), None)
+    boot4 = doctor.parse_tomcat(json.loads((ROOT / "tests/fixtures/configprops-boot4.json").read_text()), None)
+    assert (boot2.accept_count, boot2.max_connections, boot2.max_threads) == (100, 8192, 7)
+    assert (boot4.accept_count, boot4.max_connections, boot4.max_threads) == (10, 7, 20)
+
+
 def test_without_the_actuator_the_matrix_takes_the_backlog_as_accept_count():
     r = read("overflows")
     text = doctor.reproduce_matrix(r, "m")
@@ -208,8 +217,6 @@ import sys  # noqa: E402
 import threading  # noqa: E402
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
-
 CONFIGPROPS = {"contexts": {"app": {"beans": {"server": {"prefix": "server",
                                                          "properties": {"tomcat": {"acceptCount": 100}}}}}}}
 
@@ -273,3 +280,88 @@ def test_the_actuators_gets_go_to_the_actuator_not_through_an_environment_proxy(
     run = doctor_py(env, "metrics", base, "0")
     assert run.stdout.splitlines() == [f"0\t{name}\t3.0" for name in doctor.METRICS]
     assert through_proxy == []
+
+
+# ---- What of /actuator/configprops reaches the disk -------------------------------------------
+#: A secret planted in the actuator's answers: no file the doctor writes may hold it.
+SECRET = "doctor-test-s3cret-5f1e0c"
+
+
+def with_secrets(configprops):
+    """configprops with a datasource password (its own bean, as show-values=always shows it) and
+    a key password inside the "server" properties themselves (server.ssl.key-password)."""
+    doc = json.loads(json.dumps(configprops))
+    beans = next(iter(doc["contexts"].values()))["beans"]
+    beans["spring.datasource-org.springframework.boot.autoconfigure.jdbc.DataSourceProperties"] = {
+        "prefix": "spring.datasource", "properties": {"password": SECRET, "url": "jdbc:postgresql://db/app"},
+        "inputs": {"password": {"value": SECRET, "origin": "System Environment Property"}}}
+    server = next(b for b in beans.values() if b.get("prefix") == "server")
+    server["properties"]["ssl"] = {"keyPassword": SECRET}
+    return doc
+
+
+BOOT4 = with_secrets(json.loads((ROOT / "tests/fixtures/configprops-boot4.json").read_text()))
+BOOT2 = with_secrets(json.loads((ROOT / "tests/fixtures/configprops-boot2.json").read_text()))
+
+
+def test_only_the_properties_the_doctor_reads_are_kept():
+    assert doctor.kept_configprops(BOOT4) == {
+        "prefix": "server", "properties": {"tomcat": {"acceptCount": 10, "maxConnections": 7, "threads": {"max": 20}}}}
+    assert SECRET not in json.dumps(doctor.kept_configprops(BOOT2))
+    assert doctor.kept_configprops({"contexts": {}}) is None
+
+
+def test_masked_values_are_kept_as_masked_and_read_as_unknown():
+    masked = {"prefix": "server", "properties": {"tomcat": {"acceptCount": "******", "maxConnections": 7}}}
+    kept = doctor.kept_configprops(masked)
+    assert kept == masked
+    assert doctor.parse_tomcat(kept, None).accept_count is None
+
+
+def test_the_server_prefix_is_asked_first_and_the_secrets_stay_in_memory():
+    def answer(path):
+        if path == "/actuator/configprops/server":
+            return 200, json.dumps(BOOT4).encode()
+        return 404, b"{}"
+
+    actuator, asked = serve(answer)
+    try:
+        env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")}
+        env["PYTHONPATH"] = str(ROOT / "scripts")
+        run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
+    finally:
+        actuator.shutdown()
+    assert run.returncode == 0
+    assert asked == ["/actuator/configprops/server"]
+    assert SECRET not in run.stdout
+    assert doctor.parse_tomcat(json.loads(run.stdout), None).accept_count == 10
+
+
+def test_without_the_server_prefix_the_whole_document_is_read_and_only_the_properties_kept():
+    def answer(path):
+        if path == "/actuator/configprops":
+            return 200, json.dumps(BOOT2).encode()
+        return 404, b"{}"
+
+    actuator, asked = serve(answer)
+    try:
+        env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")}
+        env["PYTHONPATH"] = str(ROOT / "scripts")
+        run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
+    finally:
+        actuator.shutdown()
+    assert run.returncode == 0
+    assert asked == ["/actuator/configprops/server", "/actuator/configprops"]
+    assert SECRET not in run.stdout
+    assert json.loads(run.stdout)["properties"] == {"tomcat": {"acceptCount": 100, "maxConnections": 8192,
+                                                               "threads": {"max": 7}}}
+
+
+def test_an_actuator_without_server_properties_gives_nothing():
+    actuator, _ = serve(lambda path: (200, b'{"contexts": {"app": {"beans": {}}}}'))
+    try:
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "scripts"))
+        run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
+    finally:
+        actuator.shutdown()
+    assert (run.returncode, run.stdout) == (1, "")
