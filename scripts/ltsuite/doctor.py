@@ -414,12 +414,24 @@ def _queue_capacity(r: Readings) -> dict[str, Any]:
     return out
 
 
+def _queue_came_near_full(r: Readings) -> bool:
+    """Whether a listener of the port had, in one of its samples (one a second), NEAR of its
+    capacity, backlog + 1, or more in its accept queue: the listeners that could have
+    overflowed. ListenOverflows is the namespace's (net/ipv4/proc.c: one counter for all
+    listeners), so a port whose queue never came near full is not shown to be the one."""
+    return any(lst.queue_peak >= NEAR * (lst.backlog + 1) for lst in r.listeners)
+
+
 def queue_findings(r: Readings) -> list[Finding]:
     """accept-queue-overflows: TcpExtListenOverflows rose in the window, each one a SYN or a
     final ACK dropped because the accept queue held backlog + 1 (include/net/sock.h,
-    sk_acceptq_is_full()); syn-queue-drops: TcpExtTCPReqQFullDrop rose, SYNs dropped because
-    the SYN queue was full and no cookie was sent (net/ipv4/tcp_input.c, tcp_conn_request());
-    syn-cookies: TcpExtSyncookiesSent rose, so the SYN queue overflowed into cookies."""
+    sk_acceptq_is_full()), and the port's own queue came near that in its samples
+    (_queue_came_near_full); listen-overflows-not-seen-on-port: it rose, but the port's queue
+    never came near full: another listener's, or between two samples; syn-queue-drops:
+    TcpExtTCPReqQFullDrop rose, SYNs dropped because the SYN queue was full and no cookie was
+    sent (net/ipv4/tcp_input.c, tcp_conn_request()); syn-cookies: TcpExtSyncookiesSent rose, so
+    the SYN queue overflowed into cookies. The counters are the namespace's, all its listeners
+    together, and the sentences say so."""
     c, out = r.counters, []
     peak = max((lst.queue_peak for lst in r.listeners), default=None)
     overflows = c.get("TcpExtListenOverflows", 0)
@@ -427,10 +439,22 @@ def queue_findings(r: Readings) -> list[Finding]:
         ev = {"ListenOverflows": overflows, "ListenDrops": c.get("TcpExtListenDrops", 0),
               "elapsed_s": r.elapsed_s, "per_s": _rate(overflows, r.elapsed_s), "queue_peak": peak,
               **_queue_capacity(r)}
-        out.append(Finding("accept-queue-overflows", "critical",
-                           f"the accept queue of :{r.port} overflowed {overflows} times in the last "
-                           f"{r.elapsed_s:g} s ({ev['per_s']:g}/s): SYNs and final ACKs were dropped and "
-                           f"clients wait for their retransmissions", ev))
+        counted = (f"ListenOverflows, the count of all listeners of this namespace, rose by {overflows} in "
+                   f"the last {r.elapsed_s:g} s ({ev['per_s']:g}/s)")
+        capacity = ev.get("accept_queue_capacity")
+        of_capacity = f" of its {capacity} (backlog {capacity - 1} + 1)" if capacity is not None else ""
+        if _queue_came_near_full(r):
+            out.append(Finding("accept-queue-overflows", "critical",
+                               f"{counted}, and the accept queue of :{r.port} reached {peak}{of_capacity}: "
+                               f"SYNs and final ACKs were dropped and clients wait for their retransmissions",
+                               ev))
+        else:
+            seen = (f"the accept queue of :{r.port} peaked at {peak}{of_capacity} in its samples (one a second)"
+                    if peak is not None else f"no listener of :{r.port} was in the samples")
+            out.append(Finding("listen-overflows-not-seen-on-port", "warning",
+                               f"{counted}, but {seen}: another listener overflowed, or this one between two "
+                               f"samples; run it again while the load comes, or read the other listeners "
+                               f"(ss -ltn)", ev))
     elif r.since_boot.get("TcpExtListenOverflows", 0) > 0:
         total = r.since_boot["TcpExtListenOverflows"]
         out.append(Finding("accept-queue-overflowed-since-boot", "info",

@@ -126,7 +126,7 @@ json() {
   ((peak >= 9 && peak <= 9 + slack))
   run cat "$BATS_TEST_TMPDIR/doctor.out"
   assert_output --partial "read-only: no sysctl changed"
-  assert_output --partial "[critical] accept-queue-overflows: the accept queue of :$PORT overflowed $count times in the last 3"
+  assert_output --partial "[critical] accept-queue-overflows: ListenOverflows, the count of all listeners of this namespace, rose by $count in the last 3"
   grep -qx "SOMAXCONN=8" "$out/reproduce.matrix"
   grep -qx "TOMCAT_ACCEPT_COUNT=8" "$out/reproduce.matrix"
 }

@@ -56,7 +56,32 @@ def test_overflows_in_the_window_are_counted_with_their_rate_and_the_queue():
     assert f.evidence["per_s"] == 401.0
     assert f.evidence["queue_peak"] == 129
     assert f.evidence["accept_queue_capacity"] == 129  # backlog + 1
-    assert "overflowed 4210 times in the last 10.5 s (401/s)" in f.text
+
+
+def test_the_overflow_count_is_said_to_be_the_namespaces_not_the_ports():
+    f = found("overflows")["accept-queue-overflows"]
+    assert f.text.startswith("ListenOverflows, the count of all listeners of this namespace, rose by 4210 in the "
+                             "last 10.5 s (401/s), and the accept queue of :8080 reached 129 of its 129 "
+                             "(backlog 128 + 1)")
+    assert "the accept queue of :8080 overflowed" not in f.text
+
+
+def test_a_port_whose_queue_never_came_near_full_is_not_blamed_for_the_overflows():
+    r = read("overflows")
+    r.listeners[0].queue_peak = 103  # under 0.8 of backlog + 1 = 129
+    got = {f.id: f for f in doctor.findings(r)}
+    assert "accept-queue-overflows" not in got
+    f = got["listen-overflows-not-seen-on-port"]
+    assert f.severity == "warning"
+    assert f.evidence["ListenOverflows"] == 4210 and f.evidence["queue_peak"] == 103
+    assert f.evidence["accept_queue_capacity"] == 129
+    assert "all listeners of this namespace" in f.text and "peaked at 103 of its 129" in f.text
+
+
+def test_a_port_whose_queue_came_near_full_is_blamed():
+    r = read("overflows")
+    r.listeners[0].queue_peak = 104  # 0.8 of 129 is 103.2
+    assert "accept-queue-overflows" in {f.id for f in doctor.findings(r)}
 
 
 def test_overflows_only_before_the_window_are_information():
