@@ -86,6 +86,13 @@ class Tomcat:
     threads_max: float | None = None
     connections_peak: float | None = None
 
+    @property
+    def virtual_threads(self) -> bool | None:
+        """Whether Tomcat serves on virtual threads: tomcat.threads.config.max is Tomcat's
+        maxThreads, -1 when its executor is not a thread pool (AbstractEndpoint.getMaxThreads();
+        Spring Boot's virtual-thread executor), the pool's size otherwise; None unmeasured."""
+        return None if self.threads_max is None else self.threads_max < 0
+
 
 @dataclass
 class Readings:
@@ -486,7 +493,9 @@ def limit_findings(r: Readings) -> list[Finding]:
     open-files-near-limit: every socket is a file, and accept(2) fails with EMFILE at the
     process's open-file limit (rules.server_file_capacity); open files unmeasured (empty) are
     unknown, so no finding either way; threads-busy-at-max: every Tomcat
-    thread busy, so accepted connections wait."""
+    thread busy, so accepted connections wait; virtual-threads instead where Tomcat has no pool
+    (Tomcat.virtual_threads): a virtual thread per request, max-connections bounds the requests
+    served at once (rules.workers)."""
     out = []
     low_high = (r.sysctls.get("net.ipv4.ip_local_port_range") or "").split()
     if len(low_high) == 2 and r.time_wait_by_peer:
@@ -507,7 +516,15 @@ def limit_findings(r: Readings) -> list[Finding]:
                            f"and connections stay in the accept queue",
                            {"pid": r.process.get("pid"), "open_files": files, "nofile": nofile}))
     t = r.tomcat
-    if t and t.threads_busy_peak is not None:
+    if t and t.virtual_threads:
+        bound = f"max-connections ({t.max_connections})" if t.max_connections is not None else "max-connections"
+        out.append(Finding("virtual-threads", "info",
+                           f"Tomcat serves on virtual threads (tomcat.threads.config.max is {t.threads_max:g}): a "
+                           f"virtual thread per request and no pool to run out of, so {bound} bounds the requests "
+                           f"served at once, not a thread count",
+                           {"threads_max": t.threads_max, "max_connections": t.max_connections,
+                            "connections_peak": t.connections_peak}))
+    elif t and t.threads_busy_peak is not None:
         most = t.threads_max if t.threads_max is not None else t.max_threads
         if most and t.threads_busy_peak >= most:
             out.append(Finding("threads-busy-at-max", "warning",
@@ -570,8 +587,9 @@ def reproduce_matrix(r: Readings, path: str) -> str:
     did not show stays at the suite's default (env/defaults.env); without the actuator the
     accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap). The lab's
     min(accept-count, somaxconn) is the listener's backlog as ss shows it (lab_backlog), so the
-    lab's server holds what the host's does. With max-connections known, VUS is an axis: the
-    users the server holds (max-connections + backlog + 1, _held) and twice that."""
+    lab's server holds what the host's does. On virtual threads (Tomcat.virtual_threads) so is
+    the lab (TOMCAT_VIRTUAL_THREADS=1). With max-connections known, VUS is an axis: the users
+    the server holds (max-connections + backlog + 1, _held) and twice that."""
     lines = [f"# The settings doctor read on {r.host or 'the host'} ({r.kernel}), port {r.port}, {r.started}.",
              "# Run it in the lab, as is:",
              f"#   make run-matrix MATRIX={path}",
@@ -588,6 +606,10 @@ def reproduce_matrix(r: Readings, path: str) -> str:
                        ("TOMCAT_ACCEPT_COUNT", lab.accept_count)):
         if value is not None:
             lines.append(f"{key}={value}")
+    if t.virtual_threads:
+        lines.append(f"# Tomcat served on virtual threads (tomcat.threads.config.max {t.threads_max:g}): so does the lab "
+                     "(a JDK 21 or later)")
+        lines.append("TOMCAT_VIRTUAL_THREADS=1")
     for key, name in MATRIX_SYSCTLS:
         value = lab.somaxconn if key == "SOMAXCONN" else _int(r.sysctls.get(name))
         if value is not None:
@@ -615,7 +637,8 @@ def to_json(r: Readings, found: list[Finding]) -> dict[str, Any]:
             "sysctls": {name: r.sysctls.get(name) for name in SYSCTLS},
             "counters": r.counters, "counters_since_boot": r.since_boot,
             "sockets": {"time_wait": r.time_wait, "syn_recv": r.syn_recv, "on_port": r.on_port},
-            "process": r.process, "tomcat": asdict(r.tomcat) if r.tomcat else None,
+            "process": r.process,
+            "tomcat": {**asdict(r.tomcat), "virtual_threads": r.tomcat.virtual_threads} if r.tomcat else None,
             "findings": [asdict(f) for f in found]}
 
 

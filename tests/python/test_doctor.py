@@ -137,6 +137,33 @@ def test_threads_busy_at_max_from_the_actuator():
     assert f.evidence == {"threads_busy_peak": 200.0, "threads_max": 200.0, "connections_peak": 410.0}
 
 
+def virtual(r):
+    """The reading as a Tomcat on virtual threads shows it: tomcat.threads.config.max is -1
+    (AbstractEndpoint.getMaxThreads() of an executor that is not a pool), busy threads some."""
+    r.tomcat.threads_max = -1.0
+    r.tomcat.threads_busy_peak = 150.0
+    return r
+
+
+def test_on_virtual_threads_no_thread_maximum_is_called_reached():
+    got = {f.id: f for f in doctor.findings(virtual(read("threads-busy")))}
+    assert "threads-busy-at-max" not in got
+    assert not any("-1 threads" in f.text for f in got.values())
+    f = got["virtual-threads"]
+    assert f.severity == "info"
+    assert "virtual threads" in f.text and "8192" in f.text  # max-connections bounds the requests served
+    assert f.evidence == {"threads_max": -1.0, "max_connections": 8192, "connections_peak": 410.0}
+
+
+def test_on_virtual_threads_the_matrix_runs_virtual_threads():
+    lines = doctor.reproduce_matrix(virtual(read("threads-busy")), "m").splitlines()
+    assert "TOMCAT_VIRTUAL_THREADS=1" in lines
+    assert "TOMCAT_VIRTUAL_THREADS=1" not in doctor.reproduce_matrix(read("threads-busy"), "m").splitlines()
+    assert doctor.to_json(virtual(read("threads-busy")), [])["tomcat"]["virtual_threads"] is True
+    assert doctor.to_json(read("threads-busy"), [])["tomcat"]["virtual_threads"] is False
+    assert doctor.to_json(read("somaxconn-cap"), [])["tomcat"]["virtual_threads"] is None  # no metrics: unmeasured
+
+
 @pytest.mark.parametrize("name", ["healthy", "somaxconn-cap", "overflows", "syn-cookies", "time-wait",
                                   "open-files", "threads-busy", "capped-at-start"])
 def test_the_report_files(tmp_path, name):
