@@ -5,8 +5,9 @@
 # Reads, over the window: the port's listeners (ss -ltn: backlog as Send-Q, accept queue as
 # Recv-Q, every second), the sysctls that matter (/proc/sys), nstat's counters (before and
 # after; -s leaves nstat's history file alone), TIME-WAIT and SYN-RECV sockets, the listening
-# process's open files against its limit, and, when ACTUATOR answers, Tomcat's settings and
-# metrics. It writes nothing but its own directory: no sysctl, no listener, no load (the
+# process's open files against its limit, and, when ACTUATOR answers, Tomcat's settings (of
+# /configprops/server, else /configprops, only the three it reads are written) and metrics.
+# It writes nothing but its own directory: no sysctl, no listener, no load (the
 # actuator GETs aside). Findings, doctor.json, doctor.md and reproduce.matrix come from
 # ltsuite/doctor.py beside this script (Python's standard library only).
 #
@@ -124,9 +125,11 @@ main() {
   } >"$readings/meta.tsv"
   read_sysctls >"$readings/sysctls.tsv"
   read_process "$port" >"$readings/process.tsv"
-  if [[ -n "$actuator" ]]; then
-    py get "${actuator%/}/configprops" >"$readings/configprops.json" 2>/dev/null \
-      || printf 'doctor: no /configprops at %s\n' "$actuator" >&2
+  # Only the server properties the findings read reach the disk: the actuator's answer, with
+  # whatever else show-values=always shows (passwords, keys), stays in Python's memory.
+  if [[ -n "$actuator" ]] && ! py configprops "${actuator%/}" >"$readings/configprops.json" 2>/dev/null; then
+    rm -f "$readings/configprops.json"
+    printf 'doctor: no server properties at %s/configprops\n' "${actuator%/}" >&2
   fi
   start_ms="$(now_ms)"
   nstat -asz >"$readings/nstat-before.txt"

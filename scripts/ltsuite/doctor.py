@@ -3,6 +3,8 @@ suite's rules, and the lab matrix that reproduces the host.
 
   python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR   writes doctor.json, doctor.md and
                                                           reproduce.matrix, prints the summary
+  python3 -m ltsuite.doctor configprops BASE_URL         prints the server properties the doctor
+                                                          reads (kept_configprops), nothing else
   python3 -m ltsuite.doctor get URL                      prints the JSON an actuator answers
   python3 -m ltsuite.doctor metrics BASE_URL SECONDS      samples Tomcat's metrics every second
 
@@ -19,11 +21,14 @@ The readings directory (one file per source, as the tools print it):
   sockets.txt        `ss -tanH state time-wait state syn-recv` as the window ends
   process.tsv        key<TAB>value of the listening process: pid, comm, nofile, open_files
                      (empty when /proc/PID/fd could not be listed: unmeasured, not 0)
-  configprops.json   the actuator's /configprops, when it answers
+  configprops.json   the server properties the doctor reads (kept_configprops: accept-count,
+                     max-connections, threads.max) of the actuator's /configprops/server, or of
+                     its whole /configprops, read in memory; absent when neither answered them
   metrics.tsv        sample<TAB>metric<TAB>value from the actuator's /metrics over the window
 """
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import time
@@ -80,6 +85,13 @@ class Tomcat:
     threads_busy_peak: float | None = None
     threads_max: float | None = None
     connections_peak: float | None = None
+
+    @property
+    def virtual_threads(self) -> bool | None:
+        """Whether Tomcat serves on virtual threads: tomcat.threads.config.max is Tomcat's
+        maxThreads, -1 when its executor is not a thread pool (AbstractEndpoint.getMaxThreads();
+        Spring Boot's virtual-thread executor), the pool's size otherwise; None unmeasured."""
+        return None if self.threads_max is None else self.threads_max < 0
 
 
 @dataclass
@@ -188,17 +200,89 @@ def _prop(props: dict[str, Any], *path: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _camel(word: str) -> str:
+    """A prefix's word as its properties' JSON names it: "max-connections" -> "maxConnections"."""
+    head, *rest = word.split("-")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _merge(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """Nested dicts merged into `into` (a value of `more` wins over one that is not a dict)."""
+    for key, value in more.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
 def _server_props(configprops: Any) -> dict[str, Any] | None:
-    """The "server" properties anywhere in /actuator/configprops (Spring Boot 2 and 3)."""
-    stack = [configprops]
+    """The "server" properties anywhere in /actuator/configprops, as one tree: every bean whose
+    prefix is "server" or starts with "server." (Spring Boot 2.7 and 3 keep Tomcat's under
+    "server", ServerProperties.Tomcat; Spring Boot 4 in a bean of its own, "server.tomcat",
+    TomcatServerProperties: its properties go under "tomcat"), as scripts/lib/connector.jq
+    reads them. None when there is no such bean."""
+    stack, beans = [configprops], []
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if item.get("prefix") == "server" and isinstance(item.get("properties"), dict):
-                return item["properties"]
+            prefix = item.get("prefix")
+            if (isinstance(prefix, str) and isinstance(item.get("properties"), dict)
+                    and (prefix == "server" or prefix.startswith("server."))):
+                beans.append((prefix, item["properties"]))
+                continue
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+    if not beans:
+        return None
+    out: dict[str, Any] = {}
+    for prefix, properties in sorted(beans, key=lambda bean: bean[0].count(".")):
+        tree: dict[str, Any] = copy.deepcopy(properties)
+        for word in reversed(prefix.split(".")[1:]):
+            tree = {_camel(word): tree}
+        _merge(out, tree)
+    return out
+
+
+#: The server properties the doctor reads (their path under "server"), the only ones it writes.
+USED_PROPERTIES = (("tomcat", "acceptCount"), ("tomcat", "maxConnections"), ("tomcat", "threads", "max"))
+#: How Spring Boot shows a value it does not show (management.endpoint.configprops.show-values).
+MASKED = "******"
+
+
+def kept_configprops(configprops: Any) -> dict[str, Any] | None:
+    """What readings/configprops.json holds of the actuator's answer: the USED_PROPERTIES of the
+    server properties (_server_props) and nothing else, as {"prefix": "server", "properties":
+    {...}}; a value Spring Boot masked stays masked (unknown, not a number). Every other
+    property, a key-store password under "server.ssl" or a datasource's password shown by
+    show-values=always, stays in memory. None without server properties."""
+    props = _server_props(configprops)
+    if props is None:
+        return None
+    kept: dict[str, Any] = {}
+    for path in USED_PROPERTIES:
+        value: Any = props
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if (isinstance(value, int) and not isinstance(value, bool)) or value == MASKED:
+            node = kept
+            for key in path[:-1]:
+                node = node.setdefault(key, {})
+            node[path[-1]] = value
+    return {"prefix": "server", "properties": kept}
+
+
+def read_configprops(base: str) -> dict[str, Any] | None:
+    """kept_configprops of the actuator at `base`: /configprops/server first (the beans whose
+    prefix starts with "server", Spring Boot 2.6 and later), else the whole /configprops, read
+    in memory only. None when neither answers server properties."""
+    for url in (f"{base.rstrip('/')}/configprops/server", f"{base.rstrip('/')}/configprops"):
+        try:
+            kept = kept_configprops(json.loads(get(url)))
+        except (OSError, ValueError):
+            continue
+        if kept is not None:
+            return kept
     return None
 
 
@@ -259,18 +343,55 @@ def _rate(count: int, window_s: float) -> float:
     return round(count / window_s, 1) if window_s > 0 else float(count)
 
 
+def _observed_backlog(r: Readings) -> int | None:
+    """The backlog the port's listeners hold now, as ss shows it (Send-Q of the LISTEN socket:
+    sk_max_ack_backlog, set by listen() when the listener started); the largest when there are
+    several; None without a listener."""
+    return max((lst.backlog for lst in r.listeners), default=None)
+
+
+def _held(max_connections: int, backlog: int) -> int:
+    """rules.server_capacity with the listener's own backlog in place of min(accept-count,
+    somaxconn): Tomcat accepts max-connections and the accept queue holds backlog + 1
+    (sk_acceptq_is_full(), include/net/sock.h). The backlog is the one listen() gave when the
+    listener started; a somaxconn changed since then does not change it."""
+    return max_connections + backlog + 1
+
+
 def backlog_findings(r: Readings) -> list[Finding]:
     """backlog-capped-by-somaxconn: the listener's backlog is min(accept-count, somaxconn)
     (rules.listen_backlog), so a backlog equal to somaxconn was capped, or asked for exactly it;
-    with the actuator, an accept-count above somaxconn says which."""
+    with the actuator, an accept-count above somaxconn says which.
+    backlog-capped-at-start: with the actuator, a backlog below min(accept-count, somaxconn
+    now): listen() set it when the listener started (Linux net/socket.c, __sys_listen(), reads
+    somaxconn then and only then), so somaxconn was lower when Tomcat started, or listen() was
+    asked for less than accept-count; raising somaxconn since changes nothing until Tomcat
+    restarts and listens again."""
     somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
     accept_count = r.tomcat.accept_count if r.tomcat else None
+    max_connections = r.tomcat.max_connections if r.tomcat else None
     out = []
     for lst in r.listeners:
+        if somaxconn is not None and accept_count is not None and lst.backlog < listen_backlog(accept_count, somaxconn):
+            rule = listen_backlog(accept_count, somaxconn)
+            evidence: dict[str, Any] = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog,
+                                        "accept_count": accept_count, "somaxconn": somaxconn, "backlog_rule": rule}
+            text = (f"your listener on :{lst.port} has a backlog of {lst.backlog}, below the {rule} = "
+                    f"min(accept-count {accept_count}, net.core.somaxconn {somaxconn}) a listen() gets now: it "
+                    f"keeps the backlog it got when it started (somaxconn was lower then, or listen() asked "
+                    f"for less)")
+            if max_connections is not None:
+                evidence["server_capacity"] = _held(max_connections, lst.backlog)
+                evidence["server_capacity_after_restart"] = server_capacity(max_connections, accept_count, somaxconn)
+                text += (f", so the server holds {max_connections} + {lst.backlog} + 1 = "
+                         f"{evidence['server_capacity']} connections, not {max_connections} + {rule} + 1 = "
+                         f"{evidence['server_capacity_after_restart']}")
+            text += f"; restart Tomcat to listen again with {rule}"
+            out.append(Finding("backlog-capped-at-start", "warning", text, evidence))
+            continue
         if somaxconn is None or lst.backlog != somaxconn:
             continue
-        evidence: dict[str, Any] = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog,
-                                    "somaxconn": somaxconn}
+        evidence = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog, "somaxconn": somaxconn}
         if accept_count is not None:
             if accept_count <= somaxconn:
                 continue
@@ -287,24 +408,37 @@ def backlog_findings(r: Readings) -> list[Finding]:
 
 def _queue_capacity(r: Readings) -> dict[str, Any]:
     """The accept queue's capacity, backlog + 1, and with the actuator the connections the server
-    holds at saturation, max-connections + backlog + 1 (rules.server_capacity)."""
-    somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
-    backlog = max((lst.backlog for lst in r.listeners), default=None)
-    if backlog is None or somaxconn is None:
+    holds at saturation, max-connections + backlog + 1 (_held): the listener's own backlog, as
+    ss shows it, not min(accept-count, somaxconn), which a listener started under other
+    settings does not have."""
+    backlog = _observed_backlog(r)
+    if backlog is None:
         return {}
-    out: dict[str, Any] = {"accept_queue_capacity": server_capacity(0, backlog, somaxconn)}
+    out: dict[str, Any] = {"accept_queue_capacity": backlog + 1}
     t = r.tomcat
-    if t and t.max_connections is not None and t.accept_count is not None:
-        out["server_capacity"] = server_capacity(t.max_connections, t.accept_count, somaxconn)
+    if t and t.max_connections is not None:
+        out["server_capacity"] = _held(t.max_connections, backlog)
     return out
+
+
+def _queue_came_near_full(r: Readings) -> bool:
+    """Whether a listener of the port had, in one of its samples (one a second), NEAR of its
+    capacity, backlog + 1, or more in its accept queue: the listeners that could have
+    overflowed. ListenOverflows is the namespace's (net/ipv4/proc.c: one counter for all
+    listeners), so a port whose queue never came near full is not shown to be the one."""
+    return any(lst.queue_peak >= NEAR * (lst.backlog + 1) for lst in r.listeners)
 
 
 def queue_findings(r: Readings) -> list[Finding]:
     """accept-queue-overflows: TcpExtListenOverflows rose in the window, each one a SYN or a
     final ACK dropped because the accept queue held backlog + 1 (include/net/sock.h,
-    sk_acceptq_is_full()); syn-queue-drops: TcpExtTCPReqQFullDrop rose, SYNs dropped because
-    the SYN queue was full and no cookie was sent (net/ipv4/tcp_input.c, tcp_conn_request());
-    syn-cookies: TcpExtSyncookiesSent rose, so the SYN queue overflowed into cookies."""
+    sk_acceptq_is_full()), and the port's own queue came near that in its samples
+    (_queue_came_near_full); listen-overflows-not-seen-on-port: it rose, but the port's queue
+    never came near full: another listener's, or between two samples; syn-queue-drops:
+    TcpExtTCPReqQFullDrop rose, SYNs dropped because the SYN queue was full and no cookie was
+    sent (net/ipv4/tcp_input.c, tcp_conn_request()); syn-cookies: TcpExtSyncookiesSent rose, so
+    the SYN queue overflowed into cookies. The counters are the namespace's, all its listeners
+    together, and the sentences say so."""
     c, out = r.counters, []
     peak = max((lst.queue_peak for lst in r.listeners), default=None)
     overflows = c.get("TcpExtListenOverflows", 0)
@@ -312,10 +446,22 @@ def queue_findings(r: Readings) -> list[Finding]:
         ev = {"ListenOverflows": overflows, "ListenDrops": c.get("TcpExtListenDrops", 0),
               "elapsed_s": r.elapsed_s, "per_s": _rate(overflows, r.elapsed_s), "queue_peak": peak,
               **_queue_capacity(r)}
-        out.append(Finding("accept-queue-overflows", "critical",
-                           f"the accept queue of :{r.port} overflowed {overflows} times in the last "
-                           f"{r.elapsed_s:g} s ({ev['per_s']:g}/s): SYNs and final ACKs were dropped and "
-                           f"clients wait for their retransmissions", ev))
+        counted = (f"ListenOverflows, the count of all listeners of this namespace, rose by {overflows} in "
+                   f"the last {r.elapsed_s:g} s ({ev['per_s']:g}/s)")
+        capacity = ev.get("accept_queue_capacity")
+        of_capacity = f" of its {capacity} (backlog {capacity - 1} + 1)" if capacity is not None else ""
+        if _queue_came_near_full(r):
+            out.append(Finding("accept-queue-overflows", "critical",
+                               f"{counted}, and the accept queue of :{r.port} reached {peak}{of_capacity}: "
+                               f"SYNs and final ACKs were dropped and clients wait for their retransmissions",
+                               ev))
+        else:
+            seen = (f"the accept queue of :{r.port} peaked at {peak}{of_capacity} in its samples (one a second)"
+                    if peak is not None else f"no listener of :{r.port} was in the samples")
+            out.append(Finding("listen-overflows-not-seen-on-port", "warning",
+                               f"{counted}, but {seen}: another listener overflowed, or this one between two "
+                               f"samples; run it again while the load comes, or read the other listeners "
+                               f"(ss -ltn)", ev))
     elif r.since_boot.get("TcpExtListenOverflows", 0) > 0:
         total = r.since_boot["TcpExtListenOverflows"]
         out.append(Finding("accept-queue-overflowed-since-boot", "info",
@@ -347,7 +493,9 @@ def limit_findings(r: Readings) -> list[Finding]:
     open-files-near-limit: every socket is a file, and accept(2) fails with EMFILE at the
     process's open-file limit (rules.server_file_capacity); open files unmeasured (empty) are
     unknown, so no finding either way; threads-busy-at-max: every Tomcat
-    thread busy, so accepted connections wait."""
+    thread busy, so accepted connections wait; virtual-threads instead where Tomcat has no pool
+    (Tomcat.virtual_threads): a virtual thread per request, max-connections bounds the requests
+    served at once (rules.workers)."""
     out = []
     low_high = (r.sysctls.get("net.ipv4.ip_local_port_range") or "").split()
     if len(low_high) == 2 and r.time_wait_by_peer:
@@ -368,7 +516,15 @@ def limit_findings(r: Readings) -> list[Finding]:
                            f"and connections stay in the accept queue",
                            {"pid": r.process.get("pid"), "open_files": files, "nofile": nofile}))
     t = r.tomcat
-    if t and t.threads_busy_peak is not None:
+    if t and t.virtual_threads:
+        bound = f"max-connections ({t.max_connections})" if t.max_connections is not None else "max-connections"
+        out.append(Finding("virtual-threads", "info",
+                           f"Tomcat serves on virtual threads (tomcat.threads.config.max is {t.threads_max:g}): a "
+                           f"virtual thread per request and no pool to run out of, so {bound} bounds the requests "
+                           f"served at once, not a thread count",
+                           {"threads_max": t.threads_max, "max_connections": t.max_connections,
+                            "connections_peak": t.connections_peak}))
+    elif t and t.threads_busy_peak is not None:
         most = t.threads_max if t.threads_max is not None else t.max_threads
         if most and t.threads_busy_peak >= most:
             out.append(Finding("threads-busy-at-max", "warning",
@@ -389,37 +545,81 @@ def findings(r: Readings) -> list[Finding]:
                              f"cookie, no limit near", {})]
 
 
+@dataclass
+class LabBacklog:
+    """The accept-count and somaxconn a lab run sets so that its listener's backlog,
+    min(accept-count, somaxconn) (rules.listen_backlog), is the host's listener's own; `note`
+    says which of the two differs from the host's settings, and why (None: neither)."""
+    accept_count: int | None
+    somaxconn: int | None
+    note: str | None = None
+
+
+def lab_backlog(backlog: int | None, accept_count: int | None, somaxconn: int | None) -> LabBacklog:
+    """The lab's settings for a listener whose backlog is `backlog` (ss's Send-Q) on a host now at
+    accept-count and somaxconn. listen() set the backlog when the listener started (Linux
+    __sys_listen()), so where min(accept-count, somaxconn) now differs, the lab keeps the
+    host's accept-count and sets SOMAXCONN to the backlog (min(accept-count, backlog) = backlog:
+    the listener started under that somaxconn); where accept-count is below the backlog (listen()
+    was asked for more than accept-count), TOMCAT_ACCEPT_COUNT is the backlog and SOMAXCONN at
+    least that. Without the accept-count (no actuator) it is the backlog."""
+    if backlog is None:
+        return LabBacklog(accept_count, somaxconn)
+    if accept_count is None:
+        accept_count = backlog
+    if somaxconn is None or listen_backlog(accept_count, somaxconn) == backlog:
+        return LabBacklog(accept_count, somaxconn)
+    if accept_count >= backlog:
+        return LabBacklog(accept_count, backlog,
+                          f"SOMAXCONN is the listener's backlog, {backlog}, not the host's {somaxconn} now: "
+                          f"listen() set {backlog} when the listener started and it keeps it until Tomcat "
+                          f"restarts, so the lab starts Tomcat under somaxconn {backlog} "
+                          f"(min({accept_count}, {backlog}) = {backlog})")
+    lab_somaxconn = max(somaxconn, backlog)
+    return LabBacklog(backlog, lab_somaxconn,
+                      f"TOMCAT_ACCEPT_COUNT is the listener's backlog, {backlog}, not the host's accept-count "
+                      f"{accept_count}: listen() was asked for more than accept-count when the listener started "
+                      f"(min({backlog}, {lab_somaxconn}) = {backlog})")
+
+
 def reproduce_matrix(r: Readings, path: str) -> str:
     """The host's Tomcat and kernel settings as a matrix the lab runs as is. A setting the host
     did not show stays at the suite's default (env/defaults.env); without the actuator the
-    accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap). With
-    max-connections known, VUS is an axis: the users the server holds (rules.server_capacity)
-    and twice that."""
+    accept-count is the listener's backlog (rules.listen_backlog cannot undo the cap). The lab's
+    min(accept-count, somaxconn) is the listener's backlog as ss shows it (lab_backlog), so the
+    lab's server holds what the host's does. On virtual threads (Tomcat.virtual_threads) so is
+    the lab (TOMCAT_VIRTUAL_THREADS=1). With max-connections known, VUS is an axis: the users
+    the server holds (max-connections + backlog + 1, _held) and twice that."""
     lines = [f"# The settings doctor read on {r.host or 'the host'} ({r.kernel}), port {r.port}, {r.started}.",
              "# Run it in the lab, as is:",
              f"#   make run-matrix MATRIX={path}",
              "# then, for settings that a real run verifies against a goal (docs/advise.md):",
              "#   make advise MATRIX=<this file without axes, plus GOAL_FAILED_RATE and TUNE>"]
     t = r.tomcat or Tomcat()
-    backlog = max((lst.backlog for lst in r.listeners), default=None)
-    accept_count = t.accept_count if t.accept_count is not None else backlog
+    backlog = _observed_backlog(r)
+    lab = lab_backlog(backlog, t.accept_count, _int(r.sysctls.get("net.core.somaxconn")))
     if t.accept_count is None and backlog is not None:
         lines.append("# TOMCAT_ACCEPT_COUNT is the listener's backlog: no actuator told the accept-count")
+    if lab.note:
+        lines.append(f"# {lab.note}")
     for key, value in (("TOMCAT_MAX_THREADS", t.max_threads), ("TOMCAT_MAX_CONNECTIONS", t.max_connections),
-                       ("TOMCAT_ACCEPT_COUNT", accept_count)):
+                       ("TOMCAT_ACCEPT_COUNT", lab.accept_count)):
         if value is not None:
             lines.append(f"{key}={value}")
+    if t.virtual_threads:
+        lines.append(f"# Tomcat served on virtual threads (tomcat.threads.config.max {t.threads_max:g}): so does the lab "
+                     "(a JDK 21 or later)")
+        lines.append("TOMCAT_VIRTUAL_THREADS=1")
     for key, name in MATRIX_SYSCTLS:
-        value = _int(r.sysctls.get(name))
+        value = lab.somaxconn if key == "SOMAXCONN" else _int(r.sysctls.get(name))
         if value is not None:
             lines.append(f"{key}={value}")
     retries = _int(r.sysctls.get("net.ipv4.tcp_syn_retries"))
     if retries is not None:
         lines.append("# the host's own SYN retries, as its clients' (set the real clients' if you know them)")
         lines.append(f"CLIENT_TCP_SYN_RETRIES={retries}")
-    somaxconn = _int(r.sysctls.get("net.core.somaxconn"))
-    if accept_count is not None and somaxconn is not None and t.max_connections is not None:
-        capacity = server_capacity(t.max_connections, accept_count, somaxconn)
+    if lab.accept_count is not None and lab.somaxconn is not None and t.max_connections is not None:
+        capacity = server_capacity(t.max_connections, lab.accept_count, lab.somaxconn)
         lines.append("# the users the server holds at once (max-connections + backlog + 1), and twice that;")
         lines.append("# the load's other knobs (SCENARIO, DELAY_MS, ...) are the suite's defaults")
         lines.append(f"VUS={capacity} {2 * capacity}")
@@ -437,7 +637,8 @@ def to_json(r: Readings, found: list[Finding]) -> dict[str, Any]:
             "sysctls": {name: r.sysctls.get(name) for name in SYSCTLS},
             "counters": r.counters, "counters_since_boot": r.since_boot,
             "sockets": {"time_wait": r.time_wait, "syn_recv": r.syn_recv, "on_port": r.on_port},
-            "process": r.process, "tomcat": asdict(r.tomcat) if r.tomcat else None,
+            "process": r.process,
+            "tomcat": {**asdict(r.tomcat), "virtual_threads": r.tomcat.virtual_threads} if r.tomcat else None,
             "findings": [asdict(f) for f in found]}
 
 
@@ -528,13 +729,19 @@ def main(argv: list[str] | None = None) -> int:
         for line in sample_metrics(args[1], int(args[2])):
             print(line, flush=True)
         return 0
+    if len(args) == 2 and args[0] == "configprops":
+        kept = read_configprops(args[1])
+        if kept is None:
+            return 1
+        sys.stdout.write(json.dumps(kept, indent=1) + "\n")
+        return 0
     if len(args) == 2 and args[0] == "get":
         try:
             sys.stdout.write(get(args[1]))
         except (OSError, ValueError):
             return 1
         return 0
-    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | get URL | metrics BASE_URL SECONDS\n")
+    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | configprops BASE_URL | get URL | metrics BASE_URL SECONDS\n")
     return 2
 
 

@@ -6,7 +6,7 @@
 # the doctor changes no sysctl and no listener.
 # shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
 
-NS=ltsuite-doctor
+NS="${LT_DOCTOR_NS:-ltsuite-doctor}"
 ADDR=198.18.77.1
 PORT=18080
 BURST=30
@@ -62,8 +62,8 @@ time.sleep(60)' "$ADDR" "$PORT" "$1" &
   return 1
 }
 
-# burst N: N connects at once, each given 0.5 s (before the SYN's first
-# retransmission at 1 s), then all closed.
+# burst N [HOLD]: N connects at once, each given HOLD seconds (0.5: before the
+# SYN's first retransmission at 1 s), then all closed.
 burst() {
   ip netns exec "$NS" python3 -c '
 import socket, sys, time
@@ -73,9 +73,9 @@ for _ in range(int(sys.argv[3])):
     s.setblocking(False)
     s.connect_ex((sys.argv[1], int(sys.argv[2])))
     socks.append(s)
-time.sleep(0.5)
+time.sleep(float(sys.argv[4]))
 for s in socks:
-    s.close()' "$ADDR" "$PORT" "$1"
+    s.close()' "$ADDR" "$PORT" "$1" "${2:-0.5}"
 }
 
 # overflows: the namespace's TcpExtListenOverflows since it was made.
@@ -126,7 +126,7 @@ json() {
   ((peak >= 9 && peak <= 9 + slack))
   run cat "$BATS_TEST_TMPDIR/doctor.out"
   assert_output --partial "read-only: no sysctl changed"
-  assert_output --partial "[critical] accept-queue-overflows: the accept queue of :$PORT overflowed $count times in the last 3"
+  assert_output --partial "[critical] accept-queue-overflows: ListenOverflows, the count of all listeners of this namespace, rose by $count in the last 3"
   grep -qx "SOMAXCONN=8" "$out/reproduce.matrix"
   grep -qx "TOMCAT_ACCEPT_COUNT=8" "$out/reproduce.matrix"
 }
@@ -140,9 +140,44 @@ json() {
   assert_output --partial "has a backlog of 8 because net.core.somaxconn=8 caps the 10000 Tomcat's accept-count asks for"
   [ "$(json "$out/doctor.json" '[d["tomcat"][k] for k in ("accept_count", "max_connections", "max_threads", "threads_max")]')" \
     = "[10000, 8, 4, 4.0]" ]
+  # Of its configprops only the three properties read reach the disk.
+  [ "$(jq -c . "$out/readings/configprops.json")" \
+    = '{"prefix":"server","properties":{"tomcat":{"acceptCount":10000,"maxConnections":8,"threads":{"max":4}}}}' ]
   grep -qx "TOMCAT_ACCEPT_COUNT=10000" "$out/reproduce.matrix"
   grep -qx "TOMCAT_MAX_THREADS=4" "$out/reproduce.matrix"
   grep -qx "VUS=17 34" "$out/reproduce.matrix"  # max-connections + min(10000, 8) + 1, and twice that
+}
+
+@test "somaxconn raised after Tomcat started: the listener keeps its backlog, the capacity and the matrix are the listener's" {
+  # Started under somaxconn=8 with accept-count 10000 and max-connections 8: backlog 8.
+  target
+  ip netns exec "$NS" sysctl -q -w net.core.somaxconn=4096
+  local out="$BATS_TEST_TMPDIR/doctor-restart" i
+  ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 3s \
+    --actuator "http://127.0.0.1:$((PORT + 1))/actuator" --out "$out" >"$BATS_TEST_TMPDIR/doctor.out" 2>&1 &
+  local doctor_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    [[ ! -s "$out/readings/nstat-before.txt" ]] || break
+    sleep 0.05
+  done
+  # Held 2.5 s: Tomcat accepts 8 and the queue holds 9 across two samples at least.
+  burst "$BURST" 2.5
+  wait "$doctor_pid"
+  cat "$BATS_TEST_TMPDIR/doctor.out"
+  [ "$(json "$out/doctor.json" 'd["listeners"][0]["backlog"]')" = 8 ]
+  [ "$(json "$out/doctor.json" '{k: v for k, v in [f for f in d["findings"] if f["id"] == "backlog-capped-at-start"][0]["evidence"].items() if k != "listener"}')" \
+    = "{'backlog': 8, 'accept_count': 10000, 'somaxconn': 4096, 'backlog_rule': 4096, 'server_capacity': 17, 'server_capacity_after_restart': 4105}" ]
+  # The overflows' capacity is the listener's: 8 + 8 + 1, not 8 + min(10000, 4096) + 1.
+  [ "$(json "$out/doctor.json" '[(f["evidence"]["accept_queue_capacity"], f["evidence"]["server_capacity"]) for f in d["findings"] if f["id"] == "accept-queue-overflows"][0]')" \
+    = "(9, 17)" ]
+  run cat "$BATS_TEST_TMPDIR/doctor.out"
+  assert_output --partial "holds 8 + 8 + 1 = 17 connections, not 8 + 4096 + 1 = 4105; restart Tomcat to listen again with 4096"
+  # The lab starts Tomcat as the host did: min(10000, 8) = 8, and holds 17.
+  grep -qx "TOMCAT_ACCEPT_COUNT=10000" "$out/reproduce.matrix"
+  grep -qx "TOMCAT_MAX_CONNECTIONS=8" "$out/reproduce.matrix"
+  grep -qx "SOMAXCONN=8" "$out/reproduce.matrix"
+  grep -qx "VUS=17 34" "$out/reproduce.matrix"
+  grep -q "^# SOMAXCONN is the listener's backlog, 8, not the host's 4096 now" "$out/reproduce.matrix"
 }
 
 @test "a listener within somaxconn and no load: nothing found" {

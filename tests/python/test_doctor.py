@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ROOT
 from ltsuite import doctor
 
 FIXTURES = Path(__file__).parent / "fixtures" / "doctor"
@@ -55,7 +56,32 @@ def test_overflows_in_the_window_are_counted_with_their_rate_and_the_queue():
     assert f.evidence["per_s"] == 401.0
     assert f.evidence["queue_peak"] == 129
     assert f.evidence["accept_queue_capacity"] == 129  # backlog + 1
-    assert "overflowed 4210 times in the last 10.5 s (401/s)" in f.text
+
+
+def test_the_overflow_count_is_said_to_be_the_namespaces_not_the_ports():
+    f = found("overflows")["accept-queue-overflows"]
+    assert f.text.startswith("ListenOverflows, the count of all listeners of this namespace, rose by 4210 in the "
+                             "last 10.5 s (401/s), and the accept queue of :8080 reached 129 of its 129 "
+                             "(backlog 128 + 1)")
+    assert "the accept queue of :8080 overflowed" not in f.text
+
+
+def test_a_port_whose_queue_never_came_near_full_is_not_blamed_for_the_overflows():
+    r = read("overflows")
+    r.listeners[0].queue_peak = 103  # under 0.8 of backlog + 1 = 129
+    got = {f.id: f for f in doctor.findings(r)}
+    assert "accept-queue-overflows" not in got
+    f = got["listen-overflows-not-seen-on-port"]
+    assert f.severity == "warning"
+    assert f.evidence["ListenOverflows"] == 4210 and f.evidence["queue_peak"] == 103
+    assert f.evidence["accept_queue_capacity"] == 129
+    assert "all listeners of this namespace" in f.text and "peaked at 103 of its 129" in f.text
+
+
+def test_a_port_whose_queue_came_near_full_is_blamed():
+    r = read("overflows")
+    r.listeners[0].queue_peak = 104  # 0.8 of 129 is 103.2
+    assert "accept-queue-overflows" in {f.id for f in doctor.findings(r)}
 
 
 def test_overflows_only_before_the_window_are_information():
@@ -111,8 +137,35 @@ def test_threads_busy_at_max_from_the_actuator():
     assert f.evidence == {"threads_busy_peak": 200.0, "threads_max": 200.0, "connections_peak": 410.0}
 
 
+def virtual(r):
+    """The reading as a Tomcat on virtual threads shows it: tomcat.threads.config.max is -1
+    (AbstractEndpoint.getMaxThreads() of an executor that is not a pool), busy threads some."""
+    r.tomcat.threads_max = -1.0
+    r.tomcat.threads_busy_peak = 150.0
+    return r
+
+
+def test_on_virtual_threads_no_thread_maximum_is_called_reached():
+    got = {f.id: f for f in doctor.findings(virtual(read("threads-busy")))}
+    assert "threads-busy-at-max" not in got
+    assert not any("-1 threads" in f.text for f in got.values())
+    f = got["virtual-threads"]
+    assert f.severity == "info"
+    assert "virtual threads" in f.text and "8192" in f.text  # max-connections bounds the requests served
+    assert f.evidence == {"threads_max": -1.0, "max_connections": 8192, "connections_peak": 410.0}
+
+
+def test_on_virtual_threads_the_matrix_runs_virtual_threads():
+    lines = doctor.reproduce_matrix(virtual(read("threads-busy")), "m").splitlines()
+    assert "TOMCAT_VIRTUAL_THREADS=1" in lines
+    assert "TOMCAT_VIRTUAL_THREADS=1" not in doctor.reproduce_matrix(read("threads-busy"), "m").splitlines()
+    assert doctor.to_json(virtual(read("threads-busy")), [])["tomcat"]["virtual_threads"] is True
+    assert doctor.to_json(read("threads-busy"), [])["tomcat"]["virtual_threads"] is False
+    assert doctor.to_json(read("somaxconn-cap"), [])["tomcat"]["virtual_threads"] is None  # no metrics: unmeasured
+
+
 @pytest.mark.parametrize("name", ["healthy", "somaxconn-cap", "overflows", "syn-cookies", "time-wait",
-                                  "open-files", "threads-busy"])
+                                  "open-files", "threads-busy", "capped-at-start"])
 def test_the_report_files(tmp_path, name):
     out = tmp_path / "doctor-x"
     out.mkdir()
@@ -140,12 +193,72 @@ def test_the_matrix_carries_the_hosts_settings():
     assert "make advise" in text
 
 
+def test_tomcats_settings_from_spring_boot_2_and_4():
+    # Boot 2.7/3 keep Tomcat's properties in the "server" bean, Boot 4 in a "server.tomcat" bean.
+    boot2 = doctor.parse_tomcat(json.loads((ROOT / "tests/fixtures/configprops-boot2.json").read_text()), None)
+    boot4 = doctor.parse_tomcat(json.loads((ROOT / "tests/fixtures/configprops-boot4.json").read_text()), None)
+    assert (boot2.accept_count, boot2.max_connections, boot2.max_threads) == (100, 8192, 7)
+    assert (boot4.accept_count, boot4.max_connections, boot4.max_threads) == (10, 7, 20)
+
+
 def test_without_the_actuator_the_matrix_takes_the_backlog_as_accept_count():
     r = read("overflows")
     text = doctor.reproduce_matrix(r, "m")
     assert "TOMCAT_ACCEPT_COUNT=128" in text.splitlines()
     assert "TOMCAT_MAX_THREADS" not in text
     assert not [line for line in text.splitlines() if line.startswith("VUS=")]
+
+
+# ---- A listener started under an older somaxconn ----------------------------------------------
+# capped-at-start: a host measured after "we raised somaxconn but never restarted Tomcat": the jar
+# started under somaxconn=128 (accept-count 1000, max-connections 2), somaxconn raised to 4096
+# afterwards, 300 connects: the listener kept its backlog of 128.
+
+
+def test_a_backlog_below_what_listen_would_give_now_was_capped_when_it_started():
+    f = found("capped-at-start")["backlog-capped-at-start"]
+    assert f.severity == "warning"
+    assert f.evidence == {"listener": "*:8080", "backlog": 128, "accept_count": 1000, "somaxconn": 4096,
+                          "backlog_rule": 1000, "server_capacity": 131, "server_capacity_after_restart": 1003}
+    assert "backlog of 128, below the 1000 = min(accept-count 1000, net.core.somaxconn 4096)" in f.text
+    assert "holds 2 + 128 + 1 = 131 connections, not 2 + 1000 + 1 = 1003" in f.text
+    assert "restart" in f.text
+
+
+def test_the_overflows_capacity_is_the_listeners_own_backlog_not_the_settings():
+    f = found("capped-at-start")["accept-queue-overflows"]
+    assert f.evidence["ListenOverflows"] == 169  # 300 connects, 131 held
+    assert f.evidence["accept_queue_capacity"] == 129  # backlog + 1
+    assert f.evidence["server_capacity"] == 131  # 2 + 128 + 1, not 2 + min(1000, 4096) + 1
+
+
+def test_a_listener_capped_at_start_is_reproduced_with_its_own_backlog():
+    text = doctor.reproduce_matrix(read("capped-at-start"), "m")
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    assert {"TOMCAT_ACCEPT_COUNT=1000", "TOMCAT_MAX_CONNECTIONS=2", "SOMAXCONN=128", "VUS=131 262"} <= set(lines)
+    assert "SOMAXCONN=4096" not in lines
+    assert "# SOMAXCONN is the listener's backlog, 128, not the host's 4096 now" in text
+
+
+def test_a_backlog_above_what_listen_would_give_now_is_reproduced_too():
+    r = read("capped-at-start")
+    r.sysctls["net.core.somaxconn"] = "64"  # lowered after the listener started with 128
+    assert "backlog-capped-at-start" not in {f.id for f in doctor.findings(r)}
+    lines = doctor.reproduce_matrix(r, "m").splitlines()
+    assert {"TOMCAT_ACCEPT_COUNT=1000", "SOMAXCONN=128", "VUS=131 262"} <= set(lines)
+
+
+def test_a_backlog_above_the_accept_count_is_reproduced_with_the_backlog_as_accept_count():
+    r = read("capped-at-start")
+    r.tomcat.accept_count = 100  # something other than accept-count asked listen() for 128
+    lines = doctor.reproduce_matrix(r, "m").splitlines()
+    assert {"TOMCAT_ACCEPT_COUNT=128", "SOMAXCONN=4096", "VUS=131 262"} <= set(lines)
+
+
+def test_without_the_actuator_a_backlog_below_somaxconn_is_not_called_capped():
+    r = read("capped-at-start")
+    r.tomcat = None
+    assert "backlog-capped-at-start" not in {f.id for f in doctor.findings(r)}
 
 
 # ---- The actuator's GETs -----------------------------------------------------------------------
@@ -155,8 +268,6 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import threading  # noqa: E402
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
-
-from conftest import ROOT  # noqa: E402
 
 CONFIGPROPS = {"contexts": {"app": {"beans": {"server": {"prefix": "server",
                                                          "properties": {"tomcat": {"acceptCount": 100}}}}}}}
@@ -221,3 +332,88 @@ def test_the_actuators_gets_go_to_the_actuator_not_through_an_environment_proxy(
     run = doctor_py(env, "metrics", base, "0")
     assert run.stdout.splitlines() == [f"0\t{name}\t3.0" for name in doctor.METRICS]
     assert through_proxy == []
+
+
+# ---- What of /actuator/configprops reaches the disk -------------------------------------------
+#: A secret planted in the actuator's answers: no file the doctor writes may hold it.
+SECRET = "doctor-test-s3cret-5f1e0c"
+
+
+def with_secrets(configprops):
+    """configprops with a datasource password (its own bean, as show-values=always shows it) and
+    a key password inside the "server" properties themselves (server.ssl.key-password)."""
+    doc = json.loads(json.dumps(configprops))
+    beans = next(iter(doc["contexts"].values()))["beans"]
+    beans["spring.datasource-org.springframework.boot.autoconfigure.jdbc.DataSourceProperties"] = {
+        "prefix": "spring.datasource", "properties": {"password": SECRET, "url": "jdbc:postgresql://db/app"},
+        "inputs": {"password": {"value": SECRET, "origin": "System Environment Property"}}}
+    server = next(b for b in beans.values() if b.get("prefix") == "server")
+    server["properties"]["ssl"] = {"keyPassword": SECRET}
+    return doc
+
+
+BOOT4 = with_secrets(json.loads((ROOT / "tests/fixtures/configprops-boot4.json").read_text()))
+BOOT2 = with_secrets(json.loads((ROOT / "tests/fixtures/configprops-boot2.json").read_text()))
+
+
+def test_only_the_properties_the_doctor_reads_are_kept():
+    assert doctor.kept_configprops(BOOT4) == {
+        "prefix": "server", "properties": {"tomcat": {"acceptCount": 10, "maxConnections": 7, "threads": {"max": 20}}}}
+    assert SECRET not in json.dumps(doctor.kept_configprops(BOOT2))
+    assert doctor.kept_configprops({"contexts": {}}) is None
+
+
+def test_masked_values_are_kept_as_masked_and_read_as_unknown():
+    masked = {"prefix": "server", "properties": {"tomcat": {"acceptCount": "******", "maxConnections": 7}}}
+    kept = doctor.kept_configprops(masked)
+    assert kept == masked
+    assert doctor.parse_tomcat(kept, None).accept_count is None
+
+
+def test_the_server_prefix_is_asked_first_and_the_secrets_stay_in_memory():
+    def answer(path):
+        if path == "/actuator/configprops/server":
+            return 200, json.dumps(BOOT4).encode()
+        return 404, b"{}"
+
+    actuator, asked = serve(answer)
+    try:
+        env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")}
+        env["PYTHONPATH"] = str(ROOT / "scripts")
+        run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
+    finally:
+        actuator.shutdown()
+    assert run.returncode == 0
+    assert asked == ["/actuator/configprops/server"]
+    assert SECRET not in run.stdout
+    assert doctor.parse_tomcat(json.loads(run.stdout), None).accept_count == 10
+
+
+def test_without_the_server_prefix_the_whole_document_is_read_and_only_the_properties_kept():
+    def answer(path):
+        if path == "/actuator/configprops":
+            return 200, json.dumps(BOOT2).encode()
+        return 404, b"{}"
+
+    actuator, asked = serve(answer)
+    try:
+        env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")}
+        env["PYTHONPATH"] = str(ROOT / "scripts")
+        run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
+    finally:
+        actuator.shutdown()
+    assert run.returncode == 0
+    assert asked == ["/actuator/configprops/server", "/actuator/configprops"]
+    assert SECRET not in run.stdout
+    assert json.loads(run.stdout)["properties"] == {"tomcat": {"acceptCount": 100, "maxConnections": 8192,
+                                                               "threads": {"max": 7}}}
+
+
+def test_an_actuator_without_server_properties_gives_nothing():
+    actuator, _ = serve(lambda path: (200, b'{"contexts": {"app": {"beans": {}}}}'))
+    try:
+        env = dict(os.environ, PYTHONPATH=str(ROOT / "scripts"))
+        run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
+    finally:
+        actuator.shutdown()
+    assert (run.returncode, run.stdout) == (1, "")

@@ -12,6 +12,7 @@ setup() {
 
 teardown() {
   [[ -z "$OPEN_DIR" ]] || rm -rf "$OPEN_DIR"
+  [[ -z "${HTTP_PID:-}" ]] || { kill "$HTTP_PID" 2>/dev/null; wait "$HTTP_PID" 2>/dev/null || true; }
 }
 
 # doctor_copy DIR: the doctor as docs/doctor.md takes it to a host, doctor.sh
@@ -65,12 +66,12 @@ EOF
   [ ! -e "$LT_RESULTS_DIR" ]
 }
 
-@test "reproduce.matrix of every recorded reading loads as a matrix: two cells with the actuator, one without" {
+@test "reproduce.matrix of every recorded reading loads as a matrix: two cells with the actuator, one without; the lab's backlog is the listener's" {
   lt_source_libs envfile matrix
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   LT_PROG="test"
-  local reading out
+  local reading out backlog accept somaxconn
   for reading in "$LT_ROOT"/tests/python/fixtures/doctor/*/; do
     out="$BATS_TEST_TMPDIR/doctor-$(basename "$reading")"
     mkdir -p "$out"
@@ -82,7 +83,13 @@ EOF
     else
       [ "$(matrix_cell_count)" = 1 ]
     fi
-    [ "${MATRIX_VALUE[SOMAXCONN]}" = "$(awk -F'\t' '$1 == "net.core.somaxconn" { print $2 }' "$reading/sysctls.tsv")" ]
+    # The lab's min(accept-count, somaxconn) is the backlog the host's listener holds (ss's Send-Q).
+    backlog="$(awk '$1 == "LISTEN" { b = $3 } END { print b }' "$reading/ss-listen.txt")"
+    accept="${MATRIX_VALUE[TOMCAT_ACCEPT_COUNT]}" somaxconn="${MATRIX_VALUE[SOMAXCONN]}"
+    [ "$((accept < somaxconn ? accept : somaxconn))" = "$backlog" ]
+    # SOMAXCONN is the host's unless a comment says why not.
+    grep -q "^# SOMAXCONN is the listener's backlog, $backlog," "$out/reproduce.matrix" \
+      || [ "$somaxconn" = "$(awk -F'\t' '$1 == "net.core.somaxconn" { print $2 }' "$reading/sysctls.tsv")" ]
   done
 }
 
@@ -121,4 +128,57 @@ EOF
   assert_line $'open_files\t'
   jq -e '.process.open_files == "" and ([.findings[].id] | index("open-files-near-limit") == null)' \
     "$OPEN_DIR/results/out/doctor.json"
+}
+
+# fake_actuator ROOT: python's http.server on a free 127.0.0.1 port serving
+# ROOT as the actuator's answers (ROOT/actuator/...); prints the port once it
+# answers.
+fake_actuator() {
+  local port i
+  port="$(lt_free_port)"
+  python3 -m http.server --bind 127.0.0.1 --directory "$1" "$port" >/dev/null 2>&1 3>&- &
+  HTTP_PID=$!
+  for ((i = 0; i < 50; i++)); do
+    curl -fs -o /dev/null "http://127.0.0.1:$port/" && break
+    sleep 0.1
+  done
+  printf '%s\n' "$port"
+}
+
+# with_secret SECRET FILE: the configprops FILE with SECRET as a datasource's
+# password (show-values=always shows it, in its own bean and its inputs) and as
+# server.ssl.key-password inside the server bean.
+with_secret() {
+  jq --arg secret "$1" '(.contexts[] .beans) |= (
+      .["spring.datasource-org.springframework.boot.autoconfigure.jdbc.DataSourceProperties"] =
+        {prefix: "spring.datasource", properties: {password: $secret, url: "jdbc:postgresql://db/app"},
+         inputs: {password: {value: $secret, origin: "System Environment Property"}}}
+      | with_entries(if .value.prefix == "server" then .value.properties.ssl = {keyPassword: $secret} else . end))' "$2"
+}
+
+@test "no file the doctor writes holds a password the actuator shows: the server prefix, or the whole document read in memory" {
+  local secret="doctor-unit-s3cret-$RANDOM$RANDOM" root="$BATS_TEST_TMPDIR/www" port
+  doctor_fake_host "$BATS_TEST_TMPDIR/bin" "$$"
+  # Spring Boot 4: /actuator/configprops/server answers its server and server.tomcat beans.
+  mkdir -p "$root/actuator/configprops"
+  with_secret "$secret" "$LT_ROOT/tests/fixtures/configprops-boot4.json" >"$root/actuator/configprops/server"
+  grep -qF "$secret" "$root/actuator/configprops/server"
+  port="$(fake_actuator "$root")"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH" run "$LT_ROOT/scripts/doctor.sh" --port 8080 --window 1s \
+    --actuator "http://127.0.0.1:$port/actuator" --out "$BATS_TEST_TMPDIR/boot4"
+  assert_success
+  jq -e '[.tomcat.accept_count, .tomcat.max_connections, .tomcat.max_threads] == [10, 7, 20]' "$BATS_TEST_TMPDIR/boot4/doctor.json"
+  run grep -rlF "$secret" "$BATS_TEST_TMPDIR/boot4"
+  assert_output ""
+  kill "$HTTP_PID" && wait "$HTTP_PID" || true
+  # An actuator without /configprops/server (404): the whole document, read in memory.
+  rm -rf "$root" && mkdir -p "$root/actuator"
+  with_secret "$secret" "$LT_ROOT/tests/fixtures/configprops-boot2.json" >"$root/actuator/configprops"
+  port="$(fake_actuator "$root")"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH" run "$LT_ROOT/scripts/doctor.sh" --port 8080 --window 1s \
+    --actuator "http://127.0.0.1:$port/actuator" --out "$BATS_TEST_TMPDIR/whole"
+  assert_success
+  jq -e '[.tomcat.accept_count, .tomcat.max_connections, .tomcat.max_threads] == [100, 8192, 7]' "$BATS_TEST_TMPDIR/whole/doctor.json"
+  run grep -rlF "$secret" "$BATS_TEST_TMPDIR/whole"
+  assert_output ""
 }
