@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler live k6 results manifest monitoring report design backend cell rundir lock space; do
+for lib in envfile matrix netns target counters sampler live k6 warmup results manifest monitoring report design backend cell rundir lock space; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
