@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import design, histogram, netdelay, proxy, timeparts
+from . import design, histogram, netdelay, proxy, timeparts, warmup
 from .causes import failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
@@ -50,10 +50,19 @@ def start_figures(cell: "Cell") -> dict[str, Any]:
         "target_start_mode": start.get("target_start_mode") or None,
         "target_java": start.get("target_java") or None,
         "target_start_cpu_s": to_number(start.get("target_start_cpu_s") or ""),
-        "k6_prep_s": cell.phases.seconds("target_ready", "k6_start"),
+        "k6_prep_s": k6_prep_s(cell),
     }
     return {key: num(value) if isinstance(value, float) else value
             for key, value in figures.items() if value is not None}
+
+
+def k6_prep_s(cell: "Cell") -> float | None:
+    """Seconds from the target's readiness to k6's start, the warm-up (marks warmup_start/
+    warmup_end, scripts/lib/warmup.sh) left out: it is counted apart in warmup_s."""
+    seconds = cell.phases.seconds("target_ready", "k6_start")
+    if seconds is None:
+        return None
+    return seconds - (cell.phases.seconds("warmup_start", "warmup_end") or 0)
 
 
 def setup_s(cell: "Cell") -> Any:
@@ -76,7 +85,7 @@ def k6_warnings(cell_dir: Path, _env: dict[str, Any]) -> list[str]:
 
 #: Notes some cells add (one function per source, each given the cell's directory and knobs and
 #: giving sentences for the row's notes column): the place for files written beside k6's own.
-NOTE_SOURCES: list[Callable[[Path, dict[str, Any]], list[str]]] = [k6_warnings]
+NOTE_SOURCES: list[Callable[[Path, dict[str, Any]], list[str]]] = [k6_warnings, warmup.notes]
 
 
 @dataclass
@@ -506,6 +515,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     # The application's own account beside k6's, and each request split (ltsuite.timeparts).
     row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row))
     row.update(start_figures(cell))
+    row.update(warmup.row_columns(cell.dir, cell.phases))
     if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":
         row["status"] = "failed"
         row["error"] = "not as designed (REQUIRE_AS_DESIGNED=1): " + row["design_notes"]
