@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import design, histogram, netdelay, proxy, timeparts, warmup
+from . import accesslog, design, histogram, netdelay, proxy, timeparts, warmup
 from .causes import failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
                         read_text, summary_problem)
-from .numbers import num, or_default, rounded, tidy, to_number
+from .numbers import num, or_default, r2, rounded, tidy, to_number
 from .rules import duration_ms
 
 #: The sampled TIME-WAIT columns, one per end (nginx's two only behind it): together every end's.
@@ -486,6 +486,13 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "extra": extra(cell, env),
     }
     findings = design.design_findings(env, row, machine) + connector_findings(cell)
+    # The application's own account of the load (Tomcat's access log), read once for the cold
+    # start's check and the app_* and t_* figures.
+    app = accesslog.cell_load_requests(cell.dir)
+    cold = accesslog.cold_start(app)
+    cold_finding = design.cold_jvm(cell.env, cold)
+    if cold_finding is not None:
+        findings.append(cold_finding)
     late = netdelay.behind(netdelay.read_stats(cell.dir))
     if late is not None:
         findings.append(design.Finding("net", late))
@@ -513,7 +520,9 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     row.update(predicted)
     row.update(design.prediction_verdict(env, cell.sysctls, predicted, row, cell.deltas, machine, findings))
     # The application's own account beside k6's, and each request split (ltsuite.timeparts).
-    row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row))
+    row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row, app=app))
+    if app is not None:
+        row["cold_start_ratio"] = None if cold is None or cold.ratio is None else r2(cold.ratio)
     row.update(start_figures(cell))
     row.update(warmup.row_columns(cell.dir, cell.phases))
     if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":

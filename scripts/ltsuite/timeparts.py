@@ -446,15 +446,21 @@ def verdict(env: dict[str, Any], row: dict[str, Any], figures_: dict[str, Any],
 # ---- The row's hook -------------------------------------------------------------------------------
 
 
+#: row_figures' app when the caller has not read the access log.
+UNREAD: Any = object()
+
+
 def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str, str]],
-                row: dict[str, Any]) -> dict[str, Any]:
+                row: dict[str, Any], app: Any = UNREAD) -> dict[str, Any]:
     """Everything this module adds to a cell's row: the application's figures (app_*), the
     parts (t_*), the requests it never saw, the parts' predictions and the prediction check
     with them folded in. Nothing when the target wrote no access log (TARGET_CMD, TARGET_URL, a
     target that never started): the row then has none of these keys, and results.csv shows them
     empty. Without ids in k6's samples (a script of one's own that does not send them) the app_* and
-    the never-seen counts from k6's own figures remain."""
-    app = accesslog.cell_load_requests(cell_dir)
+    the never-seen counts from k6's own figures remain. app: the load's requests of the access log
+    when the caller read them (accesslog.cell_load_requests), else they are read here."""
+    if app is UNREAD:
+        app = accesslog.cell_load_requests(cell_dir)
     if app is None:
         return {}
     out = accesslog.app_figures(app)

@@ -47,7 +47,7 @@ ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_appl
                         "net_packets_lost", "net_delayer_drops", "proxy_reqs", "proxy_502", "proxy_504",
                         "proxy_upstream_connect_errors", "proxy_upstream_connect_timeouts", "proxy_request_p99_ms",
                         "proxy_upstream_connect_p99_ms", "proxy_upstream_time_wait_peak", "proxy_client_time_wait_peak",
-                        "warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs",
+                        "cold_start_ratio", "warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs",
                         "warmup_first_ms", "warmup_last_ms"}
 
 
