@@ -3,7 +3,7 @@
 #
 # After the target is healthy and nginx and the delayer started (users pass
 # them), before the counters' first snapshots and the sampler: k6 runs
-# scenarios/warmup.js from the client namespace for WARMUP, a few VUs each on
+# scenarios/lib/warmup.js from the client namespace for WARMUP, a few VUs each on
 # one kept-alive connection. Its output is its own (warmup.log,
 # warmup-summary.json), never the load's; once k6 ends, its connections are
 # let close (warmup_settle) and the TIME-WAIT sockets they left towards the
@@ -50,7 +50,7 @@ warmup_run() {
 }
 
 # warmup_k6_start CELL_ASSOC CELL_DIR USERS_URL LIMIT_S: k6 run of
-# scenarios/warmup.js in the client namespace, in the background
+# scenarios/lib/warmup.js in the client namespace, in the background
 # (WARMUP_PID), in CELL_DIR, as k6_start runs the load: the cell's knobs and
 # the run's identity as its environment (-e LT_RUN_ID marks it the run's),
 # SIGINT after LIMIT_S. Its output goes to warmup.log.
@@ -62,7 +62,7 @@ warmup_k6_start() {
   (
     cd "$cell_dir" || exit 1
     # Read before the environment is replaced: either may be exported.
-    local k6="$LT_K6" run_id="$LT_RUN_ID" cell_id="${cell_dir%/}" script="$LT_ROOT/scenarios/warmup.js"
+    local k6="$LT_K6" run_id="$LT_RUN_ID" cell_id="${cell_dir%/}" script="$LT_ROOT/scenarios/lib/warmup.js"
     k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$PWD/warmup-summary.json" \
       "RUN_ID=$run_id" "CELL_ID=${cell_id##*/}" TARGET_CHECKED=1
     exec timeout --signal=INT --kill-after=10 "$limit_s" \

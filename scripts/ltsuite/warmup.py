@@ -1,5 +1,5 @@
-"""A cell's warm-up (WARMUP, scripts/lib/warmup.sh and scenarios/warmup.js): its figures beside the
-row, read from its own files, never the load's.
+"""A cell's warm-up (WARMUP, scripts/lib/warmup.sh and scenarios/lib/warmup.js): its figures
+beside the row, read from its own files, never the load's.
 
   warmup-summary.json  k6's summary of the warm-up, with "warmup": the path it asked, its VUs, the
                        requests a VU sent at most on its one connection and their pace

@@ -25,6 +25,14 @@ setup() {
   assert_output --partial "bad.matrix:1: WARMUP"
 }
 
+@test "the warm-up is the runner's, not a scenario a cell may choose" {
+  printf 'SCENARIO=warmup\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output --partial "m.matrix:1: SCENARIO: 'warmup' is not one of: "
+  refute_output --partial ', warmup'
+}
+
 @test "WARMUP=0s: no warm-up, no k6, no mark and no file" {
   local -A cell=([WARMUP]=0s)
   LT_K6=/nonexistent/k6

@@ -1,4 +1,5 @@
-// The warm-up before a cell's measured load (WARMUP, scripts/lib/warmup.sh):
+// The warm-up before a cell's measured load (WARMUP, scripts/lib/warmup.sh),
+// run by the runner, not a scenario a cell chooses:
 // the path the cell's load asks, at the users' URL (through nginx and the
 // delayer when the cell has them), for WARMUP, so the load meets a JVM that
 // has loaded its classes and compiled its hot code, as the users of an
@@ -22,9 +23,9 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 import { sleep } from 'k6';
 import { Trend } from 'k6/metrics';
-import * as env from './lib/env.js';
-import { requestOf } from './lib/hello.js';
-import { TREND_STATS } from './lib/summary.js';
+import * as env from './env.js';
+import { requestOf } from './hello.js';
+import { TREND_STATS } from './summary.js';
 
 const WARMUP_VUS = 4;
 // nginx's keepalive_requests (its default since 1.19.10; the suite sets none).
