@@ -11,7 +11,7 @@ set -euo pipefail
 LT_PROG=run-matrix
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix netns target counters sampler live k6 results manifest monitoring report design backend cell rundir lock space; do
+for lib in envfile matrix netns target counters sampler live k6 warmup results manifest monitoring report design backend cell rundir lock space; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -66,7 +66,7 @@ main() {
   check_client_addresses
   check_server_subnet
   check_target_knobs
-  check_health_path
+  check_target_defaults
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then backend_use external; else backend_use "$LT_BACKEND"; fi
 
   require_runtime
@@ -310,14 +310,13 @@ check_target_knobs() {
   fi
 }
 
-# check_health_path: a Spring Boot jar of one's own whose TARGET_HEALTH_PATH
-# was left at the default (/health, the suite's own target's) is waited for
-# at the readiness probe the suite turns on in it (target_health_default);
-# the cells, and k6, get that path.
-check_health_path() {
-  local path
-  path="$(target_health_default MATRIX_ORIGIN MATRIX_VALUE)"
-  [[ -z "$path" ]] || MATRIX_VALUE[TARGET_HEALTH_PATH]="$path"
+# check_target_defaults: a Spring Boot jar of one's own whose
+# TARGET_HEALTH_PATH was left at the default (/health, the suite's own
+# target's) is waited for at the readiness probe the suite turns on in it,
+# and one whose WARMUP was left at 0s warms up (target_apply_defaults); the
+# cells, and k6, get those values.
+check_target_defaults() {
+  target_apply_defaults MATRIX_ORIGIN MATRIX_VALUE
 }
 
 # check_own_script SCRIPT: k6 can load SCRIPT (k6 inspect with the defaults'

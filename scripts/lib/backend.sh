@@ -4,8 +4,9 @@
 #   backend_use NAME             netns | compose | external, before the first cell
 #   backend_url CELL             the base URL k6 loads
 #   backend_start CELL DIR URL   up to a healthy target, with the effective
-#                                sysctls and the server's counters recorded;
-#                                on failure the reason is in CELL_ERROR
+#                                sysctls recorded (the server's counters are
+#                                read by the cell, after its warm-up); on
+#                                failure the reason is in CELL_ERROR
 #   backend_alive                the target still runs (an external one is not ours to watch)
 #   backend_has_server_side      the suite sees the server's namespace (counters, sysctls)
 #   backend_stop                 stop what backend_start started
@@ -66,15 +67,14 @@ netns_backend_start() {
     fi
     return 1
   fi
-  # Healthy: what follows (its CPU, the connector check, the server's
-  # counters) is the suite's own, after the target's start.
+  # Healthy: what follows (its CPU, the connector check) is the suite's own,
+  # after the target's start.
   phase_mark "$cell_dir" target_healthy
   # The CPU time the start took (less shaken by a busy machine than its wall time).
   target_record_start_cpu "$cell_dir/target-start.txt"
   # The effective connector settings against the cell's, where the app shows
   # them: the suite's own target logged them as it started.
   target_check_connector start_values "$cell_dir/target.log" | write_atomic "$cell_dir/connector.json" || true
-  cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt"
 }
 
 netns_backend_alive() { target_alive; }

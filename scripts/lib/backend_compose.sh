@@ -81,7 +81,7 @@ compose_remove_stale() {
 
 # compose_cell_start CELL_ASSOC CELL_DIR BASE_URL: the compose half of a
 # cell's start: container, namespaces, client sysctls, effective sysctls,
-# health (target_health_probe), the server's counters. On failure the reason
+# health (target_health_probe). On failure the reason
 # is in CELL_ERROR.
 compose_cell_start() {
   local -n start_values="$1"
@@ -113,7 +113,6 @@ compose_cell_start() {
   compose_record_run start_values
   # The effective connector settings against the cell's, where the app shows them.
   target_check_connector start_values | write_atomic "$cell_dir/connector.json" || true
-  counters_snapshot server "$cell_dir/nstat-server-before.txt"
 }
 
 # compose_target_start CELL_ASSOC CELL_DIR: write the cell's compose file and

@@ -1,15 +1,15 @@
 # shellcheck shell=bash
 # Summary: the cell engine: one cell from its settings to its row.
 #
-# resolved settings -> backend started (namespaces, sysctls, target healthy,
-# server counters) -> client counters -> k6 from the client namespace while
-# the sampler runs -> counters after -> processes stopped -> counter deltas
+# resolved settings -> backend started (namespaces, sysctls, target healthy)
+# -> nginx, the delayer -> the warm-up (WARMUP) -> server and client counters
+# -> k6 from the client namespace while the sampler runs -> counters after -> processes stopped -> counter deltas
 # -> row.json, this last part beside the next cell's start (cell_finish_begin,
 # joined before the next cell's load: cell_finish_join). run-matrix.sh calls
 # run_cell for each cell; bench.sh runs its cells through run-matrix.sh.
 #
 # Needs common.sh, matrix.sh, netns.sh, counters.sh, sampler.sh, k6.sh,
-# results.sh, monitoring.sh, backend.sh and lock.sh, and the run's LT_RUN_DIR.
+# warmup.sh, results.sh, monitoring.sh, backend.sh and lock.sh, and the run's LT_RUN_DIR.
 #
 # State shared with the runner (and only it): CELL_ERROR (why the current
 # cell failed, set by the step that failed) and CELL_K6_EXIT (k6's exit
@@ -230,15 +230,20 @@ run_cell_steps() {
   # run to end after a kill -9 (end_dead_run).
   lock_state_pids "$PROXY_PID" nginx "$NETDELAY_PID" ltsuite.netdelay
   ((helpers_started)) || return 1
-  # The client's counters after the health checks, so their connections are
-  # not in the deltas.
-  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
   # The client's sockets towards the target: an external target's own port.
   local load_port="${values[SERVER_PORT]}"
   backend_has_server_side || load_port="$(cell_url_port "$base_url")"
   # Behind nginx the users' sockets are towards nginx's port.
   local users_port="$load_port" proxy_port=""
   [[ "${values[PROXY]:-none}" != nginx ]] || users_port="${values[PROXY_PORT]}" proxy_port="${values[PROXY_PORT]}"
+  # The warm-up (WARMUP) where the users come from, before every snapshot.
+  cell_step "warming the target up" warmup_run values "$cell_dir" "$users_url" "$users_port" || return 1
+  # Both sides' counters after the health checks and the warm-up, so their
+  # connections are not in the deltas.
+  if backend_has_server_side; then
+    cell_step "reading the server's counters" counters_snapshot server "$cell_dir/nstat-server-before.txt" || return 1
+  fi
+  cell_step "reading the client's counters" counters_snapshot client "$cell_dir/nstat-client-before.txt" || return 1
   sampler_start "$cell_dir/samples.tsv" "$load_port" "$(target_metrics_port values)" \
     "${values[SAMPLE_INTERVAL]}" "$((limit / values[SAMPLE_INTERVAL] + 1))" "$(monitoring_sampler_hook)" "$users_port" \
     "$proxy_port"
@@ -328,8 +333,9 @@ cell_finish() {
     --run-id "$LT_RUN_ID" --status "$2" --error "$3" --axes "$4" --wall-s "$5" --repeat "$6" --k6-exit "$7"
 }
 
-# stop_cell_processes: k6, sampler, delayer, proxy and target of the current cell, then the namespaces.
+# stop_cell_processes: the warm-up, k6, sampler, delayer, proxy and target of the current cell, then the namespaces.
 stop_cell_processes() {
+  warmup_stop
   k6_stop
   live_stop
   sampler_stop

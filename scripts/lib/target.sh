@@ -386,6 +386,36 @@ target_health_default() {
   printf '%s\n' "$TARGET_JAR_HEALTH_PATH"
 }
 
+# How long a Spring Boot jar of one's own warms up before each cell's load
+# when WARMUP is left at its default (0s, no warm-up: the suite's own target
+# keeps the seeds' figures): its JVM starts cold, without Spring AOT code.
+readonly TARGET_JAR_WARMUP=5s
+
+# target_warmup_default ORIGINS_ASSOC VALUES_ASSOC: the warm-up a run's cells
+# get when WARMUP was not set (origin "defaults"): TARGET_JAR_WARMUP for a
+# Spring Boot jar of one's own, nothing to change otherwise (the suite's own
+# target, a TARGET_CMD server, an external TARGET_URL).
+target_warmup_default() {
+  local -n warm_origin="$1" warm_value="$2"
+  [[ "${warm_origin[WARMUP]}" == defaults && -n "${warm_value[TARGET_JAR]}" \
+    && -z "${warm_value[TARGET_CMD]}" && -z "${warm_value[TARGET_URL]}" ]] || return 0
+  printf '%s\n' "$TARGET_JAR_WARMUP"
+}
+
+# target_apply_defaults ORIGINS_ASSOC VALUES_ASSOC: the knobs whose default
+# depends on the kind of target, resolved in VALUES_ASSOC before the cells
+# are made (the cells, and k6, get them): TARGET_HEALTH_PATH
+# (target_health_default) and WARMUP (target_warmup_default).
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+target_apply_defaults() {
+  local path warmup
+  path="$(target_health_default "$1" "$2")"
+  warmup="$(target_warmup_default "$1" "$2")"
+  local -n applied_value="$2"
+  [[ -z "$path" ]] || applied_value[TARGET_HEALTH_PATH]="$path"
+  [[ -z "$warmup" ]] || applied_value[WARMUP]="$warmup"
+}
+
 # target_health_probe CELL_ASSOC BASE_URL: "SIDE URL": where the runner asks
 # for the health path. A Spring Boot target's actuator is on its own
 # connector (127.0.0.1:MANAGEMENT_PORT, target_spring_env), so a path under

@@ -153,6 +153,42 @@ def app_figures(requests: list[AppRequest] | None) -> dict[str, Any]:
     }
 
 
+#: Requests each part of the load (its first second, the rest) needs for cold_start to compare
+#: their medians.
+COLD_MIN_REQUESTS = 5
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    """The application's median time (%D) in the first second of the load (from the first load
+    request Tomcat began) beside the median of the rest of the load."""
+
+    first_med_ms: float
+    first_reqs: int
+    rest_med_ms: float
+    rest_reqs: int
+
+    @property
+    def ratio(self) -> float | None:
+        """first_med_ms / rest_med_ms (None when the rest took no measurable time)."""
+        return None if self.rest_med_ms <= 0 else self.first_med_ms / self.rest_med_ms
+
+
+def cold_start(requests: list[AppRequest] | None) -> ColdStart | None:
+    """The load's first second against the rest of it, by the application's own time; None
+    without an access log, or with fewer than COLD_MIN_REQUESTS requests in either part (a burst
+    sends its load within its first second: there is no rest to compare)."""
+    if not requests:
+        return None
+    start = min(r.begin_ms for r in requests)
+    first = sorted(r.service_ms for r in requests if r.begin_ms < start + 1000)
+    rest = sorted(r.service_ms for r in requests if r.begin_ms >= start + 1000)
+    if len(first) < COLD_MIN_REQUESTS or len(rest) < COLD_MIN_REQUESTS:
+        return None
+    return ColdStart(first_med_ms=percentile(first, 0.5), first_reqs=len(first),
+                     rest_med_ms=percentile(rest, 0.5), rest_reqs=len(rest))
+
+
 def cell_load_requests(cell_dir: Path) -> list[AppRequest] | None:
     """The load's requests of a cell directory's access log (None without one)."""
     log = read_access_log(cell_dir / ACCESS_LOG, service_unit_us(read_text(cell_dir / TARGET_LOG)))

@@ -171,6 +171,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("app_lat_p99_ms", NUMBER, "ms", "99th percentile processing time the application logged: its own view "
            "beside lat_p99_ms", md=175),
     Column("app_lat_max_ms", NUMBER, "ms", "slowest request by the application's own account"),
+    Column("cold_start_ratio", NUMBER, "times", "the application's median time (%D) in the load's first second "
+           "over the median of the rest (empty with fewer than 5 requests in either): above 3, and 5 ms apart, "
+           "the load met a cold JVM (design_notes; WARMUP)", md=177),
     Column("failed_reqs", INTEGER, "requests", "requests with no answer or a status outside 200-399 "
            "(http_req_failed), plus fail_interrupted; the fail_* columns add up to it", md=190,
            label="failed requests"),
@@ -298,7 +301,17 @@ COLUMNS: tuple[Column, ...] = (
     Column("target_start_cpu_s", NUMBER, "s", "the target JVM's CPU-seconds up to its first healthy answer"),
     Column("target_java", TEXT, "", "the java version the target ran on (25.0.1), from target-start.txt: a JDK 21 "
            "or later with TOMCAT_VIRTUAL_THREADS=1"),
-    Column("k6_prep_s", NUMBER, "s", "from the target healthy to k6's start (client counters, sampler)"),
+    # The warm-up before the load (WARMUP: scripts/ltsuite/warmup.py); empty without one.
+    Column("warmup_s", NUMBER, "s", "the warm-up's wall time: its k6 run of WARMUP, its connections closed and "
+           "their TIME-WAIT sockets removed (empty without a warm-up)"),
+    Column("warmup_path", TEXT, "", "the path and query the warm-up asked at the users' URL"),
+    Column("warmup_reqs", INTEGER, "requests", "requests the warm-up sent (its own summary, warmup-summary.json; "
+           "never in http_reqs)"),
+    Column("warmup_failed_reqs", INTEGER, "requests", "the warm-up's requests that failed"),
+    Column("warmup_first_ms", NUMBER, "ms", "median time of the warm-up's requests answered in its first second"),
+    Column("warmup_last_ms", NUMBER, "ms", "median time of the warm-up's requests answered in its last second"),
+    Column("k6_prep_s", NUMBER, "s", "from the target healthy to k6's start (client counters, sampler), the warm-up "
+           "left out"),
     Column("k6_s", NUMBER, "s", "k6's wall time"),
     Column("teardown_s", NUMBER, "s", "from k6's end to the target stopped"),
     Column("files_s", NUMBER, "s", "writing the cell's files and its row"),

@@ -55,7 +55,8 @@ class Finding:
     """One way the load that happened differs from the load designed. flag: "late" (the
     generator did not keep up), "cut" (work interrupted), "gen" (a saturated generator),
     "none" (no load at all), "settings" (the target did not run the cell's settings),
-    "unsampled" (the sampler's figures a check needs are missing)."""
+    "unsampled" (the sampler's figures a check needs are missing), "cold" (the load met a cold
+    JVM: cold_jvm)."""
 
     flag: str
     note: str
@@ -581,6 +582,31 @@ def design_findings(env: Env, row: Row, machine: dict[str, Any]) -> list[Finding
         out.append(Finding("late", f"k6 dropped {text(dropped)} iterations it was asked to start (no free VU: raise "
                                    "MAX_VUS, or the generator is short of CPU)"))
     return out
+
+
+#: The load met a cold JVM (cold_jvm) when the application's median time in the load's first
+#: second is more than COLD_RATIO times the median of the rest of the load and at least
+#: COLD_GAP_MS above it: a warm service answers alike in both. Measured on Spring PetClinic at 60
+#: requests a second: 60 ms in the first second, 12 ms in the next, 2.9 ms from the 5th on.
+COLD_RATIO = 3
+COLD_GAP_MS = 5
+
+
+def cold_jvm(env: Env, cold: Any) -> Finding | None:
+    """A finding when the load met a cold JVM, with the figures (cold: ltsuite.accesslog's
+    ColdStart of the cell's load, or None when it could not be compared); None otherwise."""
+    if cold is None or cold.ratio is None:
+        return None
+    if cold.ratio <= COLD_RATIO or cold.first_med_ms - cold.rest_med_ms < COLD_GAP_MS:
+        return None
+    warmup = env.get("WARMUP") or "0s"
+    after = ("without a warm-up (WARMUP=0s)" if not rules.duration_ms(warmup)
+             else f"after a warm-up of only WARMUP={warmup}")
+    return Finding("cold", f"the load met a cold JVM {after}: the application's median time in the load's first "
+                           f"second was {text(r1(cold.first_med_ms))} ms ({text(cold.first_reqs)} requests), "
+                           f"{text(r1(cold.ratio))} times the {text(r1(cold.rest_med_ms))} ms of the rest "
+                           f"({text(cold.rest_reqs)} requests); a longer WARMUP lets it load its classes and "
+                           "compile its code first")
 
 
 # ---- After the run: predicted beside measured -----------------------------------------------------

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import design, histogram, netdelay, proxy, timeparts
+from . import accesslog, design, histogram, netdelay, proxy, timeparts, warmup
 from .causes import INTERRUPTED, failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
                         read_text, summary_problem)
-from .numbers import num, or_default, rounded, tidy, to_number
+from .numbers import num, or_default, r2, rounded, tidy, to_number
 from .rules import duration_ms
 
 #: The sampled TIME-WAIT columns, one per end (nginx's two only behind it): together every end's.
@@ -50,10 +50,19 @@ def start_figures(cell: "Cell") -> dict[str, Any]:
         "target_start_mode": start.get("target_start_mode") or None,
         "target_java": start.get("target_java") or None,
         "target_start_cpu_s": to_number(start.get("target_start_cpu_s") or ""),
-        "k6_prep_s": cell.phases.seconds("target_ready", "k6_start"),
+        "k6_prep_s": k6_prep_s(cell),
     }
     return {key: num(value) if isinstance(value, float) else value
             for key, value in figures.items() if value is not None}
+
+
+def k6_prep_s(cell: "Cell") -> float | None:
+    """Seconds from the target's readiness to k6's start, the warm-up (marks warmup_start/
+    warmup_end, scripts/lib/warmup.sh) left out: it is counted apart in warmup_s."""
+    seconds = cell.phases.seconds("target_ready", "k6_start")
+    if seconds is None:
+        return None
+    return seconds - (cell.phases.seconds("warmup_start", "warmup_end") or 0)
 
 
 def setup_s(cell: "Cell") -> Any:
@@ -76,7 +85,7 @@ def k6_warnings(cell_dir: Path, _env: dict[str, Any]) -> list[str]:
 
 #: Notes some cells add (one function per source, each given the cell's directory and knobs and
 #: giving sentences for the row's notes column): the place for files written beside k6's own.
-NOTE_SOURCES: list[Callable[[Path, dict[str, Any]], list[str]]] = [k6_warnings]
+NOTE_SOURCES: list[Callable[[Path, dict[str, Any]], list[str]]] = [k6_warnings, warmup.notes]
 
 
 @dataclass
@@ -520,6 +529,13 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "extra": extra(cell, env),
     }
     findings = design.design_findings(env, row, machine) + connector_findings(cell)
+    # The application's own account of the load (Tomcat's access log), read once for the cold
+    # start's check and the app_* and t_* figures.
+    app = accesslog.cell_load_requests(cell.dir)
+    cold = accesslog.cold_start(app)
+    cold_finding = design.cold_jvm(cell.env, cold)
+    if cold_finding is not None:
+        findings.append(cold_finding)
     late = netdelay.behind(netdelay.read_stats(cell.dir))
     if late is not None:
         findings.append(design.Finding("net", late))
@@ -547,8 +563,11 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     row.update(predicted)
     row.update(design.prediction_verdict(env, cell.sysctls, predicted, row, cell.deltas, machine, findings))
     # The application's own account beside k6's, and each request split (ltsuite.timeparts).
-    row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row))
+    row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row, app=app))
+    if app is not None:
+        row["cold_start_ratio"] = None if cold is None or cold.ratio is None else r2(cold.ratio)
     row.update(start_figures(cell))
+    row.update(warmup.row_columns(cell.dir, cell.phases))
     if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":
         row["status"] = "failed"
         row["error"] = "not as designed (REQUIRE_AS_DESIGNED=1): " + row["design_notes"]

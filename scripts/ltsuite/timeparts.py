@@ -564,19 +564,26 @@ def verdict(env: dict[str, Any], row: dict[str, Any], figures_: dict[str, Any],
 # ---- The row's hook -------------------------------------------------------------------------------
 
 
+#: row_figures' app when the caller has not read the access log.
+UNREAD: Any = object()
+
+
 def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str, str]],
-                row: dict[str, Any]) -> dict[str, Any]:
+                row: dict[str, Any], app: Any = UNREAD) -> dict[str, Any]:
     """Everything this module adds to a cell's row: the failed requests' own time
     (failed_wait_figures, from k6's samples alone), the application's figures (app_*), the
     parts (t_*), the requests it never saw, the parts' predictions and the prediction check
     with them folded in. Only the failed requests' time when the target wrote no access log
     (TARGET_CMD, TARGET_URL, a target that never started): the row then has none of the other
     keys, and results.csv shows them empty. Without ids in k6's samples (a script of one's own
-    that does not send them) the app_* and the never-seen counts from k6's own figures remain."""
+    that does not send them) the app_* and the never-seen counts from k6's own figures remain.
+    app: the load's requests of the access log when the caller read them
+    (accesslog.cell_load_requests), else they are read here."""
     sent = SentIds()
     k6 = cell_k6_requests(cell_dir, sent)
     out = failed_wait_figures(k6, sent)
-    app = accesslog.cell_load_requests(cell_dir)
+    if app is UNREAD:
+        app = accesslog.cell_load_requests(cell_dir)
     if app is None:
         return out
     out.update(accesslog.app_figures(app))

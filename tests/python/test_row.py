@@ -49,7 +49,9 @@ ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_appl
                         "proxy_upstream_connect_errors", "proxy_upstream_connect_timeouts", "proxy_request_p99_ms",
                         "proxy_upstream_connect_p99_ms", "proxy_upstream_time_wait_peak", "proxy_client_time_wait_peak",
                         "fail_interrupted", "failed_wait_med_ms", "failed_wait_p99_ms",
-                        "reqs_never_seen_by_app_interrupted"}
+                        "reqs_never_seen_by_app_interrupted",
+                        "cold_start_ratio", "warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs",
+                        "warmup_first_ms", "warmup_last_ms"}
 
 
 def since_recorded(row, rec):

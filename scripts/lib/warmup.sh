@@ -1,0 +1,127 @@
+# shellcheck shell=bash
+# Summary: a cell's warm-up (WARMUP): the target asked at the users' URL before the measured load.
+#
+# After the target is healthy and nginx and the delayer started (users pass
+# them), before the counters' first snapshots and the sampler: k6 runs
+# scenarios/lib/warmup.js from the client namespace for WARMUP, a few VUs each on
+# one kept-alive connection. Its output is its own (warmup.log,
+# warmup-summary.json), never the load's; once k6 ends, its connections are
+# let close (warmup_settle) and the TIME-WAIT sockets they left towards the
+# users' port are removed (warmup_clear, ss -K: sock_diag's SOCK_DESTROY),
+# so the load's TIME-WAIT and port figures stay its own. The warm-up's
+# sockets are those of the client namespace's ephemeral range: the runner's
+# own (health checks, k6's dashboard) take ports outside it (netns.sh).
+#
+# Needs common.sh, netns.sh, k6.sh and cell.sh (phase_mark).
+
+# The warm-up's k6 (state of this file: warmup_stop ends it).
+WARMUP_PID=""
+# Seconds the warm-up's connections may take to close once its k6 ended.
+readonly WARMUP_SETTLE_S=3
+
+# warmup_run CELL_ASSOC CELL_DIR USERS_URL USERS_PORT: the warm-up of the
+# cell (nothing at WARMUP=0s), marked warmup_start..warmup_end in its
+# phases.tsv. Fails, the reason in CELL_ERROR, when its k6 does not end at 0
+# or 99; a request that failed is a figure of the row (warmup_failed_reqs),
+# not a failed cell.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+warmup_run() {
+  local -n warm_values="$1"
+  local cell_dir="$2" users_url="$3" users_port="$4" seconds status=0 first
+  seconds="$(k6_duration_seconds "${warm_values[WARMUP]:-0s}")"
+  ((seconds > 0)) || return 0
+  phase_mark "$cell_dir" warmup_start
+  warmup_k6_start warm_values "$cell_dir" "$users_url" \
+    "$((seconds + $(k6_duration_seconds "${warm_values[REQUEST_TIMEOUT]}") + 30))"
+  wait "$WARMUP_PID" || status=$?
+  WARMUP_PID=""
+  if [[ "$status" != 0 && "$status" != 99 ]]; then
+    first="$(grep -m1 -iE 'error|panic' "$cell_dir/warmup.log" 2>/dev/null | cut -c1-200 || true)"
+    CELL_ERROR="the warm-up's k6 exited with status $status: ${first:-no error line in warmup.log}"
+    return 1
+  fi
+  if [[ "$NETNS_HOST_MODE" != 1 ]]; then
+    local low high
+    read -r low high < <(netns_exec client sysctl -n net.ipv4.ip_local_port_range)
+    warmup_settle "$users_port" "$low" "$high"
+    warmup_clear "$users_port" "$low" "$high" | write_atomic "$cell_dir/warmup.tsv"
+  fi
+  phase_mark "$cell_dir" warmup_end
+}
+
+# warmup_k6_start CELL_ASSOC CELL_DIR USERS_URL LIMIT_S: k6 run of
+# scenarios/lib/warmup.js in the client namespace, in the background
+# (WARMUP_PID), in CELL_DIR, as k6_start runs the load: the cell's knobs and
+# the run's identity as its environment (-e LT_RUN_ID marks it the run's),
+# SIGINT after LIMIT_S. Its output goes to warmup.log.
+warmup_k6_start() {
+  local cell_dir="$2" users_url="$3" limit_s="$4"
+  local -a env_args in_namespace
+  mapfile -t env_args < <(k6_cell_env "$1" "$users_url")
+  mapfile -t in_namespace < <(netns_prefix client)
+  (
+    cd "$cell_dir" || exit 1
+    # Read before the environment is replaced: either may be exported.
+    local k6="$LT_K6" run_id="$LT_RUN_ID" cell_id="${cell_dir%/}" script="$LT_ROOT/scenarios/lib/warmup.js"
+    k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$PWD/warmup-summary.json" \
+      "RUN_ID=$run_id" "CELL_ID=${cell_id##*/}" TARGET_CHECKED=1
+    exec timeout --signal=INT --kill-after=10 "$limit_s" \
+      "${in_namespace[@]}" "$k6" run --no-usage-report --address "" -e "LT_RUN_ID=$run_id" "$script"
+  ) >"$cell_dir/warmup.log" 2>&1 9>&- & # 9>&-: not the run lock
+  WARMUP_PID=$!
+}
+
+# warmup_stop: end a warm-up still running (Ctrl-C, a failed step).
+warmup_stop() {
+  [[ -n "$WARMUP_PID" ]] || return 0
+  end_child "$WARMUP_PID" INT 10 || true
+  WARMUP_PID=""
+}
+
+# warmup_ss_filter SIDE PORT LOW HIGH: the ss filter of the warm-up's
+# sockets on SIDE (client: towards PORT from a port of LOW-HIGH, the client
+# namespace's ephemeral range; server: on PORT towards such a port).
+warmup_ss_filter() {
+  local side="$1" port="$2" low="$3" high="$4" near=sport far=dport
+  [[ "$side" == client ]] || near=dport far=sport
+  printf '( %s = :%s and %s >= :%s and %s <= :%s )\n' "$far" "$port" "$near" "$low" "$near" "$high"
+}
+
+# warmup_sides: the namespaces the warm-up's sockets are in: the client's,
+# and the server's where the suite sees it.
+warmup_sides() {
+  printf 'client\n'
+  ! backend_has_server_side || printf 'server\n'
+}
+
+# warmup_settle PORT LOW HIGH: wait, at most WARMUP_SETTLE_S, until none of
+# the warm-up's connections is open or closing in any namespace (k6 closed
+# them as it ended; the server answers each FIN with its own).
+warmup_settle() {
+  local port="$1" low="$2" high="$3" side open i
+  for ((i = 0; i < WARMUP_SETTLE_S * 20; i++)); do
+    open=""
+    while IFS= read -r side; do
+      open+="$(netns_exec "$side" ss -Htn state connected exclude time-wait \
+        "$(warmup_ss_filter "$side" "$port" "$low" "$high")" 2>/dev/null || true)"
+    done < <(warmup_sides)
+    [[ -n "$open" ]] || return 0
+    sleep 0.05
+  done
+}
+
+# warmup_clear PORT LOW HIGH: remove the warm-up's TIME-WAIT sockets (ss -K,
+# which prints each socket the kernel destroyed) in each namespace;
+# "side<TAB>removed<TAB>left" a line, after a header (left: those the kernel
+# would not remove: a kernel without CONFIG_INET_DIAG_DESTROY, or one that
+# cannot destroy a TIME-WAIT socket).
+warmup_clear() {
+  local port="$1" low="$2" high="$3" side filter removed left
+  printf 'side\ttime_wait_removed\ttime_wait_left\n'
+  while IFS= read -r side; do
+    filter="$(warmup_ss_filter "$side" "$port" "$low" "$high")"
+    removed="$(netns_exec "$side" ss -HKtn state time-wait "$filter" 2>/dev/null | wc -l)"
+    left="$(netns_exec "$side" ss -Htn state time-wait "$filter" 2>/dev/null | wc -l)"
+    printf '%s\t%s\t%s\n' "$side" "$removed" "$left"
+  done < <(warmup_sides)
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# WARMUP: a service the suite did not write (tests/fixtures/ownapp, 100 ms a
+# greeting) under the shipped keepalive scenario, once
+# without a warm-up and once after WARMUP=3s, in one run: the warmed cell's
+# row has the warm-up's figures, its requests are in neither the load's
+# figures nor the kernel's deltas, and it leaves no TIME-WAIT socket behind.
+
+setup_file() {
+  load '../test_helper'
+  lt_run_settings_once warmup \
+    "TARGET_JAR=$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar" \
+    "TARGET_ENV_FILE=$LT_ROOT/tests/fixtures/ownapp/greeting-100ms.env" \
+    'TARGET_PATH=/hello?name=warm' SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=5 CONNECTION_REUSE=1 \
+    DURATION=10s GRACEFUL_STOP=5s REQUEST_TIMEOUT=5s DELAY_MS=100 'WARMUP=0s 3s' K6_HTML_REPORT=0 MONITORING=off
+}
+
+setup() {
+  load '../test_helper'
+  lt_require_root
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  COLD=01_warmup-0s WARM=02_warmup-3s
+}
+
+# mark CELL NAME: the epoch ms of a phase mark of CELL.
+mark() {
+  awk -F'\t' -v m="$2" '$1 == m { t = $2 } END { print t }' "$RUN_DIR/cells/$1/phases.tsv"
+}
+
+# ports_between CELL FROM TO: the client ports of the greetings Tomcat began
+# from FROM to before TO (epoch ms), one a line, each once.
+ports_between() {
+  awk -v from="$2" -v to="$3" '$7 == "/hello" && $1 >= from && $1 < to { print $4 }' \
+    "$RUN_DIR/cells/$1/tomcat-access.log" | sort -u
+}
+
+@test "the warmed cell's row has the warm-up's figures; the cell without one has them empty" {
+  [ "$(cat "$BATS_FILE_TMPDIR/run.status")" -eq 0 ] || fail "$(cat "$BATS_FILE_TMPDIR/run.log")"
+  [ "$(lt_row_value "$WARM" status)" = ok ]
+  [ "$(lt_row_value "$COLD" as_designed)" -eq 1 ] || fail "$COLD: $(lt_row_value "$COLD" design_notes)"
+  [ "$(lt_row_value "$WARM" as_designed)" -eq 1 ] || fail "$WARM: $(lt_row_value "$WARM" design_notes)"
+  run jq -e '.warmup_s >= 3 and .warmup_path == "/hello?name=warm" and .warmup_reqs > 0
+    and .warmup_failed_reqs == 0 and .warmup_first_ms > 0 and .warmup_last_ms > 0' "$RUN_DIR/cells/$WARM/row.json"
+  assert_success
+  run jq -c '[.warmup_s, .warmup_path, .warmup_reqs, .warmup_failed_reqs, .warmup_first_ms, .warmup_last_ms]' \
+    "$RUN_DIR/cells/$COLD/row.json"
+  assert_output '[null,null,null,null,null,null]'
+  [ ! -e "$RUN_DIR/cells/$COLD/warmup-summary.json" ]
+  # In results.csv too, empty for the cold cell.
+  run lt_csv_column "$RUN_DIR/results.csv" warmup_reqs
+  assert_output "$(printf '\n%s' "$(lt_row_value "$WARM" warmup_reqs)")"
+}
+
+@test "the warm-up's requests came before the load, and are not the load's: not in http_reqs, app_reqs or k6's samples" {
+  local start end k6
+  start="$(mark "$WARM" warmup_start)" end="$(mark "$WARM" warmup_end)" k6="$(mark "$WARM" k6_start)"
+  [ "$(mark "$WARM" joined)" -le "$start" ] && [ "$end" -le "$k6" ]
+  # The application logged each of the warm-up's requests, in its window.
+  run awk -v from="$start" -v to="$end" '$7 == "/hello" && $1 >= from && $1 < to' "$RUN_DIR/cells/$WARM/tomcat-access.log"
+  [ "${#lines[@]}" -eq "$(lt_row_value "$WARM" warmup_reqs)" ]
+  # The load's own figures are the same in both cells: 2 users x 5 requests.
+  local cell
+  for cell in "$COLD" "$WARM"; do
+    [ "$(lt_row_value "$cell" http_reqs)" -eq 10 ]
+    [ "$(lt_row_value "$cell" app_reqs)" -eq 10 ]
+    run bash -c "gzip -dc '$RUN_DIR/cells/$cell/k6-samples.json.gz' | jq -r 'select(.type == \"Point\" and .metric == \"http_reqs\") | .data.tags.traffic' | sort | uniq -c"
+    assert_output "     10 load"
+  done
+}
+
+@test "one kept-alive connection a warm-up VU, and the kernel's deltas count only the load's connections" {
+  local start end k6 vus
+  start="$(mark "$WARM" warmup_start)" end="$(mark "$WARM" warmup_end)" k6="$(mark "$WARM" k6_start)"
+  vus="$(jq -r .warmup.vus "$RUN_DIR/cells/$WARM/warmup-summary.json")"
+  [ "$vus" -eq 4 ]
+  run ports_between "$WARM" "$start" "$end"
+  [ "${#lines[@]}" -eq "$vus" ]
+  # The load's two users, on a connection each, in both cells.
+  run ports_between "$WARM" "$k6" 99999999999999
+  [ "${#lines[@]}" -eq 2 ]
+  for cell in "$COLD" "$WARM"; do
+    [ "$(lt_row_value "$cell" client_connects)" -eq 2 ] || fail "$cell: client_connects $(lt_row_value "$cell" client_connects)"
+  done
+  # The server's deltas too (its accepts also count the sampler's actuator connection).
+  [ "$(lt_row_value "$WARM" server_accepts)" -eq "$(lt_row_value "$COLD" server_accepts)" ]
+  [ "$(lt_row_value "$WARM" server_accepts)" -lt "$((2 + vus))" ]
+}
+
+@test "the warm-up leaves no TIME-WAIT socket behind, and the load's TIME-WAIT figures are its own" {
+  run cat "$RUN_DIR/cells/$WARM/warmup.tsv"
+  assert_output "$(printf 'side\ttime_wait_removed\ttime_wait_left\nclient\t4\t0\nserver\t0\t0')"
+  [ "$(lt_row_value "$WARM" client_time_wait_peak)" -le "$(lt_row_value "$COLD" client_time_wait_peak)" ]
+  [ -z "$(lt_row_value "$WARM" notes)" ] || fail "notes: $(lt_row_value "$WARM" notes)"
+}
