@@ -42,7 +42,7 @@ refused() {
 }
 
 @test "a negative number" {
-  refused 'TOMCAT_ACCEPT_COUNT=-1' -- "bad.matrix:1: TOMCAT_ACCEPT_COUNT: '-1' is not a whole number >= 0"
+  refused 'TOMCAT_MIN_SPARE_THREADS=-1' -- "bad.matrix:1: TOMCAT_MIN_SPARE_THREADS: '-1' is not a whole number >= 0"
 }
 
 @test "an unknown scenario" {

@@ -287,10 +287,10 @@ knob_type_cases() {
   run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
   assert_failure 2
   assert_output --partial "m.matrix:1: CLIENT_ADDRESSES: '010' is not a whole number > 0 (a leading zero reads as octal: write 10)"
-  printf '# x\nTOMCAT_ACCEPT_COUNT=100 08\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  printf '# x\nTOMCAT_MIN_SPARE_THREADS=10 08\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
   run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
   assert_failure 2
-  assert_output --partial "m.matrix:2: TOMCAT_ACCEPT_COUNT: '08' is not a whole number >= 0 (a leading zero reads as octal: write 8)"
+  assert_output --partial "m.matrix:2: TOMCAT_MIN_SPARE_THREADS: '08' is not a whole number >= 0 (a leading zero reads as octal: write 8)"
 }
 
 @test "a TARGET_PATH that is not a path on the target is refused with file:line; by default it is empty (the suite's /hello)" {
