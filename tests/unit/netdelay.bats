@@ -42,3 +42,28 @@ wanted() {
   run netdelay_knob_problems origin value
   assert_output "m.matrix:2: NET_JITTER_MS: 10 is more than half NET_RTT_MS=08 (m.matrix:1): a hold would go below 0"
 }
+
+@test "netdelay_restart: the delayer is told to count again and says so; one that does not answer fails the cell" {
+  mkdir -p "$BATS_TEST_TMPDIR/cell"
+  NETDELAY_PID=""
+  run netdelay_restart "$BATS_TEST_TMPDIR/cell"
+  assert_success
+  # A stand-in delayer: "restarted" on SIGUSR1, as ltsuite.netdelay answers.
+  coproc NETDELAY_IO { trap 'echo restarted' USR1; echo ready; while :; do sleep 0.05; done; }
+  NETDELAY_PID="$NETDELAY_IO_PID"
+  read -r _ <&"${NETDELAY_IO[0]}"
+  netdelay_restart "$BATS_TEST_TMPDIR/cell"
+  kill "$NETDELAY_PID"
+  wait "$NETDELAY_PID" || true
+  # One that ignores it.
+  coproc NETDELAY_IO { trap '' USR1; echo ready; while :; do sleep 0.05; done; }
+  NETDELAY_PID="$NETDELAY_IO_PID"
+  read -r _ <&"${NETDELAY_IO[0]}"
+  echo "netdelay: stuck" >"$BATS_TEST_TMPDIR/cell/netdelay.log"
+  CELL_ERROR=""
+  netdelay_restart "$BATS_TEST_TMPDIR/cell" || status=$?
+  kill "$NETDELAY_PID"
+  wait "$NETDELAY_PID" || true
+  [ "${status:-0}" -eq 1 ]
+  [ "$CELL_ERROR" = "the delayer did not start its count again after the warm-up (netdelay: stuck)" ]
+}
