@@ -80,6 +80,21 @@ netdelay_start() {
   fi
 }
 
+# netdelay_restart CELL_DIR: the delayer counts from now on (SIGUSR1,
+# answered with "restarted" once done), so the cell's warm-up is in none of
+# the row's net_* figures; nothing without a delayer. On failure the reason
+# is in CELL_ERROR.
+# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
+netdelay_restart() {
+  local cell_dir="$1" said=""
+  [[ -n "$NETDELAY_PID" ]] || return 0
+  kill -USR1 "$NETDELAY_PID" 2>/dev/null || true
+  said="$(timeout 5 head -n 1 <&"${NETDELAY_IO[0]}" 2>/dev/null)" || true
+  [[ "$said" == restarted ]] && return 0
+  CELL_ERROR="the delayer did not start its count again after the warm-up ($(tail -n 1 "$cell_dir/netdelay.log" 2>/dev/null))"
+  return 1
+}
+
 # netdelay_alive: succeed when no delayer was started, or it still runs.
 netdelay_alive() {
   [[ -z "$NETDELAY_PID" ]] || kill -0 "$NETDELAY_PID" 2>/dev/null

@@ -8,11 +8,13 @@
 # warmup-summary.json), never the load's; once k6 ends, its connections are
 # let close (warmup_settle) and the TIME-WAIT sockets they left towards the
 # users' port are removed (warmup_clear, ss -K: sock_diag's SOCK_DESTROY),
-# so the load's TIME-WAIT and port figures stay its own. The warm-up's
+# so the load's TIME-WAIT and port figures stay its own, and the delayer
+# (NET_*) starts its count again (netdelay_restart). The warm-up's
 # sockets are those of the client namespace's ephemeral range: the runner's
 # own (health checks, k6's dashboard) take ports outside it (netns.sh).
 #
-# Needs common.sh, netns.sh, k6.sh and cell.sh (phase_mark).
+# Needs common.sh, netns.sh (and the netdelay.sh it sources), k6.sh and cell.sh
+# (phase_mark).
 
 # The warm-up's k6 (state of this file: warmup_stop ends it).
 WARMUP_PID=""
@@ -46,6 +48,8 @@ warmup_run() {
     warmup_settle "$users_port" "$low" "$high"
     warmup_clear "$users_port" "$low" "$high" | write_atomic "$cell_dir/warmup.tsv"
   fi
+  # The delayer's figures (NET_*) count from here: the load's packets only.
+  netdelay_restart "$cell_dir" || return 1
   phase_mark "$cell_dir" warmup_end
 }
 

@@ -291,6 +291,8 @@ class Delayer:
         self.settings = settings
         self.rng = random.Random(seed)
         self.stats = HoldStats()
+        # The kernel's drops of the queue when the count began (restart).
+        self.kernel_base: tuple[int, int] = (0, 0)
         self.waiting: deque[tuple[float, float, int]] = deque()  # (due, arrived, id)
         self.last_due = 0.0
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
@@ -392,6 +394,21 @@ class Delayer:
         except OSError:
             return None
 
+    def restart(self) -> None:
+        """Count from now on (the runner's SIGUSR1 once the cell's warm-up has passed): the
+        packets held so far and the kernel's drops so far are not the load's."""
+        self.stats = HoldStats()
+        self.kernel_base = self.kernel() or (0, 0)
+
+    def kernel_since(self) -> tuple[int, int] | None:
+        """The queue's drops since the count began (kernel_since_base of kernel())."""
+        return kernel_since_base(self.kernel(), self.kernel_base)
+
+
+def kernel_since_base(now: tuple[int, int] | None, base: tuple[int, int]) -> tuple[int, int] | None:
+    """The kernel's drop counters now less those when the count began; None when not read."""
+    return None if now is None else (now[0] - base[0], now[1] - base[1])
+
 
 def die_with_parent() -> None:
     """Ask the kernel for SIGTERM when the process that started this one dies (prctl
@@ -408,7 +425,8 @@ def die_with_parent() -> None:
 def net_delay_main(argv: list[str]) -> int:
     """netdelay QUEUE STATS_FILE: run until SIGTERM/SIGINT, then write the stats (JSON, with the
     delayer's own CPU seconds: held / cpu_s is the packets a second one core would hold); the
-    knobs come from the environment (NET_RTT_MS, NET_JITTER_MS, NET_LOSS)."""
+    knobs come from the environment (NET_RTT_MS, NET_JITTER_MS, NET_LOSS). SIGUSR1 starts the
+    stats again (Delayer.restart) and says "restarted": the cell's warm-up is not its load."""
     queue, stats_file = int(argv[0]), argv[1]
     try:
         settings = validate(dict(os.environ))
@@ -426,14 +444,19 @@ def net_delay_main(argv: list[str]) -> int:
     def ask_stop(_sig: int, _frame: object) -> None:
         stop[0] = True
 
+    def restart(_sig: int, _frame: object) -> None:
+        delayer.restart()
+        print("restarted", flush=True)
+
     signal.signal(signal.SIGTERM, ask_stop)
     signal.signal(signal.SIGINT, ask_stop)
+    signal.signal(signal.SIGUSR1, restart)
     print("ready", flush=True)
     try:
         delayer.run(stop)
     finally:
         with open(stats_file + ".tmp", "w", encoding="utf-8") as out:
-            json.dump({**delayer.stats.summary(settings, delayer.kernel()),
+            json.dump({**delayer.stats.summary(settings, delayer.kernel_since()),
                        "cpu_s": round(time.process_time(), 3)}, out)
             out.write("\n")
         os.replace(stats_file + ".tmp", stats_file)

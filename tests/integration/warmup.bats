@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # WARMUP: a service the suite did not write (tests/fixtures/ownapp, 100 ms a
-# greeting) under the shipped keepalive scenario, once
-# without a warm-up and once after WARMUP=3s, in one run: the warmed cell's
-# row has the warm-up's figures, its requests are in neither the load's
-# figures nor the kernel's deltas, and it leaves no TIME-WAIT socket behind.
+# greeting) under the shipped keepalive scenario, 20 ms of round trip away
+# (the delayer), once without a warm-up and once after WARMUP=3s, in one run:
+# the warmed cell's row has the warm-up's figures, its requests are in
+# neither the load's figures, the kernel's deltas nor the delayer's, and it
+# leaves no TIME-WAIT socket behind.
 
 setup_file() {
   load '../test_helper'
@@ -11,7 +12,7 @@ setup_file() {
     "TARGET_JAR=$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar" \
     "TARGET_ENV_FILE=$LT_ROOT/tests/fixtures/ownapp/greeting-100ms.env" \
     'TARGET_PATH=/hello?name=warm' SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=5 CONNECTION_REUSE=1 \
-    DURATION=10s GRACEFUL_STOP=5s REQUEST_TIMEOUT=5s DELAY_MS=100 'WARMUP=0s 3s' K6_HTML_REPORT=0 MONITORING=off
+    DURATION=10s GRACEFUL_STOP=5s REQUEST_TIMEOUT=5s DELAY_MS=100 'WARMUP=0s 3s' NET_RTT_MS=20 K6_HTML_REPORT=0 MONITORING=off
 }
 
 setup() {
@@ -53,7 +54,8 @@ ports_between() {
 @test "the warm-up's requests came before the load, and are not the load's: not in http_reqs, app_reqs or k6's samples" {
   local start end k6
   start="$(mark "$WARM" warmup_start)" end="$(mark "$WARM" warmup_end)" k6="$(mark "$WARM" k6_start)"
-  [ "$(mark "$WARM" joined)" -le "$start" ] && [ "$end" -le "$k6" ]
+  [ "$(mark "$WARM" joined)" -le "$start" ]
+  [ "$end" -le "$k6" ]
   # The application logged each of the warm-up's requests, in its window.
   run awk -v from="$start" -v to="$end" '$7 == "/hello" && $1 >= from && $1 < to' "$RUN_DIR/cells/$WARM/tomcat-access.log"
   [ "${#lines[@]}" -eq "$(lt_row_value "$WARM" warmup_reqs)" ]
@@ -90,4 +92,14 @@ ports_between() {
   assert_output "$(printf 'side\ttime_wait_removed\ttime_wait_left\nclient\t4\t0\nserver\t0\t0')"
   [ "$(lt_row_value "$WARM" client_time_wait_peak)" -le "$(lt_row_value "$COLD" client_time_wait_peak)" ]
   [ -z "$(lt_row_value "$WARM" notes)" ] || fail "notes: $(lt_row_value "$WARM" notes)"
+}
+
+@test "the delayer counts the load's packets only: as many in the warmed cell as in the cold one" {
+  local cold warm
+  cold="$(jq .held "$RUN_DIR/cells/$COLD/netdelay.json")" warm="$(jq .held "$RUN_DIR/cells/$WARM/netdelay.json")"
+  echo "packets held: $cold without a warm-up, $warm after it ($(lt_row_value "$WARM" warmup_reqs) warm-up requests)"
+  [ "$cold" -gt 0 ]
+  [ "$warm" -le "$((cold + 4))" ]
+  [ "$warm" -ge "$((cold - 4))" ]
+  [ "$(lt_row_value "$WARM" net_rtt_applied_ms | cut -d. -f1)" -ge 20 ]
 }

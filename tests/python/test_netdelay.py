@@ -83,6 +83,24 @@ def test_summary_doubles_the_median_hold() -> None:
     assert out["late_max_ms"] == pytest.approx(4.0)
 
 
+def test_a_restart_counts_from_then_on_the_warm_up_s_packets_left_out() -> None:
+    """SIGUSR1 once the cell's warm-up has passed (netdelay_restart): the packets held and the
+    kernel's drops before it are not the load's."""
+    delayer = object.__new__(netdelay.Delayer)  # no NFQUEUE socket: only its counts
+    delayer.stats = netdelay.HoldStats()
+    delayer.kernel_base = (0, 0)
+    drops = iter([(5, 2), (7, 2)])
+    delayer.kernel = lambda: next(drops)
+    for hold in (20.1, 20.2, 35.0):
+        delayer.stats.record(hold, 20.0)
+    delayer.restart()
+    delayer.stats.record(20.4, 20.0)
+    out = delayer.stats.summary(netdelay.NetSettings(40.0), delayer.kernel_since())
+    assert (out["held"], out["late_max_ms"]) == (1, pytest.approx(0.4))
+    assert (out["kernel_queue_dropped"], out["kernel_user_dropped"]) == (2, 0)
+    assert netdelay.kernel_since_base(None, (5, 2)) is None
+
+
 def _cell(tmp_path: Path, stats: dict[str, object] | None) -> Path:
     if stats is not None:
         (tmp_path / "netdelay.json").write_text(json.dumps(stats))

@@ -131,18 +131,18 @@ EOF
 }
 
 # fake_actuator ROOT: python's http.server on a free 127.0.0.1 port serving
-# ROOT as the actuator's answers (ROOT/actuator/...); prints the port once it
-# answers.
+# ROOT as the actuator's answers (ROOT/actuator/...), in this shell (its pid in
+# HTTP_PID, for teardown: not in a command substitution, whose shell would
+# keep it), its port in ACTUATOR_PORT once it answers.
 fake_actuator() {
-  local port i
-  port="$(lt_free_port)"
-  python3 -m http.server --bind 127.0.0.1 --directory "$1" "$port" >/dev/null 2>&1 3>&- &
+  local i
+  ACTUATOR_PORT="$(lt_free_port)"
+  python3 -m http.server --bind 127.0.0.1 --directory "$1" "$ACTUATOR_PORT" >/dev/null 2>&1 3>&- &
   HTTP_PID=$!
   for ((i = 0; i < 50; i++)); do
-    curl -fs -o /dev/null "http://127.0.0.1:$port/" && break
+    curl -fs -o /dev/null "http://127.0.0.1:$ACTUATOR_PORT/" && break
     sleep 0.1
   done
-  printf '%s\n' "$port"
 }
 
 # with_secret SECRET FILE: the configprops FILE with SECRET as a datasource's
@@ -163,18 +163,20 @@ with_secret() {
   mkdir -p "$root/actuator/configprops"
   with_secret "$secret" "$LT_ROOT/tests/fixtures/configprops-boot4.json" >"$root/actuator/configprops/server"
   grep -qF "$secret" "$root/actuator/configprops/server"
-  port="$(fake_actuator "$root")"
+  fake_actuator "$root"
+  port="$ACTUATOR_PORT"
   PATH="$BATS_TEST_TMPDIR/bin:$PATH" run "$LT_ROOT/scripts/doctor.sh" --port 8080 --window 1s \
     --actuator "http://127.0.0.1:$port/actuator" --out "$BATS_TEST_TMPDIR/boot4"
   assert_success
   jq -e '[.tomcat.accept_count, .tomcat.max_connections, .tomcat.max_threads] == [10, 7, 20]' "$BATS_TEST_TMPDIR/boot4/doctor.json"
   run grep -rlF "$secret" "$BATS_TEST_TMPDIR/boot4"
   assert_output ""
-  kill "$HTTP_PID" && wait "$HTTP_PID" || true
+  lt_end "$HTTP_PID"
   # An actuator without /configprops/server (404): the whole document, read in memory.
   rm -rf "$root" && mkdir -p "$root/actuator"
   with_secret "$secret" "$LT_ROOT/tests/fixtures/configprops-boot2.json" >"$root/actuator/configprops"
-  port="$(fake_actuator "$root")"
+  fake_actuator "$root"
+  port="$ACTUATOR_PORT"
   PATH="$BATS_TEST_TMPDIR/bin:$PATH" run "$LT_ROOT/scripts/doctor.sh" --port 8080 --window 1s \
     --actuator "http://127.0.0.1:$port/actuator" --out "$BATS_TEST_TMPDIR/whole"
   assert_success

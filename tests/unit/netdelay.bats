@@ -61,3 +61,28 @@ wanted() {
   run cat "$BATS_TEST_TMPDIR/second.log"
   assert_output "netdelay: queue 31: the kernel refused the delayer's configuration: Operation not permitted"
 }
+
+@test "netdelay_restart: the delayer is told to count again and says so; one that does not answer fails the cell" {
+  mkdir -p "$BATS_TEST_TMPDIR/cell"
+  NETDELAY_PID=""
+  run netdelay_restart "$BATS_TEST_TMPDIR/cell"
+  assert_success
+  # A stand-in delayer: "restarted" on SIGUSR1, as ltsuite.netdelay answers.
+  coproc NETDELAY_IO { trap 'echo restarted' USR1; echo ready; while :; do sleep 0.05; done; }
+  NETDELAY_PID="$NETDELAY_IO_PID"
+  read -r _ <&"${NETDELAY_IO[0]}"
+  netdelay_restart "$BATS_TEST_TMPDIR/cell"
+  kill "$NETDELAY_PID"
+  wait "$NETDELAY_PID" || true
+  # One that ignores it.
+  coproc NETDELAY_IO { trap '' USR1; echo ready; while :; do sleep 0.05; done; }
+  NETDELAY_PID="$NETDELAY_IO_PID"
+  read -r _ <&"${NETDELAY_IO[0]}"
+  echo "netdelay: stuck" >"$BATS_TEST_TMPDIR/cell/netdelay.log"
+  CELL_ERROR=""
+  netdelay_restart "$BATS_TEST_TMPDIR/cell" || status=$?
+  kill "$NETDELAY_PID"
+  wait "$NETDELAY_PID" || true
+  [ "${status:-0}" -eq 1 ]
+  [ "$CELL_ERROR" = "the delayer did not start its count again after the warm-up (netdelay: stuck)" ]
+}

@@ -5,6 +5,12 @@
 setup() {
   load '../test_helper'
   lt_source_libs netns
+  STARTED_PIDS=()
+}
+
+teardown() {
+  # What a failed test started (nginx, its upstream): by pid.
+  lt_end ${STARTED_PIDS[@]+"${STARTED_PIDS[@]}"}
 }
 
 @test "proxy_url: with PROXY=nginx the users load nginx's port on the server's address" {
@@ -75,10 +81,12 @@ setup() {
   head -c 8000000 /dev/zero | tr '\0' x >"$BATS_TEST_TMPDIR/big"
   (cd "$BATS_TEST_TMPDIR" && exec python3 -m http.server "$upstream_port" --bind 127.0.0.1) >/dev/null 2>&1 3>&- &
   server=$!
+  STARTED_PIDS+=("$server")
   printf '%s\n' SERVER_ADDR=127.0.0.1 "SERVER_PORT=$upstream_port" "PROXY_PORT=$proxy_port" >"$cell/cell.env"
   PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.proxy config "$cell" >"$cell/nginx.conf"
   nginx -e "$cell/nginx-error.log" -c "$cell/nginx.conf" >/dev/null 2>&1 3>&- &
   pid=$!
+  STARTED_PIDS+=("$pid")
   local i
   for ((i = 0; i < 100; i++)); do
     curl -fsS -o /dev/null "http://127.0.0.1:$upstream_port/big" 2>/dev/null \
