@@ -50,16 +50,23 @@ def descends(pid: int, root: int) -> bool | None:
 
 
 def describe(pid: int) -> tuple[str, str]:
-    """PID's exe and arguments (space-joined), "?" for what is gone."""
+    """PID's exe and arguments (space-joined), "?" for what is gone. Read at the exec event,
+    the arguments may not be readable yet (seen: an empty cmdline): read again, every 2 ms for
+    up to 100 ms, until they are."""
     try:
         exe = os.readlink(f"/proc/{pid}/exe")
     except OSError:
         exe = "?"
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmd:
-            args = cmd.read().rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        args = "?"
+    args = "?"
+    for _ in range(50):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmd:
+                args = cmd.read().rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            return exe, "?"
+        if args:
+            break
+        time.sleep(0.002)
     return exe, args
 
 
