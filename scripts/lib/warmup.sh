@@ -21,15 +21,17 @@ WARMUP_PID=""
 # Seconds the warm-up's connections may take to close once its k6 ended.
 readonly WARMUP_SETTLE_S=3
 
-# warmup_run CELL_ASSOC CELL_DIR USERS_URL USERS_PORT: the warm-up of the
-# cell (nothing at WARMUP=0s), marked warmup_start..warmup_end in its
-# phases.tsv. Fails, the reason in CELL_ERROR, when its k6 does not end at 0
-# or 99; a request that failed is a figure of the row (warmup_failed_reqs),
-# not a failed cell.
+# warmup_run CELL_ASSOC CELL_DIR USERS_URL USERS_PORT [TARGET_PORT]: the
+# warm-up of the cell (nothing at WARMUP=0s), marked warmup_start..warmup_end
+# in its phases.tsv. TARGET_PORT: the target's port when nginx is in front
+# (USERS_PORT nginx's), so its connections to the target are seen to too.
+# Fails, the reason in CELL_ERROR, when its k6 does not end at 0 or 99; a
+# request that failed is a figure of the row (warmup_failed_reqs), not a
+# failed cell.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 warmup_run() {
   local -n warm_values="$1"
-  local cell_dir="$2" users_url="$3" users_port="$4" seconds status=0 first
+  local cell_dir="$2" users_url="$3" users_port="$4" target_port="${5:-$4}" seconds status=0 first
   seconds="$(k6_duration_seconds "${warm_values[WARMUP]:-0s}")"
   ((seconds > 0)) || return 0
   phase_mark "$cell_dir" warmup_start
@@ -43,10 +45,10 @@ warmup_run() {
     return 1
   fi
   if [[ "$NETNS_HOST_MODE" != 1 ]]; then
-    local low high
-    read -r low high < <(netns_exec client sysctl -n net.ipv4.ip_local_port_range)
-    warmup_settle "$users_port" "$low" "$high"
-    warmup_clear "$users_port" "$low" "$high" | write_atomic "$cell_dir/warmup.tsv"
+    local -a sockets
+    mapfile -t sockets < <(warmup_sockets "$users_port" "$target_port")
+    warmup_settle "${sockets[@]}"
+    warmup_clear "${sockets[@]}" | write_atomic "$cell_dir/warmup.tsv"
   fi
   # The delayer's figures (NET_*) count from here: the load's packets only.
   netdelay_restart "$cell_dir" || return 1
@@ -83,49 +85,69 @@ warmup_stop() {
 }
 
 # warmup_ss_filter SIDE PORT LOW HIGH: the ss filter of the warm-up's
-# sockets on SIDE (client: towards PORT from a port of LOW-HIGH, the client
-# namespace's ephemeral range; server: on PORT towards such a port).
+# sockets on SIDE: client, towards PORT from a port of LOW-HIGH (the client
+# namespace's ephemeral range); server, on PORT towards such a port;
+# upstream (nginx's connections to the target, in the server namespace), on
+# or towards PORT (the target's) from a port of LOW-HIGH (the server
+# namespace's range).
 warmup_ss_filter() {
-  local side="$1" port="$2" low="$3" high="$4" near=sport far=dport
-  [[ "$side" == client ]] || near=dport far=sport
-  printf '( %s = :%s and %s >= :%s and %s <= :%s )\n' "$far" "$port" "$near" "$low" "$near" "$high"
+  local side="$1" port="$2" low="$3" high="$4"
+  case "$side" in
+    client) printf '( dport = :%s and sport >= :%s and sport <= :%s )\n' "$port" "$low" "$high" ;;
+    server) printf '( sport = :%s and dport >= :%s and dport <= :%s )\n' "$port" "$low" "$high" ;;
+    upstream)
+      printf '( ( sport = :%s and dport >= :%s and dport <= :%s ) or ( dport = :%s and sport >= :%s and sport <= :%s ) )\n' \
+        "$port" "$low" "$high" "$port" "$low" "$high"
+      ;;
+  esac
 }
 
-# warmup_sides: the namespaces the warm-up's sockets are in: the client's,
-# and the server's where the suite sees it.
-warmup_sides() {
-  printf 'client\n'
-  ! backend_has_server_side || printf 'server\n'
+# warmup_sockets USERS_PORT TARGET_PORT: where the warm-up's sockets are,
+# "SIDE NAMESPACE FILTER" a line (warmup_ss_filter): the client's, the
+# server's where the suite sees it, and nginx's towards the target when it is
+# in front (TARGET_PORT is not USERS_PORT).
+warmup_sockets() {
+  local users_port="$1" target_port="$2" low high
+  read -r low high < <(netns_exec client sysctl -n net.ipv4.ip_local_port_range)
+  printf 'client client %s\n' "$(warmup_ss_filter client "$users_port" "$low" "$high")"
+  backend_has_server_side || return 0
+  printf 'server server %s\n' "$(warmup_ss_filter server "$users_port" "$low" "$high")"
+  [[ "$target_port" != "$users_port" ]] || return 0
+  read -r low high < <(netns_exec server sysctl -n net.ipv4.ip_local_port_range)
+  printf 'upstream server %s\n' "$(warmup_ss_filter upstream "$target_port" "$low" "$high")"
 }
 
-# warmup_settle PORT LOW HIGH: wait, at most WARMUP_SETTLE_S, until none of
-# the warm-up's connections is open or closing in any namespace (k6 closed
-# them as it ended; the server answers each FIN with its own).
+# warmup_settle SOCKETS...: wait, at most WARMUP_SETTLE_S, until none of the
+# warm-up's connections (warmup_sockets' lines) is still closing: k6 closed
+# them as it ended, and each other end answers with its own FIN. An
+# established one is left as it is (nginx's upstream keep-alive pool,
+# PROXY_UPSTREAM_KEEPALIVE, stays warm for the load).
 warmup_settle() {
-  local port="$1" low="$2" high="$3" side open i
+  local line side namespace filter closing i
   for ((i = 0; i < WARMUP_SETTLE_S * 20; i++)); do
-    open=""
-    while IFS= read -r side; do
-      open+="$(netns_exec "$side" ss -Htn state connected exclude time-wait \
-        "$(warmup_ss_filter "$side" "$port" "$low" "$high")" 2>/dev/null || true)"
-    done < <(warmup_sides)
-    [[ -n "$open" ]] || return 0
+    closing=""
+    for line in "$@"; do
+      read -r side namespace filter <<<"$line"
+      closing+="$(netns_exec "$namespace" ss -Htn state fin-wait-1 state fin-wait-2 state close-wait \
+        state last-ack state closing "$filter" 2>/dev/null || true)"
+    done
+    [[ -n "$closing" ]] || return 0
     sleep 0.05
   done
 }
 
-# warmup_clear PORT LOW HIGH: remove the warm-up's TIME-WAIT sockets (ss -K,
-# which prints each socket the kernel destroyed) in each namespace;
-# "side<TAB>removed<TAB>left" a line, after a header (left: those the kernel
-# would not remove: a kernel without CONFIG_INET_DIAG_DESTROY, or one that
-# cannot destroy a TIME-WAIT socket).
+# warmup_clear SOCKETS...: remove the warm-up's TIME-WAIT sockets
+# (warmup_sockets' lines; ss -K, which prints each socket the kernel
+# destroyed); "side<TAB>removed<TAB>left" a line, after a header (left: those
+# the kernel would not remove: a kernel without CONFIG_INET_DIAG_DESTROY, or
+# one that cannot destroy a TIME-WAIT socket).
 warmup_clear() {
-  local port="$1" low="$2" high="$3" side filter removed left
+  local line side namespace filter removed left
   printf 'side\ttime_wait_removed\ttime_wait_left\n'
-  while IFS= read -r side; do
-    filter="$(warmup_ss_filter "$side" "$port" "$low" "$high")"
-    removed="$(netns_exec "$side" ss -HKtn state time-wait "$filter" 2>/dev/null | wc -l)"
-    left="$(netns_exec "$side" ss -Htn state time-wait "$filter" 2>/dev/null | wc -l)"
+  for line in "$@"; do
+    read -r side namespace filter <<<"$line"
+    removed="$(netns_exec "$namespace" ss -HKtn state time-wait "$filter" 2>/dev/null | wc -l)"
+    left="$(netns_exec "$namespace" ss -Htn state time-wait "$filter" 2>/dev/null | wc -l)"
     printf '%s\t%s\t%s\n' "$side" "$removed" "$left"
-  done < <(warmup_sides)
+  done
 }

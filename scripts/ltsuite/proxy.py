@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cellfiles import read_cell_env, read_text
+from .cellfiles import Phases, read_cell_env, read_phases, read_text
 from .latency import percentile
 from .numbers import num
 
@@ -211,10 +211,24 @@ EMPTY = {"proxy_reqs": None, "proxy_502": None, "proxy_504": None,
          "proxy_request_p99_ms": None, "proxy_upstream_connect_p99_ms": None}
 
 
-def columns(access_lines: list[str], error_lines: list[str]) -> dict[str, object]:
+def ended_within(line: str, window: tuple[int, int]) -> bool:
+    """An access-log line whose request ended ($msec, epoch s) within WINDOW (epoch ms, both ends
+    included)."""
+    try:
+        end_ms = float(line.split("\t", 1)[0]) * 1000
+    except ValueError:
+        return False
+    return window[0] <= end_ms <= window[1]
+
+
+def columns(access_lines: list[str], error_lines: list[str],
+            warmup: tuple[int, int] | None = None) -> dict[str, object]:
     """The proxy's view for the row: requests nginx answered, its 502s and 504s, the connections to
     the target that failed or timed out, and the 99th percentiles of $request_time and of
-    $upstream_connect_time (over the requests that connected)."""
+    $upstream_connect_time (over the requests that connected). warmup: the cell's warm-up (epoch
+    ms, its marks): the requests that ended within it are not the load's."""
+    if warmup is not None:
+        access_lines = [line for line in access_lines if not ended_within(line, warmup)]
     reqs = [r for r in (parse_access_line(line) for line in access_lines) if r is not None]
     errors = count_errors(error_lines)
     return {"proxy_reqs": len(reqs),
@@ -227,12 +241,17 @@ def columns(access_lines: list[str], error_lines: list[str]) -> dict[str, object
                                                    if r.upstream_connect_ms is not None])}
 
 
-def row_columns(cell_dir: Path) -> dict[str, object]:
-    """The row's proxy_* columns; all empty (None) in a cell without a proxy (no access log)."""
+def row_columns(cell_dir: Path, phases: Phases | None = None) -> dict[str, object]:
+    """The row's proxy_* columns; all empty (None) in a cell without a proxy (no access log). With
+    the cell's phase marks, the requests of its warm-up (warmup_start..warmup_end) are left out."""
     access = read_text(cell_dir / ACCESS_LOG)
     if access is None:
         return dict(EMPTY)
-    return columns(access.splitlines(), (read_text(cell_dir / ERROR_LOG) or "").splitlines())
+    marks = (phases or Phases()).last()
+    warmup = None
+    if "warmup_start" in marks and "warmup_end" in marks:
+        warmup = (marks["warmup_start"], marks["warmup_end"])
+    return columns(access.splitlines(), (read_text(cell_dir / ERROR_LOG) or "").splitlines(), warmup)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     cell_dir = Path(args[1])
     if args[0] == "row":
-        print(json.dumps(row_columns(cell_dir)))
+        print(json.dumps(row_columns(cell_dir, read_phases(cell_dir / "phases.tsv"))))
         return 0
     env = read_cell_env(cell_dir / "cell.env")
     if env is None:

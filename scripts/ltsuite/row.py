@@ -510,7 +510,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "proxy_upstream_time_wait_peak": p.get("proxy_upstream_time_wait"),
         "proxy_client_time_wait_peak": p.get("proxy_client_time_wait"),
         **netdelay.row_columns(cell.dir),
-        **proxy.row_columns(cell.dir),
+        **proxy.row_columns(cell.dir, cell.phases),
         "tomcat_threads_busy_peak": p.get("tomcat_threads_busy"),
         "k6_cpu_avg_pct": peaks.k6_cpu_avg,
         "k6_cpu_peak_pct": p.get("k6_cpu_pct"),

@@ -4,7 +4,8 @@ beside the row, read from its own files, never the load's.
   warmup-summary.json  k6's summary of the warm-up, with "warmup": the path it asked, its VUs, the
                        requests a VU sent at most on its one connection and their pace
   warmup.tsv           side, time_wait_removed, time_wait_left: the TIME-WAIT sockets its
-                       connections left towards the users' port, removed before the load (ss -K)
+                       connections left, removed before the load (ss -K): the client's and the
+                       server's towards the users' port, and nginx's to the target (upstream)
   phases.tsv           warmup_start .. warmup_end
 
 A cell without a warm-up (WARMUP=0s, or one that failed before it) has none of these files: its
@@ -20,6 +21,9 @@ from .numbers import num, to_number
 
 SUMMARY = "warmup-summary.json"
 SOCKETS = "warmup.tsv"
+#: warmup.tsv's sides, as the notes name them.
+WHERE = {"client": "in the client namespace", "server": "in the server namespace",
+         "upstream": "between nginx and the target"}
 COLUMNS = ("warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs", "warmup_first_ms", "warmup_last_ms")
 
 
@@ -81,7 +85,7 @@ def notes(cell_dir: Path, env: dict[str, Any]) -> list[str]:
     out = []
     left = sockets_left(cell_dir)
     if left:
-        where = ", ".join(f"{count} in the {side} namespace" for side, count in left.items())
+        where = ", ".join(f"{count} {WHERE.get(side, side)}" for side, count in left.items())
         out.append(f"the warm-up left TIME-WAIT sockets the kernel would not remove ({where}; warmup.tsv): "
                    "the TIME-WAIT peaks and the client's free ports count them")
     figures = row_columns(cell_dir, Phases())

@@ -37,8 +37,13 @@ ports_between() {
 @test "the warmed cell's row has the warm-up's figures; the cell without one has them empty" {
   [ "$(cat "$BATS_FILE_TMPDIR/run.status")" -eq 0 ] || fail "$(cat "$BATS_FILE_TMPDIR/run.log")"
   [ "$(lt_row_value "$WARM" status)" = ok ]
-  [ "$(lt_row_value "$COLD" as_designed)" -eq 1 ] || fail "$COLD: $(lt_row_value "$COLD" design_notes)"
-  [ "$(lt_row_value "$WARM" as_designed)" -eq 1 ] || fail "$WARM: $(lt_row_value "$WARM" design_notes)"
+  # As designed, or not only for a delayer that fell behind on a busy machine.
+  local cell notes
+  for cell in "$COLD" "$WARM"; do
+    notes="$(lt_row_value "$cell" design_notes)"
+    [[ "$(lt_row_value "$cell" as_designed)" == 1 || ("$notes" == "the delayer fell behind:"* && "$notes" != *"; "*) ]] \
+      || fail "$cell: $notes"
+  done
   run jq -e '.warmup_s >= 3 and .warmup_path == "/hello?name=warm" and .warmup_reqs > 0
     and .warmup_failed_reqs == 0 and .warmup_first_ms > 0 and .warmup_last_ms > 0' "$RUN_DIR/cells/$WARM/row.json"
   assert_success
@@ -87,10 +92,12 @@ ports_between() {
   [ "$(lt_row_value "$WARM" server_accepts)" -lt "$((2 + vus))" ]
 }
 
-@test "the warm-up leaves no TIME-WAIT socket behind, and the load's TIME-WAIT figures are its own" {
+# (The runner's health checks leave TIME-WAITs of their own, from ports below
+# the range, one for each answer before the target was ready, a number that
+# differs from cell to cell: the cells' client TIME-WAIT peaks are not compared.)
+@test "the warm-up leaves no TIME-WAIT socket behind" {
   run cat "$RUN_DIR/cells/$WARM/warmup.tsv"
   assert_output "$(printf 'side\ttime_wait_removed\ttime_wait_left\nclient\t4\t0\nserver\t0\t0')"
-  [ "$(lt_row_value "$WARM" client_time_wait_peak)" -le "$(lt_row_value "$COLD" client_time_wait_peak)" ]
   [ -z "$(lt_row_value "$WARM" notes)" ] || fail "notes: $(lt_row_value "$WARM" notes)"
 }
 
@@ -102,4 +109,27 @@ ports_between() {
   [ "$warm" -le "$((cold + 4))" ]
   [ "$warm" -ge "$((cold - 4))" ]
   [ "$(lt_row_value "$WARM" net_rtt_applied_ms | cut -d. -f1)" -ge 20 ]
+}
+
+@test "behind nginx: the warm-up passes it, and neither nginx's figures nor its TIME-WAIT sockets keep it" {
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  printf '%s\n' "TARGET_JAR=$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar" \
+    "TARGET_ENV_FILE=$LT_ROOT/tests/fixtures/ownapp/greeting-100ms.env" 'TARGET_PATH=/hello?name=proxy' \
+    SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=5 CONNECTION_REUSE=1 DURATION=10s GRACEFUL_STOP=5s \
+    REQUEST_TIMEOUT=5s DELAY_MS=100 'WARMUP=0s 3s' PROXY=nginx K6_HTML_REPORT=0 MONITORING=off >"$BATS_TEST_TMPDIR/proxy.matrix"
+  run "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/proxy.matrix"
+  assert_success
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  # The warm-up went through nginx: its requests are in nginx's log ...
+  [ "$(wc -l <"$RUN_DIR/cells/$WARM/nginx-access.log")" -gt "$(lt_row_value "$WARM" warmup_reqs)" ]
+  # ... but not in its figures, nor in the kernel's.
+  local column
+  for column in proxy_reqs client_connects server_accepts; do
+    [ "$(lt_row_value "$WARM" "$column")" -eq "$(lt_row_value "$COLD" "$column")" ] \
+      || fail "$column: $(lt_row_value "$WARM" "$column") after the warm-up, $(lt_row_value "$COLD" "$column") without"
+  done
+  # Its TIME-WAIT sockets between nginx and the target (one a request without upstream keep-alive)
+  # were removed. (The load's own, sampled each second, differ from cell to cell: not compared.)
+  run awk -F'\t' '$1 == "upstream" { print ($2 >= '"$(lt_row_value "$WARM" warmup_reqs)"') " " $3 }' "$RUN_DIR/cells/$WARM/warmup.tsv"
+  assert_output '1 0'
 }

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from ltsuite import proxy
+from ltsuite.cellfiles import read_phases
 
 # Recorded from nginx 1.22.1 (Debian) with the config below, target port closed (refused).
 REFUSED_ACCESS = [
@@ -99,6 +100,22 @@ def test_percentiles_over_the_answered_requests() -> None:
 def test_upstream_fields_take_the_last_try() -> None:
     req = proxy.parse_access_line("1.0\t200\t502, 200\t0.010\t0.001, 0.002\t0.003, 0.008")
     assert req == proxy.ProxyRequest(200, 200, 10.0, 2.0, 8.0)
+
+
+def test_the_warm_up_s_requests_are_not_the_proxy_s_figures(tmp_path: Path) -> None:
+    """nginx logs the warm-up's requests too (WARMUP: they pass nginx, as users do); those that
+    ended between the marks warmup_start and warmup_end are not the load's. nginx's own check
+    before them stays, as in a cell without a warm-up."""
+    check = "1795734760.100\t200\t200\t0.002\t0.000\t0.002"
+    warm = [f"1795734761.{i:03d}\t200\t200\t0.030\t0.000\t0.030" for i in range(100, 400)]
+    load = OK_ACCESS[:5]  # 1795734767.5xx
+    (tmp_path / "nginx-access.log").write_text("\n".join([check, *warm, *load]) + "\n")
+    assert proxy.row_columns(tmp_path)["proxy_reqs"] == 306
+    (tmp_path / "phases.tsv").write_text("warmup_start\t1795734761000\nwarmup_end\t1795734762000\n"
+                                         "k6_start\t1795734762010\n")
+    cols = proxy.row_columns(tmp_path, read_phases(tmp_path / "phases.tsv"))
+    assert cols["proxy_reqs"] == 6
+    assert cols["proxy_request_p99_ms"] == pytest.approx(5.0, abs=0.1)
 
 
 def test_no_proxy_no_columns(tmp_path: Path) -> None:

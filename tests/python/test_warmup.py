@@ -45,12 +45,14 @@ def test_notes_name_sockets_the_kernel_would_not_remove_and_failed_warm_up_reque
     shutil.copytree(WARM, cell)
     env = read_cell_env(cell / "cell.env")
     assert warmup.notes(cell, env) == []
-    (cell / "warmup.tsv").write_text("side\ttime_wait_removed\ttime_wait_left\nclient\t0\t4\nserver\t0\t0\n")
+    (cell / "warmup.tsv").write_text("side\ttime_wait_removed\ttime_wait_left\nclient\t0\t4\nserver\t0\t0\n"
+                                     "upstream\t3\t2\n")
     summary = json.loads((cell / "warmup-summary.json").read_text())
     summary["metrics"]["http_req_failed"]["values"]["passes"] = 7
     (cell / "warmup-summary.json").write_text(json.dumps(summary))
     assert warmup.notes(cell, env) == [
-        "the warm-up left TIME-WAIT sockets the kernel would not remove (4 in the client namespace; warmup.tsv): "
+        "the warm-up left TIME-WAIT sockets the kernel would not remove (4 in the client namespace, 2 between "
+        "nginx and the target; warmup.tsv): "
         "the TIME-WAIT peaks and the client's free ports count them",
         "7 of the warm-up's 396 requests to /owners?lastName= failed (warmup.log)"]
 

@@ -49,4 +49,26 @@ setup() {
   assert_output '( dport = :8090 and sport >= :32768 and sport <= :60999 )'
   run warmup_ss_filter server 8080 1024 65535
   assert_output '( sport = :8080 and dport >= :1024 and dport <= :65535 )'
+  # nginx's to the target: either end, from the server namespace's range.
+  run warmup_ss_filter upstream 8080 32768 60999
+  assert_output '( ( sport = :8080 and dport >= :32768 and dport <= :60999 ) or ( dport = :8080 and sport >= :32768 and sport <= :60999 ) )'
+}
+
+@test "the warm-up's sockets: the client's and the server's; nginx's towards the target only with nginx in front" {
+  # shellcheck disable=SC2317 # SC2317: called by warmup_sockets, which the test runs
+  netns_exec() { [[ "$*" == *ip_local_port_range ]] && printf '%s\n' "${RANGE_OF[$1]}"; }
+  # shellcheck disable=SC2317 # SC2317: called by warmup_sockets, which the test runs
+  backend_has_server_side() { return 0; }
+  local -A RANGE_OF=([client]="32768 60999" [server]="40000 50000")
+  run warmup_sockets 8080 8080
+  assert_output "$(printf '%s\n' 'client client ( dport = :8080 and sport >= :32768 and sport <= :60999 )' \
+    'server server ( sport = :8080 and dport >= :32768 and dport <= :60999 )')"
+  run warmup_sockets 8090 8080
+  assert_line --index 1 'server server ( sport = :8090 and dport >= :32768 and dport <= :60999 )'
+  assert_line --index 2 'upstream server ( ( sport = :8080 and dport >= :40000 and dport <= :50000 ) or ( dport = :8080 and sport >= :40000 and sport <= :50000 ) )'
+  # No server side to see (an external target): the client's only.
+  # shellcheck disable=SC2317 # SC2317: called by warmup_sockets, which the test runs
+  backend_has_server_side() { return 1; }
+  run warmup_sockets 8090 8080
+  assert_output 'client client ( dport = :8090 and sport >= :32768 and sport <= :60999 )'
 }
