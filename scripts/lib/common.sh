@@ -90,21 +90,53 @@ go_proxy_without_direct() {
   printf '%s\n' "$proxy"
 }
 
-# stop_pid PID TIMEOUT_S: SIGTERM to PID, then SIGKILL if it is still there
-# after TIMEOUT_S seconds. Fails (after the SIGKILL) if it had to kill. A
-# negative PID is a process group: all of it, until none of it is left.
-stop_pid() {
-  local pid="$1" timeout_s="$2" i
-  kill -TERM -- "$pid" 2>/dev/null || return 0
-  # Every 20 ms: the target's JVM is gone about 40 ms after SIGTERM, and a
-  # cell waits for it.
+# end_pids SIGNAL TIMEOUT_S ID...: end processes in bounded time: SIGNAL to
+# each ID (a pid, or a negative pid for a whole process group; 0: none, they
+# were signalled already), SIGKILL to those still there once TIMEOUT_S
+# seconds pass (checked every 20 ms: the target's JVM is gone about 40 ms
+# after SIGTERM, and a cell waits for it), then up to 5 s for them to go.
+# Fails when it had to kill. The one "stop a process" of the suite:
+# stop_pid, end_child and the lock's cleaning of a dead run use it.
+end_pids() {
+  local signal="$1" timeout_s="$2" i
+  shift 2
+  [[ $# -gt 0 ]] || return 0
+  [[ "$signal" == 0 ]] || kill -"$signal" -- "$@" 2>/dev/null || true
   for ((i = 0; i < timeout_s * 50; i++)); do
-    kill -0 -- "$pid" 2>/dev/null || return 0
+    ids_alive "$@" >/dev/null || return 0
     sleep 0.02
   done
-  kill -0 -- "$pid" 2>/dev/null || return 0
-  kill -KILL -- "$pid" 2>/dev/null || true
+  local -a left=()
+  mapfile -t left < <(ids_alive "$@")
+  [[ ${#left[@]} -gt 0 ]] || return 0
+  kill -KILL -- "${left[@]}" 2>/dev/null || true
+  for ((i = 0; i < 250; i++)); do
+    ids_alive "${left[@]}" >/dev/null || break
+    sleep 0.02
+  done
   return 1
+}
+
+# ids_alive ID...: print each ID still there (a pid running and not a zombie,
+# or a negative pid whose process group has a member); fail when none is.
+ids_alive() {
+  local id found=1
+  for id in "$@"; do
+    if [[ "$id" == -* ]]; then
+      kill -0 -- "$id" 2>/dev/null || continue
+    else
+      pid_running "$id" || continue
+    fi
+    printf '%s\n' "$id"
+    found=0
+  done
+  return "$found"
+}
+
+# stop_pid PID TIMEOUT_S: SIGTERM to PID (a negative PID: its whole process
+# group), SIGKILL once TIMEOUT_S seconds pass. Fails when it had to kill.
+stop_pid() {
+  end_pids TERM "$2" "$1"
 }
 
 # pid_running PID: the process exists and is not a zombie (kill -0 succeeds
@@ -126,20 +158,9 @@ pid_running() {
 # child ends (the target's JVM, which nobody signals). Its exit status when
 # it was reaped here, else 0.
 end_child() {
-  local pid="$1" signal="$2" timeout_s="$3" i status=0
+  local pid="$1" signal="$2" timeout_s="$3" status=0
   [[ "$pid" =~ ^[0-9]+$ ]] || return 0
-  kill -"$signal" "$pid" 2>/dev/null || true
-  for ((i = 0; i < timeout_s * 50; i++)); do
-    pid_running "$pid" || break
-    sleep 0.02
-  done
-  if pid_running "$pid"; then
-    kill -KILL "$pid" 2>/dev/null || true
-    for ((i = 0; i < 250; i++)); do
-      pid_running "$pid" || break
-      sleep 0.02
-    done
-  fi
+  end_pids "$signal" "$timeout_s" "$pid" || true
   [[ -e "/proc/$pid" ]] || return 0
   pid_running "$pid" && return 137
   wait "$pid" 2>/dev/null || status=$?

@@ -331,7 +331,7 @@ end_dead_run() {
   warn "run ${run_id:-(not named yet)} (runner pid $pid) was killed before it could clean up"
   if [[ ${#pids[@]} -gt 0 ]]; then
     say "ending what it left running: $(join_words ', ' "${names[@]}")"
-    end_pids 10 "${pids[@]}"
+    end_pids TERM 10 "${pids[@]}" || true
   fi
   if [[ -n "$tmp_dir" && -e "$tmp_dir" ]]; then
     if lock_own_tmp_dir "$tmp_dir"; then
@@ -364,23 +364,6 @@ run_pids() {
       pid="${pid%%/*}"
       [[ "$pid" == "$$" || "$pid" == "$BASHPID" ]] || printf '%s\n' "$pid"
     done | sort -un
-}
-
-# end_pids SECONDS PID...: SIGTERM to each PID, SIGKILL to those still there
-# after SECONDS (a zombie counts as gone).
-end_pids() {
-  local timeout_s="$1" pid i
-  shift
-  kill -TERM "$@" 2>/dev/null || true
-  for ((i = 0; i < timeout_s * 10; i++)); do
-    local -a alive=()
-    for pid in "$@"; do
-      pid_running "$pid" && alive+=("$pid")
-    done
-    [[ ${#alive[@]} -gt 0 ]] || return 0
-    sleep 0.1
-  done
-  kill -KILL "${alive[@]}" 2>/dev/null || true
 }
 
 # end_dead_run_container RUN_ID: a BACKEND=compose target container labelled

@@ -45,3 +45,49 @@ os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/tests/fixtures/exit-path/runner.b
     ctrl_c_once "$n"
   done
 }
+
+# ignore_term_child: start a child of this shell that ignores SIGTERM (a
+# process that must be killed); its pid is $!.
+ignore_term_child() {
+  python3 -c 'import signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+time.sleep(60)' >/dev/null 3>&- &
+}
+
+@test "end_pids: SIGKILL to what ignores SIGTERM, every pid bounded together, and it says it had to kill" {
+  local a b t0 t1 ms
+  lt_source_libs
+  ignore_term_child
+  a=$!
+  ignore_term_child
+  b=$!
+  sleep 0.3
+  t0="$(date +%s%N)"
+  run end_pids TERM 1 "$a" "$b"
+  t1="$(date +%s%N)"
+  [ "$status" -eq 1 ]
+  ! pid_running "$a"
+  ! pid_running "$b"
+  ms=$(((t1 - t0) / 1000000))
+  # One second for both, not one each.
+  [ "$ms" -lt 1900 ] || fail "two pids took $ms ms to end with a 1 s bound"
+}
+
+@test "end_pids: a process group ends whole, and a pid already gone is success" {
+  local leader
+  lt_source_libs
+  leader="$(python3 -c 'import os, subprocess, sys
+pid = os.fork()
+if pid == 0:
+    os.setpgrp()
+    subprocess.Popen(["sleep", "60"])
+    os.execvp("sleep", ["sleep", "60"])
+print(pid)' 3>&-)"
+  sleep 0.3
+  kill -0 -- "-$leader"
+  run end_pids TERM 5 "-$leader"
+  [ "$status" -eq 0 ]
+  ! kill -0 -- "-$leader" 2>/dev/null
+  run end_pids TERM 1 "$leader"
+  [ "$status" -eq 0 ]
+}
