@@ -66,8 +66,8 @@ time.sleep(60)' >/dev/null 3>&- &
   run end_pids TERM 1 "$a" "$b"
   t1="$(date +%s%N)"
   [ "$status" -eq 1 ]
-  ! pid_running "$a"
-  ! pid_running "$b"
+  ! pid_running "$a" || fail "pid $a still runs"
+  ! pid_running "$b" || fail "pid $b still runs"
   ms=$(((t1 - t0) / 1000000))
   # One second for both, not one each.
   [ "$ms" -lt 1900 ] || fail "two pids took $ms ms to end with a 1 s bound"
@@ -87,7 +87,7 @@ print(pid)' 3>&-)"
   kill -0 -- "-$leader"
   run end_pids TERM 5 "-$leader"
   [ "$status" -eq 0 ]
-  ! kill -0 -- "-$leader" 2>/dev/null
+  ! kill -0 -- "-$leader" 2>/dev/null || fail "process group $leader still has members"
   run end_pids TERM 1 "$leader"
   [ "$status" -eq 0 ]
 }
