@@ -46,22 +46,32 @@ os.execv(sys.argv[1], sys.argv[1:])' "$LT_ROOT/tests/fixtures/exit-path/runner.b
   done
 }
 
-# ignore_term_child: start a child of this shell that ignores SIGTERM (a
-# process that must be killed); its pid is $!.
+# ignore_term_child READY: start a child of this shell that ignores SIGTERM
+# (a process that must be killed); its pid is $!. It writes READY once its
+# handler is set.
 ignore_term_child() {
-  python3 -c 'import signal, time
+  python3 -c 'import signal, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-time.sleep(60)' >/dev/null 3>&- &
+open(sys.argv[1], "w").close()
+time.sleep(60)' "$1" >/dev/null 3>&- &
+}
+
+# wait_for_file FILE: up to 10 s.
+wait_for_file() {
+  local i
+  for ((i = 0; i < 500; i++)); do [[ ! -e "$1" ]] || return 0; sleep 0.02; done
+  fail "$1 never appeared"
 }
 
 @test "end_pids: SIGKILL to what ignores SIGTERM, every pid bounded together, and it says it had to kill" {
   local a b t0 t1 ms
   lt_source_libs
-  ignore_term_child
+  ignore_term_child "$BATS_TEST_TMPDIR/a"
   a=$!
-  ignore_term_child
+  ignore_term_child "$BATS_TEST_TMPDIR/b"
   b=$!
-  sleep 0.3
+  wait_for_file "$BATS_TEST_TMPDIR/a"
+  wait_for_file "$BATS_TEST_TMPDIR/b"
   t0="$(date +%s%N)"
   run end_pids TERM 1 "$a" "$b"
   t1="$(date +%s%N)"
