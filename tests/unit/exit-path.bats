@@ -84,7 +84,7 @@ wait_for_file() {
 }
 
 @test "end_pids: a process group ends whole, and a pid already gone is success" {
-  local leader
+  local leader i
   lt_source_libs
   leader="$(python3 -c 'import os, subprocess, sys
 pid = os.fork()
@@ -93,8 +93,8 @@ if pid == 0:
     subprocess.Popen(["sleep", "60"])
     os.execvp("sleep", ["sleep", "60"])
 print(pid)' 3>&-)"
-  sleep 0.3
-  kill -0 -- "-$leader"
+  for ((i = 0; i < 500; i++)); do ! kill -0 -- "-$leader" 2>/dev/null || break; sleep 0.02; done
+  kill -0 -- "-$leader" || fail "process group $leader never formed"
   run end_pids TERM 5 "-$leader"
   [ "$status" -eq 0 ]
   ! kill -0 -- "-$leader" 2>/dev/null || fail "process group $leader still has members"
