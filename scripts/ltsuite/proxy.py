@@ -31,6 +31,7 @@ from pathlib import Path
 from .cellfiles import Phases, read_cell_env, read_phases, read_text
 from .latency import percentile
 from .numbers import num
+from . import rules
 
 ACCESS_LOG = "nginx-access.log"
 ERROR_LOG = "nginx-error.log"
@@ -44,16 +45,10 @@ FIELDS = 6
 CONNECT_TIMEOUT = "upstream timed out"
 WHILE_CONNECTING = "while connecting to upstream"
 
-_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")
-_UNIT_MS = {"ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
-
-
 def duration_ms(text: str) -> int:
-    """A duration of the suite's envfile type (500ms, 10s, 1m30s) in whole milliseconds."""
-    parts = _DURATION_PART.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise ValueError(f"'{text}' is not a duration such as 500ms, 10s, 1m30s")
-    return round(sum(float(n) * _UNIT_MS[u] for n, u in parts))
+    """A duration of the suite's envfile type (500ms, 10s, 1m30s) in whole milliseconds
+    (nginx's settings take whole ms); ValueError for anything else."""
+    return round(rules.duration_ms(text, strict=True) or 0)
 
 
 class ProxyConfigError(ValueError):

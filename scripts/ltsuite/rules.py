@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import re
 
-_DURATION = re.compile(r"([0-9.]+)(ms|s|m|h)")
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000}
 
 
-def duration_ms(text: str) -> float | None:
+def duration_ms(text: str, *, strict: bool = False) -> float | None:
     """A k6 duration ("1m30s", "500ms") in milliseconds; None when it has no part k6 reads.
 
-    The one parser of k6's duration strings on the Python side (k6's own syntax: a sequence of
-    number-unit pairs, units ms, s, m, h)."""
-    parts = [float(number) * _UNIT_MS[unit] for number, unit in _DURATION.findall(text or "")]
+    The one parser of duration strings on the Python side (k6's own syntax: a sequence of
+    number-unit pairs, units ms, s, m, h). strict: the whole text must be such pairs (the
+    suite's envfile type, which nginx's settings are written from), else ValueError."""
+    pairs = _DURATION.findall(text or "")
+    if strict and (not pairs or "".join(n + u for n, u in pairs) != text):
+        raise ValueError(f"'{text}' is not a duration such as 500ms, 10s, 1m30s")
+    parts = [float(number) * _UNIT_MS[unit] for number, unit in pairs]
     if not parts:
         return None
     total = sum(parts)

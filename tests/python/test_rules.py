@@ -2,6 +2,8 @@
 thread-pool waves (the cases tests/unit/rules.bats checked on rules.jq)."""
 from pathlib import Path
 
+import pytest
+
 from ltsuite import rules
 
 
@@ -71,3 +73,15 @@ def test_durations_agree_with_the_shared_table():
 def test_requests_served_at_once_threads_or_max_connections_and_max_connections_alone_with_virtual_threads():
     assert [rules.workers(4, 8192), rules.workers(200, 10), rules.workers(4, 8192, virtual_threads=True),
             rules.workers(4, None), rules.workers(None, 16, virtual_threads=True)] == [4, 10, 8192, None, 16]
+
+
+def test_one_duration_parser_lenient_and_strict() -> None:
+    """k6's durations read leniently; the envfile type (nginx's settings) strictly, by the same parser."""
+    from ltsuite import proxy
+    assert rules.duration_ms("1m30s") == 90000
+    assert rules.duration_ms("500ms") == 500
+    assert rules.duration_ms("") is None
+    assert proxy.duration_ms("1.5s") == 1500
+    for bad in ("10", "10 s", "1.2.3s", "s"):
+        with pytest.raises(ValueError):
+            proxy.duration_ms(bad)
