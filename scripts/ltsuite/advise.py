@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from . import rules, sysctls, virtualthreads
+from .cellfiles import env_text
 from .plan import Plan
 
 #: The knobs the advice may tune: virtual threads first (their boundary, platform threads, is the
@@ -368,12 +369,7 @@ def cell_passes(row: dict[str, Any], goal: Goal, users: int) -> bool | None:
 
 def read_env(path: Path) -> dict[str, str]:
     """KEY=VALUE lines (the resolved knobs scripts/advise.sh wrote)."""
-    env = {}
-    for line in path.read_text().splitlines():
-        if "=" in line:
-            key, value = line.split("=", 1)
-            env[key] = value
-    return env
+    return env_text(path.read_text())
 
 
 def _ms(text: str) -> int:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import counters, design, row, tables
-from .cellfiles import read_cell_env
+from .cellfiles import env_text, read_cell_env
 
 PROG = "ltsuite.cell"
 
@@ -131,7 +131,7 @@ def plan(args: argparse.Namespace) -> int:
         for line in design.answers("warnings", env, machine, inspected):
             print(f"{index}\t{line}")
         if args.resolved_dir is not None:
-            chosen = dict(line.split("=", 1) for line in design.answers("resolve", env, machine, inspected))
+            chosen = env_text("\n".join(design.answers("resolve", env, machine, inspected)))
             out = args.resolved_dir / f"{index}.env"
             tmp = out.with_name(f"{out.name}.tmp.{os.getpid()}")
             tmp.write_text(with_values(settings.read_text(encoding="utf-8"), chosen), encoding="utf-8")
@@ -164,15 +164,10 @@ def machine_here(env: dict[str, str]) -> dict[str, int]:
 def resolve_text(settings: str, machine: dict[str, int] | None = None,
                  inspected: dict | None = None) -> tuple[str, list[str]]:
     """One cell's settings with its auto knobs resolved (see the module's doc), and the warnings."""
-    env = {}
-    for line in settings.splitlines():
-        if "=" in line:
-            key, value = line.split("=", 1)
-            env[key] = value
+    env = env_text(settings)
     if "auto" not in (env.get("K6_INSTANCES"), env.get("BURST_LEAD_MS"), env.get("USERS_PER_VU")):
         return with_values(settings, {}), []
-    chosen = dict(line.split("=", 1)
-                  for line in design.answers("resolve", env, machine or machine_here(env), inspected))
+    chosen = env_text("\n".join(design.answers("resolve", env, machine or machine_here(env), inspected)))
     warnings = []
     if env.get("K6_INSTANCES") == "auto" and not chosen.get("K6_INSTANCES"):
         warnings.append("K6_INSTANCES=auto: cannot choose; running 1 k6 process")

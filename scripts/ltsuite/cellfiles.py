@@ -43,19 +43,23 @@ def read_json(path: Path) -> Any:
         return None
 
 
-def read_cell_env(path: Path) -> dict[str, str] | None:
-    """cell.env as {KEY: value}: every line with a "=", split at the first one (the shell's
-    load_cell_env in scripts/lib/common.sh reads it the same way). None when the file is
-    missing."""
-    body = read_text(path)
-    if body is None:
-        return None
+def env_text(text: str) -> dict[str, str]:
+    """KEY=VALUE text (cell.env, runner.env, the knobs advise.sh resolved) as {KEY: value}, in
+    order: every line with a "=" after a non-empty key, split at the first one, the last of a
+    key winning. The one reader of such text on the Python side; the shell's load_cell_env in
+    scripts/lib/common.sh reads it the same way."""
     env: dict[str, str] = {}
-    for line in body.split("\n"):
-        if "=" in line:
-            key, value = line.split("=", 1)
+    for line in text.splitlines():
+        key, eq, value = line.partition("=")
+        if eq and key:
             env[key] = value
     return env
+
+
+def read_cell_env(path: Path) -> dict[str, str] | None:
+    """cell.env as {KEY: value} (env_text); None when the file is missing."""
+    body = read_text(path)
+    return None if body is None else env_text(body)
 
 
 @dataclass

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from . import fanout, ssm, tables
+from .cellfiles import env_text
 
 PROG = "ltsuite.testrun"
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,12 +111,7 @@ def arguments(words: list[str], own_script: bool) -> str:
 
 def env_lines(text: str) -> list[tuple[str, str]]:
     """KEY=VALUE lines as (key, value), in order, the last of a key winning."""
-    pairs: dict[str, str] = {}
-    for line in text.splitlines():
-        if "=" in line and line.split("=", 1)[0]:
-            key, value = line.split("=", 1)
-            pairs[key] = value
-    return list(pairs.items())
+    return list(env_text(text).items())
 
 
 def runner_env(plan: Plan) -> list[dict[str, Any]]:
