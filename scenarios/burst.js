@@ -13,7 +13,6 @@
 import { sleep } from 'k6';
 import * as env from './lib/env.js';
 import { helloConfig, helloIteration, helloUsers, loadOptions } from './lib/hello.js';
-import { writeSummary } from './lib/summary.js';
 import { checkTargetUp } from './lib/target.js';
 
 const config = Object.assign(helloConfig(), {
@@ -62,6 +61,4 @@ config.barrier = (data) => {
 
 export default config.usersPerVu === 1 ? helloIteration(config) : helloUsers(config);
 
-export function handleSummary(data) {
-  return writeSummary(data);
-}
+export { handleSummary } from './lib/summary.js';

@@ -8,8 +8,6 @@
 // requested address" (counted in fail_connect).
 import * as env from './lib/env.js';
 import { helloConfig, helloIteration, loadOptions } from './lib/hello.js';
-import { writeSummary } from './lib/summary.js';
-import { checkTargetUp } from './lib/target.js';
 
 const config = Object.assign(helloConfig(), {
   vus: env.int('VUS', undefined, 1),
@@ -30,12 +28,7 @@ export const options = loadOptions('keepalive', {
   noVUConnectionReuse: !config.connectionReuse && config.clientCloses,
 });
 
-export function setup() {
-  checkTargetUp(config.targetUrl);
-}
-
 export default helloIteration(config);
 
-export function handleSummary(data) {
-  return writeSummary(data);
-}
+export { setup } from './lib/target.js';
+export { handleSummary } from './lib/summary.js';

@@ -2,8 +2,6 @@
 // user calling /hello in a loop, as in the seeds' ramping k6 tests.
 import * as env from './lib/env.js';
 import { helloConfig, helloIteration, loadOptions } from './lib/hello.js';
-import { writeSummary } from './lib/summary.js';
-import { checkTargetUp } from './lib/target.js';
 
 const config = Object.assign(helloConfig(), { stages: env.stages('STAGES') });
 
@@ -15,12 +13,7 @@ export const options = loadOptions('ramp', {
   gracefulStop: config.gracefulStop,
 });
 
-export function setup() {
-  checkTargetUp(config.targetUrl);
-}
-
 export default helloIteration(config);
 
-export function handleSummary(data) {
-  return writeSummary(data);
-}
+export { setup } from './lib/target.js';
+export { handleSummary } from './lib/summary.js';

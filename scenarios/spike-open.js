@@ -3,8 +3,6 @@
 // of being hidden by users who wait (coordinated omission).
 import * as env from './lib/env.js';
 import { helloConfig, helloIteration, loadOptions } from './lib/hello.js';
-import { writeSummary } from './lib/summary.js';
-import { checkTargetUp } from './lib/target.js';
 
 const config = Object.assign(helloConfig(), {
   rate: env.int('RATE', undefined, 1),
@@ -29,12 +27,7 @@ export const options = loadOptions('spike-open', {
   gracefulStop: config.gracefulStop,
 });
 
-export function setup() {
-  checkTargetUp(config.targetUrl);
-}
-
 export default helloIteration(config);
 
-export function handleSummary(data) {
-  return writeSummary(data);
-}
+export { setup } from './lib/target.js';
+export { handleSummary } from './lib/summary.js';

@@ -3,8 +3,6 @@
 // request, so a full server slows the users down instead of piling up work.
 import * as env from './lib/env.js';
 import { helloConfig, helloIteration, loadOptions } from './lib/hello.js';
-import { writeSummary } from './lib/summary.js';
-import { checkTargetUp } from './lib/target.js';
 
 const config = Object.assign(helloConfig(), {
   vus: env.int('VUS', undefined, 1),
@@ -18,12 +16,7 @@ export const options = loadOptions('spike', {
   gracefulStop: config.gracefulStop,
 });
 
-export function setup() {
-  checkTargetUp(config.targetUrl);
-}
-
 export default helloIteration(config);
 
-export function handleSummary(data) {
-  return writeSummary(data);
-}
+export { setup } from './lib/target.js';
+export { handleSummary } from './lib/summary.js';

@@ -11,7 +11,6 @@ import * as delivered from './lib/delivered.js';
 import * as env from './lib/env.js';
 import { recordFailure } from './lib/failures.js';
 import { LOAD_THRESHOLDS, TREND_STATS, writeSummary } from './lib/summary.js';
-import { checkTargetUp } from './lib/target.js';
 import { withRequestId } from './lib/requestid.js';
 
 const config = {
@@ -73,10 +72,6 @@ function count(body) {
   else canEnterFalse.add(1);
 }
 
-export function setup() {
-  checkTargetUp(config.targetUrl);
-}
-
 // register(): POST /api/wait; its ticket, or null.
 function register() {
   waitRequests.add(1);
@@ -124,6 +119,5 @@ export default function () {
   if (config.thinkTimeMs > 0) sleep(config.thinkTimeMs / 1000);
 }
 
-export function handleSummary(data) {
-  return writeSummary(data);
-}
+export { setup } from './lib/target.js';
+export { handleSummary } from './lib/summary.js';

@@ -22,7 +22,6 @@ import { Counter, Trend } from 'k6/metrics';
 import * as env from './lib/env.js';
 import { LOAD_THRESHOLDS, TREND_STATS, writeSummary } from './lib/summary.js';
 import * as delivered from './lib/delivered.js';
-import { checkTargetUp } from './lib/target.js';
 
 const config = {
   targetUrl: env.required('TARGET_URL'),
@@ -65,10 +64,6 @@ export const options = {
     { ws_connect: ['max>=0'], ws_message: ['max>=0'], ws_close: ['max>=0'], ws_sessions: ['count>=0'] }),
   tags: env.runTags('websocket'),
 };
-
-export function setup() {
-  checkTargetUp(config.targetUrl);
-}
 
 // handshakeCause(error): why a session never opened, from k6's error text.
 function handshakeCause(error) {
@@ -160,6 +155,5 @@ export function teardown() {
   sleep(2 * config.sampleIntervalS);
 }
 
-export function handleSummary(data) {
-  return writeSummary(data);
-}
+export { setup } from './lib/target.js';
+export { handleSummary } from './lib/summary.js';

@@ -50,6 +50,12 @@ export function textLines(data) {
   return lines.join('\n') + '\n';
 }
 
+// handleSummary(data): the handleSummary() of every scenario (re-exported by
+// each: export { handleSummary } from './lib/summary.js').
+export function handleSummary(data) {
+  return writeSummary(data);
+}
+
 export function writeSummary(data) {
   const out = { stdout: textLines(data) };
   if (__ENV.SUMMARY_FILE) out[__ENV.SUMMARY_FILE] = JSON.stringify(data, null, 1);

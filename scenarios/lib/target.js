@@ -4,6 +4,12 @@ import * as env from './env.js';
 
 const healthPath = env.str('TARGET_HEALTH_PATH', '/health');
 
+// setup(): the setup() of every scenario that needs nothing more than the
+// target up (re-exported by each: export { setup } from './lib/target.js').
+export function setup() {
+  checkTargetUp(env.required('TARGET_URL'));
+}
+
 // checkTargetUp fails setup() with a message an operator can act on.
 // It also declares the delivered-load metrics (every scenario calls it from setup()).
 export function checkTargetUp(targetUrl) {
