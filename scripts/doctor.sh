@@ -143,11 +143,15 @@ main() {
   for ((i = 0; i <= window_s; i++)); do
     printf '# sample %s\n' "$i" >>"$readings/ss-listen.txt"
     listeners "$port" >>"$readings/ss-listen.txt"
+    # The counters the load's estimate reads, a second apart (docs/doctor.md, "The load").
+    printf '# sample %s\n' "$i" >>"$readings/nstat-samples.txt"
+    nstat -asz TcpPassiveOpens TcpExtListenOverflows TcpExtListenDrops >>"$readings/nstat-samples.txt"
     ((i == window_s)) || sleep_until_ms $((start_ms + (i + 1) * 1000))
   done
   nstat -asz >"$readings/nstat-after.txt"
-  [[ -z "$metrics_pid" ]] || wait "$metrics_pid" || printf 'doctor: the actuator metrics were not read\n' >&2
+  # The window is the time between the two snapshots, not what the actuator's reads took after it.
   printf 'elapsed_ms\t%s\n' $(($(now_ms) - start_ms)) >>"$readings/meta.tsv"
+  [[ -z "$metrics_pid" ]] || wait "$metrics_pid" || printf 'doctor: the actuator metrics were not read\n' >&2
   ss -tanH state time-wait state syn-recv >"$readings/sockets.txt"
   py report "$readings" "$out"
   printf 'doctor: wrote %s/doctor.md, doctor.json and reproduce.matrix (make run-matrix MATRIX=%s/reproduce.matrix runs it in the lab)\n' "$out" "$out" >&2

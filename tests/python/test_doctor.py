@@ -188,7 +188,7 @@ def test_the_matrix_carries_the_hosts_settings():
     assert "TOMCAT_ACCEPT_COUNT=10000" in lines
     assert "SOMAXCONN=128" in lines
     assert "TOMCAT_MAX_CONNECTIONS=8192" in lines
-    assert "VUS=8321 16642" in lines  # max-connections + min(10000, 128) + 1, and twice that
+    assert "# the server holds 8321 users at once (max-connections + backlog + 1)" in text  # 8192 + 128 + 1
     assert "#   make run-matrix MATRIX=results/doctor-x/reproduce.matrix" in text
     assert "make advise" in text
 
@@ -205,8 +205,9 @@ def test_without_the_actuator_the_matrix_takes_the_backlog_as_accept_count():
     r = read("overflows")
     text = doctor.reproduce_matrix(r, "m")
     assert "TOMCAT_ACCEPT_COUNT=128" in text.splitlines()
-    assert "TOMCAT_MAX_THREADS" not in text
+    assert not [line for line in text.splitlines() if line.startswith("TOMCAT_MAX_THREADS=")]
     assert not [line for line in text.splitlines() if line.startswith("VUS=")]
+    assert "# VUS: the suite's default; set it to the incident's users" in text
 
 
 # ---- A listener started under an older somaxconn ----------------------------------------------
@@ -235,7 +236,8 @@ def test_the_overflows_capacity_is_the_listeners_own_backlog_not_the_settings():
 def test_a_listener_capped_at_start_is_reproduced_with_its_own_backlog():
     text = doctor.reproduce_matrix(read("capped-at-start"), "m")
     lines = [line for line in text.splitlines() if not line.startswith("#")]
-    assert {"TOMCAT_ACCEPT_COUNT=1000", "TOMCAT_MAX_CONNECTIONS=2", "SOMAXCONN=128", "VUS=131 262"} <= set(lines)
+    assert {"TOMCAT_ACCEPT_COUNT=1000", "TOMCAT_MAX_CONNECTIONS=2", "SOMAXCONN=128"} <= set(lines)
+    assert "# the server holds 131 users at once (max-connections + backlog + 1)" in text
     assert "SOMAXCONN=4096" not in lines
     assert "# SOMAXCONN is the listener's backlog, 128, not the host's 4096 now" in text
 
@@ -245,14 +247,14 @@ def test_a_backlog_above_what_listen_would_give_now_is_reproduced_too():
     r.sysctls["net.core.somaxconn"] = "64"  # lowered after the listener started with 128
     assert "backlog-capped-at-start" not in {f.id for f in doctor.findings(r)}
     lines = doctor.reproduce_matrix(r, "m").splitlines()
-    assert {"TOMCAT_ACCEPT_COUNT=1000", "SOMAXCONN=128", "VUS=131 262"} <= set(lines)
+    assert {"TOMCAT_ACCEPT_COUNT=1000", "SOMAXCONN=128", "# the server holds 131 users at once (max-connections + backlog + 1)"} <= set(lines)
 
 
 def test_a_backlog_above_the_accept_count_is_reproduced_with_the_backlog_as_accept_count():
     r = read("capped-at-start")
     r.tomcat.accept_count = 100  # something other than accept-count asked listen() for 128
     lines = doctor.reproduce_matrix(r, "m").splitlines()
-    assert {"TOMCAT_ACCEPT_COUNT=128", "SOMAXCONN=4096", "VUS=131 262"} <= set(lines)
+    assert {"TOMCAT_ACCEPT_COUNT=128", "SOMAXCONN=4096", "# the server holds 131 users at once (max-connections + backlog + 1)"} <= set(lines)
 
 
 def test_without_the_actuator_a_backlog_below_somaxconn_is_not_called_capped():
@@ -417,3 +419,57 @@ def test_an_actuator_without_server_properties_gives_nothing():
     finally:
         actuator.shutdown()
     assert (run.returncode, run.stdout) == (1, "")
+
+
+# ---- The load of the window ------------------------------------------------------------------
+# stale-somaxconn-load: a real reading (this machine, kernel 6.18): the suite's target started under
+# somaxconn 8 (accept-count 10000, max-connections 8, 4 threads), somaxconn raised to 4096 after,
+# and k6's keepalive scenario with 40 users asking /hello?delayMs=200; the doctor's 8 s window began
+# 1.5 s into the load.
+
+
+def test_the_load_is_estimated_from_the_window_with_each_figures_source():
+    load = doctor.estimate_load(read("stale-somaxconn-load"))
+    assert load.service_ms.value == 202.2  # (148.454 - 116.715) s / (733 - 576) requests
+    assert load.service_ms.sureness == "measured"
+    assert load.requests_per_s.value == 19.6  # 157 requests in 8.0 s: 4 threads at 200 ms
+    assert load.held.value == 17  # 8 connections + 9 in the queue
+    assert load.waiting.value == 24  # the median of the seconds' rises 23, 24, 24
+    assert load.waiting.sureness.startswith("estimate")
+    assert load.users.value == 41  # the load had 40
+    assert load.new_connections_per_s.value == 12.0  # (25 passive opens + 71 drops) / 8 s
+    assert load.new_connections_per_s.sureness.startswith("upper bound")
+    assert load.busy_threads.value == 4
+
+
+def test_the_load_is_written_as_the_keepalive_scenarios_knobs_with_no_axis():
+    text = doctor.reproduce_matrix(read("stale-somaxconn-load"), "m")
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    assert {"SCENARIO=keepalive", "CONNECTION_REUSE=1", "VUS=41", "DELAY_MS=202", "DURATION=8s",
+            "REQUESTS_PER_VU=40", "SOMAXCONN=8", "GOAL_FAILED_RATE=0"} <= set(lines)
+    assert not [line for line in lines if " " in line.split("=", 1)[1] and not line.startswith("TUNE=")]
+    assert "# VUS: 17 held by the server + 24 waiting" in text
+    assert "#   make advise MATRIX=m" in text
+
+
+def test_no_overflow_means_no_user_waiting():
+    r = read("stale-somaxconn-load")
+    r.counters["TcpExtListenOverflows"] = 0
+    assert doctor.estimate_load(r).waiting.value == 0
+
+
+def test_overflows_not_on_this_ports_full_queue_leave_the_users_unknown():
+    r = read("stale-somaxconn-load")
+    for lst in r.listeners:
+        lst.queue_peak = 1
+    load = doctor.estimate_load(r)
+    assert load.waiting.value is None and load.users.value is None
+    assert "VUS=" not in "".join(line for line in doctor.reproduce_matrix(r, "m").splitlines() if not line.startswith("#"))
+
+
+def test_without_http_server_requests_the_endpoints_time_is_unknown():
+    r = read("stale-somaxconn-load")
+    r.tomcat.service_ms, r.tomcat.requests = None, None
+    load = doctor.estimate_load(r)
+    assert load.service_ms.value is None and load.service_ms.sureness == "unknown"
+    assert "DELAY_MS=" not in doctor.reproduce_matrix(r, "m")
