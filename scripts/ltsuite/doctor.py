@@ -74,6 +74,9 @@ class Listener:
     backlog: int
     queue_now: int
     queue_peak: int
+    #: The n-th listener of this address and port in ss's order (1: the first): several sockets
+    #: listen on one address and port with SO_REUSEPORT, each with its own backlog and queue.
+    nth: int = 1
 
 
 @dataclass
@@ -155,19 +158,33 @@ def _port_of(endpoint: str) -> int | None:
 
 
 def parse_listeners(text: str, port: int) -> list[Listener]:
-    """The port's listeners from `ss -ltnH` samples: the backlog of the last sample, the queue
-    now (last sample) and its peak (every sample)."""
-    found: dict[str, Listener] = {}
+    """The port's listeners from `ss -ltnH` samples (each after a line "# sample N"): the backlog
+    of the last sample, the queue now (last sample) and its peak (every sample). A listener is
+    its address as ss prints it (127.0.0.1, [::1], [::ffff:198.18.0.1] of a dual-stack socket
+    that took an IPv4 address, *) and, where several sockets listen on one address and port
+    (SO_REUSEPORT), its place among them in the sample (ss lists them in the kernel's listening
+    hash's order, the same from one sample to the next while none starts or ends)."""
+    found: dict[tuple[str, int], Listener] = {}
+    seen: dict[str, int] = {}
     for line in text.splitlines():
+        if line.startswith("# sample"):
+            seen = {}
+            continue
         fields = line.split()
         if len(fields) < 5 or fields[0] != "LISTEN" or _port_of(fields[3]) != port:
             continue
         recv_q, send_q = int(fields[1]), int(fields[2])
         addr = fields[3].rsplit(":", 1)[0]
-        old = found.get(addr)
+        seen[addr] = seen.get(addr, 0) + 1
+        old = found.get((addr, seen[addr]))
         peak = max(recv_q, old.queue_peak) if old else recv_q
-        found[addr] = Listener(addr, port, send_q, recv_q, peak)
+        found[(addr, seen[addr])] = Listener(addr, port, send_q, recv_q, peak, seen[addr])
     return list(found.values())
+
+
+def listener_name(lst: Listener) -> str:
+    """address:port, with "#N" for the N-th of several sockets on one address and port."""
+    return f"{lst.addr}:{lst.port}" + (f"#{lst.nth}" if lst.nth > 1 else "")
 
 
 def parse_sockets(text: str, port_range: tuple[int, int] | None) -> tuple[int, int, dict[str, int]]:
@@ -413,7 +430,7 @@ def backlog_findings(r: Readings) -> list[Finding]:
     for lst in r.listeners:
         if somaxconn is not None and accept_count is not None and lst.backlog < listen_backlog(accept_count, somaxconn):
             rule = listen_backlog(accept_count, somaxconn)
-            evidence: dict[str, Any] = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog,
+            evidence: dict[str, Any] = {"listener": listener_name(lst), "backlog": lst.backlog,
                                         "accept_count": accept_count, "somaxconn": somaxconn, "backlog_rule": rule}
             text = (f"your listener on :{lst.port} has a backlog of {lst.backlog}, below the {rule} = "
                     f"min(accept-count {accept_count}, net.core.somaxconn {somaxconn}) a listen() gets now: it "
@@ -430,7 +447,7 @@ def backlog_findings(r: Readings) -> list[Finding]:
             continue
         if somaxconn is None or lst.backlog != somaxconn:
             continue
-        evidence = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog, "somaxconn": somaxconn}
+        evidence = {"listener": listener_name(lst), "backlog": lst.backlog, "somaxconn": somaxconn}
         if accept_count is not None:
             if accept_count <= somaxconn:
                 continue
@@ -795,8 +812,11 @@ def summary(r: Readings, found: list[Finding]) -> str:
     lines = [f"doctor: port {r.port}, window {r.window_s:g} s, kernel {r.kernel} (read-only: no sysctl "
              f"changed, no listener opened, no load sent)"]
     for lst in r.listeners:
-        lines.append(f"  listener {lst.addr}:{lst.port} backlog={lst.backlog} queue now={lst.queue_now} "
+        lines.append(f"  listener {listener_name(lst)} backlog={lst.backlog} queue now={lst.queue_now} "
                      f"peak={lst.queue_peak}")
+    if r.tomcat and r.tomcat.skipped:
+        lines.append(f"  the actuator was slow: {len(r.tomcat.skipped)} reads skipped at their sample's deadline, "
+                     f"not read late ({', '.join(r.tomcat.skipped[:6])}{', ...' if len(r.tomcat.skipped) > 6 else ''})")
     for f in found:
         lines.append(f"  [{f.severity}] {f.id}: {f.text}")
     return "\n".join(lines) + "\n"
@@ -813,7 +833,7 @@ def to_markdown(r: Readings, found: list[Finding]) -> str:
             out.append("  Evidence: " + ", ".join(f"{k}={v}" for k, v in f.evidence.items()))
     out += ["", "## Listeners", "", "| address | port | backlog | queue now | queue peak |",
             "|---|---|---|---|---|"]
-    out += [f"| {lst.addr} | {lst.port} | {lst.backlog} | {lst.queue_now} | {lst.queue_peak} |"
+    out += [f"| {lst.addr}{f' #{lst.nth}' if lst.nth > 1 else ''} | {lst.port} | {lst.backlog} | {lst.queue_now} | {lst.queue_peak} |"
             for lst in r.listeners]
     out += ["", "## Sysctls", "", "| sysctl | value |", "|---|---|"]
     out += [f"| {name} | {r.sysctls.get(name, '')} |" for name in SYSCTLS]
@@ -896,8 +916,8 @@ def sample_metrics(base: str, seconds: int) -> list[str]:
     """metrics.tsv's lines: METRICS every second from now, seconds + 1 samples, and
     http.server.requests' totals (request_totals) in the first sample and the last. Each
     sample's reads end within SAMPLE_BUDGET of its second (each GET's timeout is what is left
-    of it): what a sample could not read by then is named in a line "N<TAB>skipped<TAB>NAME"
-    rather than read late, so the window ends on time however slow the actuator is."""
+    of it): what a sample could not read by then, or whose GET the deadline cut, is named in a
+    line "N<TAB>skipped<TAB>NAME" rather than read late, so the window ends on time however slow the actuator is."""
     start, lines = time.monotonic(), []
     for i in range(seconds + 1):
         deadline = start + i + SAMPLE_BUDGET
@@ -915,6 +935,8 @@ def sample_metrics(base: str, seconds: int) -> list[str]:
             value = metric_value(f"{base.rstrip('/')}/metrics/{name}", left)
             if value is not None:
                 lines.append(f"{i}\t{name}\t{value}")
+            elif time.monotonic() >= deadline - 0.05:
+                lines.append(f"{i}\tskipped\t{name}")  # its GET ran into the deadline
         if i < seconds:
             time.sleep(max(0.0, start + i + 1 - time.monotonic()))
     return lines

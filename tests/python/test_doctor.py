@@ -2,6 +2,7 @@
 scripts/doctor.sh writes into readings/; one reading of this machine with each situation's
 numbers set)."""
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -173,7 +174,7 @@ def test_the_report_files(tmp_path, name):
     assert "read-only: no sysctl changed" in text
     data = json.loads((out / "doctor.json").read_text())
     assert data["read_only"] is True
-    assert set(data["listeners"][0]) == {"addr", "port", "backlog", "queue_now", "queue_peak"}
+    assert set(data["listeners"][0]) == {"addr", "port", "backlog", "queue_now", "queue_peak", "nth"}
     assert set(data["findings"][0]) == {"id", "severity", "text", "evidence"}
     assert data["sysctls"]["net.core.somaxconn"] is not None
     assert (out / "doctor.md").read_text().startswith("# Doctor: port 8080")
@@ -288,7 +289,10 @@ def serve(answer):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a client that gave up (a slow actuator's deadline)
 
         def log_message(self, *args):
             pass
@@ -473,3 +477,56 @@ def test_without_http_server_requests_the_endpoints_time_is_unknown():
     load = doctor.estimate_load(r)
     assert load.service_ms.value is None and load.service_ms.sureness == "unknown"
     assert "DELAY_MS=" not in doctor.reproduce_matrix(r, "m")
+
+
+# ---- Listeners of several families, several on one port; a slow actuator ----------------------
+#: `ss -ltnH 'sport = :18080'` of a namespace of this machine: two SO_REUSEPORT listeners on
+#: 127.0.0.1 (backlogs 7 and 5, 3 connections in the second's queue) and an IPv6 one on ::1
+#: (backlog 9, 2 queued); the third sample adds a dual-stack listener's IPv4-mapped address.
+SS_SAMPLES = """# sample 0
+LISTEN 0      7      127.0.0.1:18080 0.0.0.0:*
+LISTEN 3      5      127.0.0.1:18080 0.0.0.0:*
+LISTEN 2      9          [::1]:18080    [::]:*
+# sample 1
+LISTEN 1      7      127.0.0.1:18080 0.0.0.0:*
+LISTEN 0      5      127.0.0.1:18080 0.0.0.0:*
+LISTEN 0      9          [::1]:18080    [::]:*
+# sample 2
+LISTEN 0      7      127.0.0.1:18080 0.0.0.0:*
+LISTEN 0      5      127.0.0.1:18080 0.0.0.0:*
+LISTEN 0      9          [::1]:18080    [::]:*
+LISTEN 4      128    [::ffff:198.18.0.1]:18080 *:*
+"""
+
+
+def test_several_listeners_on_one_address_and_port_keep_their_own_queues():
+    got = doctor.parse_listeners(SS_SAMPLES, 18080)
+    assert [(doctor.listener_name(x), x.backlog, x.queue_now, x.queue_peak) for x in got] == [
+        ("127.0.0.1:18080", 7, 0, 1), ("127.0.0.1:18080#2", 5, 0, 3), ("[::1]:18080", 9, 0, 2),
+        ("[::ffff:198.18.0.1]:18080", 128, 4, 4)]
+
+
+def test_a_slow_actuator_does_not_stretch_the_window_and_its_skipped_reads_are_named():
+    def slow(path):
+        time.sleep(0.7)
+        return actuator_answer(path)
+    server, _ = serve(slow)
+    try:
+        start = time.monotonic()
+        lines = doctor.sample_metrics(f"http://127.0.0.1:{server.server_address[1]}/actuator", 1)
+        took = time.monotonic() - start
+    finally:
+        server.shutdown()
+    # Two samples, each cut at 0.9 s of its second: about 1.9 s, not 3 metrics x 0.7 s x 2.
+    assert took < 2.3
+    assert "0\ttomcat.threads.busy\t3.0" in lines
+    assert "0\tskipped\ttomcat.threads.config.max" in lines
+    tomcat = doctor.parse_tomcat(None, "\n".join(lines))
+    assert "sample 1: tomcat.threads.config.max" in tomcat.skipped
+
+
+def test_the_summary_names_the_reads_a_slow_actuator_skipped():
+    r = read("stale-somaxconn-load")
+    r.tomcat.skipped = ["sample 3: tomcat.threads.busy"]
+    assert ("  the actuator was slow: 1 reads skipped at their sample's deadline, not read late "
+            "(sample 3: tomcat.threads.busy)") in doctor.summary(r, doctor.findings(r)).splitlines()
