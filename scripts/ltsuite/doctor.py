@@ -720,7 +720,9 @@ def estimate_load(r: Readings) -> LoadEstimate:
 def load_knobs(load: LoadEstimate, elapsed_s: float) -> list[str]:
     """The estimate as the knobs of the suite's keepalive scenario: the users (VUS) on kept-alive
     connections (CONNECTION_REUSE=1) for as long as the window (DURATION), each asking for
-    the endpoint's time (DELAY_MS) often enough to stay busy all along (REQUESTS_PER_VU);
+    the endpoint's time (DELAY_MS) as many times as take half of DURATION one after the other
+    (REQUESTS_PER_VU: a run whose users are all let in ends them with time to spare, and make
+    advise judges it; users the server leaves waiting cannot, as on the host);
     comment lines say where each came from. Nothing for a figure left unknown."""
     out = ["# The load, estimated from the window (doctor.json's load: each figure's source and sureness):",
            "SCENARIO=keepalive", "CONNECTION_REUSE=1"]
@@ -733,7 +735,9 @@ def load_knobs(load: LoadEstimate, elapsed_s: float) -> list[str]:
         out.append(f"DELAY_MS={delay}")
     else:
         out.append("# DELAY_MS: the suite's default; no http.server.requests told the endpoint's time")
-    out.append(f"REQUESTS_PER_VU={max(1, -(-duration * 1000 // delay))}")
+    out.append("# REQUESTS_PER_VU: a user served at once needs half of DURATION for them (the endpoint's time grows "
+               "under load), so a setting that lets every user in can finish them all")
+    out.append(f"REQUESTS_PER_VU={max(1, duration * 1000 // (2 * delay))}")
     if load.users.value is not None:
         out.append(f"# VUS: {load.held.value:g} held by the server + {load.waiting.value:g} waiting "
                    f"({load.waiting.source}; {load.waiting.sureness})")
