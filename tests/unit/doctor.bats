@@ -22,7 +22,7 @@ doctor_copy() {
   local module
   mkdir -p "$1/ltsuite"
   cp "$LT_ROOT/scripts/doctor.sh" "$1/"
-  for module in __init__ doctor rules counters cellfiles numbers; do
+  for module in __init__ doctor doctorcompare rules counters cellfiles numbers; do
     cp "$LT_ROOT/scripts/ltsuite/$module.py" "$1/ltsuite/"
   done
   chmod -R a+rX "$1"
@@ -117,6 +117,33 @@ EOF
   [ -s "$BATS_TEST_TMPDIR/out/doctor.json" ]
   run find "$copy" -name __pycache__
   assert_output ""
+}
+
+@test "BEFORE: a reading of the same host and port is compared after the window; another, or none, is refused before it" {
+  local copy="$BATS_TEST_TMPDIR/host"
+  doctor_copy "$copy"
+  doctor_fake_host "$BATS_TEST_TMPDIR/bin" "$$"
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s --out "$BATS_TEST_TMPDIR/first"
+  assert_success
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s \
+    --before "$BATS_TEST_TMPDIR/first" --out "$BATS_TEST_TMPDIR/second"
+  assert_success
+  assert_line "  settings changed: none"
+  assert_line --partial "  findings gone: none; new: none; still there: nothing-found"
+  jq -e '[.changes[] | select(.changed)] == []' "$BATS_TEST_TMPDIR/second/compare.json"
+  # A directory that holds no reading, and a reading of another port: exit 2, no window read.
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s \
+    --before "$BATS_TEST_TMPDIR" --out "$BATS_TEST_TMPDIR/third"
+  assert_failure 2
+  assert_output --partial "doctor: $BATS_TEST_TMPDIR/doctor.json: not a doctor's reading"
+  [ ! -e "$BATS_TEST_TMPDIR/third" ]
+  jq '.port = 9090' "$BATS_TEST_TMPDIR/first/doctor.json" >"$BATS_TEST_TMPDIR/other.json"
+  mv "$BATS_TEST_TMPDIR/other.json" "$BATS_TEST_TMPDIR/first/doctor.json"
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s \
+    --before "$BATS_TEST_TMPDIR/first" --out "$BATS_TEST_TMPDIR/third"
+  assert_failure 2
+  assert_output "doctor: $BATS_TEST_TMPDIR/first/doctor.json: a reading of port 9090 on $(uname -n), not of port 8080 on $(uname -n): compare two readings of the same host and port"
+  [ ! -e "$BATS_TEST_TMPDIR/third" ]
 }
 
 @test "open files of a process whose /proc/PID/fd cannot be listed are unmeasured (empty), not 0" {
