@@ -663,8 +663,9 @@ class LoadEstimate:
 #: What a user the server has no room for adds to ListenOverflows a second while it waits: its
 #: connection's handshake ends in a dropped final ACK (the queue is full) and its client keeps
 #: retransmitting. Measured on this kernel (6.18): 40 kept-alive users against a server holding
-#: 17 (8 connections + backlog 8 + 1) rose ListenOverflows by 23 a second, one a waiting user
-#: (docs/doctor.md, "The load").
+#: 17 (8 connections + backlog 8 + 1) rose ListenOverflows by a median 23 a second in the seconds
+#: it rose, one a waiting user (reading results/doctor-20261129-004827 of docs/doctor.md; the
+#: recorded reading tests/python/fixtures/doctor/stale-somaxconn-load: 24, 40 users).
 OVERFLOWS_PER_WAITING_USER_S = 1.0
 
 
