@@ -3,7 +3,9 @@
 # a listener that asked listen() for 100 under somaxconn=8 gets a backlog of 8
 # and the capped finding; a bounded burst of 30 connects past its full queue
 # during the window gives the overflow finding with the namespace's own count;
-# the doctor changes no sysctl and no listener.
+# the doctor changes no sysctl and no listener. The stale-somaxconn incident
+# under a real k6 load: the doctor's reproduce.matrix, run by run-matrix.sh,
+# gives the host's findings and its overflows a second within a factor of two.
 # shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
 
 NS="${LT_DOCTOR_NS:-ltsuite-doctor}"
