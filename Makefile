@@ -106,8 +106,8 @@ compare: ## Compare two runs cell by cell (A=<run-id> B=<run-id> THRESHOLD_PCT=5
 
 # Read-only: reads the host's listener, sysctls, counters and limits for WINDOW; changes nothing.
 .PHONY: doctor
-doctor: ## Check this host's listener on PORT (8080) for the failures the suite reproduces, read-only (ACTUATOR=URL, WINDOW=10s); writes results/doctor-<id>/
-	scripts/doctor.sh --port $(call shq,$(or $(PORT),8080)) --window $(call shq,$(or $(WINDOW),10s)) $(if $(ACTUATOR),--actuator $(call shq,$(ACTUATOR)))
+doctor: ## Check this host's listener on PORT (8080) for the failures the suite reproduces, read-only (ACTUATOR=URL, WINDOW=10s, BEFORE=results/doctor-X: what changed since that reading); writes results/doctor-<id>/
+	scripts/doctor.sh --port $(call shq,$(or $(PORT),8080)) --window $(call shq,$(or $(WINDOW),10s)) $(if $(ACTUATOR),--actuator $(call shq,$(ACTUATOR))) $(if $(BEFORE),--before $(call shq,$(BEFORE)))
 
 .PHONY: sysctls
 sysctls: ## Write env/defaults.env's kernel sections from the kernel knobs' table (env/sysctls.tsv)

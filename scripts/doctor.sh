@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Summary: check a live host for the listen-queue failures the suite reproduces, read-only.
-# Usage: scripts/doctor.sh [--port 8080] [--actuator URL] [--window 10s] [--out DIR]
+# Usage: scripts/doctor.sh [--port 8080] [--actuator URL] [--window 10s] [--out DIR] [--before DIR]
 #
 # Reads, over the window: the port's listeners (ss -ltn: backlog as Send-Q, accept queue as
 # Recv-Q, every second), the sysctls that matter (/proc/sys), nstat's counters (before and
@@ -9,7 +9,9 @@
 # /configprops/server, else /configprops, only the three it reads are written) and metrics.
 # It writes nothing but its own directory: no sysctl, no listener, no load (the
 # actuator GETs aside). Findings, doctor.json, doctor.md and reproduce.matrix come from
-# ltsuite/doctor.py beside this script (Python's standard library only).
+# ltsuite/doctor.py beside this script (Python's standard library only). With --before, a
+# reading of the same host and port the doctor wrote earlier, what changed since (settings,
+# listeners, rates, findings) from ltsuite/doctorcompare.py, in compare.md and compare.json.
 #
 # Needs bash, iproute2 (ss, nstat) and python3. To run it on another host, copy this script
 # and the ltsuite/ directory beside it (docs/doctor.md).
@@ -92,15 +94,16 @@ default_out() {
 }
 
 main() {
-  local port=8080 actuator="" window=10s out="" window_s i readings start_ms
+  local port=8080 actuator="" window=10s out="" before="" window_s i readings start_ms
   while (($#)); do
     case "$1" in
       --port) port="${2:-}"; shift 2 || die "--port needs a value" ;;
       --actuator) actuator="${2:-}"; shift 2 || die "--actuator needs a value" ;;
       --window) window="${2:-}"; shift 2 || die "--window needs a value" ;;
       --out) out="${2:-}"; shift 2 || die "--out needs a value" ;;
+      --before) before="${2:-}"; shift 2 || die "--before needs a value" ;;
       -h | --help) sed -n 's/^# \(Summary\|Usage\):/\1:/p' "${BASH_SOURCE[0]}"; return 0 ;;
-      *) die "unknown argument '$1' (--port, --actuator, --window, --out)" ;;
+      *) die "unknown argument '$1' (--port, --actuator, --window, --out, --before)" ;;
     esac
   done
   if [[ ! "$port" =~ ^[0-9]{1,5}$ ]] || ((10#$port < 1 || 10#$port > 65535)); then
@@ -113,6 +116,9 @@ main() {
   command -v nstat >/dev/null || die "needs iproute2's nstat"
   command -v python3 >/dev/null || die "needs python3"
   [[ -n "$(listeners "$port")" ]] || die "nothing listens on TCP port $port here (ss -ltn)"
+  if [[ -n "$before" ]]; then
+    PYTHONPATH="$DOCTOR_DIR" python3 -B -S -m ltsuite.doctorcompare check "$before" "$port" "$(uname -n)" || exit 2
+  fi
 
   [[ -n "$out" ]] || out="$(default_out "$(date -u +%Y%m%d-%H%M%S)")"
   [[ ! -e "$out" ]] || die "$out exists already"
@@ -143,13 +149,18 @@ main() {
   for ((i = 0; i <= window_s; i++)); do
     printf '# sample %s\n' "$i" >>"$readings/ss-listen.txt"
     listeners "$port" >>"$readings/ss-listen.txt"
+    # The counters the load's estimate reads, a second apart (docs/doctor.md, "The load").
+    printf '# sample %s\n' "$i" >>"$readings/nstat-samples.txt"
+    nstat -asz TcpPassiveOpens TcpExtListenOverflows TcpExtListenDrops >>"$readings/nstat-samples.txt"
     ((i == window_s)) || sleep_until_ms $((start_ms + (i + 1) * 1000))
   done
   nstat -asz >"$readings/nstat-after.txt"
-  [[ -z "$metrics_pid" ]] || wait "$metrics_pid" || printf 'doctor: the actuator metrics were not read\n' >&2
+  # The window is the time between the two snapshots, not what the actuator's reads took after it.
   printf 'elapsed_ms\t%s\n' $(($(now_ms) - start_ms)) >>"$readings/meta.tsv"
+  [[ -z "$metrics_pid" ]] || wait "$metrics_pid" || printf 'doctor: the actuator metrics were not read\n' >&2
   ss -tanH state time-wait state syn-recv >"$readings/sockets.txt"
   py report "$readings" "$out"
+  [[ -z "$before" ]] || PYTHONPATH="$DOCTOR_DIR" python3 -B -S -m ltsuite.doctorcompare "$before" "$out"
   printf 'doctor: wrote %s/doctor.md, doctor.json and reproduce.matrix (make run-matrix MATRIX=%s/reproduce.matrix runs it in the lab)\n' "$out" "$out" >&2
 }
 

@@ -32,6 +32,7 @@ import copy
 import json
 import sys
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -73,6 +74,9 @@ class Listener:
     backlog: int
     queue_now: int
     queue_peak: int
+    #: The n-th listener of this address and port in ss's order (1: the first): several sockets
+    #: listen on one address and port with SO_REUSEPORT, each with its own backlog and queue.
+    nth: int = 1
 
 
 @dataclass
@@ -85,6 +89,11 @@ class Tomcat:
     threads_busy_peak: float | None = None
     threads_max: float | None = None
     connections_peak: float | None = None
+    #: http.server.requests over the window: requests served and their mean time (ms).
+    requests: int | None = None
+    service_ms: float | None = None
+    #: "sample N: NAME" of every metric a sample left unread at its deadline (sample_metrics).
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def virtual_threads(self) -> bool | None:
@@ -113,6 +122,8 @@ class Readings:
     on_port: dict[str, int]
     process: dict[str, str]
     tomcat: Tomcat | None
+    #: The rise of each counter of nstat-samples.txt from one sample to the next (one a second).
+    steps: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -147,19 +158,33 @@ def _port_of(endpoint: str) -> int | None:
 
 
 def parse_listeners(text: str, port: int) -> list[Listener]:
-    """The port's listeners from `ss -ltnH` samples: the backlog of the last sample, the queue
-    now (last sample) and its peak (every sample)."""
-    found: dict[str, Listener] = {}
+    """The port's listeners from `ss -ltnH` samples (each after a line "# sample N"): the backlog
+    of the last sample, the queue now (last sample) and its peak (every sample). A listener is
+    its address as ss prints it (127.0.0.1, [::1], [::ffff:198.18.0.1] of a dual-stack socket
+    that took an IPv4 address, *) and, where several sockets listen on one address and port
+    (SO_REUSEPORT), its place among them in the sample (ss lists them in the kernel's listening
+    hash's order, the same from one sample to the next while none starts or ends)."""
+    found: dict[tuple[str, int], Listener] = {}
+    seen: dict[str, int] = {}
     for line in text.splitlines():
+        if line.startswith("# sample"):
+            seen = {}
+            continue
         fields = line.split()
         if len(fields) < 5 or fields[0] != "LISTEN" or _port_of(fields[3]) != port:
             continue
         recv_q, send_q = int(fields[1]), int(fields[2])
         addr = fields[3].rsplit(":", 1)[0]
-        old = found.get(addr)
+        seen[addr] = seen.get(addr, 0) + 1
+        old = found.get((addr, seen[addr]))
         peak = max(recv_q, old.queue_peak) if old else recv_q
-        found[addr] = Listener(addr, port, send_q, recv_q, peak)
+        found[(addr, seen[addr])] = Listener(addr, port, send_q, recv_q, peak, seen[addr])
     return list(found.values())
+
+
+def listener_name(lst: Listener) -> str:
+    """address:port, with "#N" for the N-th of several sockets on one address and port."""
+    return f"{lst.addr}:{lst.port}" + (f"#{lst.nth}" if lst.nth > 1 else "")
 
 
 def parse_sockets(text: str, port_range: tuple[int, int] | None) -> tuple[int, int, dict[str, int]]:
@@ -290,17 +315,30 @@ def parse_tomcat(configprops: Any, metrics_text: str | None) -> Tomcat | None:
     """Tomcat from the actuator's answers; None when it gave neither."""
     props = _server_props(configprops)
     peaks: dict[str, float] = {}
+    totals: dict[str, list[float]] = {}
+    skipped: list[str] = []
     for line in (metrics_text or "").splitlines():
         fields = line.split("\t")
-        if len(fields) == 3:
-            try:
-                value = float(fields[2])
-            except ValueError:
-                continue
+        if len(fields) != 3:
+            continue
+        if fields[1] == "skipped":
+            skipped.append(f"sample {fields[0]}: {fields[2]}")
+            continue
+        try:
+            value = float(fields[2])
+        except ValueError:
+            continue
+        if fields[1].startswith(REQUESTS + ":"):
+            totals.setdefault(fields[1].split(":", 1)[1], []).append(value)
+        else:
             peaks[fields[1]] = max(value, peaks.get(fields[1], value))
-    if props is None and not peaks:
+    if props is None and not peaks and not totals:
         return None
     props = props or {}
+    count, total = totals.get("COUNT", []), totals.get("TOTAL_TIME", [])
+    requests = int(count[-1] - count[0]) if len(count) >= 2 else None
+    service_ms = (round(1000 * (total[-1] - total[0]) / requests, 1)
+                  if requests and len(total) >= 2 else None)
     return Tomcat(
         accept_count=_prop(props, "tomcat", "acceptCount"),
         max_connections=_prop(props, "tomcat", "maxConnections"),
@@ -308,7 +346,24 @@ def parse_tomcat(configprops: Any, metrics_text: str | None) -> Tomcat | None:
         threads_busy_peak=peaks.get("tomcat.threads.busy"),
         threads_max=peaks.get("tomcat.threads.config.max"),
         connections_peak=peaks.get("tomcat.connections.current"),
+        requests=requests, service_ms=service_ms, skipped=skipped,
     )
+
+
+def parse_steps(text: str) -> dict[str, list[int]]:
+    """The rise of each counter from one `nstat -asz NAME...` sample to the next, the samples
+    each after a line "# sample N" (nstat-samples.txt): one list a counter, a rise a second."""
+    samples: list[dict[str, int]] = []
+    for line in text.splitlines():
+        if line.startswith("# sample"):
+            samples.append({})
+            continue
+        fields = line.split()
+        if samples and len(fields) >= 2 and fields[1].isdigit():
+            samples[-1][fields[0]] = int(fields[1])
+    names = sorted({name for sample in samples for name in sample})
+    return {name: [b[name] - a[name] for a, b in zip(samples, samples[1:]) if name in a and name in b]
+            for name in names}
 
 
 def read_readings(directory: Path) -> Readings:
@@ -336,6 +391,7 @@ def read_readings(directory: Path) -> Readings:
         on_port=count_on_port(sockets, port),
         process=_tsv(directory / "process.tsv"),
         tomcat=parse_tomcat(read_json(directory / "configprops.json"), read_text(directory / "metrics.tsv")),
+        steps=parse_steps(read_text(directory / "nstat-samples.txt") or ""),
     )
 
 
@@ -374,7 +430,7 @@ def backlog_findings(r: Readings) -> list[Finding]:
     for lst in r.listeners:
         if somaxconn is not None and accept_count is not None and lst.backlog < listen_backlog(accept_count, somaxconn):
             rule = listen_backlog(accept_count, somaxconn)
-            evidence: dict[str, Any] = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog,
+            evidence: dict[str, Any] = {"listener": listener_name(lst), "backlog": lst.backlog,
                                         "accept_count": accept_count, "somaxconn": somaxconn, "backlog_rule": rule}
             text = (f"your listener on :{lst.port} has a backlog of {lst.backlog}, below the {rule} = "
                     f"min(accept-count {accept_count}, net.core.somaxconn {somaxconn}) a listen() gets now: it "
@@ -391,7 +447,7 @@ def backlog_findings(r: Readings) -> list[Finding]:
             continue
         if somaxconn is None or lst.backlog != somaxconn:
             continue
-        evidence = {"listener": f"{lst.addr}:{lst.port}", "backlog": lst.backlog, "somaxconn": somaxconn}
+        evidence = {"listener": listener_name(lst), "backlog": lst.backlog, "somaxconn": somaxconn}
         if accept_count is not None:
             if accept_count <= somaxconn:
                 continue
@@ -582,6 +638,117 @@ def lab_backlog(backlog: int | None, accept_count: int | None, somaxconn: int | 
                       f"(min({backlog}, {lab_somaxconn}) = {backlog})")
 
 
+@dataclass
+class Figure:
+    """One figure of the load's estimate: its value (None: unknown), where it came from, and how
+    sure it is: "measured" (read as it is), "estimate" (measured figures through a stated
+    model), "upper bound" or "lower bound"."""
+    value: float | None
+    source: str
+    sureness: str
+
+
+@dataclass
+class LoadEstimate:
+    """The load the host saw in the window, each figure with its source (estimate_load)."""
+    new_connections_per_s: Figure
+    held: Figure
+    waiting: Figure
+    users: Figure
+    busy_threads: Figure
+    service_ms: Figure
+    requests_per_s: Figure
+
+
+#: What a user the server has no room for adds to ListenOverflows a second while it waits: its
+#: connection's handshake ends in a dropped final ACK (the queue is full) and its client keeps
+#: retransmitting. Measured on this kernel (6.18): 40 kept-alive users against a server holding
+#: 17 (8 connections + backlog 8 + 1) rose ListenOverflows by a median 23 a second in the seconds
+#: it rose, one a waiting user (reading results/doctor-20261129-004827 of docs/doctor.md; the
+#: recorded reading tests/python/fixtures/doctor/stale-somaxconn-load: 24, 40 users).
+OVERFLOWS_PER_WAITING_USER_S = 1.0
+
+
+def _median(values: list[int]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def estimate_load(r: Readings) -> LoadEstimate:
+    """The load of the window from what the doctor read. New connections a second: TcpPassiveOpens
+    (handshakes that reached the accept queue) plus TcpExtListenDrops (those dropped), over the
+    window; the namespace's, and a drop counts again at each retransmission, so an upper bound.
+    Held: the connections Tomcat held at its peak (tomcat.connections.current) plus the port's
+    accept queue at its peak. Waiting: the users the server had no room for, the median of the
+    seconds in which ListenOverflows rose, divided by OVERFLOWS_PER_WAITING_USER_S (only where
+    the port's queue came near full: _queue_came_near_full). Users: held + waiting. Service time:
+    http.server.requests' TOTAL_TIME over its COUNT in the window, the application's time
+    once a thread has the request (queueing before it not included)."""
+    t = r.tomcat or Tomcat()
+    c, el = r.counters, r.elapsed_s
+    opens = c.get("TcpPassiveOpens")
+    new = Figure(_rate(opens + c.get("TcpExtListenDrops", 0), el) if opens is not None else None,
+                 "nstat: (TcpPassiveOpens + TcpExtListenDrops) / elapsed_s, all listeners of the namespace",
+                 "upper bound (a drop counts again at each retransmission)")
+    peak = max((lst.queue_peak for lst in r.listeners), default=None)
+    held_value = t.connections_peak + peak if t.connections_peak is not None and peak is not None else None
+    held = Figure(held_value, "actuator: tomcat.connections.current's peak + ss: the accept queue's peak",
+                  "measured (samples one a second)")
+    rises = [n for n in r.steps.get("TcpExtListenOverflows", []) if n > 0]
+    if c.get("TcpExtListenOverflows", 0) > 0 and rises and _queue_came_near_full(r):
+        waiting = Figure(round(_median(rises) / OVERFLOWS_PER_WAITING_USER_S),
+                         f"nstat every second: the median rise of ListenOverflows in the {len(rises)} seconds it rose "
+                         f"({_median(rises):g}), at {OVERFLOWS_PER_WAITING_USER_S:g} a second a waiting user",
+                         "estimate (a model measured on this kernel)")
+    elif c.get("TcpExtListenOverflows", 0) == 0:
+        waiting = Figure(0, "nstat: ListenOverflows did not rise", "measured")
+    else:
+        waiting = Figure(None, "ListenOverflows rose, but not seen a second at a time on this port's full queue",
+                         "unknown")
+    users = Figure(held.value + waiting.value if held.value is not None and waiting.value is not None else None,
+                   "held + waiting", "estimate" if waiting.sureness.startswith("estimate") else held.sureness)
+    busy = Figure(t.threads_busy_peak, "actuator: tomcat.threads.busy's peak", "measured (samples one a second)")
+    service = Figure(t.service_ms, f"actuator: http.server.requests, TOTAL_TIME / COUNT over the window "
+                     f"({t.requests} requests)" if t.requests else "actuator: no http.server.requests in the window",
+                     "measured" if t.service_ms is not None else "unknown")
+    rps = Figure(_rate(t.requests, el) if t.requests is not None else None,
+                 "actuator: http.server.requests' COUNT over the window / elapsed_s",
+                 "measured" if t.requests is not None else "unknown")
+    return LoadEstimate(new, held, waiting, users, busy, service, rps)
+
+
+def load_knobs(load: LoadEstimate, elapsed_s: float) -> list[str]:
+    """The estimate as the knobs of the suite's keepalive scenario: the users (VUS) on kept-alive
+    connections (CONNECTION_REUSE=1) for as long as the window (DURATION), each asking for
+    the endpoint's time (DELAY_MS) as many times as take half of DURATION one after the other
+    (REQUESTS_PER_VU: a run whose users are all let in ends them with time to spare, and make
+    advise judges it; users the server leaves waiting cannot, as on the host);
+    comment lines say where each came from. Nothing for a figure left unknown."""
+    out = ["# The load, estimated from the window (doctor.json's load: each figure's source and sureness):",
+           "SCENARIO=keepalive", "CONNECTION_REUSE=1"]
+    duration = max(1, round(elapsed_s))
+    out.append(f"DURATION={duration}s")
+    delay = 1000
+    if load.service_ms.value is not None:
+        delay = max(1, round(load.service_ms.value))
+        out.append(f"# DELAY_MS: the endpoint's time, {load.service_ms.source}")
+        out.append(f"DELAY_MS={delay}")
+    else:
+        out.append("# DELAY_MS: the suite's default; no http.server.requests told the endpoint's time")
+    out.append("# REQUESTS_PER_VU: a user served at once needs half of DURATION for them (the endpoint's time grows "
+               "under load), so a setting that lets every user in can finish them all")
+    out.append(f"REQUESTS_PER_VU={max(1, duration * 1000 // (2 * delay))}")
+    if load.users.value is not None:
+        out.append(f"# VUS: {load.held.value:g} held by the server + {load.waiting.value:g} waiting "
+                   f"({load.waiting.source}; {load.waiting.sureness})")
+        out.append(f"VUS={int(load.users.value)}")
+    else:
+        out.append("# VUS: the suite's default; set it to the incident's users (the users the server held "
+                   "or those waiting were not known)")
+    return out
+
+
 def reproduce_matrix(r: Readings, path: str) -> str:
     """The host's Tomcat and kernel settings as a matrix the lab runs as is. A setting the host
     did not show stays at the suite's default (env/defaults.env); without the actuator the
@@ -593,8 +760,9 @@ def reproduce_matrix(r: Readings, path: str) -> str:
     lines = [f"# The settings doctor read on {r.host or 'the host'} ({r.kernel}), port {r.port}, {r.started}.",
              "# Run it in the lab, as is:",
              f"#   make run-matrix MATRIX={path}",
-             "# then, for settings that a real run verifies against a goal (docs/advise.md):",
-             "#   make advise MATRIX=<this file without axes, plus GOAL_FAILED_RATE and TUNE>"]
+             "# then, for settings that a real run verifies against its goal (no user failed; docs/advise.md),",
+             "# as it is too:",
+             f"#   make advise MATRIX={path}"]
     t = r.tomcat or Tomcat()
     backlog = _observed_backlog(r)
     lab = lab_backlog(backlog, t.accept_count, _int(r.sysctls.get("net.core.somaxconn")))
@@ -620,11 +788,12 @@ def reproduce_matrix(r: Readings, path: str) -> str:
         lines.append(f"CLIENT_TCP_SYN_RETRIES={retries}")
     if lab.accept_count is not None and lab.somaxconn is not None and t.max_connections is not None:
         capacity = server_capacity(t.max_connections, lab.accept_count, lab.somaxconn)
-        lines.append("# the users the server holds at once (max-connections + backlog + 1), and twice that;")
-        lines.append("# the load's other knobs (SCENARIO, DELAY_MS, ...) are the suite's defaults")
-        lines.append(f"VUS={capacity} {2 * capacity}")
-    else:
-        lines.append("# no actuator told max-connections: set VUS to the incident's users (the suite's default otherwise)")
+        lines.append(f"# the server holds {capacity} users at once (max-connections + backlog + 1)")
+    lines += load_knobs(estimate_load(r), r.elapsed_s)
+    lines.append("# make advise's goal (no user fails) and the knobs it may change; the others keep these values")
+    lines.append("GOAL_FAILED_RATE=0")
+    tune = ["TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS", "TOMCAT_ACCEPT_COUNT", "SOMAXCONN", "TCP_MAX_SYN_BACKLOG"]
+    lines.append("TUNE=" + " ".join(tune))
     return "\n".join(lines) + "\n"
 
 
@@ -639,6 +808,7 @@ def to_json(r: Readings, found: list[Finding]) -> dict[str, Any]:
             "sockets": {"time_wait": r.time_wait, "syn_recv": r.syn_recv, "on_port": r.on_port},
             "process": r.process,
             "tomcat": {**asdict(r.tomcat), "virtual_threads": r.tomcat.virtual_threads} if r.tomcat else None,
+            "load": asdict(estimate_load(r)),
             "findings": [asdict(f) for f in found]}
 
 
@@ -647,8 +817,11 @@ def summary(r: Readings, found: list[Finding]) -> str:
     lines = [f"doctor: port {r.port}, window {r.window_s:g} s, kernel {r.kernel} (read-only: no sysctl "
              f"changed, no listener opened, no load sent)"]
     for lst in r.listeners:
-        lines.append(f"  listener {lst.addr}:{lst.port} backlog={lst.backlog} queue now={lst.queue_now} "
+        lines.append(f"  listener {listener_name(lst)} backlog={lst.backlog} queue now={lst.queue_now} "
                      f"peak={lst.queue_peak}")
+    if r.tomcat and r.tomcat.skipped:
+        lines.append(f"  the actuator was slow: {len(r.tomcat.skipped)} reads skipped at their sample's deadline, "
+                     f"not read late ({', '.join(r.tomcat.skipped[:6])}{', ...' if len(r.tomcat.skipped) > 6 else ''})")
     for f in found:
         lines.append(f"  [{f.severity}] {f.id}: {f.text}")
     return "\n".join(lines) + "\n"
@@ -665,7 +838,7 @@ def to_markdown(r: Readings, found: list[Finding]) -> str:
             out.append("  Evidence: " + ", ".join(f"{k}={v}" for k, v in f.evidence.items()))
     out += ["", "## Listeners", "", "| address | port | backlog | queue now | queue peak |",
             "|---|---|---|---|---|"]
-    out += [f"| {lst.addr} | {lst.port} | {lst.backlog} | {lst.queue_now} | {lst.queue_peak} |"
+    out += [f"| {lst.addr}{f' #{lst.nth}' if lst.nth > 1 else ''} | {lst.port} | {lst.backlog} | {lst.queue_now} | {lst.queue_peak} |"
             for lst in r.listeners]
     out += ["", "## Sysctls", "", "| sysctl | value |", "|---|---|"]
     out += [f"| {name} | {r.sysctls.get(name, '')} |" for name in SYSCTLS]
@@ -685,12 +858,13 @@ def write_report(readings_dir: Path, out_dir: Path) -> str:
     return summary(r, found)
 
 
-def get(url: str) -> str:
-    """One actuator GET (the only request the doctor sends), 3 s at most, straight to the
-    actuator: never through a proxy of the environment (http_proxy, https_proxy), which is for
-    the host's outbound traffic, not its own actuator (an empty ProxyHandler)."""
+def get(url: str, timeout: float = 3) -> str:
+    """One actuator GET (the only request the doctor sends), `timeout` seconds at most (3),
+    straight to the actuator: never through a proxy of the environment (http_proxy,
+    https_proxy), which is for the host's outbound traffic, not its own actuator (an empty
+    ProxyHandler)."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(url, timeout=3) as answer:  # the user's own actuator URL
+    with opener.open(url, timeout=timeout) as answer:  # the user's own actuator URL
         return answer.read().decode("utf-8", "replace")
 
 
@@ -698,23 +872,76 @@ def get(url: str) -> str:
 METRICS = ("tomcat.threads.busy", "tomcat.threads.config.max", "tomcat.connections.current")
 
 
-def metric_value(url: str) -> float | None:
+def metric_value(url: str, timeout: float = 3) -> float | None:
     """The first measurement of one /actuator/metrics/NAME, None when it does not answer."""
     try:
-        measurements = json.loads(get(url)).get("measurements") or []
+        measurements = json.loads(get(url, timeout)).get("measurements") or []
         return float(measurements[0]["value"])
     except (OSError, ValueError, AttributeError, LookupError, TypeError):
         return None
 
 
+#: Tomcat's request timer (Spring Boot's http.server.requests): its COUNT and TOTAL_TIME
+#: (seconds) as the window starts and as it ends give the requests served and their mean time.
+REQUESTS = "http.server.requests"
+
+
+def _statistics(answer: Any) -> dict[str, float]:
+    return {m["statistic"]: float(m["value"]) for m in answer.get("measurements") or []
+            if isinstance(m, dict) and "statistic" in m and "value" in m}
+
+
+def request_totals(base: str, timeout: float = 3) -> dict[str, float] | None:
+    """COUNT and TOTAL_TIME of http.server.requests, of the application's URIs only: where the
+    actuator answers on the application's port its own requests are in the timer too (uri tag
+    /actuator/...), and then each other uri is read on its own (?tag=uri:X) and summed. None
+    when the actuator has no such metric (no request served since it started, or no web MVC)."""
+    url = f"{base.rstrip('/')}/metrics/{REQUESTS}"
+    try:
+        answer = json.loads(get(url, timeout))
+        uris = next((t.get("values") or [] for t in answer.get("availableTags") or [] if t.get("tag") == "uri"), [])
+        if not any(str(u).startswith("/actuator") for u in uris):
+            stats = _statistics(answer)
+        else:
+            stats = {"COUNT": 0.0, "TOTAL_TIME": 0.0}
+            for uri in (u for u in uris if not str(u).startswith("/actuator")):
+                one = _statistics(json.loads(get(f"{url}?tag=uri:{urllib.parse.quote(str(uri), safe='')}", timeout)))
+                stats = {k: stats[k] + one.get(k, 0.0) for k in stats}
+    except (OSError, ValueError, AttributeError, LookupError, TypeError):
+        return None
+    return {k: stats[k] for k in ("COUNT", "TOTAL_TIME") if k in stats} or None
+
+
+#: The share of a second the actuator's reads of one sample may take: a sample still being read
+#: then is cut short, so a slow actuator never stretches the window.
+SAMPLE_BUDGET = 0.9
+
+
 def sample_metrics(base: str, seconds: int) -> list[str]:
-    """metrics.tsv's lines: METRICS every second from now, seconds + 1 samples."""
+    """metrics.tsv's lines: METRICS every second from now, seconds + 1 samples, and
+    http.server.requests' totals (request_totals) in the first sample and the last. Each
+    sample's reads end within SAMPLE_BUDGET of its second (each GET's timeout is what is left
+    of it): what a sample could not read by then, or whose GET the deadline cut, is named in a
+    line "N<TAB>skipped<TAB>NAME" rather than read late, so the window ends on time however slow the actuator is."""
     start, lines = time.monotonic(), []
     for i in range(seconds + 1):
-        for name in METRICS:
-            value = metric_value(f"{base.rstrip('/')}/metrics/{name}")
+        deadline = start + i + SAMPLE_BUDGET
+        names = METRICS + ((REQUESTS,) if i in (0, seconds) else ())
+        for name in names:
+            left = deadline - time.monotonic()
+            if left <= 0.05:
+                lines.append(f"{i}\tskipped\t{name}")
+                continue
+            if name == REQUESTS:
+                totals = request_totals(base, left)
+                for stat, value in (totals or {}).items():
+                    lines.append(f"{i}\t{REQUESTS}:{stat}\t{value}")
+                continue
+            value = metric_value(f"{base.rstrip('/')}/metrics/{name}", left)
             if value is not None:
                 lines.append(f"{i}\t{name}\t{value}")
+            elif time.monotonic() >= deadline - 0.05:
+                lines.append(f"{i}\tskipped\t{name}")  # its GET ran into the deadline
         if i < seconds:
             time.sleep(max(0.0, start + i + 1 - time.monotonic()))
     return lines

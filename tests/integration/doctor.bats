@@ -3,7 +3,9 @@
 # a listener that asked listen() for 100 under somaxconn=8 gets a backlog of 8
 # and the capped finding; a bounded burst of 30 connects past its full queue
 # during the window gives the overflow finding with the namespace's own count;
-# the doctor changes no sysctl and no listener.
+# the doctor changes no sysctl and no listener. The stale-somaxconn incident
+# under a real k6 load: the doctor's reproduce.matrix, run by run-matrix.sh,
+# gives the host's findings and its overflows a second within a factor of two.
 # shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
 
 NS="${LT_DOCTOR_NS:-ltsuite-doctor}"
@@ -145,7 +147,7 @@ json() {
     = '{"prefix":"server","properties":{"tomcat":{"acceptCount":10000,"maxConnections":8,"threads":{"max":4}}}}' ]
   grep -qx "TOMCAT_ACCEPT_COUNT=10000" "$out/reproduce.matrix"
   grep -qx "TOMCAT_MAX_THREADS=4" "$out/reproduce.matrix"
-  grep -qx "VUS=17 34" "$out/reproduce.matrix"  # max-connections + min(10000, 8) + 1, and twice that
+  grep -qx "# the server holds 17 users at once (max-connections + backlog + 1)" "$out/reproduce.matrix"  # 8 + min(10000, 8) + 1
 }
 
 @test "somaxconn raised after Tomcat started: the listener keeps its backlog, the capacity and the matrix are the listener's" {
@@ -176,7 +178,7 @@ json() {
   grep -qx "TOMCAT_ACCEPT_COUNT=10000" "$out/reproduce.matrix"
   grep -qx "TOMCAT_MAX_CONNECTIONS=8" "$out/reproduce.matrix"
   grep -qx "SOMAXCONN=8" "$out/reproduce.matrix"
-  grep -qx "VUS=17 34" "$out/reproduce.matrix"
+  grep -qx "# the server holds 17 users at once (max-connections + backlog + 1)" "$out/reproduce.matrix"
   grep -q "^# SOMAXCONN is the listener's backlog, 8, not the host's 4096 now" "$out/reproduce.matrix"
 }
 
@@ -200,4 +202,64 @@ json() {
   assert_failure 2
   assert_output "doctor: WINDOW '0s' is not a whole number of seconds from 1s to 3600s"
   [ ! -e "$BATS_TEST_TMPDIR/none" ]
+}
+
+# keepalive_load USERS SECONDS: the suite's keepalive scenario from the namespace against the
+# target: USERS kept-alive users asking /hello?delayMs=200, for SECONDS; k6 run in the background
+# (its pid in K6_PID), ended by its own duration (and by timeout's 90 s at most).
+keepalive_load() {
+  ip netns exec "$NS" timeout 90 "$LT_ROOT/.tools/bin/k6" run -q -e TARGET_URL="http://$ADDR:$PORT" \
+    -e DELAY_MS=200 -e REQUEST_TIMEOUT=30s -e GRACEFUL_STOP=2s -e THINK_TIME_MS=0 -e VUS="$1" \
+    -e REQUESTS_PER_VU=1000 -e CONNECTION_REUSE=1 -e CLIENT_CLOSES=0 -e DURATION="$2s" \
+    "$LT_ROOT/scenarios/keepalive.js" >"$BATS_TEST_TMPDIR/k6.out" 2>&1 &
+  K6_PID=$!
+}
+
+@test "the stale-somaxconn incident under a real k6 load: the doctor's reproduce.matrix gives the same findings and overflows a second within a factor of two" {
+  # The host: started under somaxconn=8 (backlog 8: 8 + 8 + 1 = 17 held), somaxconn raised after,
+  # and 40 kept-alive users of k6 from the window's start.
+  target
+  ip netns exec "$NS" sysctl -q -w net.core.somaxconn=4096
+  local out="$BATS_TEST_TMPDIR/doctor-load" i
+  ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 8s \
+    --actuator "http://127.0.0.1:$((PORT + 1))/actuator" --out "$out" >"$BATS_TEST_TMPDIR/doctor.out" 2>&1 &
+  local doctor_pid=$!
+  for ((i = 0; i < 100; i++)); do
+    [[ ! -s "$out/readings/nstat-before.txt" ]] || break
+    sleep 0.05
+  done
+  keepalive_load 40 12
+  wait "$doctor_pid"
+  wait "$K6_PID" || true
+  cat "$BATS_TEST_TMPDIR/doctor.out"
+  cat "$out/reproduce.matrix"
+  [ "$(json "$out/doctor.json" 'sorted(f["id"] for f in d["findings"])')" \
+    = "['accept-queue-overflows', 'backlog-capped-at-start', 'threads-busy-at-max']" ]
+  # The load as estimated: 40 users (17 held + those waiting), the endpoint's 200 ms.
+  local users delay host_rate
+  users="$(json "$out/doctor.json" 'int(d["load"]["users"]["value"])')"
+  delay="$(json "$out/doctor.json" 'round(d["load"]["service_ms"]["value"])')"
+  ((users >= 30 && users <= 50))
+  ((delay >= 195 && delay <= 260))
+  grep -qx "VUS=$users" "$out/reproduce.matrix"
+  grep -qx "SCENARIO=keepalive" "$out/reproduce.matrix"
+  host_rate="$(json "$out/doctor.json" '[f["evidence"]["per_s"] for f in d["findings"] if f["id"] == "accept-queue-overflows"][0]')"
+  # The host's Tomcat is stopped before the lab's starts (the machine's two cores are the lab's).
+  kill "$LISTENER_PID"
+  wait "$LISTENER_PID" 2>/dev/null || true
+  LISTENER_PID=""
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  run env K6_HTML_REPORT=0 MONITORING=off "$LT_ROOT/scripts/run-matrix.sh" "$out/reproduce.matrix"
+  assert_success
+  local row
+  row="$(find "$(readlink -f "$LT_RESULTS_DIR/latest")" -name row.json | head -n 1)"
+  # The same server: backlog 8 capped as the host's was, its queue full at 9, 17 held, all 4 threads busy.
+  [ "$(json "$row" '[d[k] for k in ("listen_backlog", "accept_queue_peak", "server_conns_peak", "tomcat_threads_busy_peak")]')" \
+    = "[8, 9, 17, 4]" ]
+  # Overflows a second (the row's count over the matrix's DURATION) within a factor of two of the host's.
+  local within
+  within="$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); lab = d["listen_overflows"] / float(sys.argv[3]); host = float(sys.argv[2]); print(lab, host, host / 2 <= lab <= 2 * host)' \
+    "$row" "$host_rate" "$(sed -n 's/^DURATION=\([0-9]*\)s$/\1/p' "$out/reproduce.matrix")")"
+  echo "lab, host overflows a second: $within"
+  [[ "$within" == *" True" ]]
 }

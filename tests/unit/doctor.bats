@@ -5,6 +5,7 @@
 
 setup() {
   load '../test_helper'
+  bats_require_minimum_version 1.5.0
   MARK="$BATS_TEST_TMPDIR/ran"
   export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
   OPEN_DIR=""
@@ -21,7 +22,7 @@ doctor_copy() {
   local module
   mkdir -p "$1/ltsuite"
   cp "$LT_ROOT/scripts/doctor.sh" "$1/"
-  for module in __init__ doctor rules counters cellfiles numbers; do
+  for module in __init__ doctor doctorcompare rules counters cellfiles numbers; do
     cp "$LT_ROOT/scripts/ltsuite/$module.py" "$1/ltsuite/"
   done
   chmod -R a+rX "$1"
@@ -66,7 +67,7 @@ EOF
   [ ! -e "$LT_RESULTS_DIR" ]
 }
 
-@test "reproduce.matrix of every recorded reading loads as a matrix: two cells with the actuator, one without; the lab's backlog is the listener's" {
+@test "reproduce.matrix of every recorded reading loads as a matrix of one cell (no axis, for make advise); the lab's backlog is the listener's" {
   lt_source_libs envfile matrix
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
@@ -78,11 +79,8 @@ EOF
     PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.doctor report "$reading" "$out" >/dev/null
     matrix_init
     matrix_load "$out/reproduce.matrix"
-    if [[ -e "$reading/configprops.json" ]]; then
-      [ "$(matrix_cell_count)" = 2 ]
-    else
-      [ "$(matrix_cell_count)" = 1 ]
-    fi
+    [ "$(matrix_cell_count)" = 1 ]
+    [ "${MATRIX_VALUE[SCENARIO]}" = keepalive ]
     # The lab's min(accept-count, somaxconn) is the backlog the host's listener holds (ss's Send-Q).
     backlog="$(awk '$1 == "LISTEN" { b = $3 } END { print b }' "$reading/ss-listen.txt")"
     accept="${MATRIX_VALUE[TOMCAT_ACCEPT_COUNT]}" somaxconn="${MATRIX_VALUE[SOMAXCONN]}"
@@ -91,6 +89,21 @@ EOF
     grep -q "^# SOMAXCONN is the listener's backlog, $backlog," "$out/reproduce.matrix" \
       || [ "$somaxconn" = "$(awk -F'\t' '$1 == "net.core.somaxconn" { print $2 }' "$reading/sysctls.tsv")" ]
   done
+}
+
+@test "reproduce.matrix is make advise's input as it is written: its goal and knobs checked, no refusal" {
+  # A recorded reading of a real incident (40 kept-alive users past a capped backlog). GOAL_P99_MS
+  # below the endpoint's 202 ms, from the environment (the file stays as written), makes the
+  # model answer without a cell: exit 3, not the refusal's 2.
+  local out="$BATS_TEST_TMPDIR/doctor-load" dir
+  mkdir -p "$out"
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.doctor report "$LT_ROOT/tests/python/fixtures/doctor/stale-somaxconn-load" "$out" >/dev/null
+  run -3 env GOAL_P99_MS=100 "$LT_ROOT/scripts/advise.sh" "$out/reproduce.matrix"
+  assert_line --partial "cannot recommend: one request takes 202 ms (DELAY_MS 202)"
+  dir=("$LT_RESULTS_DIR"/advise-*-reproduce.matrix)
+  jq -e '.cells == []' "${dir[0]}/advice.json"
+  run cat "${dir[0]}/advice.md"
+  assert_line --partial "Goal: keepalive, 41 users with kept-alive connections"
 }
 
 @test "a doctor run writes nothing beside its copied scripts: no __pycache__" {
@@ -104,6 +117,33 @@ EOF
   [ -s "$BATS_TEST_TMPDIR/out/doctor.json" ]
   run find "$copy" -name __pycache__
   assert_output ""
+}
+
+@test "BEFORE: a reading of the same host and port is compared after the window; another, or none, is refused before it" {
+  local copy="$BATS_TEST_TMPDIR/host"
+  doctor_copy "$copy"
+  doctor_fake_host "$BATS_TEST_TMPDIR/bin" "$$"
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s --out "$BATS_TEST_TMPDIR/first"
+  assert_success
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s \
+    --before "$BATS_TEST_TMPDIR/first" --out "$BATS_TEST_TMPDIR/second"
+  assert_success
+  assert_line "  settings changed: none"
+  assert_line --partial "  findings gone: none; new: none; still there: nothing-found"
+  jq -e '[.changes[] | select(.changed)] == []' "$BATS_TEST_TMPDIR/second/compare.json"
+  # A directory that holds no reading, and a reading of another port: exit 2, no window read.
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s \
+    --before "$BATS_TEST_TMPDIR" --out "$BATS_TEST_TMPDIR/third"
+  assert_failure 2
+  assert_output --partial "doctor: $BATS_TEST_TMPDIR/doctor.json: not a doctor's reading"
+  [ ! -e "$BATS_TEST_TMPDIR/third" ]
+  jq '.port = 9090' "$BATS_TEST_TMPDIR/first/doctor.json" >"$BATS_TEST_TMPDIR/other.json"
+  mv "$BATS_TEST_TMPDIR/other.json" "$BATS_TEST_TMPDIR/first/doctor.json"
+  run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$copy/doctor.sh" --port 8080 --window 1s \
+    --before "$BATS_TEST_TMPDIR/first" --out "$BATS_TEST_TMPDIR/third"
+  assert_failure 2
+  assert_output "doctor: $BATS_TEST_TMPDIR/first/doctor.json: a reading of port 9090 on $(uname -n), not of port 8080 on $(uname -n): compare two readings of the same host and port"
+  [ ! -e "$BATS_TEST_TMPDIR/third" ]
 }
 
 @test "open files of a process whose /proc/PID/fd cannot be listed are unmeasured (empty), not 0" {
