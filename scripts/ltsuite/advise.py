@@ -663,12 +663,37 @@ def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, use
 # ---- The advice's text ------------------------------------------------------------------------
 
 
-def paste_lines(recommended: dict[str, int]) -> tuple[list[str], list[str]]:
-    """application.properties lines and /etc/sysctl.d/ lines for the recommended knobs."""
+def paste_lines(recommended: dict[str, int],
+                starting_from: dict[str, Any] | None = None) -> tuple[list[str], list[str]]:
+    """application.properties lines and /etc/sysctl.d/ lines for the recommended knobs. A sysctl
+    the advice kept at its starting value is left out of the sysctl.d lines: the lab's value can
+    stand for something the host has not (doctor's reproduce.matrix sets SOMAXCONN to a stale
+    listener's backlog, 8, on a host at 4096), and pasting it would lower the host's."""
     props = [f"{PROPERTY[k]}={('false', 'true')[v] if k == VIRTUAL else v}" for k, v in recommended.items()
              if k in PROPERTY]
-    sysctls = [f"{SYSCTL[k]} = {v}" for k, v in recommended.items() if k in SYSCTL]
+    sysctls = [f"{SYSCTL[k]} = {v}" for k, v in recommended.items()
+               if k in SYSCTL and (starting_from is None or str(starting_from.get(k)) != str(v))]
     return props, sysctls
+
+
+#: Said under the sysctl.d lines of every advice.
+SYSCTL_NOTE = ("These are the least values the verifying run needed: where a host already has a "
+               "higher one (net.core.somaxconn is 4096 by default since Linux 5.4), keep it; "
+               "a lower value there would shrink its queues. A kernel setting the advice kept is not "
+               "listed.")
+
+
+def recommended_lines(advice: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The recommended knobs as markdown lines (each with what it was) and the lines to paste
+    (application.properties, then /etc/sysctl.d/): one text for the burst and the steady advice."""
+    knobs = [f"- `{k}` = {v} (was {advice['starting_from'][k]})" for k, v in advice["recommended"].items()]
+    props, sysctls = paste_lines(advice["recommended"], advice["starting_from"])
+    paste: list[str] = []
+    if props:
+        paste += ["application.properties:", "", "```properties", *props, "```", ""]
+    if sysctls:
+        paste += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", "", SYSCTL_NOTE, ""]
+    return knobs, paste
 
 
 _WORD = {True: "holds", False: "fails", None: "may fail"}
@@ -694,8 +719,8 @@ def markdown(advice: dict[str, Any]) -> str:
         out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
                 "Nothing is recommended that a run did not verify.", ""]
     else:
-        out += ["**Recommended (verified by a real run)**:", ""]
-        out += [f"- `{k}` = {v} (was {advice['starting_from'][k]})" for k, v in advice["recommended"].items()]
+        knobs, paste = recommended_lines(advice)
+        out += ["**Recommended (verified by a real run)**:", "", *knobs]
         model = advice["model"]
         out += ["", f"Model: capacity {model['capacity']} (margin {model['capacity_margin']} users), "
                     f"{model['workers']} workers"
@@ -704,15 +729,7 @@ def markdown(advice: dict[str, Any]) -> str:
                     + (f", p99 wave at {model['p99_wave_ms']} ms (margin {model['p99_margin_ms']} ms)"
                        if model["p99_margin_ms"] is not None else "") + ". The margin is what the rules leave: "
                     "the capacity rule is exact on this kernel, so no users are added; a wave's time gets 10 % "
-                    "and 100 ms.", ""]
-        props, sysctls = paste_lines(advice["recommended"])
-        if props:
-            out += ["application.properties:", "", "```properties", *props, "```", ""]
-        if sysctls:
-            out += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", "",
-                    "These are the least values the verifying run needed: where a host already has a "
-                    "higher one (net.core.somaxconn is 4096 by default since Linux 5.4), keep it; "
-                    "a lower value there would shrink its queues.", ""]
+                    "and 100 ms.", "", *paste]
     if advice["boundary"]:
         out += ["Boundary (the next cheaper setting):", ""]
         out += [f"- `{b['knob']}` = {b['value']} (the model: {b['predicted']}): "
@@ -763,8 +780,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"advise: {error}; nothing is recommended (runs so far: {out}/runs)", file=sys.stderr)
         return 1
     advice["source"] = args[4]
-    props, sysctls = paste_lines(advice["recommended"])
-    advice["application_properties"], advice["sysctl_d"] = props, sysctls
+    advice["application_properties"], advice["sysctl_d"] = paste_lines(advice["recommended"],
+                                                                       advice["starting_from"])
     (out / "advice.json").write_text(json.dumps(advice, indent=2) + "\n")
     (out / "advice.md").write_text(markdown(advice))
     if advice["verified"]:

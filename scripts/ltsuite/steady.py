@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from . import accesslog, latency, ownscript, rules, virtualthreads
-from .advise import (TUNABLE, VIRTUAL, Goal, Runner, not_as_asked, paste_lines, verification_axes, virtual_cannot,
-                     with_margin)
+from .advise import (TUNABLE, VIRTUAL, Goal, Runner, not_as_asked, paste_lines, recommended_lines,
+                     verification_axes, virtual_cannot, with_margin)
 from .plan import Plan
 
 #: The scenarios of the open model and of the closed one with kept-alive connections.
@@ -596,12 +596,8 @@ def markdown(advice: dict[str, Any], source: str) -> str:
         out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
                 "Nothing is recommended that a run did not verify.", ""]
     else:
-        out += ["**Recommended (verified by a real run)**:", ""]
-        out += [f"- `{k}` = {v} (was {advice['starting_from'][k]})" for k, v in advice["recommended"].items()]
-        props, sysctls = paste_lines(advice["recommended"])
-        out += ["", "application.properties:", "", "```properties", *props, "```", ""]
-        if sysctls:
-            out += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", ""]
+        knobs, paste = recommended_lines(advice)
+        out += ["**Recommended (verified by a real run)**:", "", *knobs, "", *paste]
     m = advice.get("model")
     if m:
         out += [f"Model: the endpoint's time {m['service_ms']:.1f} ms ({m['service_source']}); "
@@ -649,7 +645,8 @@ def main(env: dict[str, str], runner: Runner, source: str) -> int:
         print(f"advise: {error}; nothing is recommended (runs so far: {runner.out}/runs)", file=sys.stderr)
         return 1
     advice["source"] = source
-    advice["application_properties"], advice["sysctl_d"] = paste_lines(advice["recommended"])
+    advice["application_properties"], advice["sysctl_d"] = paste_lines(advice["recommended"],
+                                                                       advice["starting_from"])
     (runner.out / "advice.json").write_text(json.dumps(advice, indent=2) + "\n")
     (runner.out / "advice.md").write_text(markdown(advice, source))
     if advice["verified"]:

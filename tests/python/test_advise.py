@@ -233,6 +233,18 @@ def test_the_lines_to_paste():
     assert sysctls == ["net.core.somaxconn = 11"]
 
 
+def test_a_kernel_setting_the_advice_kept_is_not_pasted():
+    """doctor's reproduce.matrix sets SOMAXCONN to a stale listener's backlog (8) on a host at
+    4096: an advice that keeps 8 must not hand over a sysctl.d line that lowers the host's."""
+    recommended = {"TOMCAT_MAX_THREADS": 40, "SOMAXCONN": 8, "TCP_MAX_SYN_BACKLOG": 4096}
+    starting = {"TOMCAT_MAX_THREADS": 4, "SOMAXCONN": "8", "TCP_MAX_SYN_BACKLOG": 2048}
+    _, sysctls = adv.paste_lines(recommended, starting)
+    assert sysctls == ["net.ipv4.tcp_max_syn_backlog = 4096"]
+    knobs, paste = adv.recommended_lines({"recommended": recommended, "starting_from": starting})
+    assert "- `SOMAXCONN` = 8 (was 8)" in knobs
+    assert "net.core.somaxconn = 8" not in paste and "net.ipv4.tcp_max_syn_backlog = 4096" in paste
+
+
 def test_clients_that_retry_past_the_hold_leave_a_boundary_that_may_fail():
     # SYNs retried for 20 s outlast the 4 s hold: a user past the capacity may get in later, so
     # no queue surely fails; the next one below (10) is run to show what happens.
