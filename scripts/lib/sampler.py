@@ -10,12 +10,15 @@ run: append one row to FILE (and print it on stdout) at start + k x interval,
 k = 0, 1, ..., N - 1, until N rows or SIGTERM. The times never drift: a tick
 that comes late is taken late, the next one is due on the grid again, and a
 tick missed entirely is skipped (counted in the cost file). Each namespace
-gets one long-lived probe (`ip netns exec NS sampler.py probe`, started once)
-that answers every tick; the k6 process (the one whose arguments include
---k6-mark) is read from /proc. On exit, the cost file gets the sampler's own
-CPU time (its probes included) as JSON.
+is read by the sampler itself: it enters the namespace for the moment of a
+tick (setns(2) on /run/netns/NS, then back to its own), opens its sockets
+there (sock_diag's, the actuator's kept-alive connection: a socket stays in
+the namespace it was made in), and starts no process for it; the k6 process
+(the one whose arguments include --k6-mark) is read from /proc. On exit, the
+cost file gets the sampler's own CPU time as JSON.
 
-probe: print "ready", then for each line read from stdin answer one tab-separated line, until EOF:
+probe: the same reading in this process's own namespace, by hand: print
+"ready", then for each line read from stdin answer one tab-separated line, until EOF:
   listen_recvq listen_sendq estab syn_recv time_wait threads_busy connections
   proxy_upstream_time_wait proxy_client_time_wait
 for sockets whose local or peer port is P (the listener's queues: accept
@@ -28,6 +31,8 @@ towards the users); without it the last two are empty.
 Sockets are read with sock_diag netlink, as ss does, without a process per tick.
 """
 import argparse
+import contextlib
+import ctypes
 import http.client
 import json
 import os
@@ -47,6 +52,7 @@ SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 TCP_ESTABLISHED, TCP_SYN_RECV, TCP_TIME_WAIT, TCP_LISTEN, TCP_NEW_SYN_RECV = 1, 3, 6, 10, 12
+CLONE_NEWNET = 0x40000000
 
 
 class Stop(Exception):
@@ -142,6 +148,11 @@ class Actuator:
         self.port = port
         self.conn = None
 
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+        self.conn = None
+
     def values(self):
         if not self.port:
             return ["", ""]
@@ -175,73 +186,76 @@ def number(value):
 
 
 def probe(args):
-    actuator = Actuator(args.mgmt_port)
+    reader = Probe("", args.port, args.mgmt_port, args.proxy_port)
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     for _ in sys.stdin:
-        try:
-            counts = socket_counts(args.port, args.proxy_port)
-        except OSError:
-            counts = [""] * 7
-        fields = counts[:5] + actuator.values() + counts[5:]
-        sys.stdout.write("\t".join(str(field) for field in fields) + "\n")
+        sys.stdout.write("\t".join(str(field) for field in reader.ask()) + "\n")
         sys.stdout.flush()
+    reader.close()
     return 0
 
 
 # --- run: on the host ------------------------------------------------------------------------------
 
-class Probe:
-    """One probe process in a namespace (or on the host), asked once per tick."""
+def _setns(fd):
+    """setns(2) into the network namespace FD (this thread; the sampler has one)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
 
-    def __init__(self, namespace, port, mgmt_port, proxy_port=None):
-        command = [sys.executable, os.path.abspath(__file__), "probe", "--port", str(port)]
-        if mgmt_port:
-            command += ["--mgmt-port", str(mgmt_port)]
-        if proxy_port:
-            command += ["--proxy-port", str(proxy_port)]
-        if namespace:
-            command = ["ip", "netns", "exec", namespace] + command
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True, bufsize=1)
 
-    def ready(self):
-        """Wait for the probe's first line (it has started)."""
-        self.process.stdout.readline()
+class Namespace:
+    """A named network namespace (ip netns: /run/netns/NAME) this process enters for a moment;
+    "" is its own, never left."""
 
-    def ask(self):
+    def __init__(self, name):
+        self.fd = self.home = None
+        if name:
+            self.fd = os.open("/run/netns/" + name, os.O_RDONLY | os.O_CLOEXEC)
+            self.home = os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+
+    @contextlib.contextmanager
+    def entered(self):
+        """Inside the namespace, back in this process's own after (an error included)."""
+        if self.fd is None:
+            yield
+            return
+        _setns(self.fd)
         try:
-            self.process.stdin.write("\n")
-            self.process.stdin.flush()
-            line = self.process.stdout.readline()
-        except (OSError, ValueError):
-            line = ""
-        fields = line.rstrip("\n").split("\t")
-        return fields if len(fields) == 9 else None
+            yield
+        finally:
+            _setns(self.home)
 
     def close(self):
-        """Tell the probe to end: its input closed."""
-        try:
-            self.process.stdin.close()
-        except OSError:
-            pass
-
-    def join(self):
-        """Wait for the probe to end (2 s, then kill it)."""
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        for fd in (self.fd, self.home):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.home = None
 
 
-def stop_probes(probes):
-    """End every probe: all told first, then each waited for, so they end side by side (an
-    interpreter's exit each, 15-25 ms, one after the other at the end of every cell before)."""
-    for p in probes:
-        p.close()
-    for p in probes:
-        p.join()
+class Probe:
+    """One namespace's figures (or this process's own, namespace ""), read in this process at
+    each tick: socket_counts and the actuator's, the nine fields of a probe line."""
+
+    def __init__(self, namespace, port, mgmt_port, proxy_port=None):
+        self.namespace = Namespace(namespace)
+        self.port, self.proxy_port = port, proxy_port
+        self.actuator = Actuator(mgmt_port)
+
+    def ask(self):
+        with self.namespace.entered():
+            try:
+                counts = socket_counts(self.port, self.proxy_port)
+            except OSError:
+                counts = [""] * 7
+            values = self.actuator.values()
+        return counts[:5] + values + counts[5:]
+
+    def close(self):
+        self.actuator.close()
+        self.namespace.close()
 
 
 class K6Usage:
@@ -329,9 +343,6 @@ def run(args):
             probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port, args.proxy_port)
         if args.client_ns or args.client_host:
             probes["client"] = Probe(args.client_ns, args.client_port or args.port, None)
-        for p in probes.values():
-            p.ready()
-        # The grid starts once the probes answer, so the first rows are not late by their start.
         start = time.monotonic()
         k6 = K6Usage(args.k6_mark)
         with open(args.out, "a") as out:
@@ -355,7 +366,8 @@ def run(args):
         pass
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        stop_probes(list(probes.values()))
+        for p in probes.values():
+            p.close()
         if args.cost:
             used = os.times()
             cpu = sum(used[:4]) - sum(cpu_start[:4])

@@ -16,9 +16,9 @@ readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_s
 # CLIENT_PORT (default PORT): the port the users load, nginx's when it is in
 # front. With PROXY_PORT (nginx in the server namespace, listening there) the
 # server's TIME-WAIT is counted per end: the target's, nginx's towards it and
-# nginx's towards the users. One process (lib/sampler.py) keeps the time and asks one
-# long-lived probe per namespace; sampler.json, next to FILE, gets its own CPU
-# cost. LT_SAMPLER=off (for measuring that cost) writes the header only.
+# nginx's towards the users. One process (lib/sampler.py) keeps the time and reads
+# each namespace itself (setns, no process per namespace); sampler.json, next to
+# FILE, gets its own CPU cost. LT_SAMPLER=off (for measuring that cost) writes the header only.
 sampler_start() {
   local file="$1" port="$2" mgmt_port="$3" interval="$4" max_samples="$5" hook="${6:-}" client_port="${7:-$2}"
   local proxy_port="${8:-}"

@@ -200,7 +200,7 @@ setup() {
   refute_output --partial jar
 }
 
-@test "a cell starts Python four times, counted by the kernel: the sampler, its probe in each namespace, and its finish (and the live line)" {
+@test "a cell starts Python twice, counted by the kernel: the sampler and its finish (and the live line)" {
   local cell from to starts lives
   for cell in $(lt_cells); do
     from="$(awk -F'\t' '$1 == "cell_start" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
@@ -214,15 +214,16 @@ setup() {
     lives="$(awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to && $2 ~ /ltsuite[.]live/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
     echo "cell $cell: $starts Python starts and $lives live line(s)"
     awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
-    [ "$starts" -eq 4 ] && [ "$lives" -eq 1 ]
-    # Which four: the sampler, its probes (started through sys.executable, which a
-    # python3 first in PATH never sees), and this cell's finish. The probes start
-    # with the sampler, before k6; the next cell's may start before this one's
-    # tables (its finish runs beside them), so they are counted up to k6's end.
+    [ "$starts" -eq 2 ] && [ "$lives" -eq 1 ]
+    # Which two: the sampler, which reads both namespaces itself (setns, no
+    # probe process), and this cell's finish. The sampler starts before k6; the
+    # next cell's may start before this one's tables (its finish runs beside
+    # them), so it is counted up to k6's end.
     local k6_end
     k6_end="$(awk -F'\t' '$1 == "k6_end" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
-    [ "$(awk -F'\t' -v from="$from" -v to="$k6_end" '$1 >= from && $1 <= to && $2 ~ /sampler[.]py probe/' \
-      "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)" -eq 2 ]
+    [ "$(awk -F'\t' -v from="$from" -v to="$k6_end" '$1 >= from && $1 <= to && $2 ~ /sampler[.]py run/' \
+      "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)" -eq 1 ]
+    [ "$(awk -F'\t' '$2 ~ /sampler[.]py probe/' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)" -eq 0 ]
   done
 }
 
