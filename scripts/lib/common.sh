@@ -13,10 +13,17 @@ export LT_ROOT
 # The Python interpreter itself, found once and exported to every script the
 # run starts: a version manager's shim (pyenv's python3 is a bash script)
 # costs about 60 ms a call on these machines, and a cell calls Python several
-# times. "python3" when there is none (require_runtime says so).
+# times. The path in PATH when it is a program (no Python start to ask it),
+# the interpreter a script there runs (asked once: sys.executable), "python3"
+# when there is none (require_runtime says so).
 if [[ -z "${LT_PYTHON:-}" ]]; then
-  LT_PYTHON="$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)" || LT_PYTHON=python3
-  [[ -n "$LT_PYTHON" ]] || LT_PYTHON=python3
+  LT_PYTHON="$(command -v python3 || true)"
+  if [[ -z "$LT_PYTHON" ]]; then
+    LT_PYTHON=python3
+  elif [[ "$(head -c 2 "$LT_PYTHON" 2>/dev/null)" == '#!' ]]; then
+    LT_PYTHON="$("$LT_PYTHON" -c 'import sys; print(sys.executable)' 2>/dev/null)" || LT_PYTHON=python3
+    [[ -n "$LT_PYTHON" ]] || LT_PYTHON=python3
+  fi
   export LT_PYTHON
 fi
 

@@ -61,3 +61,20 @@ setup() {
   assert_failure
   assert_output --partial "building k6 v2.2.0 (go.k6.io/k6/v2)"
 }
+
+@test "LT_PYTHON: python3 in PATH as it is when a program (no Python started to ask), the interpreter a script there runs" {
+  local real bin="$BATS_TEST_TMPDIR/bin" log="$BATS_TEST_TMPDIR/asked"
+  real="$(python3 -c 'import sys; print(sys.executable)')"
+  mkdir -p "$bin"
+  printf '#!/bin/sh\necho asked >>"%s"\nexec "%s" "$@"\n' "$log" "$real" >"$bin/python3"
+  chmod +x "$bin/python3"
+  run env -u LT_PYTHON PATH="$bin:$PATH" bash "$BATS_TEST_DIRNAME/../fixtures/print-lt-python.bash"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$real" ]
+  [ "$(wc -l <"$log")" -eq 1 ]
+  ln -sf "$real" "$bin/python3"
+  rm -f "$log"
+  run env -u LT_PYTHON PATH="$bin:$PATH" bash "$BATS_TEST_DIRNAME/../fixtures/print-lt-python.bash"
+  [ "$output" = "$bin/python3" ]
+  [ ! -e "$log" ]
+}
