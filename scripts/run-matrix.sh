@@ -25,17 +25,6 @@ LT_OVERRIDES=""
 LT_FINISHED=0 LT_INTERRUPTED=0 LT_TMP_DIR=""
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
 
-# python_precompile: the suite's Python modules compiled once, before the
-# run (scripts/ltsuite/__pycache__, which git ignores), so the Python
-# starts of each cell (the plan, the sampler, the finish) read them instead
-# of compiling them again: with PYTHONDONTWRITEBYTECODE set (it was on the
-# machines the suite is developed on) every start did, 0.11 CPU-s to import
-# ltsuite.cell instead of 0.06 (docs/performance.md). An old file is
-# recompiled; the modules run from source when it cannot be written.
-python_precompile() {
-  "$LT_PYTHON" -S -m compileall -q "$LT_ROOT/scripts/ltsuite" >/dev/null 2>&1 || true
-}
-
 main() {
   local matrix="${1:-$LT_ROOT/env/matrices/default.matrix}"
   case "$matrix" in
@@ -45,7 +34,6 @@ main() {
       ;;
   esac
   [[ $# -le 1 ]] || usage_error "one matrix file at most (got $#); set knobs as VAR=value"
-  python_precompile
 
   local resume="${RESUME:-}"
   if [[ -n "$resume" ]]; then
