@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 import socket
+import time
 from pathlib import Path
 
 SAMPLER = Path(__file__).resolve().parents[2] / "scripts" / "lib" / "sampler.py"
@@ -134,30 +138,38 @@ def test_a_samples_row_puts_the_proxys_ends_last_and_leaves_them_empty_without_i
     assert direct[-2:] == ["", ""] and len(direct) == len(sampler.COLUMNS)
 
 
-def test_the_probes_are_all_told_to_end_before_any_is_waited_for():
-    """Two probes end side by side at the end of a cell, not one after the other."""
+def test_a_namespace_is_read_from_inside_and_the_sampler_is_back_in_its_own_after(tmp_path):
+    """The sampler enters a namespace (setns) for a tick's moment: the listener there is read
+    (its queue and backlog, as ss shows them inside), the same port outside is not, and this
+    process's own namespace is the same after. Needs root, as the suite does (ip netns)."""
     sampler = load_sampler()
-    calls: list[str] = []
-
-    class Input:
-        def __init__(self, name):
-            self.name = name
-
-        def close(self):
-            calls.append("close " + self.name)
-
-    class Process:
-        def __init__(self, name):
-            self.name = name
-            self.stdin = Input(name)
-
-        def wait(self, timeout=None):
-            calls.append("wait " + self.name)
-
-    probes = []
-    for name in ("server", "client"):
-        probe = sampler.Probe.__new__(sampler.Probe)
-        probe.process = Process(name)
-        probes.append(probe)
-    sampler.stop_probes(probes)
-    assert calls == ["close server", "close client", "wait server", "wait client"]
+    name = f"ltsuite-pytest-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", name], check=True, timeout=10)
+    listener = None
+    try:
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True, timeout=10)
+        ready = tmp_path / "ready"
+        listener = subprocess.Popen(["ip", "netns", "exec", name, sys.executable, "-c", (
+            "import socket, sys, time\n"
+            "s = socket.socket(); s.bind(('127.0.0.1', 18555)); s.listen(7)\n"
+            "c = [socket.create_connection(('127.0.0.1', 18555)) for _ in range(3)]\n"
+            "open(sys.argv[1], 'w').close(); time.sleep(30)"), str(ready)])
+        for _ in range(500):
+            if ready.exists():
+                break
+            time.sleep(0.02)
+        own = os.readlink("/proc/self/ns/net")
+        inside = sampler.Probe(name, 18555, None)
+        outside = sampler.Probe("", 18555, None)
+        try:
+            assert inside.ask()[:4] == [3, 7, 3, 0]
+            assert outside.ask()[:4] == ["", "", 0, 0]
+            assert os.readlink("/proc/self/ns/net") == own
+        finally:
+            inside.close()
+            outside.close()
+    finally:
+        if listener is not None:
+            listener.kill()
+            listener.wait(timeout=10)
+        subprocess.run(["ip", "netns", "del", name], check=False, timeout=10)
