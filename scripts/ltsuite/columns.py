@@ -247,6 +247,10 @@ COLUMNS: tuple[Column, ...] = (
            "median hold (NET_RTT_MS; empty without a delayer)"),
     Column("net_hold_p99_ms", NUMBER, "ms", "the delayer's 99th-percentile hold of a packet, one way (half "
            "NET_RTT_MS asked)"),
+    Column("net_unread_p99_ms", NUMBER, "ms", "the 99th-percentile time a packet waited in the kernel's queue "
+           "before the delayer read it (part of net_hold_p99_ms; resolution 10 ms)"),
+    Column("net_unread_peak", INTEGER, "packets", "the most packets seen queued by the kernel and not yet read "
+           "by the delayer (looked at every 10 ms)"),
     Column("net_packets_lost", INTEGER, "packets", "packets the delayer dropped at random for NET_LOSS"),
     Column("net_delayer_drops", INTEGER, "packets", "packets the kernel dropped because the delayer fell behind "
            "(its queue or socket full); above 0 the cell is not as designed"),

@@ -31,6 +31,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import histogram
+
 NETLINK_NETFILTER = 12
 NFNL_SUBSYS_QUEUE = 3
 NFQNL_MSG_PACKET = 0
@@ -185,37 +187,65 @@ def packet_ids(data: bytes) -> tuple[list[int], list[int]]:
 
 @dataclass
 class HoldStats:
-    """What the delayer did: packets held, dropped for NET_LOSS, and their hold times (ms)."""
+    """What the delayer did: packets held, dropped for NET_LOSS, and their hold times (ms), every
+    packet's in a bounded, mergeable histogram (ltsuite.histogram: 0.5 % relative precision,
+    a few hundred buckets whatever the count), from the moment the kernel queued it: the time
+    it waited unread in the kernel's queue (Delayer._unread_ms) is part of its hold. unread_ms
+    holds those waits alone, unread_peak the most packets seen queued and not yet read."""
 
     held: int = 0
     lost: int = 0
     late_max_ms: float = 0.0
-    holds_ms: list[float] = field(default_factory=list)
+    holds: histogram.Histogram = field(default_factory=histogram.Histogram)
+    unread: histogram.Histogram = field(default_factory=histogram.Histogram)
+    unread_peak: int | None = None
 
-    def record(self, hold_ms: float, target_ms: float) -> None:
-        """One released packet: its hold, and how far past its due time it went."""
+    def record(self, hold_ms: float, target_ms: float, unread_ms: float = 0.0) -> None:
+        """One released packet: its hold (its unread wait included), and how far past its due
+        time it went."""
         self.held += 1
-        if len(self.holds_ms) < 200000:
-            self.holds_ms.append(hold_ms)
+        self.holds.add(hold_ms)
+        self.unread.add(unread_ms)
         self.late_max_ms = max(self.late_max_ms, hold_ms - target_ms)
 
+    def backlog(self, unread: int) -> None:
+        """One look at the packets queued by the kernel and not yet read."""
+        self.unread_peak = unread if self.unread_peak is None else max(self.unread_peak, unread)
+
     def summary(self, settings: NetSettings, kernel: tuple[int, int] | None = None) -> dict[str, object]:
-        """The stats file: the one-way hold the packets really got (median, p99), doubled into the
-        round-trip time applied, and the packets the kernel dropped because the delayer fell
-        behind (its queue full, or the delayer's socket; None when not read)."""
-        holds = sorted(self.holds_ms)
+        """The stats file: the one-way hold the packets really got (median, p99, over every
+        packet, the unread wait included), doubled into the round-trip time applied; the unread
+        wait alone (p99, max) and the peak unread backlog; the packets the kernel dropped
+        because the delayer fell behind (its queue full, or the delayer's socket; None when not
+        read); and the holds' histogram (ltsuite.histogram's JSON), to merge."""
+        def pct(h: histogram.Histogram, p: float) -> float | None:
+            value = h.percentile(p)
+            return None if value is None else round(value, 3)
 
-        def pct(p: float) -> float | None:
-            return round(holds[min(len(holds) - 1, int(p * len(holds)))], 3) if holds else None
-
-        p50 = pct(0.5)
+        p50 = pct(self.holds, 0.5)
+        held = self.holds.count > 0
         return {"rtt_ms": settings.rtt_ms, "jitter_ms": settings.jitter_ms, "loss": settings.loss,
-                "held": self.held, "lost": self.lost, "hold_p50_ms": p50, "hold_p99_ms": pct(0.99),
-                "hold_max_ms": round(holds[-1], 3) if holds else None,
-                "late_max_ms": round(self.late_max_ms, 3) if holds else None,
+                "held": self.held, "lost": self.lost, "hold_p50_ms": p50, "hold_p99_ms": pct(self.holds, 0.99),
+                "hold_max_ms": round(float(self.holds.high), 3) if held else None,
+                "late_max_ms": round(self.late_max_ms, 3) if held else None,
                 "rtt_applied_ms": round(2 * p50, 3) if p50 is not None else None,
+                "unread_p99_ms": pct(self.unread, 0.99),
+                "unread_max_ms": round(float(self.unread.high), 3) if held else None,
+                "unread_peak": self.unread_peak,
                 "kernel_queue_dropped": kernel[0] if kernel else None,
-                "kernel_user_dropped": kernel[1] if kernel else None}
+                "kernel_user_dropped": kernel[1] if kernel else None,
+                "hold_histogram": self.holds.to_json()}
+
+
+def queued_last(queue: int, text: str) -> int | None:
+    """id_sequence of QUEUE in /proc/net/netfilter/nfnetlink_queue's text: the id of the last
+    packet the kernel queued (ids count up from 1 per queue, nfqnl_build_packet_message), so
+    this less the last id the delayer read is the packets waiting unread."""
+    for line in text.splitlines():
+        cols = line.split()
+        if len(cols) >= 8 and cols[0] == str(queue):
+            return int(cols[7])
+    return None
 
 
 def kernel_drops(queue: int, text: str) -> tuple[int, int] | None:
@@ -234,6 +264,9 @@ def kernel_drops(queue: int, text: str) -> tuple[int, int] | None:
 # a load average of 7, one packet in a hundred held 35 ms where 20 ms was asked).
 LATE_P99_MS = 10.0
 LATE_P99_SHARE = 0.25
+#: How often the delayer looks at the kernel's queue (s): the resolution of the unread wait and
+#: of the peak backlog. One read of /proc/net/netfilter/nfnetlink_queue costs about 20 µs.
+LOOK_S = 0.01
 
 
 def _f(value: object) -> float:
@@ -251,12 +284,16 @@ def read_stats(cell_dir: Path) -> dict[str, object] | None:
 
 def row_columns(cell_dir: Path) -> dict[str, object]:
     """The row's network columns: the round-trip time really applied (twice the median hold), the
-    99th-percentile one-way hold, the packets dropped for NET_LOSS, and the packets the kernel
-    dropped because the delayer fell behind. Empty (None) in a cell without a delayer."""
+    99th-percentile one-way hold (the unread wait included), the 99th-percentile wait unread in
+    the kernel's queue and the peak unread backlog, the packets dropped for NET_LOSS, and the
+    packets the kernel dropped because the delayer fell behind. Empty (None) in a cell without a
+    delayer."""
     stats = read_stats(cell_dir) or {}
     kernel = [stats.get("kernel_queue_dropped"), stats.get("kernel_user_dropped")]
     return {"net_rtt_applied_ms": stats.get("rtt_applied_ms"),
             "net_hold_p99_ms": stats.get("hold_p99_ms"),
+            "net_unread_p99_ms": stats.get("unread_p99_ms"),
+            "net_unread_peak": stats.get("unread_peak"),
             "net_packets_lost": stats.get("lost"),
             "net_delayer_drops": None if None in kernel else int(sum(_f(k) for k in kernel))}
 
@@ -278,8 +315,12 @@ def behind(stats: dict[str, object] | None) -> str | None:
     p99 = stats.get("hold_p99_ms")
     if p99 is not None and _f(p99) > one_way + spread + max(LATE_P99_MS, LATE_P99_SHARE * one_way):
         asked = f"{one_way:g} ms" + (f" +/- {spread:g} ms" if spread else "")
+        unread = ""
+        if stats.get("unread_p99_ms") is not None:
+            unread = (f"; {_f(stats.get('unread_p99_ms')):g} ms of it (p99) unread in the kernel's queue, "
+                      f"at most {int(_f(stats.get('unread_peak')))} packets waiting unread")
         return (f"the delayer fell behind: its packets' 99th-percentile hold was {_f(p99):g} ms "
-                f"where {asked} was asked (the cell saw more delay than NET_RTT_MS)")
+                f"where {asked} was asked (the cell saw more delay than NET_RTT_MS{unread})")
     return None
 
 
@@ -293,8 +334,12 @@ class Delayer:
         self.stats = HoldStats()
         # The kernel's drops of the queue when the count began (restart).
         self.kernel_base: tuple[int, int] = (0, 0)
-        self.waiting: deque[tuple[float, float, int]] = deque()  # (due, arrived, id)
+        self.waiting: deque[tuple[float, float, int, float]] = deque()  # (due, queued, id, unread ms)
         self.last_due = 0.0
+        # Looks at the kernel's queue (Delayer.look): (when, the last id queued then), oldest first.
+        self.marks: deque[tuple[float, int]] = deque()
+        self.last_read = 0
+        self.next_look = 0.0
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
         try:
             self.sock.setsockopt(socket.SOL_SOCKET, 33, RCVBUF)  # SO_RCVBUFFORCE (root)
@@ -338,9 +383,36 @@ class Delayer:
         self.last_due = max(self.last_due, now + delay)
         return self.last_due
 
+    def look(self, now: float) -> None:
+        """Every LOOK_S at most: the last packet id the kernel queued (queued_last), kept as a
+        mark for _unread_ms, and the packets queued and not yet read counted into the peak
+        backlog. Called between reads too, so a delayer that cannot drain its socket still looks."""
+        if now < self.next_look:
+            return
+        self.next_look = now + LOOK_S
+        try:
+            with open("/proc/net/netfilter/nfnetlink_queue", encoding="ascii") as handle:
+                last = queued_last(self.queue, handle.read())
+        except OSError:
+            return
+        if last is None:
+            return
+        self.stats.backlog(max(0, last - self.last_read))
+        if last > self.last_read and (not self.marks or self.marks[-1][1] < last):
+            self.marks.append((now, last))
+
+    def _unread_ms(self, packet_id: int, now: float) -> float:
+        """How long the packet waited in the kernel's queue before it was read at `now`, at least:
+        it was already queued at the first look whose last queued id was at or past it, so it
+        waited from then on (0 when it came after the last look; LOOK_S is the resolution)."""
+        while self.marks and self.marks[0][1] < packet_id:
+            self.marks.popleft()
+        return (now - self.marks[0][0]) * 1000.0 if self.marks else 0.0
+
     def receive(self) -> None:
         """Every packet the kernel has queued: dropped at once (NET_LOSS) or put in line."""
         while True:
+            self.look(time.monotonic())
             try:
                 data = self.sock.recv(65536)
             except BlockingIOError:
@@ -357,11 +429,13 @@ class Delayer:
     def _take(self, ids: list[int], now: float) -> None:
         """Packets read at `now`: dropped at once (NET_LOSS) or put in line."""
         for packet_id in ids:
+            self.last_read = max(self.last_read, packet_id)
             if self.settings.loss > 0 and self.rng.random() < self.settings.loss:
                 self.stats.lost += 1
                 self.sock.send(verdict_message(self.queue, packet_id, NF_DROP, batch=False))
             else:
-                self.waiting.append((self._due(now), now, packet_id))
+                unread_ms = self._unread_ms(packet_id, now)
+                self.waiting.append((self._due(now), now - unread_ms / 1000.0, packet_id, unread_ms))
 
     def release(self) -> float | None:
         """Accept every packet that is due (one batch verdict); the seconds to the next due one."""
@@ -369,8 +443,9 @@ class Delayer:
         last = None
         target_ms = self.settings.one_way_s * 1000.0
         while self.waiting and self.waiting[0][0] <= now:
-            _due, arrived, last = self.waiting.popleft()
-            self.stats.record((now - arrived) * 1000.0, target_ms)
+            _due, arrived, last, unread_ms = self.waiting.popleft()
+            hold_ms = (now - arrived) * 1000.0
+            self.stats.record(hold_ms, target_ms, unread_ms)
         if last is not None:
             self.sock.send(verdict_message(self.queue, last, NF_ACCEPT, batch=True))
         return max(0.0, self.waiting[0][0] - now) if self.waiting else None
@@ -378,6 +453,7 @@ class Delayer:
     def run(self, stop: list[bool]) -> None:
         """Until stop[0]: wait for packets or the next due time, take, release."""
         while not stop[0]:
+            self.look(time.monotonic())
             wait = self.release()
             readable, _, _ = select.select([self.sock], [], [], 0.2 if wait is None else wait)
             if readable:
