@@ -4,6 +4,7 @@
 Usage:
   sampler.py run --out FILE --port P --mgmt-port M --interval S --max N [--client-port P]
                  [--proxy-port X] [--server-ns NS] [--client-ns NS | --client-host] [--k6-mark ARG] [--cost FILE]
+                 [--k6-trace FILE]
   sampler.py probe --port P [--mgmt-port M] [--proxy-port X]
 
 run: append one row to FILE (and print it on stdout) at start + k x interval,
@@ -14,6 +15,13 @@ gets one long-lived probe (`ip netns exec NS sampler.py probe`, started once)
 that answers every tick; the k6 process (the one whose arguments include
 --k6-mark) is read from /proc. On exit, the cost file gets the sampler's own
 CPU time (its probes included) as JSON.
+
+With --k6-trace, a thread of its own appends every TRACE_S (50 ms) "epoch_s
+k6_ticks busy_ticks all_ticks": k6's CPU ticks (utime + stime of its
+processes, /proc/PID/stat, CLK_TCK a second) and the machine's busy and total
+ticks (/proc/stat's cpu line), so the CPU k6 and the machine used while a burst
+was released (a quarter of a second) can be read back (ltsuite.generator);
+once-a-second rows cannot see it. At most --max x --interval / TRACE_S lines.
 
 probe: print "ready", then for each line read from stdin answer one tab-separated line, until EOF:
   listen_recvq listen_sendq estab syn_recv time_wait threads_busy connections
@@ -36,6 +44,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 COLUMNS = ("ts", "listen_recvq", "listen_sendq", "server_estab", "server_syn_recv", "server_time_wait",
@@ -310,6 +319,41 @@ class K6Usage:
         return [cpu, rss]
 
 
+#: The k6 trace's step (s): a burst's release of 250 ms spans five steps.
+TRACE_S = 0.05
+
+
+def machine_ticks():
+    """(busy, all) CPU ticks of the machine (/proc/stat's first line: all but idle and iowait busy)."""
+    with open("/proc/stat") as stat:
+        values = [int(v) for v in stat.readline().split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return sum(values) - idle, sum(values)
+
+
+def k6_trace(path, mark, lines, stop):
+    """Append one line every TRACE_S until stop is set or LINES lines (see the module's docstring):
+    the k6 processes are looked for every 5 steps until found, and again when one ends."""
+    usage = K6Usage(mark)
+    start = time.monotonic()
+    with open(path, "a") as out:
+        for k in range(lines):
+            if stop.wait(max(0.0, start + k * TRACE_S - time.monotonic())):
+                return
+            if not usage.pids and k % 5 == 0:
+                usage.pids = usage.find()
+            if not usage.pids:
+                continue
+            try:
+                ticks = sum(usage.usage(pid)[0] for pid in usage.pids)
+                busy, total = machine_ticks()
+            except (OSError, IndexError, ValueError):
+                usage.pids = ()
+                continue
+            out.write("%.3f\t%d\t%d\t%d\n" % (time.time(), ticks, busy, total))
+            out.flush()
+
+
 def row(ts, server, client, k6):
     """One samples line (see COLUMNS) from the probes' answers (None: that side is absent)."""
     server = server or ["", "", 0, 0, 0, "", "", "", ""]
@@ -324,6 +368,8 @@ def run(args):
     cpu_start = os.times()
     probes = {}
     taken = missed = 0
+    trace_stop = threading.Event()
+    tracer = None
     try:
         if args.server_ns:
             probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port, args.proxy_port)
@@ -334,6 +380,10 @@ def run(args):
         # The grid starts once the probes answer, so the first rows are not late by their start.
         start = time.monotonic()
         k6 = K6Usage(args.k6_mark)
+        if args.k6_trace and args.k6_mark:
+            tracer = threading.Thread(target=k6_trace, daemon=True, args=(
+                args.k6_trace, args.k6_mark, int(args.max * args.interval / TRACE_S), trace_stop))
+            tracer.start()
         with open(args.out, "a") as out:
             for k in range(args.max):
                 due = start + k * args.interval
@@ -355,6 +405,9 @@ def run(args):
         pass
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        trace_stop.set()
+        if tracer is not None:
+            tracer.join(2)
         stop_probes(list(probes.values()))
         if args.cost:
             used = os.times()
@@ -393,6 +446,7 @@ def main(argv):
     p_run.add_argument("--client-host", action="store_true")
     p_run.add_argument("--k6-mark", default="")
     p_run.add_argument("--cost")
+    p_run.add_argument("--k6-trace")
     p_probe = sub.add_parser("probe")
     p_probe.add_argument("--port", type=int, required=True)
     p_probe.add_argument("--mgmt-port", type=port_or_none)

@@ -82,7 +82,7 @@ _PREFIXES = tuple('{"metric":"%s"' % name for name in METRICS)
 #: The metadata key of the request id (scenarios/lib/requestid.js REQUEST_ID_KEY).
 RID = "rid"
 
-EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
+EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_connect_new_med_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
                  "t_service_p99_ms", "decomposed_reqs", "reqs_never_seen_by_app_connect_failed",
                  "reqs_never_seen_by_app_never_read", "reqs_never_seen_by_app_interrupted", "parts_out_of_order")
 #: The scenarios' counter of requests sent (scenarios/lib/delivered.js), one sample a request.
@@ -361,6 +361,9 @@ def figures(joined: Join | None) -> dict[str, Any]:
     return {
         "t_connect_med_ms": _p(connect, 0.5),
         "t_connect_p99_ms": _p(connect, 0.99),
+        # The requests that opened a connection (k6's connecting is 0 on a reused one): the round
+        # trip users got, where nothing else held the handshake (ltsuite.generator).
+        "t_connect_new_med_ms": _p([c for c in connect if c > 0], 0.5),
         "t_queued_med_ms": _p(queued, 0.5),
         "t_queued_p99_ms": _p(queued, 0.99),
         "t_service_med_ms": _p(service, 0.5),

@@ -161,3 +161,40 @@ def test_the_probes_are_all_told_to_end_before_any_is_waited_for():
         probes.append(probe)
     sampler.stop_probes(probes)
     assert calls == ["close server", "close client", "wait server", "wait client"]
+
+
+def test_the_k6_trace_sees_a_real_k6_busy_for_a_second(tmp_path):
+    """k6_trace, every 50 ms, over a real k6 that spins one core for about 1.2 s: read back over
+    its busy second (ltsuite.generator.release), k6's CPU is near one core, and the lines count
+    up in time."""
+    import os
+    import subprocess
+    import threading
+    import time
+
+    from ltsuite import generator
+
+    sampler = load_sampler()
+    k6 = Path(__file__).resolve().parents[2] / ".tools" / "bin" / "k6"
+    script = tmp_path / "spin.js"
+    script.write_text("export default function () { const end = Date.now() + 1200; while (Date.now() < end) {} }\n")
+    trace = tmp_path / "k6-cpu.tsv"
+    stop = threading.Event()
+    tracer = threading.Thread(target=sampler.k6_trace, args=(str(trace), "LT_RUN_ID=trace-test", 200, stop))
+    tracer.start()
+    try:
+        started = time.time()
+        subprocess.run([str(k6), "run", "-q", "-e", "LT_RUN_ID=trace-test", "--iterations", "1",
+                        str(script)], check=True, timeout=60, capture_output=True,
+                       env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+    finally:
+        stop.set()
+        tracer.join(5)
+    lines = generator.read_trace(trace)
+    assert len(lines) >= 10
+    assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(lines, lines[1:]))
+    busiest = max(lines, key=lambda p: p[1])[0]
+    rel = generator.release(lines, busiest - 0.9, busiest - 0.3, os.sysconf("SC_CLK_TCK"))
+    assert rel is not None and rel.window_ms >= 600
+    assert 60 <= rel.k6_cpu_pct <= 250
+    assert started <= lines[0][0]
