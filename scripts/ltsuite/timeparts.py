@@ -446,12 +446,15 @@ def one_request_at_once(env: dict[str, Any]) -> bool:
             and (env.get("TARGET_JAR") or "") == "" and (env.get("TARGET_URL") or "") == "")
 
 
-def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict[str, Any]:
+def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]],
+                rtt_applied_ms: float | None = None) -> dict[str, Any]:
     """predicted_t_queued_p99_ms and predicted_t_connect_p99_ms (None where the rule does not
     apply: see one_request_at_once), from simulate() with the cell's knobs, its recorded
     somaxconn (the listen backlog, rules.listen_backlog) and the client's SYN schedule, each
     connect one NET_RTT_MS longer, and the users whose handshake a lossy link lost (NET_LOSS)
-    a SYN retransmission later (lost_handshakes). Not behind nginx (PROXY=nginx): there the users connect to
+    a SYN retransmission later (lost_handshakes). The RTT is the one the delayer applied
+    (rtt_applied_ms: net_rtt_applied_ms, its unread wait included) when it measured one, else
+    NET_RTT_MS: a delayer that held packets longer delayed every handshake by it. Not behind nginx (PROXY=nginx): there the users connect to
     nginx at once and the server's queue delays nginx's connects, not theirs."""
     none = {"predicted_t_queued_p99_ms": None, "predicted_t_connect_p99_ms": None}
     if not one_request_at_once(env) or design.proxied(env):
@@ -470,7 +473,7 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     # A round trip between the users and the server (NET_RTT_MS, the delayer): every handshake
     # takes one more RTT (SYN out, SYN-ACK back) on top of the SYN schedule, and the request and
     # its answer one more. The queues themselves are simulated without it.
-    rtt = float(to_number(env.get("NET_RTT_MS") or "0") or 0)
+    rtt = float(rtt_applied_ms if rtt_applied_ms is not None else to_number(env.get("NET_RTT_MS") or "0") or 0)
     loss = float(to_number(env.get("NET_LOSS") or "0") or 0)
     # The parts are measured on the answered requests only: a user whose wave comes after its
     # REQUEST_TIMEOUT leaves unanswered (the server still serves its request later).
@@ -605,7 +608,7 @@ def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str
         out["reqs_never_seen_by_app_connect_failed"] = failed_connect
         if sent is not None and failed_connect is not None:
             out["reqs_never_seen_by_app_never_read"] = max(sent - failed_connect - len(app), 0)
-    predicted = predictions(env, sysctls)
+    predicted = predictions(env, sysctls, row.get("net_rtt_applied_ms"))
     out.update(predicted)
     out.update(verdict(env, row, out, predicted))
     return out
