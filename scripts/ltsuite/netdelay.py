@@ -18,6 +18,7 @@ namespace.
 """
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import random
@@ -28,6 +29,7 @@ import struct
 import sys
 import time
 from collections import deque
+from typing import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +49,11 @@ NFQA_CFG_QUEUE_MAXLEN = 3
 NFQNL_CFG_CMD_BIND = 1
 NFQNL_CFG_CMD_UNBIND = 2
 NFQNL_COPY_META = 1
+NFQNL_COPY_PACKET = 2
+NFQA_PAYLOAD = 10
+#: The bytes of each packet copied to the delayer when it needs its flow (jitter): the IPv4
+#: header (at most 60 bytes) and the ports after it.
+FLOW_COPY = 64
 NF_DROP = 0
 NF_ACCEPT = 1
 NLM_F_REQUEST = 1
@@ -76,6 +83,12 @@ class NetSettings:
     rtt_ms: float = 0.0
     jitter_ms: float = 0.0
     loss: float = 0.0
+
+    @property
+    def per_flow(self) -> bool:
+        """Jitter is drawn per packet and order kept per flow (Delayer._due), which needs each
+        packet's addresses and ports."""
+        return self.jitter_ms > 0
 
     @property
     def active(self) -> bool:
@@ -158,10 +171,26 @@ def verdict_message(queue: int, packet_id: int, verdict: int, batch: bool) -> by
                        nla(NFQA_VERDICT_HDR, struct.pack("!II", verdict, packet_id)), family=0)
 
 
+def flow_of(payload: bytes) -> bytes:
+    """A packet's flow, one way: protocol, source and destination address, and the 4 bytes after
+    the IPv4 header (the ports of TCP and UDP); b"" when the copy is too short to say."""
+    if len(payload) < 20:
+        return b""
+    ihl = (payload[0] & 0x0F) * 4
+    return payload[9:10] + payload[12:20] + payload[ihl:ihl + 4]
+
+
 def packet_ids(data: bytes) -> tuple[list[int], list[int]]:
     """The packet ids of the NFQNL_MSG_PACKET messages in one netlink datagram, and the errno of
     any NLMSG_ERROR in it (0 is an acknowledgement)."""
-    ids: list[int] = []
+    found, errors = packets(data)
+    return [packet_id for packet_id, _flow in found], errors
+
+
+def packets(data: bytes) -> tuple[list[tuple[int, bytes]], list[int]]:
+    """(packet id, flow_of its payload; b"" without a payload) of the NFQNL_MSG_PACKET messages in
+    one netlink datagram, and the errno of any NLMSG_ERROR in it (0 is an acknowledgement)."""
+    ids: list[tuple[int, bytes]] = []
     errors: list[int] = []
     offset = 0
     while offset + NLMSG_HDR.size <= len(data):
@@ -173,14 +202,18 @@ def packet_ids(data: bytes) -> tuple[list[int], list[int]]:
         elif kind == (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET:
             pos = offset + NLMSG_HDR.size + NFGEN_HDR.size
             end = offset + length
+            packet_id, flow = None, b""
             while pos + NLA_HDR.size <= end:
                 alen, atype = NLA_HDR.unpack_from(data, pos)
                 if alen < NLA_HDR.size:
                     break
                 if atype & 0x7FFF == NFQA_PACKET_HDR:
-                    ids.append(struct.unpack_from("!I", data, pos + NLA_HDR.size)[0])
-                    break
+                    packet_id = struct.unpack_from("!I", data, pos + NLA_HDR.size)[0]
+                elif atype & 0x7FFF == NFQA_PAYLOAD:
+                    flow = flow_of(data[pos + NLA_HDR.size:pos + alen])
                 pos += (alen + 3) & ~3
+            if packet_id is not None:
+                ids.append((packet_id, flow))
         offset += (length + 3) & ~3
     return ids, errors
 
@@ -267,6 +300,10 @@ LATE_P99_SHARE = 0.25
 #: How often the delayer looks at the kernel's queue (s): the resolution of the unread wait and
 #: of the peak backlog. One read of /proc/net/netfilter/nfnetlink_queue costs about 20 µs.
 LOOK_S = 0.01
+#: Flows remembered for their order before the delayer forgets those with nothing held.
+FLOWS_KEPT = 4096
+#: Verdicts sent in one datagram (28 bytes each: well within a netlink socket's buffer).
+VERDICTS_A_SEND = 1024
 
 
 def _f(value: object) -> float:
@@ -334,8 +371,11 @@ class Delayer:
         self.stats = HoldStats()
         # The kernel's drops of the queue when the count began (restart).
         self.kernel_base: tuple[int, int] = (0, 0)
-        self.waiting: deque[tuple[float, float, int, float]] = deque()  # (due, queued, id, unread ms)
+        # Held packets, a heap by due time: (due, id, queued, unread ms).
+        self.waiting: list[tuple[float, int, float, float]] = []
         self.last_due = 0.0
+        # Per flow (settings.per_flow), the due time of its last packet held.
+        self.flow_due: dict[bytes, float] = {}
         # Looks at the kernel's queue (Delayer.look): (when, the last id queued then), oldest first.
         self.marks: deque[tuple[float, int]] = deque()
         self.last_read = 0
@@ -348,7 +388,8 @@ class Delayer:
         self.sock.bind((0, 0))
         self.seq = 0
         self._config(nla(NFQA_CFG_CMD, struct.pack("!BxH", NFQNL_CFG_CMD_BIND, AF_INET)))
-        self._config(nla(NFQA_CFG_PARAMS, struct.pack("!IB", 0, NFQNL_COPY_META))
+        copy = (FLOW_COPY, NFQNL_COPY_PACKET) if settings.per_flow else (0, NFQNL_COPY_META)
+        self._config(nla(NFQA_CFG_PARAMS, struct.pack("!IB", *copy))
                      + nla(NFQA_CFG_QUEUE_MAXLEN, struct.pack("!I", QUEUE_MAXLEN)))
         self.sock.setblocking(False)
 
@@ -368,7 +409,7 @@ class Delayer:
                 raise OSError(f"queue {self.queue}: the kernel did not answer a configuration "
                               f"message within {ACK_TIMEOUT_S:g} s") from err
             answer = acks(data).get(self.seq)
-            self._take(packet_ids(data)[0], time.monotonic())
+            self._take(packets(data)[0], time.monotonic())
             if answer is None:
                 continue
             if answer:
@@ -376,12 +417,22 @@ class Delayer:
                                       f"configuration: {os.strerror(answer)}")
             return
 
-    def _due(self, now: float) -> float:
+    def _due(self, now: float, flow: bytes = b"") -> float:
+        """When a packet read at `now` is due: half the RTT later, plus a draw uniform within
+        +/- half NET_JITTER_MS, and never before the packet of the same flow in front of it (one
+        way of one connection keeps its order, as on a link; packets of other connections and of
+        the other way do not wait for it). Without jitter every packet gets the same hold, so
+        the order is kept across all (and one batch verdict releases them)."""
         delay = self.settings.one_way_s
-        if self.settings.jitter_ms > 0:
-            delay += self.rng.uniform(-0.5, 0.5) * self.settings.jitter_ms / 1000.0
-        self.last_due = max(self.last_due, now + delay)
-        return self.last_due
+        if not self.settings.per_flow:
+            self.last_due = max(self.last_due, now + delay)
+            return self.last_due
+        delay += self.rng.uniform(-0.5, 0.5) * self.settings.jitter_ms / 1000.0
+        due = max(self.flow_due.get(flow, 0.0), now + delay)
+        if len(self.flow_due) >= FLOWS_KEPT:  # a flow whose last packet is due already orders nothing
+            self.flow_due = {key: when for key, when in self.flow_due.items() if when > now}
+        self.flow_due[flow] = due
+        return due
 
     def look(self, now: float) -> None:
         """Every LOOK_S at most: the last packet id the kernel queued (queued_last), kept as a
@@ -421,33 +472,42 @@ class Delayer:
                 if err.errno == 105:
                     continue
                 raise
-            ids, errors = packet_ids(data)
+            found, errors = packets(data)
             if any(errors):
                 raise OSError(max(errors), os.strerror(max(errors)))
-            self._take(ids, time.monotonic())
+            self._take(found, time.monotonic())
 
-    def _take(self, ids: list[int], now: float) -> None:
-        """Packets read at `now`: dropped at once (NET_LOSS) or put in line."""
-        for packet_id in ids:
+    def _take(self, found: list[tuple[int, bytes]], now: float) -> None:
+        """Packets (id, flow) read at `now`: dropped at once (NET_LOSS) or put in line."""
+        for packet_id, flow in found:
             self.last_read = max(self.last_read, packet_id)
             if self.settings.loss > 0 and self.rng.random() < self.settings.loss:
                 self.stats.lost += 1
                 self.sock.send(verdict_message(self.queue, packet_id, NF_DROP, batch=False))
             else:
                 unread_ms = self._unread_ms(packet_id, now)
-                self.waiting.append((self._due(now), now - unread_ms / 1000.0, packet_id, unread_ms))
+                heapq.heappush(self.waiting, (self._due(now, flow), packet_id, now - unread_ms / 1000.0, unread_ms))
 
-    def release(self) -> float | None:
-        """Accept every packet that is due (one batch verdict); the seconds to the next due one."""
-        now = time.monotonic()
-        last = None
+    def due_now(self, now: float) -> Iterator[int]:
+        """The ids of the held packets due at `now`, taken off the heap and counted (their holds)."""
         target_ms = self.settings.one_way_s * 1000.0
         while self.waiting and self.waiting[0][0] <= now:
-            _due, arrived, last, unread_ms = self.waiting.popleft()
-            hold_ms = (now - arrived) * 1000.0
-            self.stats.record(hold_ms, target_ms, unread_ms)
-        if last is not None:
-            self.sock.send(verdict_message(self.queue, last, NF_ACCEPT, batch=True))
+            _due, packet_id, queued, unread_ms = heapq.heappop(self.waiting)
+            self.stats.record((now - queued) * 1000.0, target_ms, unread_ms)
+            yield packet_id
+
+    def release(self) -> float | None:
+        """Accept every packet that is due; the seconds to the next due one. Without jitter they
+        are due in id order, so one batch verdict (every packet up to the last id) releases them;
+        with it, one verdict each, all in one datagram (netlink takes several messages in one)."""
+        now = time.monotonic()
+        due = list(self.due_now(now))
+        if due and not self.settings.per_flow:
+            self.sock.send(verdict_message(self.queue, due[-1], NF_ACCEPT, batch=True))
+        elif due:
+            for start in range(0, len(due), VERDICTS_A_SEND):
+                self.sock.send(b"".join(verdict_message(self.queue, packet_id, NF_ACCEPT, batch=False)
+                                        for packet_id in due[start:start + VERDICTS_A_SEND]))
         return max(0.0, self.waiting[0][0] - now) if self.waiting else None
 
     def run(self, stop: list[bool]) -> None:
@@ -540,16 +600,18 @@ def net_delay_main(argv: list[str]) -> int:
 
 
 def send_main(argv: list[str]) -> int:
-    """send ADDR PORT RATE COUNT: COUNT one-byte UDP datagrams to ADDR:PORT at RATE a second
-    (bounded: at most COUNT, and at most COUNT/RATE + 5 s); prints the rate reached. For
-    measuring the delayer's packets-a-second ceiling (scripts/netdelay-bench.sh)."""
+    """send ADDR PORT RATE COUNT [FLOWS]: COUNT one-byte UDP datagrams to ADDR:PORT at RATE a
+    second, in turn from FLOWS sockets (default 1: one flow; at most 1000) (bounded: at most COUNT,
+    and at most COUNT/RATE + 5 s); prints the rate reached. For measuring the delayer's
+    packets-a-second ceiling and its jitter over many flows (scripts/netdelay-bench.sh)."""
     addr, port, rate, count = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    flows = max(1, min(1000, int(argv[4]) if len(argv) > 4 else 1))
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(flows)]
     start = time.monotonic()
     deadline = start + count / rate + 5
     sent = 0
     for sent in range(1, count + 1):
-        sock.sendto(b"x", (addr, port))
+        socks[sent % flows].sendto(b"x", (addr, port))
         if sent % 50 == 0:
             ahead = start + sent / rate - time.monotonic()
             if ahead > 0:

@@ -168,15 +168,16 @@ def test_queued_last_reads_the_id_sequence_column() -> None:
     assert netdelay.queued_last(9, text) is None
 
 
-def _bare_delayer(rtt_ms: float, lines: list[str]) -> netdelay.Delayer:
+def _bare_delayer(rtt_ms: float, lines: list[str], jitter_ms: float = 0.0) -> netdelay.Delayer:
     """A Delayer without its NFQUEUE socket: what it counts from ids and looks at the kernel's queue."""
     delayer = object.__new__(netdelay.Delayer)
     delayer.queue = 31
-    delayer.settings = netdelay.NetSettings(rtt_ms)
+    delayer.settings = netdelay.NetSettings(rtt_ms, jitter_ms)
     delayer.rng = netdelay.random.Random(1)
     delayer.stats = netdelay.HoldStats()
-    delayer.waiting = netdelay.deque()
+    delayer.waiting = []
     delayer.last_due = 0.0
+    delayer.flow_due = {}
     delayer.marks = netdelay.deque()
     delayer.last_read = 0
     delayer.next_look = 0.0
@@ -202,14 +203,14 @@ def test_time_a_packet_waited_unread_is_part_of_its_hold_and_the_backlog_is_coun
     delayer = _bare_delayer(40.0, ["   31  456     0 1     0     0     0   500  1\n"])
     try:
         delayer.look(100.000)
-        delayer._take(list(range(1, 501)), 100.080)
-        delayer._take([501], 100.081)  # queued after the look: its unread wait is not known, 0
+        delayer._take([(i, b"") for i in range(1, 501)], 100.080)
+        delayer._take([(501, b"")], 100.081)  # queued after the look: its unread wait is not known, 0
     finally:
         del netdelay.open  # type: ignore[attr-defined]
-    assert delayer.waiting[0][3] == pytest.approx(80.0)
-    assert delayer.waiting[-1][3] == 0.0
-    for _due, queued, _id, unread in delayer.waiting:
-        delayer.stats.record((100.080 + 0.020 - queued) * 1000.0, 20.0, unread)
+    held = {packet_id: unread for _due, packet_id, _queued, unread in delayer.waiting}
+    assert held[1] == pytest.approx(80.0) and held[500] == pytest.approx(80.0)
+    assert held[501] == 0.0
+    assert list(delayer.due_now(100.101)) == list(range(1, 502))
     out = delayer.stats.summary(delayer.settings, (0, 0))
     assert out["unread_peak"] == 500
     assert out["hold_p50_ms"] == pytest.approx(100.0, rel=0.01)  # 80 unread + 20 held, not 20
@@ -230,3 +231,63 @@ def test_every_packet_counts_past_the_first_200000() -> None:
     assert out["hold_p50_ms"] == pytest.approx(60.0, rel=0.01)
     merged = netdelay.histogram.Histogram.from_json(out["hold_histogram"])
     assert merged.count == 500000
+
+
+def _ipv4(src: str, dst: str, sport: int, dport: int, proto: int = 6) -> bytes:
+    """An IPv4 header of 20 bytes and the ports after it, as the kernel copies it (FLOW_COPY)."""
+    header = bytes([0x45, 0]) + bytes(7) + bytes([proto]) + bytes(2)
+    return header + netdelay.socket.inet_aton(src) + netdelay.socket.inet_aton(dst) + netdelay.struct.pack("!HH", sport, dport)
+
+
+def test_a_packet_s_flow_is_its_protocol_addresses_and_ports_one_way() -> None:
+    out = _ipv4("198.18.0.2", "198.18.0.1", 40000, 8080)
+    back = _ipv4("198.18.0.1", "198.18.0.2", 8080, 40000)
+    assert netdelay.flow_of(out) != netdelay.flow_of(back)
+    assert netdelay.flow_of(out) == netdelay.flow_of(out + b"payload")
+    assert netdelay.flow_of(b"short") == b""
+    message = netdelay.nfq_message(netdelay.NFQNL_MSG_PACKET, 31,
+                                   netdelay.nla(netdelay.NFQA_PACKET_HDR, netdelay.struct.pack("!IHB", 7, 0x0800, 3))
+                                   + netdelay.nla(netdelay.NFQA_PAYLOAD, out))
+    assert netdelay.packets(message) == ([(7, netdelay.flow_of(out))], [])
+    assert netdelay.packet_ids(message) == ([7], [])
+
+
+def _holds(delayer: netdelay.Delayer, flows: int, rate: int, seconds: float) -> list[float]:
+    """One-way holds (ms) the delayer gives packets read RATE a second over FLOWS connections."""
+    holds = []
+    for k in range(int(rate * seconds)):
+        now = 100.0 + k / rate
+        flow = netdelay.flow_of(_ipv4("198.18.0.2", "198.18.0.1", 40000 + k % flows, 8080))
+        holds.append((delayer._due(now, flow) - now) * 1000.0)
+    return sorted(holds)
+
+
+def test_jitter_keeps_its_spread_at_20000_packets_a_second_over_many_connections() -> None:
+    """40 +/- 20 ms over 2,000 connections at 20,000 packets a second: each way's hold is drawn
+    within 20 +/- 10 ms and only a packet of its own connection can hold it back, so the median stays
+    at 20 and the spread stays. All in one line (one flow: what every packet shared before), each
+    packet inherits the largest draw ahead of it: the median goes near the top, the spread away."""
+    delayer = _bare_delayer(40.0, [], jitter_ms=20.0)
+    holds = _holds(delayer, 2000, 20000, 1.0)
+    median, p1, p99 = holds[len(holds) // 2], holds[len(holds) // 100], holds[len(holds) * 99 // 100]
+    assert median == pytest.approx(20.0, abs=0.5)
+    assert p1 < 11.0 and p99 > 29.0 and holds[-1] <= 30.0 + 1e-9
+    one_line = _holds(_bare_delayer(40.0, [], jitter_ms=20.0), 1, 20000, 1.0)
+    assert one_line[len(one_line) // 2] > 28.0 and one_line[len(one_line) // 100] > 27.0
+
+
+def test_one_connection_keeps_its_order_and_packets_of_one_way_never_pass_each_other() -> None:
+    delayer = _bare_delayer(40.0, [], jitter_ms=20.0)
+    flow = netdelay.flow_of(_ipv4("198.18.0.2", "198.18.0.1", 40000, 8080))
+    dues = [delayer._due(100.0 + k / 20000, flow) for k in range(2000)]
+    assert dues == sorted(dues)
+    # Without jitter, one line for all, as before (and one batch verdict releases it).
+    steady = _bare_delayer(40.0, [])
+    assert [steady._due(100.0 + k / 1000) for k in range(3)] == pytest.approx([100.02, 100.021, 100.022])
+
+
+def test_flows_with_nothing_held_are_forgotten_past_flows_kept() -> None:
+    delayer = _bare_delayer(40.0, [], jitter_ms=10.0)
+    for k in range(netdelay.FLOWS_KEPT + 10):
+        delayer._due(100.0 + k, netdelay.flow_of(_ipv4("198.18.0.2", "198.18.0.1", k % 65536, 8080)))
+    assert len(delayer.flow_due) < netdelay.FLOWS_KEPT
