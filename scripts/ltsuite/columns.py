@@ -257,6 +257,8 @@ COLUMNS: tuple[Column, ...] = (
            "before the delayer read it (part of net_hold_p99_ms; resolution 10 ms)"),
     Column("net_unread_peak", INTEGER, "packets", "the most packets seen queued by the kernel and not yet read "
            "by the delayer (looked at every 10 ms)"),
+    Column("net_held_peak_per_s", INTEGER, "packets/s", "the most packets the delayer released in 100 ms, a second "
+           "(both ways)"),
     Column("net_packets_lost", INTEGER, "packets", "packets the delayer dropped at random for NET_LOSS"),
     Column("net_delayer_drops", INTEGER, "packets", "packets the kernel dropped because the delayer fell behind "
            "(its queue or socket full); above 0 the cell is not as designed"),

@@ -72,6 +72,10 @@ QUEUE_MAXLEN = 65536
 RCVBUF = 64 << 20
 
 
+#: The step over which the delayer counts the packets it releases, for its peak rate (s).
+RATE_STEP_S = 0.1
+
+
 class NetDelayError(ValueError):
     """A network knob the suite refuses, with the key and the reason."""
 
@@ -232,11 +236,20 @@ class HoldStats:
     holds: histogram.Histogram = field(default_factory=histogram.Histogram)
     unread: histogram.Histogram = field(default_factory=histogram.Histogram)
     unread_peak: int | None = None
+    # Packets released in the current RATE_STEP_S step (its index) and the most in any step.
+    step: int = -1
+    step_held: int = 0
+    step_peak: int = 0
 
-    def record(self, hold_ms: float, target_ms: float, unread_ms: float = 0.0) -> None:
-        """One released packet: its hold (its unread wait included), and how far past its due
-        time it went."""
+    def record(self, hold_ms: float, target_ms: float, unread_ms: float = 0.0, now: float = 0.0) -> None:
+        """One released packet (at monotonic `now`): its hold (its unread wait included), how far
+        past its due time it went, and its count in its RATE_STEP_S step."""
         self.held += 1
+        step = int(now / RATE_STEP_S)
+        if step != self.step:
+            self.step, self.step_held = step, 0
+        self.step_held += 1
+        self.step_peak = max(self.step_peak, self.step_held)
         self.holds.add(hold_ms)
         self.unread.add(unread_ms)
         self.late_max_ms = max(self.late_max_ms, hold_ms - target_ms)
@@ -265,6 +278,7 @@ class HoldStats:
                 "unread_p99_ms": pct(self.unread, 0.99),
                 "unread_max_ms": round(float(self.unread.high), 3) if held else None,
                 "unread_peak": self.unread_peak,
+                "held_peak_per_s": round(self.step_peak / RATE_STEP_S) if held else None,
                 "kernel_queue_dropped": kernel[0] if kernel else None,
                 "kernel_user_dropped": kernel[1] if kernel else None,
                 "hold_histogram": self.holds.to_json()}
@@ -331,6 +345,7 @@ def row_columns(cell_dir: Path) -> dict[str, object]:
             "net_hold_p99_ms": stats.get("hold_p99_ms"),
             "net_unread_p99_ms": stats.get("unread_p99_ms"),
             "net_unread_peak": stats.get("unread_peak"),
+            "net_held_peak_per_s": stats.get("held_peak_per_s"),
             "net_packets_lost": stats.get("lost"),
             "net_delayer_drops": None if None in kernel else int(sum(_f(k) for k in kernel))}
 
@@ -493,7 +508,7 @@ class Delayer:
         target_ms = self.settings.one_way_s * 1000.0
         while self.waiting and self.waiting[0][0] <= now:
             _due, packet_id, queued, unread_ms = heapq.heappop(self.waiting)
-            self.stats.record((now - queued) * 1000.0, target_ms, unread_ms)
+            self.stats.record((now - queued) * 1000.0, target_ms, unread_ms, now)
             yield packet_id
 
     def release(self) -> float | None:

@@ -111,7 +111,8 @@ def _cell(tmp_path: Path, stats: dict[str, object] | None) -> Path:
 def test_columns_empty_without_a_delayer(tmp_path: Path) -> None:
     cols = netdelay.row_columns(_cell(tmp_path, None))
     assert cols == {"net_rtt_applied_ms": None, "net_hold_p99_ms": None, "net_packets_lost": None,
-                    "net_delayer_drops": None, "net_unread_p99_ms": None, "net_unread_peak": None}
+                    "net_delayer_drops": None, "net_unread_p99_ms": None, "net_unread_peak": None,
+                    "net_held_peak_per_s": None}
     assert netdelay.behind(None) is None
 
 
@@ -291,3 +292,13 @@ def test_flows_with_nothing_held_are_forgotten_past_flows_kept() -> None:
     for k in range(netdelay.FLOWS_KEPT + 10):
         delayer._due(100.0 + k, netdelay.flow_of(_ipv4("198.18.0.2", "198.18.0.1", k % 65536, 8080)))
     assert len(delayer.flow_due) < netdelay.FLOWS_KEPT
+
+
+def test_the_peak_rate_is_the_most_packets_released_in_a_step() -> None:
+    stats = netdelay.HoldStats()
+    for k in range(30):  # 30 in the step from 100.0 s
+        stats.record(20.0, 20.0, 0.0, 100.0 + k * 0.001)
+    for k in range(12):  # 12 in the next
+        stats.record(20.0, 20.0, 0.0, 100.1 + 0.005 + k * 0.001)
+    assert stats.summary(netdelay.NetSettings(40.0), (0, 0))["held_peak_per_s"] == 300
+    assert netdelay.HoldStats().summary(netdelay.NetSettings(40.0))["held_peak_per_s"] is None
