@@ -118,9 +118,12 @@ def release_finding(rel: Release | None, cpus: int | None) -> Finding | None:
     if not saturated(rel, cpus):
         return None
     assert rel is not None
+    whose = ("the generator set their pace" if rel.k6_cpu_pct >= GEN_SHARE * 100 * (cpus or 0) else
+             "the rest of the CPU went to the target and the machine's other processes, so k6 could not get "
+             "the CPU to release them at once")
     return Finding("gen", f"k6 used {text(rel.k6_cpu_pct)} % CPU of {text(cpus)} cores (the machine "
                           f"{text(rel.busy_pct)} % busy) over the {text(rel.window_ms)} ms it released the users "
-                          "in: the generator set their pace, and its own delay is in their connect times "
+                          f"in: {whose}, and that wait is in their connect times "
                           "(t_connect_*; connect_beyond_rtt_ms is about how much of the median), "
                           "first_request_spread_ms and lat_*")
 
