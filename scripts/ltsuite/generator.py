@@ -6,11 +6,14 @@ once-a-second rows cannot see k6 saturate the cores for that long. Its k6 trace 
 scripts/lib/sampler.py --k6-trace: every 50 ms, k6's CPU ticks and the machine's busy and total
 ticks) can: ``release`` reads k6's CPU and the machine's busy share over the release (the first to
 the last VU's first request, lt_vu_first_request, widened to the trace points around it). k6 set
-the users' pace there (``release_finding``) when it used at least GEN_SHARE of every core, or the
-machine was at least BUSY_SHARE busy (the generator could not have had more): its own delay is
-then in every timing of the users (connect, first-request spread, latency).
+the users' pace there (``release_finding``, a design finding: generator_bound 1) when it used at
+least GEN_SHARE of every core. When k6 had less but the machine was at least BUSY_SHARE busy (the
+target and other processes took the rest), k6 could not get the CPU to release the users at once
+either: ``busy_note`` says so in the row's notes, a fact of the machine the cell ran on rather
+than a load other than the one designed. Either way the wait is in every timing of the users
+(connect, first-request spread, latency).
 
-The network asked. Where the generator was not saturated while it released the users and no SYN
+The network asked. Where neither k6 nor the machine was saturated while the users were released and no SYN
 was retransmitted (a connect is then one round trip and the kernels' own microseconds), the
 users' median new connect is the round trip users got: off NET_RTT_MS by more than max(NET_ABS_MS,
 NET_SHARE of it) the cell is not as designed (``network_finding``), both figures in the note.
@@ -105,7 +108,12 @@ def saturated(rel: Release | None, cpus: int | None) -> bool | None:
     """k6 at GEN_SHARE of every core or the machine at BUSY_SHARE during the release; None unknown."""
     if rel is None or not cpus:
         return None
-    return rel.k6_cpu_pct >= GEN_SHARE * 100 * cpus or rel.busy_pct >= BUSY_SHARE * 100
+    return k6_saturated(rel, cpus) or rel.busy_pct >= BUSY_SHARE * 100
+
+
+def k6_saturated(rel: Release | None, cpus: int | None) -> bool:
+    """k6 itself at GEN_SHARE of every core during the release."""
+    return rel is not None and bool(cpus) and rel.k6_cpu_pct >= GEN_SHARE * 100 * (cpus or 0)
 
 
 def release_columns(rel: Release | None) -> dict[str, Any]:
@@ -115,20 +123,28 @@ def release_columns(rel: Release | None) -> dict[str, Any]:
             "release_window_ms": None if rel is None else rel.window_ms}
 
 
+def _busy(rel: Release, cpus: int | None, whose: str) -> str:
+    return (f"k6 used {text(rel.k6_cpu_pct)} % CPU of {text(cpus)} cores (the machine {text(rel.busy_pct)} % busy) "
+            f"over the {text(rel.window_ms)} ms it released the users in: {whose}, and that wait is in their "
+            "connect times (t_connect_*; connect_beyond_rtt_ms is about how much of the median), "
+            "first_request_spread_ms and lat_*")
+
+
 def release_finding(rel: Release | None, cpus: int | None) -> Finding | None:
-    """A "gen" finding when k6 set the users' pace as it released them (saturated), naming the
-    timings it inflated; None otherwise."""
-    if not saturated(rel, cpus):
+    """A "gen" finding when k6 itself set the users' pace as it released them (k6_saturated),
+    naming the timings it inflated; None otherwise."""
+    if rel is None or not k6_saturated(rel, cpus):
         return None
-    assert rel is not None
-    whose = ("the generator set their pace" if rel.k6_cpu_pct >= GEN_SHARE * 100 * (cpus or 0) else
-             "the rest of the CPU went to the target and the machine's other processes, so k6 could not get "
-             "the CPU to release them at once")
-    return Finding("gen", f"k6 used {text(rel.k6_cpu_pct)} % CPU of {text(cpus)} cores (the machine "
-                          f"{text(rel.busy_pct)} % busy) over the {text(rel.window_ms)} ms it released the users "
-                          f"in: {whose}, and that wait is in their connect times "
-                          "(t_connect_*; connect_beyond_rtt_ms is about how much of the median), "
-                          "first_request_spread_ms and lat_*")
+    return Finding("gen", _busy(rel, cpus, "the generator set their pace"))
+
+
+def busy_note(rel: Release | None, cpus: int | None) -> str | None:
+    """The row's note when k6 was below GEN_SHARE but the machine at BUSY_SHARE over the release
+    (the target and other processes took the rest); None otherwise."""
+    if rel is None or k6_saturated(rel, cpus) or not saturated(rel, cpus):
+        return None
+    return _busy(rel, cpus, "the rest of the CPU went to the target and the machine's other processes, so k6 "
+                            "could not get the CPU to release them at once")
 
 
 def split_columns(env: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:

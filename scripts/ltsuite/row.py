@@ -564,6 +564,9 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         row["as_designed"] = 0 if findings else 1
     row["design_notes"] = "; ".join(f.note for f in findings) if findings else None
     notes = row_notes(cell, env, row, latency_note)
+    machine_busy = generator.busy_note(released, machine.get("cpus"))
+    if machine_busy is not None:
+        notes.append(machine_busy)
     row["notes"] = "; ".join(notes) if notes else None
     predicted = design.predictions(env, cell.sysctls, machine)
     row.update(predicted)

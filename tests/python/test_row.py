@@ -440,6 +440,12 @@ def test_a_generator_saturated_while_it_released_the_users_bounds_the_cell(cell_
     assert (row["k6_release_cpu_pct"], row["machine_release_busy_pct"], row["release_window_ms"]) == (200, 100, 50)
     assert row["generator_bound"] == 1 and row["as_designed"] == 0
     assert "over the 50 ms it released the users in: the generator set their pace" in row["design_notes"]
+    # The machine full with k6 idle: a note of the machine's, the design as recorded.
+    full = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t100\t{1000 + 10 * k}\t{4000 + 10 * k}\n" for k in range(5))
+    (cell / "k6-cpu.tsv").write_text(full)
+    row = rebuild(cell)
+    assert row["generator_bound"] == recorded(cell)["generator_bound"] and row["as_designed"] == recorded(cell)["as_designed"]
+    assert "the rest of the CPU went to the target and the machine's other processes" in row["notes"]
     idle = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t100\t{1000 + k}\t{4000 + 10 * k}\n" for k in range(5))
     (cell / "k6-cpu.tsv").write_text(idle)
     row = rebuild(cell)
