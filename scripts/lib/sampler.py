@@ -17,9 +17,11 @@ that answers every tick; the k6 process (the one whose arguments include
 CPU time (its probes included) as JSON.
 
 With --k6-trace, a thread of its own appends every TRACE_S (50 ms) "epoch_s
-k6_ticks busy_ticks all_ticks": k6's CPU ticks (utime + stime of its
-processes, /proc/PID/stat, CLK_TCK a second) and the machine's busy and total
-ticks (/proc/stat's cpu line), so the CPU k6 and the machine used while a burst
+k6_ticks busy_ticks all_ticks set": k6's CPU ticks (utime + stime of its
+processes, /proc/PID/stat, CLK_TCK a second), the machine's busy and total
+ticks (/proc/stat's cpu line) and which set of k6 processes was read (a
+count that goes up when they change: looked for every second, for
+instances that start late), so the CPU k6 and the machine used while a burst
 was released (a quarter of a second) can be read back (ltsuite.generator);
 once-a-second rows cannot see it. At most --max x --interval / TRACE_S lines.
 
@@ -336,12 +338,18 @@ def k6_trace(path, mark, lines, stop):
     the k6 processes are looked for every 5 steps until found, and again when one ends."""
     usage = K6Usage(mark)
     start = time.monotonic()
+    generation = 0
     with open(path, "a") as out:
         for k in range(lines):
-            if stop.wait(max(0.0, start + k * TRACE_S - time.monotonic())):
+            late = time.monotonic() - (start + k * TRACE_S)
+            if late >= TRACE_S:
+                continue  # a step taken too late is skipped, as the sampler's ticks are
+            if stop.wait(max(0.0, -late)):
                 return
-            if not usage.pids and k % 5 == 0:
-                usage.pids = usage.find()
+            if (not usage.pids and k % 5 == 0) or k % 20 == 0:
+                found = usage.find()
+                if found != usage.pids:
+                    usage.pids, generation = found, generation + 1
             if not usage.pids:
                 continue
             try:
@@ -350,7 +358,7 @@ def k6_trace(path, mark, lines, stop):
             except (OSError, IndexError, ValueError):
                 usage.pids = ()
                 continue
-            out.write("%.3f\t%d\t%d\t%d\n" % (time.time(), ticks, busy, total))
+            out.write("%.4f\t%d\t%d\t%d\t%d\n" % (time.time(), ticks, busy, total, generation))
             out.flush()
 
 

@@ -56,9 +56,10 @@ class Release:
     window_ms: float
 
 
-def read_trace(path: Path) -> list[tuple[float, int, int, int]]:
-    """The trace's lines (epoch s, k6 ticks, busy ticks, all ticks); [] when absent. A line cut
-    short (the sampler stopped mid-write) is left out."""
+def read_trace(path: Path) -> list[tuple[float, int, int, int, int]]:
+    """The trace's lines (epoch s, k6 ticks, busy ticks, all ticks, set of k6 processes; 0 in a
+    trace of four columns); [] when absent. A line cut short (the sampler stopped mid-write) is
+    left out."""
     try:
         lines = path.read_text(encoding="ascii").splitlines()
     except OSError:
@@ -66,20 +67,20 @@ def read_trace(path: Path) -> list[tuple[float, int, int, int]]:
     out = []
     for line in lines:
         cols = line.split("\t")
-        if len(cols) != 4:
+        if len(cols) not in (4, 5):
             continue
         try:
-            out.append((float(cols[0]), int(cols[1]), int(cols[2]), int(cols[3])))
+            out.append((float(cols[0]), int(cols[1]), int(cols[2]), int(cols[3]), int(cols[4]) if len(cols) == 5 else 0))
         except ValueError:
             continue
     return out
 
 
-def release(trace: list[tuple[float, int, int, int]], start_s: float, end_s: float,
+def release(trace: list[tuple[float, int, int, int, int]], start_s: float, end_s: float,
             clk_tck: int) -> Release | None:
     """k6's and the machine's CPU from the last trace point at or before start_s to the first at
-    or after end_s; None when the trace does not cover the window (or k6's processes changed
-    within it: its ticks went down)."""
+    or after end_s; None when the trace does not cover the window, or the set of k6 processes read
+    changed within it (a sum over other processes is no rate)."""
     before = [p for p in trace if p[0] <= start_s]
     if not before:
         return None
@@ -88,6 +89,8 @@ def release(trace: list[tuple[float, int, int, int]], start_s: float, end_s: flo
     if not after:
         return None
     last = after[0]
+    if any(p[4] != first[4] for p in trace if first[0] <= p[0] <= last[0]):
+        return None
     seconds = last[0] - first[0]
     if seconds <= 0 or last[1] < first[1] or last[3] <= first[3]:
         return None

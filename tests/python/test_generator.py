@@ -10,9 +10,9 @@ from ltsuite import generator
 
 # A trace as the sampler writes it (epoch s, k6 ticks, busy ticks, all ticks): two cores, 100 ticks a
 # second each; k6 idle, then both cores for 0.25 s (the release), then idle.
-TRACE = [(100.00, 500, 1000, 4000), (100.05, 501, 1002, 4010), (100.10, 511, 1012, 4020),
-         (100.15, 521, 1022, 4030), (100.20, 531, 1032, 4040), (100.25, 541, 1042, 4050),
-         (100.30, 551, 1052, 4060), (100.35, 551, 1053, 4070)]
+TRACE = [(100.00, 500, 1000, 4000, 1), (100.05, 501, 1002, 4010, 1), (100.10, 511, 1012, 4020, 1),
+         (100.15, 521, 1022, 4030, 1), (100.20, 531, 1032, 4040, 1), (100.25, 541, 1042, 4050, 1),
+         (100.30, 551, 1052, 4060, 1), (100.35, 551, 1053, 4070, 1)]
 
 
 def test_the_release_is_read_between_the_trace_points_around_it() -> None:
@@ -21,6 +21,10 @@ def test_the_release_is_read_between_the_trace_points_around_it() -> None:
     # Outside the trace: unmeasured, not 0.
     assert generator.release(TRACE, 99.0, 100.2, 100) is None
     assert generator.release(TRACE, 100.1, 101.0, 100) is None
+    # A second k6 process found within the window: its ticks are no rate of the first's.
+    joined = TRACE[:4] + [(100.20, 931, 1032, 4040, 2)] + [(t, k + 400, b, a, 2) for t, k, b, a, _ in TRACE[5:]]
+    assert generator.release(joined, 100.06, 100.30, 100) is None
+    assert generator.release(joined, 100.21, 100.30, 100) == generator.Release(200.0, 100.0, 100.0)
 
 
 def test_a_saturated_release_is_a_generator_finding_naming_the_timings_it_inflated() -> None:
@@ -84,6 +88,6 @@ def test_the_connect_is_split_into_the_delayer_s_part_and_the_rest() -> None:
 
 
 def test_a_trace_line_cut_short_is_left_out(tmp_path: Path) -> None:
-    (tmp_path / "k6-cpu.tsv").write_text("100.000\t5\t10\t40\n100.050\t6\t1")
-    assert generator.read_trace(tmp_path / "k6-cpu.tsv") == [(100.0, 5, 10, 40)]
+    (tmp_path / "k6-cpu.tsv").write_text("100.000\t5\t10\t40\t1\n100.010\t5\t10\t40\n100.050\t6\t1")
+    assert generator.read_trace(tmp_path / "k6-cpu.tsv") == [(100.0, 5, 10, 40, 1), (100.01, 5, 10, 40, 0)]
     assert generator.read_trace(tmp_path / "none.tsv") == []

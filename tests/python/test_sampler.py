@@ -192,7 +192,8 @@ def test_the_k6_trace_sees_a_real_k6_busy_for_a_second(tmp_path):
         tracer.join(5)
     lines = generator.read_trace(trace)
     assert len(lines) >= 10
-    assert all(a[0] < b[0] and a[1] <= b[1] for a, b in zip(lines, lines[1:]))
+    # In time order (two steps may come 0.1 ms apart after a late one), k6's ticks never going down.
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(lines, lines[1:]))
     # Over the whole trace k6 spun for 1.2 s of it: well above idle even on two busy shared cores
     # (it failed at 60 % once beside a 3,000-user run), and never more than both cores.
     rel = generator.release(lines, lines[0][0], lines[-1][0], os.sysconf("SC_CLK_TCK"))
