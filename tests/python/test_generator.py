@@ -58,7 +58,8 @@ QUIET = generator.Release(k6_cpu_pct=40.0, busy_pct=50.0, window_ms=100.0)
 
 
 @pytest.mark.parametrize("asked,median,off", [("50", 52.0, False), ("50", 56.0, True), ("50", 44.0, True),
-                                              ("0", 1.9, False), ("0", 2.5, True), ("200", 219.0, False)])
+                                              ("10", 11.9, False), ("10", 12.5, True), ("200", 219.0, False),
+                                              ("0", 2.7, False)])
 def test_the_round_trip_users_got_is_judged_against_the_one_asked(asked: str, median: float, off: bool) -> None:
     row = {"t_connect_new_med_ms": median, "syn_retrans": 0, "net_rtt_applied_ms": 50.3}
     finding = generator.network_finding({"NET_RTT_MS": asked}, row, QUIET, 2)
@@ -71,10 +72,11 @@ def test_the_round_trip_users_got_is_judged_against_the_one_asked(asked: str, me
 def test_the_round_trip_is_not_judged_where_something_else_held_the_handshake() -> None:
     row = {"t_connect_new_med_ms": 130.0, "syn_retrans": 0}
     busy = generator.Release(k6_cpu_pct=190.0, busy_pct=99.0, window_ms=250.0)
-    assert generator.network_finding({"NET_RTT_MS": "0"}, row, busy, 2) is None  # the generator's
-    assert generator.network_finding({"NET_RTT_MS": "0"}, row, None, 2) is None  # unmeasured
-    assert generator.network_finding({"NET_RTT_MS": "0"}, {**row, "syn_retrans": 3}, QUIET, 2) is None
-    assert generator.network_finding({"NET_RTT_MS": "0"}, row, QUIET, 2) is not None
+    assert generator.network_finding({"NET_RTT_MS": "50"}, row, busy, 2) is None  # the generator's
+    assert generator.network_finding({"NET_RTT_MS": "50"}, row, None, 2) is None  # unmeasured
+    assert generator.network_finding({"NET_RTT_MS": "50"}, {**row, "syn_retrans": 3}, QUIET, 2) is None
+    assert generator.network_finding({"NET_RTT_MS": "0"}, row, QUIET, 2) is None  # no round trip asked
+    assert generator.network_finding({"NET_RTT_MS": "50"}, row, QUIET, 2) is not None
 
 
 def test_the_connect_is_split_into_the_delayer_s_part_and_the_rest() -> None:
