@@ -7,10 +7,16 @@ and INPUT hooks both queue to it, so each direction gets half) and then accepts 
 stays between the real kernels, unlike a TCP proxy that would accept the connection itself.
 
 It speaks the netlink protocol itself (linux/netfilter/nfnetlink_queue.h), so nothing is compiled
-or installed for it. Because every packet gets the same delay and packets arrive in id order, one
-batch verdict (NFQNL_MSG_VERDICT_BATCH: every packet up to this id) releases all packets that are
-due; a packet lost to NET_LOSS is dropped at once with its own verdict. Jitter keeps the order
-(a packet is never released before the one in front of it), as a queue on a link would.
+or installed for it. Without jitter every packet gets the same delay and packets arrive in id
+order, so one batch verdict (NFQNL_MSG_VERDICT_BATCH: every packet up to this id) releases all
+packets that are due; a packet lost to NET_LOSS is dropped at once with its own verdict. Jitter
+keeps the order per flow (a packet is never released before the one in front of it in its own
+connection's direction, as on a link) and not across flows: each packet's first bytes name its
+flow, and the due ones get a verdict each (Delayer._due, Delayer.release).
+
+Each packet's hold counts from when the kernel queued it, not from when the delayer read it: the
+delayer looks at its queue's last id every LOOK_S (Delayer.look), so a packet left unread while it
+fell behind shows in its figures (HoldStats: every packet, in ltsuite.histogram's histogram).
 
 The knobs' rules (``validate``) and the applied delay (``stats``: the hold times the delayer
 measured itself) are here too; net_delay_main is run by scripts/lib/netdelay.sh in the client
