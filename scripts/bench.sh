@@ -2,7 +2,7 @@
 # Summary: measure the suite's own overhead and its effect on what it measures; write results/bench-<id>/.
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
 #        BENCH_START_VUS="1000 5000 12000 30000"; BENCH_USERS_PER_VU=auto; BENCH_START_MODES="jar cds aot";
-#        BENCH_NETDELAY_RATES="20000 40000";
+#        BENCH_NETDELAY_RATES="20000 40000"; BENCH_NETDELAY_BURSTS="500 1000 2000 3000";
 #        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript netdelay", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
@@ -27,7 +27,9 @@
 #      script (run in the runner's entry module, with its 212 error-code
 #      sub-metrics) and from the suite's spike scenario: k6's CPU and TPS
 #   7. the delayer (NET_RTT_MS): the connect time it adds at 0 and 20 ms, and
-#      the packets a second it holds at 20 ms (scripts/netdelay-bench.sh)
+#      the packets a second it holds at 20 ms (scripts/netdelay-bench.sh);
+#      then real bursts of BENCH_NETDELAY_BURSTS users at NET_RTT_MS=50 (k6 on
+#      the same cores): the packets a second it held and whether it was flagged
 set -euo pipefail
 
 LT_PROG=bench
@@ -44,6 +46,7 @@ readonly START_VUS="${BENCH_START_VUS:-1000 5000 12000 30000}"
 readonly BATCH_USERS="${BENCH_USERS_PER_VU:-auto}"
 readonly START_MODES="${BENCH_START_MODES:-jar cds aot}"
 readonly NETDELAY_RATES="${BENCH_NETDELAY_RATES:-20000 40000}"
+readonly NETDELAY_BURSTS="${BENCH_NETDELAY_BURSTS:-500 1000 2000 3000}"
 readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript netdelay}"
 BENCH_DIR=""
 STARTED_MONITORING=0
@@ -51,6 +54,7 @@ STARTED_MONITORING=0
 main() {
   [[ "${1:-}" == -h || "${1:-}" == --help ]] && { print_summary "${BASH_SOURCE[0]}"; return 0; }
   [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
+  [[ "$NETDELAY_BURSTS" =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] || usage_error "BENCH_NETDELAY_BURSTS: '$NETDELAY_BURSTS' is not a list of counts"
   [[ "$BATCH_USERS" =~ ^([1-9][0-9]*|auto)$ ]] || usage_error "BENCH_USERS_PER_VU: '$BATCH_USERS' is not a count or auto"
   local section mode
   for mode in $START_MODES; do
@@ -435,6 +439,38 @@ bench_netdelay() {
   say "7/7 delayer: connect times at NET_RTT_MS 0 and 20, packets a second held at 20 ($NETDELAY_RATES /s asked)"
   NETDELAY_BENCH_RTTS="0 20" NETDELAY_BENCH_RATES="$NETDELAY_RATES" "$LT_ROOT/scripts/netdelay-bench.sh" \
     >"$BENCH_DIR/netdelay.md" || warn "the delayer's bench failed; see $BENCH_DIR/netdelay.md"
+  bench_netdelay_bursts
+}
+
+# bench_netdelay_bursts: one run of BENCH_NETDELAY_BURSTS users at one
+# instant, one request each on a new connection to a 0 ms endpoint, through
+# the delayer at NET_RTT_MS=50, on a server with room for all (the timings
+# matrix's); its table (netdelay_burst_table) in netdelay-burst.md.
+bench_netdelay_bursts() {
+  say "7/7 delayer: bursts of $NETDELAY_BURSTS users at NET_RTT_MS=50"
+  local run_dir
+  run_dir="$(K6_SAMPLES=1 run_matrix netdelay-bursts "SCENARIO=burst" "VUS=$NETDELAY_BURSTS" "REQUESTS_PER_VU=1" \
+    "DELAY_MS=0" "REQUEST_TIMEOUT=20s" "DURATION=20s" "GRACEFUL_STOP=5s" "TOMCAT_MAX_THREADS=400" \
+    "TOMCAT_MAX_CONNECTIONS=8192" "TOMCAT_ACCEPT_COUNT=4096" "SOMAXCONN=4096" "NET_RTT_MS=50")"
+  netdelay_burst_table "$run_dir" >"$BENCH_DIR/netdelay-burst.md"
+}
+
+# netdelay_burst_table RUN_DIR: per cell of the run, the users, the packets
+# a second the delayer released at its peak and in all, its holds, its
+# unread backlog, the kernel's drops, k6's and the machine's CPU while the
+# users were released, the users' connect median, and whether the cell was
+# flagged for the delayer ("the delayer fell behind" in design_notes).
+netdelay_burst_table() {
+  printf '## Bursts through the delayer at NET_RTT_MS=50 (run %s)\n\n' "$(basename "$1")"
+  printf '| users | peak packets/s held | packets held | hold p99 ms | unread p99 ms | unread peak | kernel drops | k6 CPU %% in the release | machine busy %% | connect median ms | delayer flagged |\n'
+  printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
+  local row held
+  for row in "$1"/cells/*/row.json; do
+    [[ -f "$row" ]] || continue
+    held="$(jq '.held' "$(dirname "$row")/netdelay.json" 2>/dev/null)" || held=null
+    jq -r --argjson held "${held:-null}" 'def v: if . == null then "-" else tostring end;
+      "| \(.vus_max | v) | \(.net_held_peak_per_s | v) | \($held | v) | \(.net_hold_p99_ms | v) | \(.net_unread_p99_ms | v) | \(.net_unread_peak | v) | \(.net_delayer_drops | v) | \(.k6_release_cpu_pct | v) | \(.machine_release_busy_pct | v) | \(.t_connect_new_med_ms | v) | \(if ((.design_notes // "") | test("the delayer fell behind")) then "yes" else "no" end) |"' "$row"
+  done
 }
 
 # render: bench.json (every measurement and the medians) and bench.md, the
@@ -449,6 +485,10 @@ render() {
 
 ' >>"$BENCH_DIR/bench.md"
     sed 's/^## /### /' "$BENCH_DIR/netdelay.md" >>"$BENCH_DIR/bench.md"
+  fi
+  if [[ -s "$BENCH_DIR/netdelay-burst.md" ]]; then
+    printf '\n' >>"$BENCH_DIR/bench.md"
+    sed 's/^## /### /' "$BENCH_DIR/netdelay-burst.md" >>"$BENCH_DIR/bench.md"
   fi
 }
 

@@ -4,6 +4,7 @@
 Usage:
   sampler.py run --out FILE --port P --mgmt-port M --interval S --max N [--client-port P]
                  [--proxy-port X] [--server-ns NS] [--client-ns NS | --client-host] [--k6-mark ARG] [--cost FILE]
+                 [--k6-trace FILE]
   sampler.py probe --port P [--mgmt-port M] [--proxy-port X]
 
 run: append one row to FILE (and print it on stdout) at start + k x interval,
@@ -16,6 +17,17 @@ there (sock_diag's, the actuator's kept-alive connection: a socket stays in
 the namespace it was made in), and starts no process for it; the k6 process
 (the one whose arguments include --k6-mark) is read from /proc. On exit, the
 cost file gets the sampler's own CPU time as JSON.
+
+With --k6-trace, a thread of its own appends every TRACE_S (50 ms) "epoch_s
+k6_ticks busy_ticks all_ticks set": k6's CPU ticks (utime + stime of its
+processes, /proc/PID/stat, CLK_TCK a second), the machine's busy and total
+ticks (/proc/stat's cpu line) and which set of k6 processes was read (a
+count that goes up when they change: looked for every second, for
+instances that start late), so the CPU k6 and the machine used while a burst
+was released (a quarter of a second) can be read back (ltsuite.generator);
+once-a-second rows cannot see it. At most --max x --interval / TRACE_S lines.
+The thread reads /proc only: the namespace a tick enters is the main
+thread's alone (setns(2) changes the calling thread's).
 
 probe: the same reading in this process's own namespace, by hand: print
 "ready", then for each line read from stdin answer one tab-separated line, until EOF:
@@ -41,6 +53,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 COLUMNS = ("ts", "listen_recvq", "listen_sendq", "server_estab", "server_syn_recv", "server_time_wait",
@@ -324,6 +337,47 @@ class K6Usage:
         return [cpu, rss]
 
 
+#: The k6 trace's step (s): a burst's release of 250 ms spans five steps.
+TRACE_S = 0.05
+
+
+def machine_ticks():
+    """(busy, all) CPU ticks of the machine (/proc/stat's first line: all but idle and iowait busy)."""
+    with open("/proc/stat") as stat:
+        values = [int(v) for v in stat.readline().split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return sum(values) - idle, sum(values)
+
+
+def k6_trace(path, mark, lines, stop):
+    """Append one line every TRACE_S until stop is set or LINES lines (see the module's docstring):
+    the k6 processes are looked for every 5 steps until found, and again when one ends."""
+    usage = K6Usage(mark)
+    start = time.monotonic()
+    generation = 0
+    with open(path, "a") as out:
+        for k in range(lines):
+            late = time.monotonic() - (start + k * TRACE_S)
+            if late >= TRACE_S:
+                continue  # a step taken too late is skipped, as the sampler's ticks are
+            if stop.wait(max(0.0, -late)):
+                return
+            if (not usage.pids and k % 5 == 0) or k % 20 == 0:
+                found = usage.find()
+                if found != usage.pids:
+                    usage.pids, generation = found, generation + 1
+            if not usage.pids:
+                continue
+            try:
+                ticks = sum(usage.usage(pid)[0] for pid in usage.pids)
+                busy, total = machine_ticks()
+            except (OSError, IndexError, ValueError):
+                usage.pids = ()
+                continue
+            out.write("%.4f\t%d\t%d\t%d\t%d\n" % (time.time(), ticks, busy, total, generation))
+            out.flush()
+
+
 def row(ts, server, client, k6):
     """One samples line (see COLUMNS) from the probes' answers (None: that side is absent)."""
     server = server or ["", "", 0, 0, 0, "", "", "", ""]
@@ -338,7 +392,14 @@ def run(args):
     cpu_start = os.times()
     probes = {}
     taken = missed = 0
+    trace_stop = threading.Event()
+    tracer = None
     try:
+        # The trace first: the probes' start took 1.3 s on a busy machine, past a burst's release.
+        if args.k6_trace and args.k6_mark:
+            tracer = threading.Thread(target=k6_trace, daemon=True, args=(
+                args.k6_trace, args.k6_mark, int(args.max * args.interval / TRACE_S) + 100, trace_stop))
+            tracer.start()
         if args.server_ns:
             probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port, args.proxy_port)
         if args.client_ns or args.client_host:
@@ -366,6 +427,9 @@ def run(args):
         pass
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        trace_stop.set()
+        if tracer is not None:
+            tracer.join(2)
         for p in probes.values():
             p.close()
         if args.cost:
@@ -405,6 +469,7 @@ def main(argv):
     p_run.add_argument("--client-host", action="store_true")
     p_run.add_argument("--k6-mark", default="")
     p_run.add_argument("--cost")
+    p_run.add_argument("--k6-trace")
     p_probe = sub.add_parser("probe")
     p_probe.add_argument("--port", type=int, required=True)
     p_probe.add_argument("--mgmt-port", type=port_or_none)

@@ -204,6 +204,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("decomposed_reqs", INTEGER, "requests", "answered requests joined with the application's log by their "
            "request id: the t_* columns are theirs"),
     Column("t_connect_med_ms", NUMBER, "ms", "median time to connect (k6's connecting: SYN retransmits included)"),
+    Column("t_connect_new_med_ms", NUMBER, "ms", "median time to connect of the requests that opened a connection "
+           "(k6's connecting above 0): the round trip users got where nothing else held the handshake"),
+    Column("connect_delayer_ms", NUMBER, "ms", "the round trip the delayer applied less NET_RTT_MS asked (its "
+           "unread wait included; empty without a delayer)"),
+    Column("connect_beyond_rtt_ms", NUMBER, "ms", "t_connect_new_med_ms less the round trip applied (less 0 "
+           "without a delayer): the generator's and the kernels' own part of the users' connect"),
     Column("t_connect_p99_ms", NUMBER, "ms", "99th percentile time to connect"),
     Column("t_queued_med_ms", NUMBER, "ms", "median time from the request leaving k6 to Tomcat starting it (accept "
            "queue, max-connections, thread pool)"),
@@ -247,6 +253,12 @@ COLUMNS: tuple[Column, ...] = (
            "median hold (NET_RTT_MS; empty without a delayer)"),
     Column("net_hold_p99_ms", NUMBER, "ms", "the delayer's 99th-percentile hold of a packet, one way (half "
            "NET_RTT_MS asked)"),
+    Column("net_unread_p99_ms", NUMBER, "ms", "the 99th-percentile time a packet waited in the kernel's queue "
+           "before the delayer read it (part of net_hold_p99_ms; resolution 10 ms)"),
+    Column("net_unread_peak", INTEGER, "packets", "the most packets seen queued by the kernel and not yet read "
+           "by the delayer (looked at every 10 ms)"),
+    Column("net_held_peak_per_s", INTEGER, "packets/s", "the most packets the delayer released in 100 ms, a second "
+           "(both ways)"),
     Column("net_packets_lost", INTEGER, "packets", "packets the delayer dropped at random for NET_LOSS"),
     Column("net_delayer_drops", INTEGER, "packets", "packets the kernel dropped because the delayer fell behind "
            "(its queue or socket full); above 0 the cell is not as designed"),
@@ -268,6 +280,11 @@ COLUMNS: tuple[Column, ...] = (
     Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),
     Column("k6_cpu_saturated_s", INTEGER, "s", "seconds in which k6 used at least 90 % of every core, from the first request on"),
     Column("k6_rss_peak_mb", NUMBER, "MB", "k6's largest resident memory"),
+    Column("k6_release_cpu_pct", NUMBER, "%", "k6's CPU while it released the users (first to last VU's first "
+           "request, widened to the 50 ms trace around it; 100 = one core)"),
+    Column("machine_release_busy_pct", NUMBER, "%", "the machine's busy CPU share over the same window (100 = every "
+           "core)"),
+    Column("release_window_ms", NUMBER, "ms", "the window k6_release_cpu_pct was measured over"),
     Column("generator_bound", FLAG, "", "1 when k6 set the pace (saturated cores, or VUs started late), else 0"),
     Column("predicted_server_conns_peak", INTEGER, "connections", "the kernel rules' server_conns_peak: "
            "min(users, queue_capacity, client ports)", md=270, label="predicted_server_conns_peak"),

@@ -7,10 +7,16 @@ and INPUT hooks both queue to it, so each direction gets half) and then accepts 
 stays between the real kernels, unlike a TCP proxy that would accept the connection itself.
 
 It speaks the netlink protocol itself (linux/netfilter/nfnetlink_queue.h), so nothing is compiled
-or installed for it. Because every packet gets the same delay and packets arrive in id order, one
-batch verdict (NFQNL_MSG_VERDICT_BATCH: every packet up to this id) releases all packets that are
-due; a packet lost to NET_LOSS is dropped at once with its own verdict. Jitter keeps the order
-(a packet is never released before the one in front of it), as a queue on a link would.
+or installed for it. Without jitter every packet gets the same delay and packets arrive in id
+order, so one batch verdict (NFQNL_MSG_VERDICT_BATCH: every packet up to this id) releases all
+packets that are due; a packet lost to NET_LOSS is dropped at once with its own verdict. Jitter
+keeps the order per flow (a packet is never released before the one in front of it in its own
+connection's direction, as on a link) and not across flows: each packet's first bytes name its
+flow, and the due ones get a verdict each (Delayer._due, Delayer.release).
+
+Each packet's hold counts from when the kernel queued it, not from when the delayer read it: the
+delayer looks at its queue's last id every LOOK_S (Delayer.look), so a packet left unread while it
+fell behind shows in its figures (HoldStats: every packet, in ltsuite.histogram's histogram).
 
 The knobs' rules (``validate``) and the applied delay (``stats``: the hold times the delayer
 measured itself) are here too; net_delay_main is run by scripts/lib/netdelay.sh in the client
@@ -18,6 +24,7 @@ namespace.
 """
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import random
@@ -28,8 +35,11 @@ import struct
 import sys
 import time
 from collections import deque
+from typing import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import histogram
 
 NETLINK_NETFILTER = 12
 NFNL_SUBSYS_QUEUE = 3
@@ -45,6 +55,11 @@ NFQA_CFG_QUEUE_MAXLEN = 3
 NFQNL_CFG_CMD_BIND = 1
 NFQNL_CFG_CMD_UNBIND = 2
 NFQNL_COPY_META = 1
+NFQNL_COPY_PACKET = 2
+NFQA_PAYLOAD = 10
+#: The bytes of each packet copied to the delayer when it needs its flow (jitter): the IPv4
+#: header (at most 60 bytes) and the ports after it.
+FLOW_COPY = 64
 NF_DROP = 0
 NF_ACCEPT = 1
 NLM_F_REQUEST = 1
@@ -63,6 +78,10 @@ QUEUE_MAXLEN = 65536
 RCVBUF = 64 << 20
 
 
+#: The step over which the delayer counts the packets it releases, for its peak rate (s).
+RATE_STEP_S = 0.1
+
+
 class NetDelayError(ValueError):
     """A network knob the suite refuses, with the key and the reason."""
 
@@ -74,6 +93,12 @@ class NetSettings:
     rtt_ms: float = 0.0
     jitter_ms: float = 0.0
     loss: float = 0.0
+
+    @property
+    def per_flow(self) -> bool:
+        """Jitter is drawn per packet and order kept per flow (Delayer._due), which needs each
+        packet's addresses and ports."""
+        return self.jitter_ms > 0
 
     @property
     def active(self) -> bool:
@@ -156,10 +181,26 @@ def verdict_message(queue: int, packet_id: int, verdict: int, batch: bool) -> by
                        nla(NFQA_VERDICT_HDR, struct.pack("!II", verdict, packet_id)), family=0)
 
 
+def flow_of(payload: bytes) -> bytes:
+    """A packet's flow, one way: protocol, source and destination address, and the 4 bytes after
+    the IPv4 header (the ports of TCP and UDP); b"" when the copy is too short to say."""
+    if len(payload) < 20:
+        return b""
+    ihl = (payload[0] & 0x0F) * 4
+    return payload[9:10] + payload[12:20] + payload[ihl:ihl + 4]
+
+
 def packet_ids(data: bytes) -> tuple[list[int], list[int]]:
     """The packet ids of the NFQNL_MSG_PACKET messages in one netlink datagram, and the errno of
     any NLMSG_ERROR in it (0 is an acknowledgement)."""
-    ids: list[int] = []
+    found, errors = packets(data)
+    return [packet_id for packet_id, _flow in found], errors
+
+
+def packets(data: bytes) -> tuple[list[tuple[int, bytes]], list[int]]:
+    """(packet id, flow_of its payload; b"" without a payload) of the NFQNL_MSG_PACKET messages in
+    one netlink datagram, and the errno of any NLMSG_ERROR in it (0 is an acknowledgement)."""
+    ids: list[tuple[int, bytes]] = []
     errors: list[int] = []
     offset = 0
     while offset + NLMSG_HDR.size <= len(data):
@@ -171,51 +212,93 @@ def packet_ids(data: bytes) -> tuple[list[int], list[int]]:
         elif kind == (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET:
             pos = offset + NLMSG_HDR.size + NFGEN_HDR.size
             end = offset + length
+            packet_id, flow = None, b""
             while pos + NLA_HDR.size <= end:
                 alen, atype = NLA_HDR.unpack_from(data, pos)
                 if alen < NLA_HDR.size:
                     break
                 if atype & 0x7FFF == NFQA_PACKET_HDR:
-                    ids.append(struct.unpack_from("!I", data, pos + NLA_HDR.size)[0])
-                    break
+                    packet_id = struct.unpack_from("!I", data, pos + NLA_HDR.size)[0]
+                elif atype & 0x7FFF == NFQA_PAYLOAD:
+                    flow = flow_of(data[pos + NLA_HDR.size:pos + alen])
                 pos += (alen + 3) & ~3
+            if packet_id is not None:
+                ids.append((packet_id, flow))
         offset += (length + 3) & ~3
     return ids, errors
 
 
 @dataclass
 class HoldStats:
-    """What the delayer did: packets held, dropped for NET_LOSS, and their hold times (ms)."""
+    """What the delayer did: packets held, dropped for NET_LOSS, and their hold times (ms), every
+    packet's in a bounded, mergeable histogram (ltsuite.histogram: 0.5 % relative precision,
+    a few hundred buckets whatever the count), from the moment the kernel queued it: the time
+    it waited unread in the kernel's queue (Delayer._unread_ms) is part of its hold. unread_ms
+    holds those waits alone, unread_peak the most packets seen queued and not yet read."""
 
     held: int = 0
     lost: int = 0
     late_max_ms: float = 0.0
-    holds_ms: list[float] = field(default_factory=list)
+    holds: histogram.Histogram = field(default_factory=histogram.Histogram)
+    unread: histogram.Histogram = field(default_factory=histogram.Histogram)
+    unread_peak: int | None = None
+    # Packets released in the current RATE_STEP_S step (its index) and the most in any step.
+    step: int = -1
+    step_held: int = 0
+    step_peak: int = 0
 
-    def record(self, hold_ms: float, target_ms: float) -> None:
-        """One released packet: its hold, and how far past its due time it went."""
+    def record(self, hold_ms: float, target_ms: float, unread_ms: float = 0.0, now: float = 0.0) -> None:
+        """One released packet (at monotonic `now`): its hold (its unread wait included), how far
+        past its due time it went, and its count in its RATE_STEP_S step."""
         self.held += 1
-        if len(self.holds_ms) < 200000:
-            self.holds_ms.append(hold_ms)
+        step = int(now / RATE_STEP_S)
+        if step != self.step:
+            self.step, self.step_held = step, 0
+        self.step_held += 1
+        self.step_peak = max(self.step_peak, self.step_held)
+        self.holds.add(hold_ms)
+        self.unread.add(unread_ms)
         self.late_max_ms = max(self.late_max_ms, hold_ms - target_ms)
 
+    def backlog(self, unread: int) -> None:
+        """One look at the packets queued by the kernel and not yet read."""
+        self.unread_peak = unread if self.unread_peak is None else max(self.unread_peak, unread)
+
     def summary(self, settings: NetSettings, kernel: tuple[int, int] | None = None) -> dict[str, object]:
-        """The stats file: the one-way hold the packets really got (median, p99), doubled into the
-        round-trip time applied, and the packets the kernel dropped because the delayer fell
-        behind (its queue full, or the delayer's socket; None when not read)."""
-        holds = sorted(self.holds_ms)
+        """The stats file: the one-way hold the packets really got (median, p99, over every
+        packet, the unread wait included), doubled into the round-trip time applied; the unread
+        wait alone (p99, max) and the peak unread backlog; the packets the kernel dropped
+        because the delayer fell behind (its queue full, or the delayer's socket; None when not
+        read); and the holds' histogram (ltsuite.histogram's JSON), to merge."""
+        def pct(h: histogram.Histogram, p: float) -> float | None:
+            value = h.percentile(p)
+            return None if value is None else round(value, 3)
 
-        def pct(p: float) -> float | None:
-            return round(holds[min(len(holds) - 1, int(p * len(holds)))], 3) if holds else None
-
-        p50 = pct(0.5)
+        p50 = pct(self.holds, 0.5)
+        held = self.holds.count > 0
         return {"rtt_ms": settings.rtt_ms, "jitter_ms": settings.jitter_ms, "loss": settings.loss,
-                "held": self.held, "lost": self.lost, "hold_p50_ms": p50, "hold_p99_ms": pct(0.99),
-                "hold_max_ms": round(holds[-1], 3) if holds else None,
-                "late_max_ms": round(self.late_max_ms, 3) if holds else None,
+                "held": self.held, "lost": self.lost, "hold_p50_ms": p50, "hold_p99_ms": pct(self.holds, 0.99),
+                "hold_max_ms": round(float(self.holds.high), 3) if held else None,
+                "late_max_ms": round(self.late_max_ms, 3) if held else None,
                 "rtt_applied_ms": round(2 * p50, 3) if p50 is not None else None,
+                "unread_p99_ms": pct(self.unread, 0.99),
+                "unread_max_ms": round(float(self.unread.high), 3) if held else None,
+                "unread_peak": self.unread_peak,
+                "held_peak_per_s": round(self.step_peak / RATE_STEP_S) if held else None,
                 "kernel_queue_dropped": kernel[0] if kernel else None,
-                "kernel_user_dropped": kernel[1] if kernel else None}
+                "kernel_user_dropped": kernel[1] if kernel else None,
+                "hold_histogram": self.holds.to_json()}
+
+
+def queued_last(queue: int, text: str) -> int | None:
+    """id_sequence of QUEUE in /proc/net/netfilter/nfnetlink_queue's text: the id of the last
+    packet the kernel queued (ids count up from 1 per queue, nfqnl_build_packet_message), so
+    this less the last id the delayer read is the packets waiting unread."""
+    for line in text.splitlines():
+        cols = line.split()
+        if len(cols) >= 8 and cols[0] == str(queue):
+            return int(cols[7])
+    return None
 
 
 def kernel_drops(queue: int, text: str) -> tuple[int, int] | None:
@@ -234,6 +317,13 @@ def kernel_drops(queue: int, text: str) -> tuple[int, int] | None:
 # a load average of 7, one packet in a hundred held 35 ms where 20 ms was asked).
 LATE_P99_MS = 10.0
 LATE_P99_SHARE = 0.25
+#: How often the delayer looks at the kernel's queue (s): the resolution of the unread wait and
+#: of the peak backlog. One read of /proc/net/netfilter/nfnetlink_queue costs about 20 µs.
+LOOK_S = 0.01
+#: Flows remembered for their order before the delayer forgets those with nothing held.
+FLOWS_KEPT = 4096
+#: Verdicts sent in one datagram (28 bytes each: well within a netlink socket's buffer).
+VERDICTS_A_SEND = 1024
 
 
 def _f(value: object) -> float:
@@ -251,12 +341,17 @@ def read_stats(cell_dir: Path) -> dict[str, object] | None:
 
 def row_columns(cell_dir: Path) -> dict[str, object]:
     """The row's network columns: the round-trip time really applied (twice the median hold), the
-    99th-percentile one-way hold, the packets dropped for NET_LOSS, and the packets the kernel
-    dropped because the delayer fell behind. Empty (None) in a cell without a delayer."""
+    99th-percentile one-way hold (the unread wait included), the 99th-percentile wait unread in
+    the kernel's queue and the peak unread backlog, the packets dropped for NET_LOSS, and the
+    packets the kernel dropped because the delayer fell behind. Empty (None) in a cell without a
+    delayer."""
     stats = read_stats(cell_dir) or {}
     kernel = [stats.get("kernel_queue_dropped"), stats.get("kernel_user_dropped")]
     return {"net_rtt_applied_ms": stats.get("rtt_applied_ms"),
             "net_hold_p99_ms": stats.get("hold_p99_ms"),
+            "net_unread_p99_ms": stats.get("unread_p99_ms"),
+            "net_unread_peak": stats.get("unread_peak"),
+            "net_held_peak_per_s": stats.get("held_peak_per_s"),
             "net_packets_lost": stats.get("lost"),
             "net_delayer_drops": None if None in kernel else int(sum(_f(k) for k in kernel))}
 
@@ -278,8 +373,12 @@ def behind(stats: dict[str, object] | None) -> str | None:
     p99 = stats.get("hold_p99_ms")
     if p99 is not None and _f(p99) > one_way + spread + max(LATE_P99_MS, LATE_P99_SHARE * one_way):
         asked = f"{one_way:g} ms" + (f" +/- {spread:g} ms" if spread else "")
+        unread = ""
+        if stats.get("unread_p99_ms") is not None:
+            unread = (f"; {_f(stats.get('unread_p99_ms')):g} ms of it (p99) unread in the kernel's queue, "
+                      f"at most {int(_f(stats.get('unread_peak')))} packets waiting unread")
         return (f"the delayer fell behind: its packets' 99th-percentile hold was {_f(p99):g} ms "
-                f"where {asked} was asked (the cell saw more delay than NET_RTT_MS)")
+                f"where {asked} was asked (the cell saw more delay than NET_RTT_MS{unread})")
     return None
 
 
@@ -293,8 +392,15 @@ class Delayer:
         self.stats = HoldStats()
         # The kernel's drops of the queue when the count began (restart).
         self.kernel_base: tuple[int, int] = (0, 0)
-        self.waiting: deque[tuple[float, float, int]] = deque()  # (due, arrived, id)
+        # Held packets, a heap by due time: (due, id, queued, unread ms).
+        self.waiting: list[tuple[float, int, float, float]] = []
         self.last_due = 0.0
+        # Per flow (settings.per_flow), the due time of its last packet held.
+        self.flow_due: dict[bytes, float] = {}
+        # Looks at the kernel's queue (Delayer.look): (when, the last id queued then), oldest first.
+        self.marks: deque[tuple[float, int]] = deque()
+        self.last_read = 0
+        self.next_look = 0.0
         self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
         try:
             self.sock.setsockopt(socket.SOL_SOCKET, 33, RCVBUF)  # SO_RCVBUFFORCE (root)
@@ -303,7 +409,8 @@ class Delayer:
         self.sock.bind((0, 0))
         self.seq = 0
         self._config(nla(NFQA_CFG_CMD, struct.pack("!BxH", NFQNL_CFG_CMD_BIND, AF_INET)))
-        self._config(nla(NFQA_CFG_PARAMS, struct.pack("!IB", 0, NFQNL_COPY_META))
+        copy = (FLOW_COPY, NFQNL_COPY_PACKET) if settings.per_flow else (0, NFQNL_COPY_META)
+        self._config(nla(NFQA_CFG_PARAMS, struct.pack("!IB", *copy))
                      + nla(NFQA_CFG_QUEUE_MAXLEN, struct.pack("!I", QUEUE_MAXLEN)))
         self.sock.setblocking(False)
 
@@ -323,7 +430,7 @@ class Delayer:
                 raise OSError(f"queue {self.queue}: the kernel did not answer a configuration "
                               f"message within {ACK_TIMEOUT_S:g} s") from err
             answer = acks(data).get(self.seq)
-            self._take(packet_ids(data)[0], time.monotonic())
+            self._take(packets(data)[0], time.monotonic())
             if answer is None:
                 continue
             if answer:
@@ -331,16 +438,53 @@ class Delayer:
                                       f"configuration: {os.strerror(answer)}")
             return
 
-    def _due(self, now: float) -> float:
+    def _due(self, now: float, flow: bytes = b"") -> float:
+        """When a packet read at `now` is due: half the RTT later, plus a draw uniform within
+        +/- half NET_JITTER_MS, and never before the packet of the same flow in front of it (one
+        way of one connection keeps its order, as on a link; packets of other connections and of
+        the other way do not wait for it). Without jitter every packet gets the same hold, so
+        the order is kept across all (and one batch verdict releases them)."""
         delay = self.settings.one_way_s
-        if self.settings.jitter_ms > 0:
-            delay += self.rng.uniform(-0.5, 0.5) * self.settings.jitter_ms / 1000.0
-        self.last_due = max(self.last_due, now + delay)
-        return self.last_due
+        if not self.settings.per_flow:
+            self.last_due = max(self.last_due, now + delay)
+            return self.last_due
+        delay += self.rng.uniform(-0.5, 0.5) * self.settings.jitter_ms / 1000.0
+        due = max(self.flow_due.get(flow, 0.0), now + delay)
+        if len(self.flow_due) >= FLOWS_KEPT:  # a flow whose last packet is due already orders nothing
+            self.flow_due = {key: when for key, when in self.flow_due.items() if when > now}
+        self.flow_due[flow] = due
+        return due
+
+    def look(self, now: float) -> None:
+        """Every LOOK_S at most: the last packet id the kernel queued (queued_last), kept as a
+        mark for _unread_ms, and the packets queued and not yet read counted into the peak
+        backlog. Called between reads too, so a delayer that cannot drain its socket still looks."""
+        if now < self.next_look:
+            return
+        self.next_look = now + LOOK_S
+        try:
+            with open("/proc/net/netfilter/nfnetlink_queue", encoding="ascii") as handle:
+                last = queued_last(self.queue, handle.read())
+        except OSError:
+            return
+        if last is None:
+            return
+        self.stats.backlog(max(0, last - self.last_read))
+        if last > self.last_read and (not self.marks or self.marks[-1][1] < last):
+            self.marks.append((now, last))
+
+    def _unread_ms(self, packet_id: int, now: float) -> float:
+        """How long the packet waited in the kernel's queue before it was read at `now`, at least:
+        it was already queued at the first look whose last queued id was at or past it, so it
+        waited from then on (0 when it came after the last look; LOOK_S is the resolution)."""
+        while self.marks and self.marks[0][1] < packet_id:
+            self.marks.popleft()
+        return (now - self.marks[0][0]) * 1000.0 if self.marks else 0.0
 
     def receive(self) -> None:
         """Every packet the kernel has queued: dropped at once (NET_LOSS) or put in line."""
         while True:
+            self.look(time.monotonic())
             try:
                 data = self.sock.recv(65536)
             except BlockingIOError:
@@ -349,35 +493,48 @@ class Delayer:
                 if err.errno == 105:
                     continue
                 raise
-            ids, errors = packet_ids(data)
+            found, errors = packets(data)
             if any(errors):
                 raise OSError(max(errors), os.strerror(max(errors)))
-            self._take(ids, time.monotonic())
+            self._take(found, time.monotonic())
 
-    def _take(self, ids: list[int], now: float) -> None:
-        """Packets read at `now`: dropped at once (NET_LOSS) or put in line."""
-        for packet_id in ids:
+    def _take(self, found: list[tuple[int, bytes]], now: float) -> None:
+        """Packets (id, flow) read at `now`: dropped at once (NET_LOSS) or put in line."""
+        for packet_id, flow in found:
+            self.last_read = max(self.last_read, packet_id)
             if self.settings.loss > 0 and self.rng.random() < self.settings.loss:
                 self.stats.lost += 1
                 self.sock.send(verdict_message(self.queue, packet_id, NF_DROP, batch=False))
             else:
-                self.waiting.append((self._due(now), now, packet_id))
+                unread_ms = self._unread_ms(packet_id, now)
+                heapq.heappush(self.waiting, (self._due(now, flow), packet_id, now - unread_ms / 1000.0, unread_ms))
 
-    def release(self) -> float | None:
-        """Accept every packet that is due (one batch verdict); the seconds to the next due one."""
-        now = time.monotonic()
-        last = None
+    def due_now(self, now: float) -> Iterator[int]:
+        """The ids of the held packets due at `now`, taken off the heap and counted (their holds)."""
         target_ms = self.settings.one_way_s * 1000.0
         while self.waiting and self.waiting[0][0] <= now:
-            _due, arrived, last = self.waiting.popleft()
-            self.stats.record((now - arrived) * 1000.0, target_ms)
-        if last is not None:
-            self.sock.send(verdict_message(self.queue, last, NF_ACCEPT, batch=True))
+            _due, packet_id, queued, unread_ms = heapq.heappop(self.waiting)
+            self.stats.record((now - queued) * 1000.0, target_ms, unread_ms, now)
+            yield packet_id
+
+    def release(self) -> float | None:
+        """Accept every packet that is due; the seconds to the next due one. Without jitter they
+        are due in id order, so one batch verdict (every packet up to the last id) releases them;
+        with it, one verdict each, all in one datagram (netlink takes several messages in one)."""
+        now = time.monotonic()
+        due = list(self.due_now(now))
+        if due and not self.settings.per_flow:
+            self.sock.send(verdict_message(self.queue, due[-1], NF_ACCEPT, batch=True))
+        elif due:
+            for start in range(0, len(due), VERDICTS_A_SEND):
+                self.sock.send(b"".join(verdict_message(self.queue, packet_id, NF_ACCEPT, batch=False)
+                                        for packet_id in due[start:start + VERDICTS_A_SEND]))
         return max(0.0, self.waiting[0][0] - now) if self.waiting else None
 
     def run(self, stop: list[bool]) -> None:
         """Until stop[0]: wait for packets or the next due time, take, release."""
         while not stop[0]:
+            self.look(time.monotonic())
             wait = self.release()
             readable, _, _ = select.select([self.sock], [], [], 0.2 if wait is None else wait)
             if readable:
@@ -464,16 +621,18 @@ def net_delay_main(argv: list[str]) -> int:
 
 
 def send_main(argv: list[str]) -> int:
-    """send ADDR PORT RATE COUNT: COUNT one-byte UDP datagrams to ADDR:PORT at RATE a second
-    (bounded: at most COUNT, and at most COUNT/RATE + 5 s); prints the rate reached. For
-    measuring the delayer's packets-a-second ceiling (scripts/netdelay-bench.sh)."""
+    """send ADDR PORT RATE COUNT [FLOWS]: COUNT one-byte UDP datagrams to ADDR:PORT at RATE a
+    second, in turn from FLOWS sockets (default 1: one flow; at most 1000) (bounded: at most COUNT,
+    and at most COUNT/RATE + 5 s); prints the rate reached. For measuring the delayer's
+    packets-a-second ceiling and its jitter over many flows (scripts/netdelay-bench.sh)."""
     addr, port, rate, count = argv[0], int(argv[1]), int(argv[2]), int(argv[3])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    flows = max(1, min(1000, int(argv[4]) if len(argv) > 4 else 1))
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(flows)]
     start = time.monotonic()
     deadline = start + count / rate + 5
     sent = 0
     for sent in range(1, count + 1):
-        sock.sendto(b"x", (addr, port))
+        socks[sent % flows].sendto(b"x", (addr, port))
         if sent % 50 == 0:
             ahead = start + sent / rate - time.monotonic()
             if ahead > 0:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import accesslog, design, histogram, netdelay, proxy, timeparts, warmup
+from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, warmup
 from .causes import INTERRUPTED, failure_causes
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
@@ -539,6 +539,12 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     late = netdelay.behind(netdelay.read_stats(cell.dir))
     if late is not None:
         findings.append(design.Finding("net", late))
+    # k6 and the machine while the users were released (the sampler's 50 ms trace).
+    released = generator.cell_release(cell.dir, first)
+    row.update(generator.release_columns(released))
+    release_busy = generator.release_finding(released, machine.get("cpus"))
+    if release_busy is not None:
+        findings.append(release_busy)
     if peaks.problem is not None:
         findings.append(design.Finding(
             "unsampled", f"{peaks.problem}: k6's CPU, the connection peak and the queues were not measured, so "
@@ -558,12 +564,23 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         row["as_designed"] = 0 if findings else 1
     row["design_notes"] = "; ".join(f.note for f in findings) if findings else None
     notes = row_notes(cell, env, row, latency_note)
+    machine_busy = generator.busy_note(released, machine.get("cpus"))
+    if machine_busy is not None:
+        notes.append(machine_busy)
     row["notes"] = "; ".join(notes) if notes else None
     predicted = design.predictions(env, cell.sysctls, machine)
     row.update(predicted)
     row.update(design.prediction_verdict(env, cell.sysctls, predicted, row, cell.deltas, machine, findings))
     # The application's own account beside k6's, and each request split (ltsuite.timeparts).
     row.update(timeparts.row_figures(cell.dir, env, cell.sysctls, row, app=app))
+    # The users' connect split into the delayer's part and the rest; the round trip they got
+    # judged against the one asked (ltsuite.generator), once the parts are known.
+    row.update(generator.split_columns(env, row))
+    off_rtt = generator.network_finding(env, row, released, machine.get("cpus"))
+    if off_rtt is not None:
+        findings.append(off_rtt)
+        row["as_designed"] = 0
+        row["design_notes"] = "; ".join(f.note for f in findings)
     if app is not None:
         row["cold_start_ratio"] = None if cold is None or cold.ratio is None else r2(cold.ratio)
     row.update(start_figures(cell))

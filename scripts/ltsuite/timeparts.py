@@ -82,7 +82,7 @@ _PREFIXES = tuple('{"metric":"%s"' % name for name in METRICS)
 #: The metadata key of the request id (scenarios/lib/requestid.js REQUEST_ID_KEY).
 RID = "rid"
 
-EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
+EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_connect_new_med_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
                  "t_service_p99_ms", "decomposed_reqs", "reqs_never_seen_by_app_connect_failed",
                  "reqs_never_seen_by_app_never_read", "reqs_never_seen_by_app_interrupted", "parts_out_of_order")
 #: The scenarios' counter of requests sent (scenarios/lib/delivered.js), one sample a request.
@@ -361,6 +361,9 @@ def figures(joined: Join | None) -> dict[str, Any]:
     return {
         "t_connect_med_ms": _p(connect, 0.5),
         "t_connect_p99_ms": _p(connect, 0.99),
+        # The requests that opened a connection (k6's connecting is 0 on a reused one): the round
+        # trip users got, where nothing else held the handshake (ltsuite.generator).
+        "t_connect_new_med_ms": _p([c for c in connect if c > 0], 0.5),
         "t_queued_med_ms": _p(queued, 0.5),
         "t_queued_p99_ms": _p(queued, 0.99),
         "t_service_med_ms": _p(service, 0.5),
@@ -443,12 +446,15 @@ def one_request_at_once(env: dict[str, Any]) -> bool:
             and (env.get("TARGET_JAR") or "") == "" and (env.get("TARGET_URL") or "") == "")
 
 
-def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict[str, Any]:
+def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]],
+                rtt_applied_ms: float | None = None) -> dict[str, Any]:
     """predicted_t_queued_p99_ms and predicted_t_connect_p99_ms (None where the rule does not
     apply: see one_request_at_once), from simulate() with the cell's knobs, its recorded
     somaxconn (the listen backlog, rules.listen_backlog) and the client's SYN schedule, each
     connect one NET_RTT_MS longer, and the users whose handshake a lossy link lost (NET_LOSS)
-    a SYN retransmission later (lost_handshakes). Not behind nginx (PROXY=nginx): there the users connect to
+    a SYN retransmission later (lost_handshakes). The RTT is the one the delayer applied
+    (rtt_applied_ms: net_rtt_applied_ms, its unread wait included) when it measured one, else
+    NET_RTT_MS: a delayer that held packets longer delayed every handshake by it. Not behind nginx (PROXY=nginx): there the users connect to
     nginx at once and the server's queue delays nginx's connects, not theirs."""
     none = {"predicted_t_queued_p99_ms": None, "predicted_t_connect_p99_ms": None}
     if not one_request_at_once(env) or design.proxied(env):
@@ -467,7 +473,7 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]]) -> dict
     # A round trip between the users and the server (NET_RTT_MS, the delayer): every handshake
     # takes one more RTT (SYN out, SYN-ACK back) on top of the SYN schedule, and the request and
     # its answer one more. The queues themselves are simulated without it.
-    rtt = float(to_number(env.get("NET_RTT_MS") or "0") or 0)
+    rtt = float(rtt_applied_ms if rtt_applied_ms is not None else to_number(env.get("NET_RTT_MS") or "0") or 0)
     loss = float(to_number(env.get("NET_LOSS") or "0") or 0)
     # The parts are measured on the answered requests only: a user whose wave comes after its
     # REQUEST_TIMEOUT leaves unanswered (the server still serves its request later).
@@ -602,7 +608,7 @@ def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str
         out["reqs_never_seen_by_app_connect_failed"] = failed_connect
         if sent is not None and failed_connect is not None:
             out["reqs_never_seen_by_app_never_read"] = max(sent - failed_connect - len(app), 0)
-    predicted = predictions(env, sysctls)
+    predicted = predictions(env, sysctls, row.get("net_rtt_applied_ms"))
     out.update(predicted)
     out.update(verdict(env, row, out, predicted))
     return out

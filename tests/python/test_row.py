@@ -51,7 +51,9 @@ ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_appl
                         "fail_interrupted", "failed_wait_med_ms", "failed_wait_p99_ms",
                         "reqs_never_seen_by_app_interrupted",
                         "cold_start_ratio", "warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs",
-                        "warmup_first_ms", "warmup_last_ms"}
+                        "warmup_first_ms", "warmup_last_ms", "net_unread_p99_ms", "net_unread_peak", "net_held_peak_per_s",
+                        "t_connect_new_med_ms", "connect_delayer_ms", "connect_beyond_rtt_ms", "k6_release_cpu_pct",
+                        "machine_release_busy_pct", "release_window_ms"}
 
 
 def since_recorded(row, rec):
@@ -425,3 +427,27 @@ def test_the_suites_own_scenario_keeps_its_check_when_its_graceful_stop_cuts_eve
     assert row["design_notes"] == ("no request completed (every one of the 11 sent was cut off while it waited: "
                                    "fail_interrupted); 11 of 11 iterations were interrupted by GRACEFUL_STOP=5s "
                                    "before REQUEST_TIMEOUT=10s")
+
+
+def test_a_generator_saturated_while_it_released_the_users_bounds_the_cell(cell_copy):
+    """tiny-spike's two users released at one instant; a k6 trace around it with k6 on both cores
+    makes the cell generator-bound with the timings named; k6 idle there leaves it as recorded."""
+    cell = cell_copy("tiny-spike")
+    at = 1795514938.918
+    busy = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t{100 + 10 * k}\t{1000 + 10 * k}\t{4000 + 10 * k}\n" for k in range(5))
+    (cell / "k6-cpu.tsv").write_text(busy)
+    row = rebuild(cell)
+    assert (row["k6_release_cpu_pct"], row["machine_release_busy_pct"], row["release_window_ms"]) == (200, 100, 50)
+    assert row["generator_bound"] == 1 and row["as_designed"] == 0
+    assert "over the 50 ms it released the users in: the generator set their pace" in row["design_notes"]
+    # The machine full with k6 idle: a note of the machine's, the design as recorded.
+    full = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t100\t{1000 + 10 * k}\t{4000 + 10 * k}\n" for k in range(5))
+    (cell / "k6-cpu.tsv").write_text(full)
+    row = rebuild(cell)
+    assert row["generator_bound"] == recorded(cell)["generator_bound"] and row["as_designed"] == recorded(cell)["as_designed"]
+    assert "the rest of the CPU went to the target and the machine's other processes" in row["notes"]
+    idle = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t100\t{1000 + k}\t{4000 + 10 * k}\n" for k in range(5))
+    (cell / "k6-cpu.tsv").write_text(idle)
+    row = rebuild(cell)
+    rec = recorded(cell)
+    assert row["k6_release_cpu_pct"] == 0 and row["generator_bound"] == rec["generator_bound"]

@@ -173,3 +173,43 @@ def test_a_namespace_is_read_from_inside_and_the_sampler_is_back_in_its_own_afte
             listener.kill()
             listener.wait(timeout=10)
         subprocess.run(["ip", "netns", "del", name], check=False, timeout=10)
+
+
+def test_the_k6_trace_sees_a_real_k6_busy_for_a_second(tmp_path):
+    """k6_trace, every 50 ms, over a real k6 that spins one core for about 1.2 s: read back over
+    its busy second (ltsuite.generator.release), k6's CPU is near one core, and the lines count
+    up in time."""
+    import os
+    import subprocess
+    import threading
+    import time
+
+    from ltsuite import generator
+
+    sampler = load_sampler()
+    k6 = Path(__file__).resolve().parents[2] / ".tools" / "bin" / "k6"
+    script = tmp_path / "spin.js"
+    script.write_text("export default function () { const end = Date.now() + 1200; while (Date.now() < end) {} }\n")
+    trace = tmp_path / "k6-cpu.tsv"
+    stop = threading.Event()
+    tracer = threading.Thread(target=sampler.k6_trace, args=(str(trace), "LT_RUN_ID=trace-test", 200, stop))
+    tracer.start()
+    try:
+        started = time.time()
+        subprocess.run([str(k6), "run", "-q", "-e", "LT_RUN_ID=trace-test", "--iterations", "1",
+                        str(script)], check=True, timeout=60, capture_output=True,
+                       env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+    finally:
+        stop.set()
+        tracer.join(5)
+    lines = generator.read_trace(trace)
+    assert len(lines) >= 10
+    # In time order (two steps may come 0.1 ms apart after a late one), k6's ticks never going down.
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(lines, lines[1:]))
+    # Over the whole trace k6 spun for 1.2 s of it: well above idle even on two busy shared cores
+    # (it failed at 60 % once beside a 3,000-user run), and never more than both cores.
+    rel = generator.release(lines, lines[0][0], lines[-1][0], os.sysconf("SC_CLK_TCK"))
+    assert rel is not None and rel.window_ms >= 500
+    assert 15 <= rel.k6_cpu_pct <= 200
+    assert lines[-1][1] - lines[0][1] >= 0.2 * os.sysconf("SC_CLK_TCK")
+    assert started <= lines[0][0]

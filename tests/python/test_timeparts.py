@@ -145,6 +145,13 @@ def test_a_round_trip_time_lengthens_every_connect_by_it():
         "predicted_t_queued_p99_ms": 0, "predicted_t_connect_p99_ms": 150}
 
 
+def test_the_round_trip_predicted_is_the_one_the_delayer_applied() -> None:
+    # 40 ms asked, 47.5 applied (a delayer slower than asked): every connect is 47.5 ms longer.
+    env, sysctls = _burst_of_eight(request_timeout="1s")
+    assert timeparts.predictions({**env, "NET_RTT_MS": "40"}, sysctls, 47.5) == {
+        "predicted_t_queued_p99_ms": 400, "predicted_t_connect_p99_ms": 47.5}
+
+
 def test_users_that_did_not_arrive_at_once_are_not_checked_against_the_waves():
     env = {"DELAY_MS": "400", "START_SPREAD_LIMIT_MS": "1000"}
     figures = {"t_queued_p99_ms": 1500, "t_connect_p99_ms": 2000, "t_service_med_ms": 400}

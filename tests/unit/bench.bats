@@ -252,3 +252,17 @@ JSON
   assert_output --partial "run.lock is a symlink"
   [[ ! -e "$BATS_TEST_TMPDIR/elsewhere" ]]
 }
+
+@test "the delayer's burst table: a row per cell, its packets held from netdelay.json, flagged when the delayer fell behind" {
+  source "$LT_ROOT/scripts/bench.sh"
+  local run="$BATS_TEST_TMPDIR/20261129-000000-netdelay-bursts"
+  mkdir -p "$run/cells/01" "$run/cells/02"
+  printf '{"vus_max":500,"net_held_peak_per_s":12000,"net_hold_p99_ms":26.1,"net_unread_p99_ms":0.4,"net_unread_peak":80,"net_delayer_drops":0,"k6_release_cpu_pct":60.5,"machine_release_busy_pct":70,"t_connect_new_med_ms":51.2,"design_notes":null}\n' >"$run/cells/01/row.json"
+  printf '{"held":5012}\n' >"$run/cells/01/netdelay.json"
+  printf '{"vus_max":3000,"net_held_peak_per_s":31000,"net_hold_p99_ms":46.3,"net_unread_p99_ms":1.3,"net_unread_peak":545,"net_delayer_drops":0,"k6_release_cpu_pct":40.5,"machine_release_busy_pct":99.5,"t_connect_new_med_ms":243.8,"design_notes":"the delayer fell behind: its packets'"'"' 99th-percentile hold was 46.3 ms"}\n' >"$run/cells/02/row.json"
+  run netdelay_burst_table "$run"
+  assert_success
+  assert_line --index 0 "## Bursts through the delayer at NET_RTT_MS=50 (run 20261129-000000-netdelay-bursts)"
+  assert_line "| 500 | 12000 | 5012 | 26.1 | 0.4 | 80 | 0 | 60.5 | 70 | 51.2 | no |"
+  assert_line "| 3000 | 31000 | - | 46.3 | 1.3 | 545 | 0 | 40.5 | 99.5 | 243.8 | yes |"
+}
