@@ -8,13 +8,17 @@ setup_file() {
   # The live line every 2 s (its output is no terminal here).
   export LT_LIVE_EVERY=2
   # Every program the run starts, as the kernel reports it (tests/tools/execwatch.py).
-  local watcher ready="" root="$BASHPID"
+  local watcher ready="" root="$BASHPID" stat
   coproc WATCH { exec python3 "$LT_ROOT/tests/tools/execwatch.py" "$root" "$BATS_FILE_TMPDIR/execs.log" 3>&-; }
   watcher="$WATCH_PID"
   ready="$(timeout 10 head -n 1 <&"${WATCH[0]}")" || true
   [[ "$ready" == ready ]] || printf 'execwatch did not start\n' >"$BATS_FILE_TMPDIR/execwatch.failed"
   lt_run_matrix_once "$LT_ROOT/env/matrices/default.matrix"
+  stat="$(cat "/proc/$watcher/stat" 2>/dev/null)" || stat="gone) Z"
+  [[ "${stat##*) }" != Z* ]] || printf 'execwatch ended before the run did\n' >>"$BATS_FILE_TMPDIR/execwatch.failed"
   lt_end "$watcher"
+  ! grep -q $'\tLOST\t' "$BATS_FILE_TMPDIR/execs.log" \
+    || printf 'execwatch lost events (its socket buffer overflowed): the counts would be short\n' >>"$BATS_FILE_TMPDIR/execwatch.failed"
   lt_python_starts <"$BATS_FILE_TMPDIR/execs.log" >"$BATS_FILE_TMPDIR/python-starts.log"
 }
 
@@ -25,6 +29,12 @@ setup_file() {
 # short, never right.
 lt_python_starts() {
   awk -F'\t' '$3 ~ /\/python3[.0-9]*$/ && !seen[$2]++ { print $1 "\t" $4 }'
+}
+
+# execwatch_whole: fail when execwatch did not see the whole run (it did not
+# start, ended early or lost events): a count over its log would be short.
+execwatch_whole() {
+  [[ ! -e "$BATS_FILE_TMPDIR/execwatch.failed" ]] || fail "$(cat "$BATS_FILE_TMPDIR/execwatch.failed")"
 }
 
 setup() {
@@ -202,6 +212,7 @@ setup() {
 
 @test "a cell starts Python twice, counted by the kernel: the sampler and its finish (and the live line)" {
   local cell from to starts lives
+  execwatch_whole
   for cell in $(lt_cells); do
     from="$(awk -F'\t' '$1 == "cell_start" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
     to="$(awk -F'\t' '$1 == "tables" { print $2 }' "$RUN_DIR/cells/$cell/phases.tsv")"
@@ -269,8 +280,9 @@ setup() {
   [ "$(stat -c %Y "$RUN_DIR/findings.txt")" -ge "$((last / 1000))" ]
 }
 
-@test "before its first cell a run decides every cell in two Python starts, not one or two a cell" {
+@test "before its first cell a run starts Python three times: the refusals (which compile the modules), the space check and the plan" {
   local first starts
+  execwatch_whole
   first="$(cat "$RUN_DIR"/cells/*/phases.tsv | awk -F'\t' '$1 == "cell_start" && (m == "" || $2 < m) { m = $2 } END { print m }')"
   starts="$(awk -F'\t' -v first="$first" '$1 < first' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
   echo "$starts Python starts before the first cell of $(lt_cells | wc -l)"
@@ -281,6 +293,9 @@ setup() {
   assert_output 1
   run grep -c 'ltsuite.cell plan' "$BATS_FILE_TMPDIR/python-starts.log"
   assert_output 1
+  [ "$starts" -eq 3 ]
+  run grep -c 'compileall\|sys.executable' "$BATS_FILE_TMPDIR/python-starts.log"
+  assert_output 0
 }
 
 @test "results/latest points at the run" {
