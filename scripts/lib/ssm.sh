@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# Summary: fan one matrix cell out to k6 machines with AWS SSM: settings, instance
-# lookup, execution segments, per-instance commands, polling, output, rows.
+# Summary: fan one matrix cell out to k6 machines with AWS SSM: settings,
+# execution segments, per-instance commands, rows. Every AWS call is made
+# by Python with boto3 (ltsuite.awscalls, ltsuite.ssm, ltsuite.fanoutrun).
 #
 # Needs envfile.sh (settings), results.sh (write_atomic) and jq.
 
-readonly SSM_DOCUMENT=AWS-RunShellScript
 # The per-instance command prints its k6 summary between these lines; the
 # collector cuts it out of the full stdout that SSM stores in S3 (the same
 # lines as ltsuite.ssm.SUMMARY_BEGIN/END).
@@ -13,16 +13,10 @@ readonly SSM_SUMMARY_END='=== k6-fanout summary end ==='
 # And its latency histogram between these (ltsuite.ssm.HISTOGRAM_BEGIN/END).
 readonly SSM_HISTOGRAM_BEGIN='=== k6-fanout histogram begin ==='
 readonly SSM_HISTOGRAM_END='=== k6-fanout histogram end ==='
-# Invocation states after which nothing changes any more (as ltsuite.ssm.TERMINAL).
-readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
 # Filled by fanout_config_load: key -> value, and the keys in file order.
 declare -gA FANOUT=()
 declare -ga FANOUT_KEYS=()
 declare -gA _FANOUT_TYPE=()
-# The AWS CLI to run (see ssm_find_aws), and options added to every call that
-# do not change what it does (timeouts), so they are not printed.
-SSM_AWS_BIN="${SSM_AWS_BIN:-}"
-declare -ga SSM_AWS_OPTS=()
 
 # --- Settings ------------------------------------------------------------------------
 
@@ -109,30 +103,6 @@ sh_quote_line() {
   printf '\n'
 }
 
-# --- The AWS CLI ---------------------------------------------------------------------------
-
-# ssm_find_aws: set SSM_AWS_BIN to the AWS CLI: $SSM_AWS_BIN if set, else the
-# project's pinned one (.tools/venv), else the one on PATH.
-ssm_find_aws() {
-  if [[ -n "$SSM_AWS_BIN" ]]; then
-    return 0
-  elif [[ -x "$LT_ROOT/.tools/venv/bin/aws" ]]; then
-    SSM_AWS_BIN="$LT_ROOT/.tools/venv/bin/aws"
-  elif command -v aws >/dev/null; then
-    SSM_AWS_BIN="$(command -v aws)"
-  else
-    abort "the AWS CLI was not found; run 'make aws-tools' (installs it into .tools/venv) or install it"
-  fi
-}
-
-# ssm_aws_global_args ARRAY: --region/--profile from the settings, if set.
-ssm_aws_global_args() {
-  local -n global_out="$1"
-  global_out=()
-  [[ -z "${FANOUT[FANOUT_REGION]:-}" ]] || global_out+=(--region "${FANOUT[FANOUT_REGION]}")
-  [[ -z "${FANOUT[FANOUT_PROFILE]:-}" ]] || global_out+=(--profile "${FANOUT[FANOUT_PROFILE]}")
-}
-
 # ssm_instance_aws_args: the AWS CLI's global arguments an instance gets for
 # its own calls (the S3 copy of the scenario files), one word a line: the
 # region only. The operator's profile names credentials on the operator's
@@ -142,53 +112,12 @@ ssm_instance_aws_args() {
   [[ -z "${FANOUT[FANOUT_REGION]:-}" ]] || printf '%s\n' --region "${FANOUT[FANOUT_REGION]}"
 }
 
-# ssm_aws ARGS...: run the AWS CLI with the fan-out's region and profile.
-ssm_aws() {
-  local -a global
-  ssm_aws_global_args global
-  # AWS CLI v2 would page long output into less.
-  AWS_PAGER="" "$SSM_AWS_BIN" "${global[@]}" "${SSM_AWS_OPTS[@]}" "$@"
-}
-
-# ssm_aws_line ARGS...: the same call as a command line an operator can run.
-ssm_aws_line() {
-  local -a global
-  ssm_aws_global_args global
-  sh_quote_line aws "${global[@]}" "$@"
-}
-
-# --- Instances and segments ---------------------------------------------------------------
-
-# ssm_describe_args ARRAY: arguments of the describe-instances call that finds
-# the running instances whose tag matches FANOUT_TAG_FILTER (KEY=PATTERN).
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-ssm_describe_args() {
-  local -n describe_out="$1"
-  local filter="${FANOUT[FANOUT_TAG_FILTER]}" key pattern filters
-  [[ "$filter" == ?*=?* ]] || usage_error "FANOUT_TAG_FILTER: '$filter' is not KEY=PATTERN (e.g. Name=k6-*)"
-  key="${filter%%=*}"
-  pattern="${filter#*=}"
-  filters="$(jq -cn --arg k "tag:$key" --arg v "$pattern" \
-    '[{Name: $k, Values: [$v]}, {Name: "instance-state-name", Values: ["running"]}]')"
-  describe_out=(ec2 describe-instances --filters "$filters"
-    --query 'Reservations[].Instances[].InstanceId' --output json)
-}
-
-# ssm_find_instances: the ids of the matching running instances, sorted (so a
-# given fleet always gets the same segments). Fails if the lookup does, with
-# the AWS CLI's message on stderr.
-ssm_find_instances() {
-  local -a args
-  local found
-  ssm_describe_args args
-  found="$(ssm_aws "${args[@]}")" || return 1
-  jq -r '.[]' <<<"$found" | sort
-}
-
 # ssm_check_instance_id ID: a plausible EC2 or managed-node id.
 ssm_check_instance_id() {
   [[ "$1" =~ ^m?i-[A-Za-z0-9]+$ ]] || usage_error "'$1' is not an instance id (i-... or mi-...)"
 }
+
+# --- Segments ---------------------------------------------------------------
 
 # The fan-out's execution segments (ltsuite.fanout segments, the plan a
 # k6-operator TestRun shares): SSM_SEGMENTS[INDEX] of instance INDEX
@@ -345,48 +274,11 @@ ssm_params_json() {
   jq -Rn --arg timeout "$2" '{commands: [inputs], executionTimeout: [$timeout]}' <"$1"
 }
 
-# --- Sending, polling, collecting ------------------------------------------------------------
-
-# ssm_send_args ARRAY INSTANCE PARAMS_FILE KEY_PREFIX DELIVERY_TIMEOUT_S COMMENT:
-# arguments of the send-command call for one instance.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-ssm_send_args() {
-  local -n send_out="$1"
-  send_out=(ssm send-command --document-name "$SSM_DOCUMENT" --instance-ids "$2"
-    --parameters "file://$3"
-    --output-s3-bucket-name "${FANOUT[FANOUT_S3_BUCKET]}" --output-s3-key-prefix "$4"
-    --timeout-seconds "$5" --comment "${6:0:100}"
-    --query Command.CommandId --output text)
-}
-
-# ssm_invocation_args ARRAY COMMAND_ID INSTANCE: arguments of the status call.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-ssm_invocation_args() {
-  local -n invocation_out="$1"
-  invocation_out=(ssm get-command-invocation --command-id "$2" --instance-id "$3" --output json)
-}
-
-# ssm_is_terminal STATUS: succeed if an invocation in STATUS has ended.
-ssm_is_terminal() {
-  [[ " $SSM_TERMINAL_STATES " == *" $1 "* ]]
-}
-
-# ssm_python: the Python with boto3 that polls and collects (ltsuite.ssm).
+# ssm_python: the Python with boto3 that makes every AWS call of the fan-out
+# (ltsuite.ssm, ltsuite.fanoutrun).
 ssm_python() {
   [[ -x "$LT_ROOT/.tools/venv/bin/python" ]] || abort "boto3 was not found in .tools/venv; run 'make aws-tools'"
   printf '%s\n' "$LT_ROOT/.tools/venv/bin/python"
-}
-
-# ssm_cancel COMMAND_ID INSTANCE: stop an invocation that is still running
-# (best effort: the run already failed if this is needed).
-ssm_cancel() {
-  ssm_aws ssm cancel-command --command-id "$1" --instance-ids "$2" >/dev/null 2>&1
-}
-
-# ssm_output_prefix KEY_PREFIX COMMAND_ID INSTANCE: where SSM puts the output
-# of one invocation (<prefix>/<command-id>/<instance-id>/<plugin>/...).
-ssm_output_prefix() {
-  printf '%s/%s/%s/\n' "${1%/}" "$2" "$3"
 }
 
 # --- Rows ----------------------------------------------------------------------------------------

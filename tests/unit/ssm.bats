@@ -103,20 +103,12 @@ PY
   assert_failure 2
 }
 
-@test "the tag filter becomes a filter on running instances" {
-  FANOUT=([FANOUT_TAG_FILTER]="Role=k6 generator*")
-  local -a args
-  ssm_describe_args args
-  [ "${args[0]} ${args[1]}" = "ec2 describe-instances" ]
-  run jq -c . <<<"${args[3]}"
-  assert_output '[{"Name":"tag:Role","Values":["k6 generator*"]},{"Name":"instance-state-name","Values":["running"]}]'
-}
-
-@test "a tag filter without KEY=PATTERN is a usage error" {
-  FANOUT=([FANOUT_TAG_FILTER]="k6")
-  local -a args
-  run ssm_describe_args args
+# The tag filter as DescribeInstances' filters: tests/python/test_awscalls.py.
+@test "ssm-fanout: a tag filter without KEY=PATTERN is a usage error, before any AWS call" {
+  FANOUT_TAG_FILTER=k6 TARGET_URL=http://127.0.0.1:9 FANOUT_S3_BUCKET=b AWS_ENDPOINT_URL="http://127.0.0.1:$(lt_free_port)" \
+    TMPDIR="$BATS_TEST_TMPDIR" run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run "$MATRIX"
   assert_failure 2
+  assert_output "ssm-fanout: FANOUT_TAG_FILTER: 'k6' is not KEY=PATTERN (e.g. Name=k6-*)"
 }
 
 @test "the InfluxDB database is the URL's path" {
@@ -182,9 +174,11 @@ build_command() {
   assert_line "LT_BUNDLE_S3=s3://lt-bucket/prefix/scenarios.tar.gz"
   refute_output --partial "ops-admin"
   refute_output --partial "--profile"
-  # The operator's own calls keep it.
-  run ssm_aws_line s3api head-bucket --bucket lt-bucket
-  assert_output "aws --region eu-west-1 --profile ops-admin s3api head-bucket --bucket lt-bucket"
+  # The operator's own calls (boto3's) keep it.
+  TARGET_URL=http://127.0.0.1:9 FANOUT_S3_BUCKET=lt-bucket TMPDIR="$BATS_TEST_TMPDIR" \
+    run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-0abc "$MATRIX"
+  assert_success
+  assert_line "# Every AWS call goes through boto3 (region eu-west-1, profile ops-admin), one a line: client.operation(parameters)."
 }
 
 @test "an instance's command writes to InfluxDB when FANOUT_INFLUXDB_URL is set" {
