@@ -55,13 +55,12 @@ PYTHON_PID=""
 # The instances' ids, in segment order. Their state (command id, status,
 # error) is in the manifest only, written and read by ltsuite.ssm.
 declare -a INSTANCES=()
-# What the commands use (see ssm_instance_command).
-SSM_RUN_ID=""
-SSM_CELL_ID=""
-SSM_START_AT=0
-SSM_BUNDLE_FILE=""
-SSM_BUNDLE_S3_URI=""
-declare -a SSM_K6_ARGS=()
+# What the commands use (ltsuite.ssmcommand): the epoch second every
+# instance starts at, the script's tags and options (k6_script_args), and
+# how the scenario files travel (inline or s3; build_commands).
+START_AT=0
+declare -a K6_ARGS=()
+SCENARIO_FILES=""
 
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 main() {
@@ -87,10 +86,7 @@ main() {
     || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"
   RUN_ID="$(new_run_id "$OPT_MATRIX")"
   find_targets
-  ssm_plan_segments "${#INSTANCES[@]}"
   [[ $OPT_DRY_RUN -eq 1 ]] || fanout_create_run_dir
-  SSM_RUN_ID="$RUN_ID"
-  SSM_CELL_ID="$CELL_ID"
   if ! ssm_prepare_script "$WORK_DIR/cell.env" "${FANOUT[TARGET_URL]}" "$RUN_ID" "$CELL_ID" "$WORK_DIR"; then
     [[ -z "$RUN_DIR" ]] || finish_failed "the scenario does not load with this cell's values: $CELL_ERROR; nothing was sent"
     abort "the scenario does not load with this cell's values: $CELL_ERROR"
@@ -98,8 +94,8 @@ main() {
   # What the instances run, kept with the run (the entry module only for a
   # script of one's own).
   [[ -z "$RUN_DIR" ]] || cp "$WORK_DIR"/k6-script.json "$WORK_DIR"/k6-entry.js* "$RUN_DIR/cells/$CELL_ID/" 2>/dev/null || true
-  mapfile -t SSM_K6_ARGS < <(k6_script_args "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" "$WORK_DIR/k6-script.json" "$RUN_ID" "$CELL_ID")
-  SSM_START_AT=$(($(date +%s) + FANOUT[FANOUT_START_DELAY]))
+  mapfile -t K6_ARGS < <(k6_script_args "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" "$WORK_DIR/k6-script.json" "$RUN_ID" "$CELL_ID")
+  START_AT=$(($(date +%s) + FANOUT[FANOUT_START_DELAY]))
 
   if [[ $OPT_DRY_RUN -eq 1 ]]; then
     print_plan
@@ -244,44 +240,22 @@ delivery_timeout() {
   printf '%s\n' $((seconds < 30 ? 30 : seconds))
 }
 
-# build_commands DIR: command-<id>.sh and params-<id>.json for every instance
-# in DIR. The scenario files go inline unless a command would be larger than
-# FANOUT_MAX_COMMAND_BYTES; then they go through S3.
+# build_commands DIR: every instance's command-<id>.sh and params-<id>.json,
+# and instances.json (ids and segments), in DIR (ltsuite.ssmcommand). The
+# scenario files go inline unless a command would be larger than
+# FANOUT_MAX_COMMAND_BYTES; then through S3 (SCENARIO_FILES says which).
 build_commands() {
-  local dir="$1" timeout size
-  timeout="$(run_timeout)"
-  SSM_BUNDLE_FILE="$dir/scenarios.tar.gz"
-  ssm_bundle "$WORK_DIR" "$SSM_BUNDLE_FILE"
-  SSM_BUNDLE_S3_URI=""
-  write_commands "$dir" "$timeout"
-  size="$(largest_params "$dir")"
-  if ((size > FANOUT[FANOUT_MAX_COMMAND_BYTES])); then
-    SSM_BUNDLE_S3_URI="s3://${FANOUT[FANOUT_S3_BUCKET]}/$(key_prefix)/scenarios.tar.gz"
-    write_commands "$dir" "$timeout"
-    size="$(largest_params "$dir")"
-    ((size <= FANOUT[FANOUT_MAX_COMMAND_BYTES])) \
-      || abort "a command is $size bytes even with the scenario files in S3 (FANOUT_MAX_COMMAND_BYTES=${FANOUT[FANOUT_MAX_COMMAND_BYTES]})"
-  fi
-}
-
-# write_commands DIR TIMEOUT_S: one command and its parameters per instance.
-write_commands() {
-  local dir="$1" timeout="$2" index count="${#INSTANCES[@]}" id
-  for ((index = 0; index < count; index++)); do
-    id="${INSTANCES[$index]}"
-    ssm_instance_command "$WORK_DIR/cell.env" "$id" "$index" "$count" >"$dir/command-$id.sh"
-    ssm_params_json "$dir/command-$id.sh" "$timeout" >"$dir/params-$id.json"
-  done
-}
-
-# largest_params DIR: the size in bytes of the largest parameters file.
-largest_params() {
-  wc -c "$1"/params-*.json | awk '$2 != "total" && $1 > max { max = $1 } END { print max + 0 }'
-}
-
-# comment INDEX: the send's comment (shown in the SSM console).
-comment() {
-  printf 'k6 fan-out %s %s %d/%d' "$RUN_ID" "$CELL_ID" $(($1 + 1)) "${#INSTANCES[@]}"
+  local dir="$1" ids
+  ssm_bundle "$WORK_DIR" "$dir/scenarios.tar.gz"
+  printf '%s\n' "${K6_ARGS[@]}" >"$WORK_DIR/k6-args"
+  ids="$(IFS=,; printf '%s' "${INSTANCES[*]}")"
+  SCENARIO_FILES="$(PYTHONPATH="$LT_ROOT/scripts" LT_PROG="$LT_PROG" "$LT_PYTHON" -m ltsuite.ssmcommand "$dir" \
+    --instances "$ids" --run-id "$RUN_ID" --cell-id "$CELL_ID" --start-at "$START_AT" \
+    --cell-env "$WORK_DIR/cell.env" --k6-args "$WORK_DIR/k6-args" --bundle "$dir/scenarios.tar.gz" \
+    --target-url "${FANOUT[TARGET_URL]}" --timeout "$(run_timeout)" --max-bytes "${FANOUT[FANOUT_MAX_COMMAND_BYTES]}" \
+    --bucket "${FANOUT[FANOUT_S3_BUCKET]}" --key-prefix "$(key_prefix)" --workdir "${FANOUT[FANOUT_WORKDIR]}" \
+    --k6-path "${FANOUT[FANOUT_K6_PATH]}" --influxdb-url "${FANOUT[FANOUT_INFLUXDB_URL]}" \
+    --keep-samples "${FANOUT[FANOUT_KEEP_SAMPLES]:-0}" --region "${FANOUT[FANOUT_REGION]}")" || exit 1
 }
 
 # print_plan: the dry run: the commands and a manifest as the real run
@@ -293,7 +267,7 @@ print_plan() {
   build_commands "$dir"
   write_manifest "$dir"
   record_commands "$dir"
-  record_instances "$dir"
+  record_instances "$dir" "$dir"
   fanoutrun plan "$dir/manifest.json" "$dir" --lookup "$LOOKUP_NOTE" --delivery-timeout "$(delivery_timeout)" \
     --run-timeout "$(run_timeout)" --cells-total "$(matrix_cell_count)"
 }
@@ -317,12 +291,12 @@ send_run() {
     mkdir -p "$RUN_DIR/cells/$CELL_ID/instances/$id"
     cp "$WORK_DIR/command-$id.sh" "$RUN_DIR/cells/$CELL_ID/instances/$id/command.sh"
   done
-  say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$SSM_START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
-  record_instances "$RUN_DIR"
+  say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
+  record_instances "$RUN_DIR" "$WORK_DIR"
   # The bucket's check, the scenario files' upload if they go through S3,
   # then one send per instance (ltsuite.ssm send; exit 3: nothing was sent).
   run_python send "$RUN_DIR/manifest.json" "$WORK_DIR" --delivery-timeout "$(delivery_timeout)"
-  if (($(date +%s) > SSM_START_AT)); then
+  if (($(date +%s) > START_AT)); then
     warn "the sends took longer than FANOUT_START_DELAY=${FANOUT[FANOUT_START_DELAY]}s: some instances start late (raise it)"
     manifest_warn "$RUN_DIR" "sends ended after the common start time; the segments did not all start together"
   fi
@@ -378,19 +352,14 @@ write_manifest() {
 # shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
 record_commands() {
   manifest_update "$1" '.fanout.start_at_epoch = $s | .fanout.scenario_files = $f' \
-    --argjson s "$SSM_START_AT" --arg f "$([[ -n "$SSM_BUNDLE_S3_URI" ]] && echo s3 || echo inline)"
+    --argjson s "$START_AT" --arg f "$SCENARIO_FILES"
 }
 
-# record_instances DIR: the instances and their segments into DIR's
-# manifest, nothing sent yet (ltsuite.ssm.Invocation's fields).
+# record_instances DIR COMMANDS_DIR: the instances and their segments
+# (COMMANDS_DIR/instances.json, build_commands) into DIR's manifest.
 # shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
 record_instances() {
-  local index
-  for ((index = 0; index < ${#INSTANCES[@]}; index++)); do
-    printf '%s\t%s\n' "${INSTANCES[$index]}" "$(ssm_segment "$index" "${#INSTANCES[@]}")"
-  done | jq -Rn '[inputs | split("\t") | {instance_id: .[0], segment: .[1], command_id: "", status: "",
-                   status_details: "", error: ""}]' >"$WORK_DIR/instances.json"
-  manifest_update "$1" '.instances = $i[0]' --slurpfile i "$WORK_DIR/instances.json"
+  manifest_update "$1" '.instances = $i[0]' --slurpfile i "$2/instances.json"
 }
 
 # --- Collecting (also a run sent with --no-wait) --------------------------------------------------

@@ -1,18 +1,11 @@
 # shellcheck shell=bash
-# Summary: fan one matrix cell out to k6 machines with AWS SSM: settings,
-# execution segments, per-instance commands, rows. Every AWS call is made
-# by Python with boto3 (ltsuite.awscalls, ltsuite.ssm, ltsuite.fanoutrun).
+# Summary: fan one matrix cell out to k6 machines with AWS SSM: settings, the
+# script's archive and bundle, rows. Each instance's command is built in
+# Python (ltsuite.ssmcommand), and every AWS call is made by Python with boto3
+# (ltsuite.awscalls, ltsuite.ssm, ltsuite.fanoutrun).
 #
 # Needs envfile.sh (settings), results.sh (write_atomic) and jq.
 
-# The per-instance command prints its k6 summary between these lines; the
-# collector cuts it out of the full stdout that SSM stores in S3 (the same
-# lines as ltsuite.ssm.SUMMARY_BEGIN/END).
-readonly SSM_SUMMARY_BEGIN='=== k6-fanout summary begin ==='
-readonly SSM_SUMMARY_END='=== k6-fanout summary end ==='
-# And its latency histogram between these (ltsuite.ssm.HISTOGRAM_BEGIN/END).
-readonly SSM_HISTOGRAM_BEGIN='=== k6-fanout histogram begin ==='
-readonly SSM_HISTOGRAM_END='=== k6-fanout histogram end ==='
 # Filled by fanout_config_load: key -> value, and the keys in file order.
 declare -gA FANOUT=()
 declare -ga FANOUT_KEYS=()
@@ -79,80 +72,9 @@ fanout_use_cell_target() {
   fi
 }
 
-# --- Shell words -----------------------------------------------------------------------
-
-# sh_quote WORD: WORD as one POSIX shell word (single-quoted unless it is
-# made only of characters no shell treats specially).
-sh_quote() {
-  local word="$1"
-  if [[ "$word" =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
-    printf '%s' "$word"
-  else
-    printf "'%s'" "${word//\'/\'\\\'\'}"
-  fi
-}
-
-# sh_quote_line WORD...: the words as one command line a shell reads back
-# into the same words.
-sh_quote_line() {
-  local word sep=""
-  for word in "$@"; do
-    printf '%s%s' "$sep" "$(sh_quote "$word")"
-    sep=" "
-  done
-  printf '\n'
-}
-
-# ssm_instance_aws_args: the AWS CLI's global arguments an instance gets for
-# its own calls (the S3 copy of the scenario files), one word a line: the
-# region only. The operator's profile names credentials on the operator's
-# machine; an instance has its own role, and `--profile` of a name it does
-# not know makes its aws fail ("The config profile (...) could not be found").
-ssm_instance_aws_args() {
-  [[ -z "${FANOUT[FANOUT_REGION]:-}" ]] || printf '%s\n' --region "${FANOUT[FANOUT_REGION]}"
-}
-
 # ssm_check_instance_id ID: a plausible EC2 or managed-node id.
 ssm_check_instance_id() {
   [[ "$1" =~ ^m?i-[A-Za-z0-9]+$ ]] || usage_error "'$1' is not an instance id (i-... or mi-...)"
-}
-
-# --- Segments ---------------------------------------------------------------
-
-# The fan-out's execution segments (ltsuite.fanout segments, the plan a
-# k6-operator TestRun shares): SSM_SEGMENTS[INDEX] of instance INDEX
-# (0-based), and the sequence every instance gets, for SSM_SEGMENT_COUNT
-# instances (ssm_plan_segments).
-declare -ga SSM_SEGMENTS=()
-SSM_SEQUENCE=""
-SSM_SEGMENT_COUNT=0
-
-# ssm_plan_segments COUNT: SSM_SEGMENTS and SSM_SEQUENCE for COUNT instances,
-# one Python call for them all.
-ssm_plan_segments() {
-  local segment sequence
-  SSM_SEGMENTS=()
-  while IFS=$'\t' read -r segment sequence; do
-    SSM_SEGMENTS+=("$segment")
-    SSM_SEQUENCE="$sequence"
-  done < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.fanout segments "$1")
-  [[ ${#SSM_SEGMENTS[@]} -eq "$1" ]] || abort "ltsuite.fanout segments $1 gave ${#SSM_SEGMENTS[@]} segment(s)"
-  SSM_SEGMENT_COUNT="$1"
-}
-
-# ssm_segment INDEX COUNT: the execution segment of instance INDEX (0-based)
-# of COUNT: "INDEX/COUNT:(INDEX+1)/COUNT" (planned first if not yet for COUNT).
-ssm_segment() {
-  ((SSM_SEGMENT_COUNT == $2)) || ssm_plan_segments "$2"
-  printf '%s\n' "${SSM_SEGMENTS[$1]}"
-}
-
-# ssm_segment_sequence COUNT: "0,1/COUNT,...,1". Every instance gets the same
-# sequence, so k6 hands out VUs and iterations consistently: the segments
-# together run exactly the configured load, not COUNT times it.
-ssm_segment_sequence() {
-  ((SSM_SEGMENT_COUNT == $1)) || ssm_plan_segments "$1"
-  printf '%s\n' "$SSM_SEQUENCE"
 }
 
 # --- What each instance runs -----------------------------------------------------------------
@@ -186,92 +108,6 @@ ssm_bundle() {
   PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.ssm instance-modules "$dir"
   tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u=rw,go=r \
     -C "$dir" -cf - script.tar ltsuite | gzip -n -9 >"$out_file"
-}
-
-# ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the command instance
-# INDEX (0-based) of COUNT runs: its settings as shell assignments and k6's
-# arguments as `set --`, then scripts/ssm-instance.sh as it is in the repo
-# (all the logic; POSIX sh). Reads SSM_RUN_ID, SSM_CELL_ID, SSM_START_AT
-# (epoch seconds), SSM_BUNDLE_FILE, SSM_BUNDLE_S3_URI (empty: the bundle goes
-# inline) and SSM_K6_ARGS (k6_script_args: the script's tags and options).
-ssm_instance_command() {
-  local cell_env="$1" instance="$2" index="$3" count="$4"
-  local workdir="${FANOUT[FANOUT_WORKDIR]%/}/$SSM_RUN_ID/$SSM_CELL_ID/$instance"
-  local segment line bundle_b64="" aws_args="" i
-  segment="$(ssm_segment "$index" "$count")"
-  # One element per line of the k6 call: an option with its value.
-  local -a k6_lines=(
-    "$(sh_quote_line run --no-usage-report --address "" --include-system-env-vars=false)"
-    "$(sh_quote_line --execution-segment "$segment")"
-    "$(sh_quote_line --execution-segment-sequence "$(ssm_segment_sequence "$count")")"
-  )
-  # The script's arguments, a --tag with its value on one line; then this instance's tag.
-  local -a script_args=("${SSM_K6_ARGS[@]}" --tag "instance=$instance")
-  for ((i = 0; i < ${#script_args[@]}; i++)); do
-    if [[ "${script_args[i]}" == --tag ]]; then
-      k6_lines+=("$(sh_quote_line --tag "${script_args[i + 1]}")")
-      i=$((i + 1))
-    else
-      k6_lines+=("$(sh_quote_line "${script_args[i]}")")
-    fi
-  done
-  # Every request's samples, which the instance reduces to its latency histogram.
-  k6_lines+=("$(sh_quote_line --out json=samples.json.gz)")
-  [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || k6_lines+=("$(sh_quote_line --out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")")
-  # The cell's knobs, but for the values this command sets itself below.
-  while IFS= read -r line; do
-    [[ -z "$line" || "$line" =~ ^(TARGET_URL|BASE_URL|SUMMARY_FILE|RUN_ID|CELL_ID)= ]] || k6_lines+=("$(sh_quote_line -e "$line")")
-  done <"$cell_env"
-  k6_lines+=(
-    "$(sh_quote_line -e "TARGET_URL=${FANOUT[TARGET_URL]}")"
-    "$(sh_quote_line -e "BASE_URL=${FANOUT[TARGET_URL]}")"
-    "$(sh_quote_line -e "SUMMARY_FILE=$workdir/summary.json")"
-    "$(sh_quote_line -e "RUN_ID=$SSM_RUN_ID")"
-    "$(sh_quote_line -e "CELL_ID=$SSM_CELL_ID")"
-  )
-  k6_lines+=("$(sh_quote_line script.tar)")
-  if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
-    aws_args="$(ssm_instance_aws_args)"
-  else
-    bundle_b64="$(base64 -w0 "$SSM_BUNDLE_FILE")"
-  fi
-
-  printf '# k6 fan-out: run %s, cell %s, instance %d of %d (%s), segment %s\n' \
-    "$SSM_RUN_ID" "$SSM_CELL_ID" $((index + 1)) "$count" "$instance" "$segment"
-  ssm_assign LT_WORKDIR "$workdir"
-  ssm_assign LT_K6 "${FANOUT[FANOUT_K6_PATH]}"
-  ssm_assign LT_BUNDLE_B64 "$bundle_b64"
-  ssm_assign LT_BUNDLE_S3 "$SSM_BUNDLE_S3_URI"
-  ssm_assign LT_AWS_ARGS "$aws_args"
-  ssm_assign LT_BUNDLE_SHA256 "$(sha256sum "$SSM_BUNDLE_FILE" | cut -d' ' -f1)"
-  ssm_assign LT_CELL_ENV "$(cat "$cell_env")"
-  ssm_assign LT_START_AT "$SSM_START_AT"
-  ssm_assign LT_SUMMARY_BEGIN "$SSM_SUMMARY_BEGIN"
-  ssm_assign LT_SUMMARY_END "$SSM_SUMMARY_END"
-  ssm_assign LT_HISTOGRAM_BEGIN "$SSM_HISTOGRAM_BEGIN"
-  ssm_assign LT_HISTOGRAM_END "$SSM_HISTOGRAM_END"
-  ssm_assign LT_KEEP_SAMPLES "${FANOUT[FANOUT_KEEP_SAMPLES]:-0}"
-  printf 'set --'
-  for line in "${k6_lines[@]}"; do
-    printf ' \\\n  %s' "$line"
-  done
-  printf '\n'
-  cat "$LT_ROOT/scripts/ssm-instance.sh"
-}
-
-# ssm_assign NAME VALUE: a shell assignment of VALUE, quoted for any sh.
-ssm_assign() {
-  if [[ -z "$2" ]]; then
-    printf "%s=''\n" "$1"
-  else
-    printf '%s=%s\n' "$1" "$(sh_quote "$2")"
-  fi
-}
-
-# ssm_params_json COMMAND_FILE TIMEOUT_S: the --parameters of the send: the
-# script as AWS-RunShellScript's list of lines, and its execution timeout.
-ssm_params_json() {
-  jq -Rn --arg timeout "$2" '{commands: [inputs], executionTimeout: [$timeout]}' <"$1"
 }
 
 # ssm_python: the Python with boto3 that makes every AWS call of the fan-out

@@ -161,6 +161,8 @@ def test_the_segments_of_n_instances_tile_0_to_1_in_order_as_k6_writes_them():
         assert all(Fraction(hi) == Fraction(lo) for (_, hi), (lo, _) in zip(bounds, bounds[1:]))
         assert fanout.segment_sequence(n).split(",") == ["0"] + [b[1] for b in bounds]
     assert (fanout.segment(1, 3), fanout.segment_sequence(3)) == ("1/3:2/3", "0,1/3,2/3,1")
+    assert [fanout.segment(0, 1), fanout.segment(0, 2), fanout.segment(1, 2), fanout.segment_sequence(1)] == \
+        ["0:1", "0:1/2", "1/2:1", "0,1"]
     assert fanout.main(["segments", "2"]) == 0
 
 
