@@ -441,64 +441,11 @@ collect_outputs() {
   run_python collect "$RUN_DIR/manifest.json" "$RUN_DIR/cells/$CELL_ID" --root "$LT_ROOT"
 }
 
-# write_row: each good instance's row, then the cell's aggregated row.
-# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
+# write_row: each good instance's row, then the cell's aggregated row, its
+# percentiles from the instances' merged histograms (else InfluxDB's raw
+# samples, if set); the manifest gets its notes (ltsuite.fanoutrow).
 write_row() {
-  local cell_dir="$RUN_DIR/cells/$CELL_ID" id axes_json pct="null" notes why status=ok
-  local -a errors=() good=()
-  axes_json="$(fanout_axes_json "$cell_dir/cell.env")"
-  mapfile -t errors < <(instance_errors)
-  mapfile -t good < <(jq -r '.instances[] | select(.error == "") | .instance_id' "$RUN_DIR/manifest.json")
-  for id in "${good[@]}"; do
-    cp "$cell_dir/cell.env" "$cell_dir/instances/$id/cell.env"
-    ssm_instance_row "$cell_dir/instances/$id" "$RUN_ID" "$CELL_ID" "$axes_json"
-  done
-  # The instances' merged histograms give the percentiles (ltsuite.fanout);
-  # InfluxDB's raw samples only when some instance shipped none.
-  notes="percentiles not mergeable: each instance's summary has its own, and percentiles of parts do not combine; set FANOUT_INFLUXDB_URL to get them from the raw samples (min, max and the request-weighted mean are exact)"
-  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] && ! fanout_histograms_complete "$cell_dir"; then
-    if pct="$(ssm_influx_percentiles "${FANOUT[FANOUT_INFLUXDB_URL]}" "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" "$RUN_ID" "$CELL_ID")"; then
-      notes="percentiles from InfluxDB over $(jq -r .samples <<<"$pct") raw samples of every instance"
-    else
-      why="$pct"
-      pct="null"
-      notes="percentiles not mergeable, and InfluxDB gave none: $why"
-      manifest_warn "$RUN_DIR" "no percentiles from InfluxDB: $why"
-    fi
-  fi
-  [[ ${#errors[@]} -eq 0 ]] || status=failed
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout "$cell_dir" --run-id "$RUN_ID" --cell "$CELL_ID" \
-    --axes "$axes_json" --status "$status" --error "$(join_lines "${errors[@]}")" --percentiles "$pct" \
-    --notes "$notes" | write_atomic "$cell_dir/row.json"
-  manifest_update "$RUN_DIR" '.notes = $n' --arg n "$(jq -r '.notes // ""' "$cell_dir/row.json")"
-}
-
-# fanout_histograms_complete CELL_DIR: succeed when every instance with a row
-# also brought back its latency histogram (instances/<id>/histogram.json).
-fanout_histograms_complete() {
-  local row found=0
-  for row in "$1"/instances/*/row.json; do
-    [[ -e "$row" ]] || continue
-    [[ -s "${row%/row.json}/histogram.json" ]] || return 1
-    found=1
-  done
-  ((found))
-}
-
-# join_lines TEXT...: the texts joined with "; " (the row's error column).
-join_lines() {
-  local text sep=""
-  for text in "$@"; do
-    printf '%s%s' "$sep" "$text"
-    sep="; "
-  done
-}
-
-# fanout_axes_json CELL_ENV: {"AXIS_KEY": "value", ...} for the row, from the
-# manifest's axes and the cell's values.
-fanout_axes_json() {
-  jq -n --slurpfile m "$RUN_DIR/manifest.json" --argjson env "$(results_env_json "$1")" \
-    '[$m[0].axes[] | {(.): $env[.]}] | add // {}'
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanoutrow "$RUN_DIR"
 }
 
 # finish_failed MESSAGE: end a run that failed before anything was sent.

@@ -64,7 +64,7 @@ fanout_use_cell_target() {
   fi
   if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
     fanout_check_url FANOUT_INFLUXDB_URL "${FANOUT[FANOUT_INFLUXDB_URL]}"
-    [[ -n "$(ssm_influx_db "${FANOUT[FANOUT_INFLUXDB_URL]}")" ]] \
+    [[ -n "$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanoutrow influx-db "${FANOUT[FANOUT_INFLUXDB_URL]}")" ]] \
       || usage_error "FANOUT_INFLUXDB_URL: '${FANOUT[FANOUT_INFLUXDB_URL]}' names no database (expected http://HOST:8086/DATABASE)"
   fi
   if [[ -n "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" ]]; then
@@ -115,56 +115,4 @@ ssm_bundle() {
 ssm_python() {
   [[ -x "$LT_ROOT/.tools/venv/bin/python" ]] || abort "boto3 was not found in .tools/venv; run 'make aws-tools'"
   printf '%s\n' "$LT_ROOT/.tools/venv/bin/python"
-}
-
-# --- Rows ----------------------------------------------------------------------------------------
-
-# ssm_instance_row INSTANCE_DIR RUN_ID CELL_ID AXES_JSON: INSTANCE_DIR/row.json,
-# the results row of one instance built as for a local cell from its
-# summary.json and cell.env, with only the fields k6's summary gives
-# (ltsuite.fanout instance-row, which a k6-operator pod's row uses too).
-ssm_instance_row() {
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout instance-row "$1" --run-id "$2" --cell "$3" --axes "$4"
-}
-
-# --- InfluxDB -------------------------------------------------------------------------------------
-
-# ssm_influx_db URL: the database named by the path of an InfluxDB v1 URL.
-ssm_influx_db() {
-  local rest="${1#*://}"
-  [[ "$rest" == */* ]] || return 0
-  rest="${rest#*/}"
-  printf '%s' "${rest%%[/?]*}"
-}
-
-# ssm_influx_percentiles INFLUXDB_URL QUERY_URL RUN_ID CELL_ID: the latency
-# percentiles of answered load requests over every instance's raw samples, as
-# {"lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "samples"}. QUERY_URL
-# (may be empty) is where this machine reaches the same InfluxDB. Fails with
-# the reason on stdout.
-ssm_influx_percentiles() {
-  local url="$1" query_url="${2:-$1}" run_id="$3" cell_id="$4" db base query answer
-  db="$(ssm_influx_db "$url")"
-  base="$(sed -E 's#^(https?://[^/]+).*#\1#' <<<"$query_url")"
-  # The ids go into the query text: allow only what run and cell ids are made of.
-  if [[ ! "$run_id$cell_id" =~ ^[A-Za-z0-9._:-]+$ ]]; then
-    printf 'run or cell id with unexpected characters: %s %s' "$run_id" "$cell_id"
-    return 1
-  fi
-  query="SELECT PERCENTILE(\"value\", 50) AS p50, PERCENTILE(\"value\", 90) AS p90,"
-  query+=" PERCENTILE(\"value\", 95) AS p95, PERCENTILE(\"value\", 99) AS p99, COUNT(\"value\") AS samples"
-  query+=" FROM \"http_req_duration\" WHERE \"run_id\" = '$run_id' AND \"cell\" = '$cell_id'"
-  query+=" AND \"traffic\" = 'load' AND \"expected_response\" = 'true'"
-  if ! answer="$(curl -fsS --max-time 60 -G "$base/query" --data-urlencode "db=$db" \
-    --data-urlencode "q=$query" 2>&1)"; then
-    printf 'query to %s failed: %s' "$base" "$(head -c 200 <<<"$answer")"
-    return 1
-  fi
-  jq -ce '.results[0].series[0] // empty
-          | (.columns) as $c | (.values[0]) as $v
-          | [range(0; $c | length) | {($c[.]): $v[.]}] | add
-          | def num: if . == null then null else (. * 1000 | round) / 1000 end;
-            {lat_med_ms: (.p50 | num), lat_p90_ms: (.p90 | num), lat_p95_ms: (.p95 | num),
-             lat_p99_ms: (.p99 | num), samples: .samples}' <<<"$answer" \
-    || { printf 'InfluxDB has no http_req_duration samples for run %s, cell %s' "$run_id" "$cell_id"; return 1; }
 }

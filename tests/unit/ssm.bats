@@ -66,11 +66,7 @@ setup() {
   assert_output "ssm-fanout: FANOUT_TAG_FILTER: 'k6' is not KEY=PATTERN (e.g. Name=k6-*)"
 }
 
-@test "the InfluxDB database is the URL's path" {
-  [ "$(ssm_influx_db http://10.0.0.5:8086/k6)" = k6 ]
-  [ "$(ssm_influx_db http://10.0.0.5:8086/k6?x=1)" = k6 ]
-  [ -z "$(ssm_influx_db http://10.0.0.5:8086)" ]
-}
+# The InfluxDB database of a URL: tests/python/test_fanoutrow.py.
 
 # build_command [WITH_INFLUXDB]: the command of one instance (i-0abc, the
 # second of 3) for the small matrix (ltsuite.ssmcommand); with an argument,
