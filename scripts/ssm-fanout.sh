@@ -7,9 +7,11 @@
 # local run); the fan-out's own settings are in env/fanout.env
 # (FANOUT_S3_BUCKET, FANOUT_TAG_FILTER, ...). Any of them can be set in the
 # environment. See docs/fanout.md.
-# --dry-run prints the AWS calls and each instance's command and sends
-# nothing; its only AWS call is the read-only instance lookup, skipped when
-# --instances is given.
+# --dry-run prints the AWS calls (the boto3 calls the run would make) and
+# each instance's command and sends nothing; its only AWS call is the
+# read-only instance lookup, skipped when --instances is given. Every AWS
+# call is made by Python with boto3 (ltsuite.awscalls); the instances' state
+# lives in the manifest (ltsuite.ssm.Invocation), which this script reads.
 #
 # Steps: cell resolved -> scenario checked with k6 inspect -> instances found
 # -> one command per instance (its segment, tags, env, the scenario files) ->
@@ -50,17 +52,15 @@ LOOKUP_NOTE="read-only; this call did run"
 ENDED_BY=""
 # ltsuite.ssm running in the background (run_python), while it runs.
 PYTHON_PID=""
-# Per instance, by id: the command id, the invocation's status and details,
-# and the error that made the instance fail (empty when it did not).
+# The instances' ids, in segment order. Their state (command id, status,
+# error) is in the manifest only, written and read by ltsuite.ssm.
 declare -a INSTANCES=()
-declare -A COMMAND_ID=() INV_STATUS=() INV_DETAILS=() INV_ERROR=()
-# What the commands use (see ssm_instance_command).
-SSM_RUN_ID=""
-SSM_CELL_ID=""
-SSM_START_AT=0
-SSM_BUNDLE_FILE=""
-SSM_BUNDLE_S3_URI=""
-declare -a SSM_K6_ARGS=()
+# What the commands use (ltsuite.ssmcommand): the epoch second every
+# instance starts at, the script's tags and options (k6_script_args), and
+# how the scenario files travel (inline or s3; build_commands).
+START_AT=0
+declare -a K6_ARGS=()
+SCENARIO_FILES=""
 
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 main() {
@@ -86,10 +86,7 @@ main() {
     || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"
   RUN_ID="$(new_run_id "$OPT_MATRIX")"
   find_targets
-  ssm_plan_segments "${#INSTANCES[@]}"
   [[ $OPT_DRY_RUN -eq 1 ]] || fanout_create_run_dir
-  SSM_RUN_ID="$RUN_ID"
-  SSM_CELL_ID="$CELL_ID"
   if ! ssm_prepare_script "$WORK_DIR/cell.env" "${FANOUT[TARGET_URL]}" "$RUN_ID" "$CELL_ID" "$WORK_DIR"; then
     [[ -z "$RUN_DIR" ]] || finish_failed "the scenario does not load with this cell's values: $CELL_ERROR; nothing was sent"
     abort "the scenario does not load with this cell's values: $CELL_ERROR"
@@ -97,8 +94,8 @@ main() {
   # What the instances run, kept with the run (the entry module only for a
   # script of one's own).
   [[ -z "$RUN_DIR" ]] || cp "$WORK_DIR"/k6-script.json "$WORK_DIR"/k6-entry.js* "$RUN_DIR/cells/$CELL_ID/" 2>/dev/null || true
-  mapfile -t SSM_K6_ARGS < <(k6_script_args "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" "$WORK_DIR/k6-script.json" "$RUN_ID" "$CELL_ID")
-  SSM_START_AT=$(($(date +%s) + FANOUT[FANOUT_START_DELAY]))
+  mapfile -t K6_ARGS < <(k6_script_args "$(cell_env_get "$WORK_DIR/cell.env" SCENARIO)" "$WORK_DIR/k6-script.json" "$RUN_ID" "$CELL_ID")
+  START_AT=$(($(date +%s) + FANOUT[FANOUT_START_DELAY]))
 
   if [[ $OPT_DRY_RUN -eq 1 ]]; then
     print_plan
@@ -193,12 +190,19 @@ find_targets() {
     LOOKUP_NOTE="skipped: --instances given"
     return
   fi
-  ssm_find_aws
+  local status=0
+  local -a quick=()
   # A dry run must answer quickly even where AWS cannot be reached.
-  [[ $OPT_DRY_RUN -eq 0 ]] || SSM_AWS_OPTS=(--cli-connect-timeout 5 --cli-read-timeout 20)
-  if ! found="$(AWS_MAX_ATTEMPTS="${AWS_MAX_ATTEMPTS:-$((OPT_DRY_RUN ? 1 : 3))}" ssm_find_instances 2>"$WORK_DIR/describe.err")"; then
+  [[ $OPT_DRY_RUN -eq 0 ]] || quick=(--quick)
+  found="$(AWS_MAX_ATTEMPTS="${AWS_MAX_ATTEMPTS:-$((OPT_DRY_RUN ? 1 : 3))}" fanoutrun find \
+    --tag-filter "${FANOUT[FANOUT_TAG_FILTER]}" --region "${FANOUT[FANOUT_REGION]}" \
+    --profile "${FANOUT[FANOUT_PROFILE]}" "${quick[@]}" 2>"$WORK_DIR/describe.err")" || status=$?
+  if ((status == 2)); then
+    cat "$WORK_DIR/describe.err" >&2
+    exit 2
+  elif ((status != 0)); then
     why="$(grep -v '^[[:space:]]*$' "$WORK_DIR/describe.err" | tail -n 1 | cut -c1-300)"
-    [[ $OPT_DRY_RUN -eq 1 ]] || abort "the instance lookup (ec2 describe-instances) failed: $why"
+    [[ $OPT_DRY_RUN -eq 1 ]] || abort "the instance lookup (ec2.describe_instances) failed: $why"
     warn "the instance lookup failed ($why); showing the plan for 2 placeholder instances (give --instances ID,ID for your fleet)"
     INSTANCES=(i-placeholder1 i-placeholder2)
     LOOKUP_NOTE="this call ran and failed: $why"
@@ -236,97 +240,42 @@ delivery_timeout() {
   printf '%s\n' $((seconds < 30 ? 30 : seconds))
 }
 
-# build_commands DIR: command-<id>.sh and params-<id>.json for every instance
-# in DIR. The scenario files go inline unless a command would be larger than
-# FANOUT_MAX_COMMAND_BYTES; then they go through S3.
+# build_commands DIR: every instance's command-<id>.sh and params-<id>.json,
+# and instances.json (ids and segments), in DIR (ltsuite.ssmcommand). The
+# scenario files go inline unless a command would be larger than
+# FANOUT_MAX_COMMAND_BYTES; then through S3 (SCENARIO_FILES says which).
 build_commands() {
-  local dir="$1" timeout size
-  timeout="$(run_timeout)"
-  SSM_BUNDLE_FILE="$dir/scenarios.tar.gz"
-  ssm_bundle "$WORK_DIR" "$SSM_BUNDLE_FILE"
-  SSM_BUNDLE_S3_URI=""
-  write_commands "$dir" "$timeout"
-  size="$(largest_params "$dir")"
-  if ((size > FANOUT[FANOUT_MAX_COMMAND_BYTES])); then
-    SSM_BUNDLE_S3_URI="s3://${FANOUT[FANOUT_S3_BUCKET]}/$(key_prefix)/scenarios.tar.gz"
-    write_commands "$dir" "$timeout"
-    size="$(largest_params "$dir")"
-    ((size <= FANOUT[FANOUT_MAX_COMMAND_BYTES])) \
-      || abort "a command is $size bytes even with the scenario files in S3 (FANOUT_MAX_COMMAND_BYTES=${FANOUT[FANOUT_MAX_COMMAND_BYTES]})"
-  fi
+  local dir="$1" ids
+  ssm_bundle "$WORK_DIR" "$dir/scenarios.tar.gz"
+  printf '%s\n' "${K6_ARGS[@]}" >"$WORK_DIR/k6-args"
+  ids="$(IFS=,; printf '%s' "${INSTANCES[*]}")"
+  SCENARIO_FILES="$(PYTHONPATH="$LT_ROOT/scripts" LT_PROG="$LT_PROG" "$LT_PYTHON" -m ltsuite.ssmcommand "$dir" \
+    --instances "$ids" --run-id "$RUN_ID" --cell-id "$CELL_ID" --start-at "$START_AT" \
+    --cell-env "$WORK_DIR/cell.env" --k6-args "$WORK_DIR/k6-args" --bundle "$dir/scenarios.tar.gz" \
+    --target-url "${FANOUT[TARGET_URL]}" --timeout "$(run_timeout)" --max-bytes "${FANOUT[FANOUT_MAX_COMMAND_BYTES]}" \
+    --bucket "${FANOUT[FANOUT_S3_BUCKET]}" --key-prefix "$(key_prefix)" --workdir "${FANOUT[FANOUT_WORKDIR]}" \
+    --k6-path "${FANOUT[FANOUT_K6_PATH]}" --influxdb-url "${FANOUT[FANOUT_INFLUXDB_URL]}" \
+    --keep-samples "${FANOUT[FANOUT_KEEP_SAMPLES]:-0}" --region "${FANOUT[FANOUT_REGION]}")" || exit 1
 }
 
-# write_commands DIR TIMEOUT_S: one command and its parameters per instance.
-write_commands() {
-  local dir="$1" timeout="$2" index count="${#INSTANCES[@]}" id
-  for ((index = 0; index < count; index++)); do
-    id="${INSTANCES[$index]}"
-    ssm_instance_command "$WORK_DIR/cell.env" "$id" "$index" "$count" >"$dir/command-$id.sh"
-    ssm_params_json "$dir/command-$id.sh" "$timeout" >"$dir/params-$id.json"
-  done
-}
-
-# largest_params DIR: the size in bytes of the largest parameters file.
-largest_params() {
-  wc -c "$1"/params-*.json | awk '$2 != "total" && $1 > max { max = $1 } END { print max + 0 }'
-}
-
-# comment INDEX: the send's comment (shown in the SSM console).
-comment() {
-  printf 'k6 fan-out %s %s %d/%d' "$RUN_ID" "$CELL_ID" $(($1 + 1)) "${#INSTANCES[@]}"
-}
-
-# print_plan: the dry run. Everything goes to stdout; the files the calls
-# name are kept in a directory of their own.
+# print_plan: the dry run: the commands and a manifest as the real run
+# writes them, in a directory of their own; the report (ltsuite.fanoutrun
+# plan) prints from them the boto3 calls the run would make and the commands.
 print_plan() {
-  local dir index id prefix count="${#INSTANCES[@]}"
-  local -a args
+  local dir
   dir="$(mktemp -d "${TMPDIR:-/tmp}/ssm-fanout-dry-run.XXXXXX")"
   build_commands "$dir"
-  prefix="$(key_prefix)"
-  printf '# Dry run: nothing is sent. Run %s, cell %s (%d of %d), %d instance(s).\n' \
-    "$RUN_ID" "$CELL_ID" "$OPT_CELL" "$(matrix_cell_count)" "$count"
-  printf '# The files named below are kept in %s\n' "$dir"
-  printf '\n# 1. Find the k6 instances (%s):\n' "$LOOKUP_NOTE"
-  ssm_describe_args args
-  ssm_aws_line "${args[@]}"
-  printf '   -> %s\n' "${INSTANCES[*]}"
-  printf '\n# 2. Check that the output bucket exists:\n'
-  ssm_aws_line s3api head-bucket --bucket "${FANOUT[FANOUT_S3_BUCKET]}"
-  if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
-    printf '\n# 2b. The commands are too large inline: ship the scenario files through S3:\n'
-    ssm_aws_line s3 cp --only-show-errors "$dir/scenarios.tar.gz" "$SSM_BUNDLE_S3_URI"
-  fi
-  printf '\n# 3. One send per instance (each has its own segment); all start at %s (epoch %s).\n' \
-    "$(date -u -d "@$SSM_START_AT" +%H:%M:%SZ)" "$SSM_START_AT"
-  for ((index = 0; index < count; index++)); do
-    id="${INSTANCES[$index]}"
-    printf '\n## Instance %s: segment %s. Its command (%s):\n' "$id" "$(ssm_segment "$index" "$count")" "$dir/command-$id.sh"
-    cat "$dir/command-$id.sh"
-    printf '## Sent with:\n'
-    ssm_send_args args "$id" "$dir/params-$id.json" "$prefix" "$(delivery_timeout)" "$(comment "$index")"
-    ssm_aws_line "${args[@]}"
-  done
-  printf '\n# 4. Poll every %ss until every invocation ends (at most %ss), per instance:\n' \
-    "${FANOUT[FANOUT_POLL_INTERVAL]}" "$(run_timeout)"
-  ssm_invocation_args args "<command-id>" "${INSTANCES[0]}"
-  ssm_aws_line "${args[@]}"
-  printf '#    and for one that has not ended by then:\n'
-  ssm_aws_line ssm cancel-command --command-id "<command-id>" --instance-ids "${INSTANCES[0]}"
-  printf '\n# 5. Fetch each full stdout from S3 (summary between "%s" and "%s"):\n' \
-    "$SSM_SUMMARY_BEGIN" "$SSM_SUMMARY_END"
-  ssm_aws_line s3api list-objects-v2 --bucket "${FANOUT[FANOUT_S3_BUCKET]}" \
-    --prefix "$(ssm_output_prefix "$prefix" "<command-id>" "${INSTANCES[0]}")" --query 'Contents[].Key' --output json
-  ssm_aws_line s3api get-object --bucket "${FANOUT[FANOUT_S3_BUCKET]}" \
-    --key "$(ssm_output_prefix "$prefix" "<command-id>" "${INSTANCES[0]}")awsrunShellScript/0.awsrunShellScript/stdout" stdout.txt
-  printf '\n# 6. Percentiles from the merge of the latency histograms the instances print between "%s" and "%s"' \
-    "$SSM_HISTOGRAM_BEGIN" "$SSM_HISTOGRAM_END"
-  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
-    printf ';\n#    from InfluxDB'"'"'s raw samples (%s) if some instance shipped none.\n' \
-      "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]:-${FANOUT[FANOUT_INFLUXDB_URL]}}"
-  else
-    printf ' (empty if some instance shipped none).\n'
-  fi
+  write_manifest "$dir"
+  record_commands "$dir"
+  record_instances "$dir" "$dir"
+  fanoutrun plan "$dir/manifest.json" "$dir" --lookup "$LOOKUP_NOTE" --delivery-timeout "$(delivery_timeout)" \
+    --run-timeout "$(run_timeout)" --cells-total "$(matrix_cell_count)"
+}
+
+# fanoutrun ARGS...: python -m ltsuite.fanoutrun ARGS (the instance lookup,
+# the dry run's report, the end of a run that stopped midway).
+fanoutrun() {
+  PYTHONPATH="$LT_ROOT/scripts" LT_PROG="$LT_PROG" "$(ssm_python)" -m ltsuite.fanoutrun "$@"
 }
 
 # --- A real run ------------------------------------------------------------------------------
@@ -335,32 +284,22 @@ print_plan() {
 # sent goes into the manifest.
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 send_run() {
-  local id count="${#INSTANCES[@]}" answer
-  ssm_find_aws
+  local id count="${#INSTANCES[@]}"
   build_commands "$WORK_DIR"
-  manifest_update "$RUN_DIR" '.fanout.start_at_epoch = $s | .fanout.scenario_files = $f' \
-    --argjson s "$SSM_START_AT" --arg f "$([[ -n "$SSM_BUNDLE_S3_URI" ]] && echo s3 || echo inline)"
+  record_commands "$RUN_DIR"
   for id in "${INSTANCES[@]}"; do
     mkdir -p "$RUN_DIR/cells/$CELL_ID/instances/$id"
     cp "$WORK_DIR/command-$id.sh" "$RUN_DIR/cells/$CELL_ID/instances/$id/command.sh"
   done
-
-  if ! answer="$(ssm_aws s3api head-bucket --bucket "${FANOUT[FANOUT_S3_BUCKET]}" 2>&1)"; then
-    finish_failed "the output bucket s3://${FANOUT[FANOUT_S3_BUCKET]} cannot be reached: $(grep -v '^$' <<<"$answer" | tail -n 1)"
-  fi
-  if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
-    ssm_aws s3 cp --only-show-errors "$SSM_BUNDLE_FILE" "$SSM_BUNDLE_S3_URI" >&2 \
-      || finish_failed "cannot upload the scenario files to $SSM_BUNDLE_S3_URI"
-  fi
-
-  say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$SSM_START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
-  save_instances
+  say "run $RUN_ID: cell $CELL_ID on $count instance(s), start at $(date -u -d "@$START_AT" +%H:%M:%SZ); results in ${RUN_DIR#"$LT_ROOT"/}"
+  record_instances "$RUN_DIR" "$WORK_DIR"
+  # The bucket's check, the scenario files' upload if they go through S3,
+  # then one send per instance (ltsuite.ssm send; exit 3: nothing was sent).
   run_python send "$RUN_DIR/manifest.json" "$WORK_DIR" --delivery-timeout "$(delivery_timeout)"
-  if (($(date +%s) > SSM_START_AT)); then
+  if (($(date +%s) > START_AT)); then
     warn "the sends took longer than FANOUT_START_DELAY=${FANOUT[FANOUT_START_DELAY]}s: some instances start late (raise it)"
     manifest_warn "$RUN_DIR" "sends ended after the common start time; the segments did not all start together"
   fi
-  save_instances
   manifest_update "$RUN_DIR" '.fanout.deadline_epoch = $d' --argjson d $(($(date +%s) + $(run_timeout)))
 }
 
@@ -370,12 +309,12 @@ fanout_create_run_dir() {
   RUN_DIR="$LT_RESULTS_DIR/$RUN_ID"
   mkdir -p "$RUN_DIR/cells/$CELL_ID"
   cp "$WORK_DIR/cell.env" "$RUN_DIR/cells/$CELL_ID/cell.env"
-  write_manifest
+  write_manifest "$RUN_DIR"
   ln -sfn "$RUN_ID" "$LT_RESULTS_DIR/latest"
 }
 
-# write_manifest: manifest.json of a new fan-out run. It records where
-# things went, never how AWS was authenticated.
+# write_manifest DIR: DIR/manifest.json of a new fan-out run. It records
+# where things went, never how AWS was authenticated.
 write_manifest() {
   local commit axes_json
   commit="$(git -C "$LT_ROOT" rev-parse HEAD 2>/dev/null || printf 'unknown')"
@@ -405,24 +344,22 @@ write_manifest() {
                poll_interval_s: $poll, start_at_epoch: null, scenario_files: null,
                deadline_epoch: null},
       instances: [], warnings: []}' \
-    | write_atomic "$RUN_DIR/manifest.json"
+    | write_atomic "$1/manifest.json"
 }
 
-# save_instances: the instances' state into the manifest.
-# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
-save_instances() {
-  local index id count="${#INSTANCES[@]}"
-  {
-    for ((index = 0; index < count; index++)); do
-      id="${INSTANCES[$index]}"
-      jq -cn --arg id "$id" --arg segment "$(ssm_segment "$index" "$count")" \
-        --arg command_id "${COMMAND_ID[$id]:-}" --arg status "${INV_STATUS[$id]:-}" \
-        --arg details "${INV_DETAILS[$id]:-}" --arg error "${INV_ERROR[$id]:-}" \
-        '{instance_id: $id, segment: $segment, command_id: $command_id, status: $status,
-          status_details: $details, error: $error}'
-    done
-  } | jq -s . >"$WORK_DIR/instances.json"
-  manifest_update "$RUN_DIR" '.instances = $i[0]' --slurpfile i "$WORK_DIR/instances.json"
+# record_commands DIR: when the instances start and how the scenario files
+# travel (inline, or s3 when a command would be too large), into DIR's manifest.
+# shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
+record_commands() {
+  manifest_update "$1" '.fanout.start_at_epoch = $s | .fanout.scenario_files = $f' \
+    --argjson s "$START_AT" --arg f "$SCENARIO_FILES"
+}
+
+# record_instances DIR COMMANDS_DIR: the instances and their segments
+# (COMMANDS_DIR/instances.json, build_commands) into DIR's manifest.
+# shellcheck disable=SC2016 # SC2016: jq programs are in single quotes on purpose: their $names are theirs
+record_instances() {
+  manifest_update "$1" '.instances = $i[0]' --slurpfile i "$2/instances.json"
 }
 
 # --- Collecting (also a run sent with --no-wait) --------------------------------------------------
@@ -430,14 +367,12 @@ save_instances() {
 # collect_run RUN_DIR: poll, fetch every output, write the row, report.
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 collect_run() {
-  local failed=0 id
+  local failed error
   load_run "$1"
   poll_invocations
   collect_outputs
   write_row
-  for id in "${INSTANCES[@]}"; do
-    [[ -z "${INV_ERROR[$id]:-}" ]] || failed=$((failed + 1))
-  done
+  failed="$(jq '[.instances[] | select(.error != "")] | length' "$RUN_DIR/manifest.json")"
   manifest_update "$RUN_DIR" '.cells_done = 1 | .cells_failed = $f' --argjson f $((failed > 0 ? 1 : 0))
   manifest_finish "$RUN_DIR" "$([[ $failed -eq 0 ]] && echo complete || echo failed)"
   results_render "$RUN_DIR"
@@ -446,9 +381,9 @@ collect_run() {
   cat "$RUN_DIR/results.md"
   printf '\nresults: %s\n' "${RUN_DIR#"$LT_ROOT"/}"
   if [[ $failed -gt 0 ]]; then
-    for id in "${INSTANCES[@]}"; do
-      [[ -z "${INV_ERROR[$id]:-}" ]] || say "  ${INV_ERROR[$id]}"
-    done
+    while IFS= read -r error; do
+      say "  $error"
+    done < <(instance_errors)
     abort "$failed of ${#INSTANCES[@]} instance(s) failed$([[ $failed -lt ${#INSTANCES[@]} ]] && echo "; the row adds up the other instances only"); see ${RUN_DIR#"$LT_ROOT"/}"
   fi
 }
@@ -469,23 +404,13 @@ load_run() {
   FANOUT[DEADLINE]="$(jq -r '.fanout.deadline_epoch // 0' "$manifest")"
   FANOUT[FANOUT_INFLUXDB_URL]="$(jq -r .fanout.influxdb_url "$manifest")"
   FANOUT[FANOUT_INFLUXDB_QUERY_URL]="$(jq -r .fanout.influxdb_query_url "$manifest")"
-  load_instances "$manifest"
+  mapfile -t INSTANCES < <(jq -r '.instances[].instance_id' "$manifest")
   [[ ${#INSTANCES[@]} -gt 0 ]] || abort "$1: the manifest lists no instance"
-  ssm_plan_segments "${#INSTANCES[@]}"
-  ssm_find_aws
 }
 
-# load_instances MANIFEST: the instances' command ids, states and errors.
-load_instances() {
-  local id command_id status details error
-  INSTANCES=()
-  while IFS=$'\x1f' read -r id command_id status details error; do
-    INSTANCES+=("$id")
-    COMMAND_ID[$id]="$command_id"
-    INV_STATUS[$id]="$status"
-    INV_DETAILS[$id]="$details"
-    INV_ERROR[$id]="$error"
-  done < <(jq -r '.instances[] | [.instance_id, .command_id, .status, .status_details, .error] | join("\u001f")' "$1")
+# instance_errors: the errors of the instances that failed, one a line.
+instance_errors() {
+  jq -r '.instances[] | select(.error != "") | .error | gsub("\n"; " ")' "$RUN_DIR/manifest.json"
 }
 
 # poll_invocations: the invocations' states until every one has ended or the
@@ -496,16 +421,18 @@ poll_invocations() {
 }
 
 # run_python COMMAND ARGS...: ltsuite.ssm COMMAND (send, poll, collect), which
-# writes the instances' state into the manifest; then that state, read back.
-# It runs in the background so that a signal reaches on_signal at once.
+# writes the instances' state into the manifest. It runs in the background
+# so that a signal reaches on_signal at once. Exit 3 of send: nothing was
+# sent, for the reason it printed.
 run_python() {
-  local status=0
-  PYTHONPATH="$LT_ROOT/scripts" LT_PROG="$LT_PROG" "$(ssm_python)" -m ltsuite.ssm "$@" &
+  local status=0 python
+  python="$(ssm_python)"
+  PYTHONPATH="$LT_ROOT/scripts" LT_PROG="$LT_PROG" "$python" -m ltsuite.ssm "$@" >"$WORK_DIR/python.out" &
   PYTHON_PID=$!
   wait "$PYTHON_PID" || status=$?
   PYTHON_PID=""
+  ((status != 3)) || finish_failed "$(cat "$WORK_DIR/python.out")"
   ((status == 0)) || abort "ltsuite.ssm $1 failed (exit status $status)"
-  load_instances "$RUN_DIR/manifest.json"
 }
 
 # collect_outputs: every invocation's full output from S3 into its
@@ -514,66 +441,11 @@ collect_outputs() {
   run_python collect "$RUN_DIR/manifest.json" "$RUN_DIR/cells/$CELL_ID" --root "$LT_ROOT"
 }
 
-# write_row: each good instance's row, then the cell's aggregated row.
-# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
+# write_row: each good instance's row, then the cell's aggregated row, its
+# percentiles from the instances' merged histograms (else InfluxDB's raw
+# samples, if set); the manifest gets its notes (ltsuite.fanoutrow).
 write_row() {
-  local cell_dir="$RUN_DIR/cells/$CELL_ID" id axes_json pct="null" notes why status=ok
-  local -a errors=()
-  axes_json="$(fanout_axes_json "$cell_dir/cell.env")"
-  for id in "${INSTANCES[@]}"; do
-    if [[ -n "${INV_ERROR[$id]:-}" ]]; then
-      errors+=("${INV_ERROR[$id]}")
-      continue
-    fi
-    cp "$cell_dir/cell.env" "$cell_dir/instances/$id/cell.env"
-    ssm_instance_row "$cell_dir/instances/$id" "$RUN_ID" "$CELL_ID" "$axes_json"
-  done
-  # The instances' merged histograms give the percentiles (ltsuite.fanout);
-  # InfluxDB's raw samples only when some instance shipped none.
-  notes="percentiles not mergeable: each instance's summary has its own, and percentiles of parts do not combine; set FANOUT_INFLUXDB_URL to get them from the raw samples (min, max and the request-weighted mean are exact)"
-  if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] && ! fanout_histograms_complete "$cell_dir"; then
-    if pct="$(ssm_influx_percentiles "${FANOUT[FANOUT_INFLUXDB_URL]}" "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" "$RUN_ID" "$CELL_ID")"; then
-      notes="percentiles from InfluxDB over $(jq -r .samples <<<"$pct") raw samples of every instance"
-    else
-      why="$pct"
-      pct="null"
-      notes="percentiles not mergeable, and InfluxDB gave none: $why"
-      manifest_warn "$RUN_DIR" "no percentiles from InfluxDB: $why"
-    fi
-  fi
-  [[ ${#errors[@]} -eq 0 ]] || status=failed
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout "$cell_dir" --run-id "$RUN_ID" --cell "$CELL_ID" \
-    --axes "$axes_json" --status "$status" --error "$(join_lines "${errors[@]}")" --percentiles "$pct" \
-    --notes "$notes" | write_atomic "$cell_dir/row.json"
-  manifest_update "$RUN_DIR" '.notes = $n' --arg n "$(jq -r '.notes // ""' "$cell_dir/row.json")"
-}
-
-# fanout_histograms_complete CELL_DIR: succeed when every instance with a row
-# also brought back its latency histogram (instances/<id>/histogram.json).
-fanout_histograms_complete() {
-  local row found=0
-  for row in "$1"/instances/*/row.json; do
-    [[ -e "$row" ]] || continue
-    [[ -s "${row%/row.json}/histogram.json" ]] || return 1
-    found=1
-  done
-  ((found))
-}
-
-# join_lines TEXT...: the texts joined with "; " (the row's error column).
-join_lines() {
-  local text sep=""
-  for text in "$@"; do
-    printf '%s%s' "$sep" "$text"
-    sep="; "
-  done
-}
-
-# fanout_axes_json CELL_ENV: {"AXIS_KEY": "value", ...} for the row, from the
-# manifest's axes and the cell's values.
-fanout_axes_json() {
-  jq -n --slurpfile m "$RUN_DIR/manifest.json" --argjson env "$(results_env_json "$1")" \
-    '[$m[0].axes[] | {(.): $env[.]}] | add // {}'
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanoutrow "$RUN_DIR"
 }
 
 # finish_failed MESSAGE: end a run that failed before anything was sent.
@@ -601,9 +473,8 @@ on_exit() {
   local status=$?
   trap - EXIT HUP INT TERM
   if [[ -n "$PYTHON_PID" ]]; then
-    end_child "$PYTHON_PID" TERM 30 || true
     # What it sent or saw so far is in the manifest.
-    load_instances "$RUN_DIR/manifest.json" 2>/dev/null || true
+    end_child "$PYTHON_PID" TERM 30 || true
   fi
   if [[ -n "$RUN_DIR" && $FINISHED -eq 0 ]]; then
     fanout_record_end "$status" || warn "could not record the end of the run in $RUN_DIR/manifest.json"
@@ -613,42 +484,22 @@ on_exit() {
 }
 
 # fanout_record_end STATUS: the run ended before it finished, with exit
-# STATUS (by ENDED_BY if a signal): cancel every invocation that was sent
-# and has not ended (so no instance goes on loading the target unattended),
-# name each in the instances' errors, and finish the manifest "interrupted"
-# (a signal) or "failed" (an error), with a warning that says why.
+# STATUS (by ENDED_BY if a signal): every invocation sent that has not ended
+# is cancelled and named in its instance's error (ltsuite.fanoutrun end, which
+# prints the manifest's warning), and the manifest is finished "interrupted"
+# (a signal) or "failed" (an error).
 fanout_record_end() {
-  local status="$1" why id sent=0 cancelled=0
-  local -a not_cancelled=()
+  local status="$1" why warning
   if [[ -n "$ENDED_BY" ]]; then
     why="interrupted by $ENDED_BY"
   else
     why="stopped by an error (exit status $status)"
   fi
-  for id in "${INSTANCES[@]}"; do
-    [[ -n "${COMMAND_ID[$id]:-}" ]] || continue
-    sent=$((sent + 1))
-    ! ssm_is_terminal "${INV_STATUS[$id]:-}" || continue
-    if ssm_cancel "${COMMAND_ID[$id]}" "$id"; then
-      INV_ERROR[$id]="instance $id: cancelled: the fan-out was $why before the invocation ended"
-      INV_STATUS[$id]=Cancelled
-      cancelled=$((cancelled + 1))
-    else
-      INV_ERROR[$id]="instance $id: the fan-out was $why before the invocation ended, and the cancel failed: check the instance"
-      not_cancelled+=("$id")
-    fi
-  done
-  if ((sent == 0)); then
-    manifest_warn "$RUN_DIR" "the fan-out was $why before any command was sent"
-  else
-    save_instances
-    manifest_warn "$RUN_DIR" "the fan-out was $why after the commands were sent: $cancelled invocation(s) cancelled$([[ ${#not_cancelled[@]} -eq 0 ]] || printf '; the cancel failed on %s: check those instances' "${not_cancelled[*]}")"
-  fi
+  warning="$(fanoutrun end "$RUN_DIR/manifest.json" --why "$why")" \
+    || warning="the fan-out was $why, and the cancel of what was sent could not run: check the instances"
+  manifest_warn "$RUN_DIR" "$warning"
   manifest_finish "$RUN_DIR" "$([[ -n "$ENDED_BY" ]] && echo interrupted || echo failed)"
   say "the fan-out was $why; ${RUN_DIR#"$LT_ROOT"/} records it"
-  for id in "${not_cancelled[@]}"; do
-    warn "could not cancel the command on $id: check the instance"
-  done
 }
 
 main "$@"

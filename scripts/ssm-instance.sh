@@ -1,7 +1,7 @@
 #!/bin/sh
 # Summary: what each k6 instance of a fan-out runs: fetch the scenario files, wait for the common start, run k6, print its summary and latency histogram.
 # Usage: sent by scripts/ssm-fanout.sh through SSM (AWS-RunShellScript) after
-# the settings of its cell and instance (lib/ssm.sh, ssm_instance_command):
+# the settings of its cell and instance (ltsuite.ssmcommand):
 #   LT_WORKDIR        a directory of its own (emptied first)
 #   LT_K6             the k6 binary on the instance
 #   LT_BUNDLE_B64     the scenario files (tar.gz) in base64; empty: they are

@@ -1,28 +1,15 @@
 # shellcheck shell=bash
-# Summary: fan one matrix cell out to k6 machines with AWS SSM: settings, instance
-# lookup, execution segments, per-instance commands, polling, output, rows.
+# Summary: fan one matrix cell out to k6 machines with AWS SSM: settings, the
+# script's archive and bundle, rows. Each instance's command is built in
+# Python (ltsuite.ssmcommand), and every AWS call is made by Python with boto3
+# (ltsuite.awscalls, ltsuite.ssm, ltsuite.fanoutrun).
 #
 # Needs envfile.sh (settings), results.sh (write_atomic) and jq.
 
-readonly SSM_DOCUMENT=AWS-RunShellScript
-# The per-instance command prints its k6 summary between these lines; the
-# collector cuts it out of the full stdout that SSM stores in S3 (the same
-# lines as ltsuite.ssm.SUMMARY_BEGIN/END).
-readonly SSM_SUMMARY_BEGIN='=== k6-fanout summary begin ==='
-readonly SSM_SUMMARY_END='=== k6-fanout summary end ==='
-# And its latency histogram between these (ltsuite.ssm.HISTOGRAM_BEGIN/END).
-readonly SSM_HISTOGRAM_BEGIN='=== k6-fanout histogram begin ==='
-readonly SSM_HISTOGRAM_END='=== k6-fanout histogram end ==='
-# Invocation states after which nothing changes any more (as ltsuite.ssm.TERMINAL).
-readonly SSM_TERMINAL_STATES='Success Failed Cancelled TimedOut'
 # Filled by fanout_config_load: key -> value, and the keys in file order.
 declare -gA FANOUT=()
 declare -ga FANOUT_KEYS=()
 declare -gA _FANOUT_TYPE=()
-# The AWS CLI to run (see ssm_find_aws), and options added to every call that
-# do not change what it does (timeouts), so they are not printed.
-SSM_AWS_BIN="${SSM_AWS_BIN:-}"
-declare -ga SSM_AWS_OPTS=()
 
 # --- Settings ------------------------------------------------------------------------
 
@@ -77,7 +64,7 @@ fanout_use_cell_target() {
   fi
   if [[ -n "${FANOUT[FANOUT_INFLUXDB_URL]}" ]]; then
     fanout_check_url FANOUT_INFLUXDB_URL "${FANOUT[FANOUT_INFLUXDB_URL]}"
-    [[ -n "$(ssm_influx_db "${FANOUT[FANOUT_INFLUXDB_URL]}")" ]] \
+    [[ -n "$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanoutrow influx-db "${FANOUT[FANOUT_INFLUXDB_URL]}")" ]] \
       || usage_error "FANOUT_INFLUXDB_URL: '${FANOUT[FANOUT_INFLUXDB_URL]}' names no database (expected http://HOST:8086/DATABASE)"
   fi
   if [[ -n "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" ]]; then
@@ -85,145 +72,9 @@ fanout_use_cell_target() {
   fi
 }
 
-# --- Shell words -----------------------------------------------------------------------
-
-# sh_quote WORD: WORD as one POSIX shell word (single-quoted unless it is
-# made only of characters no shell treats specially).
-sh_quote() {
-  local word="$1"
-  if [[ "$word" =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
-    printf '%s' "$word"
-  else
-    printf "'%s'" "${word//\'/\'\\\'\'}"
-  fi
-}
-
-# sh_quote_line WORD...: the words as one command line a shell reads back
-# into the same words.
-sh_quote_line() {
-  local word sep=""
-  for word in "$@"; do
-    printf '%s%s' "$sep" "$(sh_quote "$word")"
-    sep=" "
-  done
-  printf '\n'
-}
-
-# --- The AWS CLI ---------------------------------------------------------------------------
-
-# ssm_find_aws: set SSM_AWS_BIN to the AWS CLI: $SSM_AWS_BIN if set, else the
-# project's pinned one (.tools/venv), else the one on PATH.
-ssm_find_aws() {
-  if [[ -n "$SSM_AWS_BIN" ]]; then
-    return 0
-  elif [[ -x "$LT_ROOT/.tools/venv/bin/aws" ]]; then
-    SSM_AWS_BIN="$LT_ROOT/.tools/venv/bin/aws"
-  elif command -v aws >/dev/null; then
-    SSM_AWS_BIN="$(command -v aws)"
-  else
-    abort "the AWS CLI was not found; run 'make aws-tools' (installs it into .tools/venv) or install it"
-  fi
-}
-
-# ssm_aws_global_args ARRAY: --region/--profile from the settings, if set.
-ssm_aws_global_args() {
-  local -n global_out="$1"
-  global_out=()
-  [[ -z "${FANOUT[FANOUT_REGION]:-}" ]] || global_out+=(--region "${FANOUT[FANOUT_REGION]}")
-  [[ -z "${FANOUT[FANOUT_PROFILE]:-}" ]] || global_out+=(--profile "${FANOUT[FANOUT_PROFILE]}")
-}
-
-# ssm_instance_aws_args: the AWS CLI's global arguments an instance gets for
-# its own calls (the S3 copy of the scenario files), one word a line: the
-# region only. The operator's profile names credentials on the operator's
-# machine; an instance has its own role, and `--profile` of a name it does
-# not know makes its aws fail ("The config profile (...) could not be found").
-ssm_instance_aws_args() {
-  [[ -z "${FANOUT[FANOUT_REGION]:-}" ]] || printf '%s\n' --region "${FANOUT[FANOUT_REGION]}"
-}
-
-# ssm_aws ARGS...: run the AWS CLI with the fan-out's region and profile.
-ssm_aws() {
-  local -a global
-  ssm_aws_global_args global
-  # AWS CLI v2 would page long output into less.
-  AWS_PAGER="" "$SSM_AWS_BIN" "${global[@]}" "${SSM_AWS_OPTS[@]}" "$@"
-}
-
-# ssm_aws_line ARGS...: the same call as a command line an operator can run.
-ssm_aws_line() {
-  local -a global
-  ssm_aws_global_args global
-  sh_quote_line aws "${global[@]}" "$@"
-}
-
-# --- Instances and segments ---------------------------------------------------------------
-
-# ssm_describe_args ARRAY: arguments of the describe-instances call that finds
-# the running instances whose tag matches FANOUT_TAG_FILTER (KEY=PATTERN).
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-ssm_describe_args() {
-  local -n describe_out="$1"
-  local filter="${FANOUT[FANOUT_TAG_FILTER]}" key pattern filters
-  [[ "$filter" == ?*=?* ]] || usage_error "FANOUT_TAG_FILTER: '$filter' is not KEY=PATTERN (e.g. Name=k6-*)"
-  key="${filter%%=*}"
-  pattern="${filter#*=}"
-  filters="$(jq -cn --arg k "tag:$key" --arg v "$pattern" \
-    '[{Name: $k, Values: [$v]}, {Name: "instance-state-name", Values: ["running"]}]')"
-  describe_out=(ec2 describe-instances --filters "$filters"
-    --query 'Reservations[].Instances[].InstanceId' --output json)
-}
-
-# ssm_find_instances: the ids of the matching running instances, sorted (so a
-# given fleet always gets the same segments). Fails if the lookup does, with
-# the AWS CLI's message on stderr.
-ssm_find_instances() {
-  local -a args
-  local found
-  ssm_describe_args args
-  found="$(ssm_aws "${args[@]}")" || return 1
-  jq -r '.[]' <<<"$found" | sort
-}
-
 # ssm_check_instance_id ID: a plausible EC2 or managed-node id.
 ssm_check_instance_id() {
   [[ "$1" =~ ^m?i-[A-Za-z0-9]+$ ]] || usage_error "'$1' is not an instance id (i-... or mi-...)"
-}
-
-# The fan-out's execution segments (ltsuite.fanout segments, the plan a
-# k6-operator TestRun shares): SSM_SEGMENTS[INDEX] of instance INDEX
-# (0-based), and the sequence every instance gets, for SSM_SEGMENT_COUNT
-# instances (ssm_plan_segments).
-declare -ga SSM_SEGMENTS=()
-SSM_SEQUENCE=""
-SSM_SEGMENT_COUNT=0
-
-# ssm_plan_segments COUNT: SSM_SEGMENTS and SSM_SEQUENCE for COUNT instances,
-# one Python call for them all.
-ssm_plan_segments() {
-  local segment sequence
-  SSM_SEGMENTS=()
-  while IFS=$'\t' read -r segment sequence; do
-    SSM_SEGMENTS+=("$segment")
-    SSM_SEQUENCE="$sequence"
-  done < <(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.fanout segments "$1")
-  [[ ${#SSM_SEGMENTS[@]} -eq "$1" ]] || abort "ltsuite.fanout segments $1 gave ${#SSM_SEGMENTS[@]} segment(s)"
-  SSM_SEGMENT_COUNT="$1"
-}
-
-# ssm_segment INDEX COUNT: the execution segment of instance INDEX (0-based)
-# of COUNT: "INDEX/COUNT:(INDEX+1)/COUNT" (planned first if not yet for COUNT).
-ssm_segment() {
-  ((SSM_SEGMENT_COUNT == $2)) || ssm_plan_segments "$2"
-  printf '%s\n' "${SSM_SEGMENTS[$1]}"
-}
-
-# ssm_segment_sequence COUNT: "0,1/COUNT,...,1". Every instance gets the same
-# sequence, so k6 hands out VUs and iterations consistently: the segments
-# together run exactly the configured load, not COUNT times it.
-ssm_segment_sequence() {
-  ((SSM_SEGMENT_COUNT == $1)) || ssm_plan_segments "$1"
-  printf '%s\n' "$SSM_SEQUENCE"
 }
 
 # --- What each instance runs -----------------------------------------------------------------
@@ -259,184 +110,9 @@ ssm_bundle() {
     -C "$dir" -cf - script.tar ltsuite | gzip -n -9 >"$out_file"
 }
 
-# ssm_instance_command CELL_ENV INSTANCE INDEX COUNT: the command instance
-# INDEX (0-based) of COUNT runs: its settings as shell assignments and k6's
-# arguments as `set --`, then scripts/ssm-instance.sh as it is in the repo
-# (all the logic; POSIX sh). Reads SSM_RUN_ID, SSM_CELL_ID, SSM_START_AT
-# (epoch seconds), SSM_BUNDLE_FILE, SSM_BUNDLE_S3_URI (empty: the bundle goes
-# inline) and SSM_K6_ARGS (k6_script_args: the script's tags and options).
-ssm_instance_command() {
-  local cell_env="$1" instance="$2" index="$3" count="$4"
-  local workdir="${FANOUT[FANOUT_WORKDIR]%/}/$SSM_RUN_ID/$SSM_CELL_ID/$instance"
-  local segment line bundle_b64="" aws_args="" i
-  segment="$(ssm_segment "$index" "$count")"
-  # One element per line of the k6 call: an option with its value.
-  local -a k6_lines=(
-    "$(sh_quote_line run --no-usage-report --address "" --include-system-env-vars=false)"
-    "$(sh_quote_line --execution-segment "$segment")"
-    "$(sh_quote_line --execution-segment-sequence "$(ssm_segment_sequence "$count")")"
-  )
-  # The script's arguments, a --tag with its value on one line; then this instance's tag.
-  local -a script_args=("${SSM_K6_ARGS[@]}" --tag "instance=$instance")
-  for ((i = 0; i < ${#script_args[@]}; i++)); do
-    if [[ "${script_args[i]}" == --tag ]]; then
-      k6_lines+=("$(sh_quote_line --tag "${script_args[i + 1]}")")
-      i=$((i + 1))
-    else
-      k6_lines+=("$(sh_quote_line "${script_args[i]}")")
-    fi
-  done
-  # Every request's samples, which the instance reduces to its latency histogram.
-  k6_lines+=("$(sh_quote_line --out json=samples.json.gz)")
-  [[ -z "${FANOUT[FANOUT_INFLUXDB_URL]}" ]] || k6_lines+=("$(sh_quote_line --out "influxdb=${FANOUT[FANOUT_INFLUXDB_URL]}")")
-  # The cell's knobs, but for the values this command sets itself below.
-  while IFS= read -r line; do
-    [[ -z "$line" || "$line" =~ ^(TARGET_URL|BASE_URL|SUMMARY_FILE|RUN_ID|CELL_ID)= ]] || k6_lines+=("$(sh_quote_line -e "$line")")
-  done <"$cell_env"
-  k6_lines+=(
-    "$(sh_quote_line -e "TARGET_URL=${FANOUT[TARGET_URL]}")"
-    "$(sh_quote_line -e "BASE_URL=${FANOUT[TARGET_URL]}")"
-    "$(sh_quote_line -e "SUMMARY_FILE=$workdir/summary.json")"
-    "$(sh_quote_line -e "RUN_ID=$SSM_RUN_ID")"
-    "$(sh_quote_line -e "CELL_ID=$SSM_CELL_ID")"
-  )
-  k6_lines+=("$(sh_quote_line script.tar)")
-  if [[ -n "$SSM_BUNDLE_S3_URI" ]]; then
-    aws_args="$(ssm_instance_aws_args)"
-  else
-    bundle_b64="$(base64 -w0 "$SSM_BUNDLE_FILE")"
-  fi
-
-  printf '# k6 fan-out: run %s, cell %s, instance %d of %d (%s), segment %s\n' \
-    "$SSM_RUN_ID" "$SSM_CELL_ID" $((index + 1)) "$count" "$instance" "$segment"
-  ssm_assign LT_WORKDIR "$workdir"
-  ssm_assign LT_K6 "${FANOUT[FANOUT_K6_PATH]}"
-  ssm_assign LT_BUNDLE_B64 "$bundle_b64"
-  ssm_assign LT_BUNDLE_S3 "$SSM_BUNDLE_S3_URI"
-  ssm_assign LT_AWS_ARGS "$aws_args"
-  ssm_assign LT_BUNDLE_SHA256 "$(sha256sum "$SSM_BUNDLE_FILE" | cut -d' ' -f1)"
-  ssm_assign LT_CELL_ENV "$(cat "$cell_env")"
-  ssm_assign LT_START_AT "$SSM_START_AT"
-  ssm_assign LT_SUMMARY_BEGIN "$SSM_SUMMARY_BEGIN"
-  ssm_assign LT_SUMMARY_END "$SSM_SUMMARY_END"
-  ssm_assign LT_HISTOGRAM_BEGIN "$SSM_HISTOGRAM_BEGIN"
-  ssm_assign LT_HISTOGRAM_END "$SSM_HISTOGRAM_END"
-  ssm_assign LT_KEEP_SAMPLES "${FANOUT[FANOUT_KEEP_SAMPLES]:-0}"
-  printf 'set --'
-  for line in "${k6_lines[@]}"; do
-    printf ' \\\n  %s' "$line"
-  done
-  printf '\n'
-  cat "$LT_ROOT/scripts/ssm-instance.sh"
-}
-
-# ssm_assign NAME VALUE: a shell assignment of VALUE, quoted for any sh.
-ssm_assign() {
-  if [[ -z "$2" ]]; then
-    printf "%s=''\n" "$1"
-  else
-    printf '%s=%s\n' "$1" "$(sh_quote "$2")"
-  fi
-}
-
-# ssm_params_json COMMAND_FILE TIMEOUT_S: the --parameters of the send: the
-# script as AWS-RunShellScript's list of lines, and its execution timeout.
-ssm_params_json() {
-  jq -Rn --arg timeout "$2" '{commands: [inputs], executionTimeout: [$timeout]}' <"$1"
-}
-
-# --- Sending, polling, collecting ------------------------------------------------------------
-
-# ssm_send_args ARRAY INSTANCE PARAMS_FILE KEY_PREFIX DELIVERY_TIMEOUT_S COMMENT:
-# arguments of the send-command call for one instance.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-ssm_send_args() {
-  local -n send_out="$1"
-  send_out=(ssm send-command --document-name "$SSM_DOCUMENT" --instance-ids "$2"
-    --parameters "file://$3"
-    --output-s3-bucket-name "${FANOUT[FANOUT_S3_BUCKET]}" --output-s3-key-prefix "$4"
-    --timeout-seconds "$5" --comment "${6:0:100}"
-    --query Command.CommandId --output text)
-}
-
-# ssm_invocation_args ARRAY COMMAND_ID INSTANCE: arguments of the status call.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-ssm_invocation_args() {
-  local -n invocation_out="$1"
-  invocation_out=(ssm get-command-invocation --command-id "$2" --instance-id "$3" --output json)
-}
-
-# ssm_is_terminal STATUS: succeed if an invocation in STATUS has ended.
-ssm_is_terminal() {
-  [[ " $SSM_TERMINAL_STATES " == *" $1 "* ]]
-}
-
-# ssm_python: the Python with boto3 that polls and collects (ltsuite.ssm).
+# ssm_python: the Python with boto3 that makes every AWS call of the fan-out
+# (ltsuite.ssm, ltsuite.fanoutrun).
 ssm_python() {
   [[ -x "$LT_ROOT/.tools/venv/bin/python" ]] || abort "boto3 was not found in .tools/venv; run 'make aws-tools'"
   printf '%s\n' "$LT_ROOT/.tools/venv/bin/python"
-}
-
-# ssm_cancel COMMAND_ID INSTANCE: stop an invocation that is still running
-# (best effort: the run already failed if this is needed).
-ssm_cancel() {
-  ssm_aws ssm cancel-command --command-id "$1" --instance-ids "$2" >/dev/null 2>&1
-}
-
-# ssm_output_prefix KEY_PREFIX COMMAND_ID INSTANCE: where SSM puts the output
-# of one invocation (<prefix>/<command-id>/<instance-id>/<plugin>/...).
-ssm_output_prefix() {
-  printf '%s/%s/%s/\n' "${1%/}" "$2" "$3"
-}
-
-# --- Rows ----------------------------------------------------------------------------------------
-
-# ssm_instance_row INSTANCE_DIR RUN_ID CELL_ID AXES_JSON: INSTANCE_DIR/row.json,
-# the results row of one instance built as for a local cell from its
-# summary.json and cell.env, with only the fields k6's summary gives
-# (ltsuite.fanout instance-row, which a k6-operator pod's row uses too).
-ssm_instance_row() {
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.fanout instance-row "$1" --run-id "$2" --cell "$3" --axes "$4"
-}
-
-# --- InfluxDB -------------------------------------------------------------------------------------
-
-# ssm_influx_db URL: the database named by the path of an InfluxDB v1 URL.
-ssm_influx_db() {
-  local rest="${1#*://}"
-  [[ "$rest" == */* ]] || return 0
-  rest="${rest#*/}"
-  printf '%s' "${rest%%[/?]*}"
-}
-
-# ssm_influx_percentiles INFLUXDB_URL QUERY_URL RUN_ID CELL_ID: the latency
-# percentiles of answered load requests over every instance's raw samples, as
-# {"lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "samples"}. QUERY_URL
-# (may be empty) is where this machine reaches the same InfluxDB. Fails with
-# the reason on stdout.
-ssm_influx_percentiles() {
-  local url="$1" query_url="${2:-$1}" run_id="$3" cell_id="$4" db base query answer
-  db="$(ssm_influx_db "$url")"
-  base="$(sed -E 's#^(https?://[^/]+).*#\1#' <<<"$query_url")"
-  # The ids go into the query text: allow only what run and cell ids are made of.
-  if [[ ! "$run_id$cell_id" =~ ^[A-Za-z0-9._:-]+$ ]]; then
-    printf 'run or cell id with unexpected characters: %s %s' "$run_id" "$cell_id"
-    return 1
-  fi
-  query="SELECT PERCENTILE(\"value\", 50) AS p50, PERCENTILE(\"value\", 90) AS p90,"
-  query+=" PERCENTILE(\"value\", 95) AS p95, PERCENTILE(\"value\", 99) AS p99, COUNT(\"value\") AS samples"
-  query+=" FROM \"http_req_duration\" WHERE \"run_id\" = '$run_id' AND \"cell\" = '$cell_id'"
-  query+=" AND \"traffic\" = 'load' AND \"expected_response\" = 'true'"
-  if ! answer="$(curl -fsS --max-time 60 -G "$base/query" --data-urlencode "db=$db" \
-    --data-urlencode "q=$query" 2>&1)"; then
-    printf 'query to %s failed: %s' "$base" "$(head -c 200 <<<"$answer")"
-    return 1
-  fi
-  jq -ce '.results[0].series[0] // empty
-          | (.columns) as $c | (.values[0]) as $v
-          | [range(0; $c | length) | {($c[.]): $v[.]}] | add
-          | def num: if . == null then null else (. * 1000 | round) / 1000 end;
-            {lat_med_ms: (.p50 | num), lat_p90_ms: (.p90 | num), lat_p95_ms: (.p95 | num),
-             lat_p99_ms: (.p99 | num), samples: .samples}' <<<"$answer" \
-    || { printf 'InfluxDB has no http_req_duration samples for run %s, cell %s' "$run_id" "$cell_id"; return 1; }
 }

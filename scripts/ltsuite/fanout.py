@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import histogram
+from .causes import failure_causes
 from .cellfiles import read_cell_env, read_json
 from .numbers import num, or_default, tidy
 
@@ -50,9 +51,9 @@ def segment_sequence(count: int) -> str:
     return ",".join(fraction(i, count) for i in range(count + 1))
 
 
-#: The counters that add up over instances.
-TOTALS = ("fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx", "fail_http_5xx", "fail_other", "fail_no_fd",
-          "fail_interrupted")
+#: The counters that add up over instances: one fail_<cause> column per cause of a failed request,
+#: from causes.tsv (ltsuite.causes), the one list of them.
+TOTALS = tuple(f"fail_{cause}" for cause in failure_causes())
 
 
 def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: Any, env: dict[str, str],
@@ -103,9 +104,7 @@ def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: A
 #: counters and samples) only a local run measures, so they stay empty instead of a misleading 0.
 ROW_FIELDS = ("run_id", "cell", "scenario", "status", "axes", "vus_max", "duration_s", "http_reqs", "tps",
               "lat_min_ms", "lat_avg_ms", "lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
-              "failed_reqs", "failed_rate", "fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx",
-              "fail_http_5xx", "fail_other", "fail_no_fd", "fail_interrupted", "iterations", "dropped_iterations",
-              "error", "extra")
+              "failed_reqs", "failed_rate", *TOTALS, "iterations", "dropped_iterations", "error", "extra")
 #: The summary's metric whose count the instance's latency mean is over (to weigh means with).
 ANSWERED = "http_req_duration{traffic:load,expected_response:true}"
 

@@ -2,11 +2,13 @@
 every invocation that was sent, until each has ended or the run's deadline passes (those still
 going then are cancelled and marked TimedOut); then each one's full output from S3.
 
-  python3 -m ltsuite.ssm send MANIFEST COMMANDS_DIR --delivery-timeout S
+  python3 -m ltsuite.ssm send MANIFEST COMMANDS_DIR --delivery-timeout S   (exit 3: the reason nothing was sent, on stdout)
   python3 -m ltsuite.ssm poll MANIFEST
   python3 -m ltsuite.ssm collect MANIFEST CELL_DIR [--root DIR]
   python3 -m ltsuite.ssm instance-modules DIR
 
+send first checks the output bucket and, when fanout.scenario_files is "s3", uploads
+COMMANDS_DIR/scenarios.tar.gz (storage_calls); every AWS call is an ltsuite.awscalls.Call. It
 reads the run's manifest.json (fanout.region, fanout.profile, fanout.poll_interval_s,
 fanout.deadline_epoch and the instances' command ids), polls, and writes the instances' status,
 status_details and error back into it. While it waits it says which instances it waits for (on
@@ -41,6 +43,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
+
+from .awscalls import (Call, Clients, cancel_call, get_call, head_bucket_call, invocation_call, invoke, list_call,
+                       send_call, upload_call)
 
 #: States after which an invocation does not change any more.
 TERMINAL = frozenset({"Success", "Failed", "Cancelled", "TimedOut"})
@@ -93,7 +98,7 @@ def invocation_state(client: Any, invocation: Invocation) -> tuple[str, str]:
     """(status, details) of one invocation from GetCommandInvocation (rules: module docstring).
     The details carry the exit code when SSM gives one."""
     try:
-        answer = client.get_command_invocation(CommandId=invocation.command_id, InstanceId=invocation.instance_id)
+        answer = invoke(client, invocation_call(invocation.command_id, invocation.instance_id))
     except Exception as error:  # botocore's ClientError, or a connection error after its retries
         if _error_code(error) == "InvocationDoesNotExist":
             return "Pending", "not registered yet"
@@ -108,7 +113,7 @@ def invocation_state(client: Any, invocation: Invocation) -> tuple[str, str]:
 def cancel(client: Any, invocation: Invocation) -> bool:
     """Ask SSM to stop one invocation; False if the call failed."""
     try:
-        client.cancel_command(CommandId=invocation.command_id, InstanceIds=[invocation.instance_id])
+        invoke(client, cancel_call(invocation.command_id, invocation.instance_id))
     except Exception:  # the run already failed when this is needed: report, do not stop
         return False
     return True
@@ -147,12 +152,8 @@ def poll(client: Any, invocations: list[Invocation], *, deadline: float, interva
 
 
 def ssm_client(region: str = "", profile: str = "") -> Any:
-    """A boto3 SSM client for the fan-out's region and profile (both optional). The endpoint,
-    retries and timeouts come from the usual AWS settings (AWS_ENDPOINT_URL, AWS_MAX_ATTEMPTS)."""
-    import boto3  # installed with the AWS tools (make aws-tools)
-
-    session = boto3.session.Session(profile_name=profile or None, region_name=region or None)
-    return session.client("ssm")
+    """A boto3 SSM client for the fan-out's region and profile (awscalls.Clients)."""
+    return Clients(region, profile).client("ssm")
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -177,8 +178,6 @@ def poll_manifest(manifest: Path, client: Any = None, **kwargs: Any) -> list[Inv
     return invocations
 
 
-DOCUMENT = "AWS-RunShellScript"
-
 #: The signals that end a fan-out: scripts/ssm-fanout.sh traps them, and its on_exit ends a
 #: running ltsuite.ssm with SIGTERM.
 ENDING_SIGNALS = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGTERM})
@@ -199,6 +198,54 @@ def signals_deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def comment(data: dict[str, Any], number: int) -> str:
+    """The send's comment (shown in the SSM console): run, cell, instance NUMBER of all."""
+    return (f"k6 fan-out {data.get('run_id')} {(data.get('cell') or {}).get('id')} "
+            f"{number}/{len(data.get('instances') or [])}")
+
+
+def instance_send_call(data: dict[str, Any], commands_dir: Path, instance_id: str, number: int,
+                       delivery_timeout: int) -> Call:
+    """The SendCommand of instance NUMBER (1-based) of the run whose manifest is DATA, its command
+    from COMMANDS_DIR/params-<id>.json (ssm_params_json)."""
+    fanout = data.get("fanout") or {}
+    return send_call(instance_id, str(commands_dir / f"params-{instance_id}.json"), fanout.get("s3_bucket") or "",
+                     fanout.get("s3_key_prefix") or "", delivery_timeout, comment(data, number))
+
+
+BUNDLE = "scenarios.tar.gz"
+
+
+def storage_calls(data: dict[str, Any], commands_dir: Path) -> list[tuple[Call, str]]:
+    """The calls before the sends, each with what its failure means: the output bucket's check,
+    and the scenario files' upload when the manifest says they go through S3
+    (fanout.scenario_files, chosen by FANOUT_MAX_COMMAND_BYTES)."""
+    fanout = data.get("fanout") or {}
+    bucket = fanout.get("s3_bucket") or ""
+    calls = [(head_bucket_call(bucket), f"the output bucket s3://{bucket} cannot be reached")]
+    if fanout.get("scenario_files") == "s3":
+        key = bundle_key(fanout.get("s3_key_prefix") or "")
+        calls.append((upload_call(str(commands_dir / BUNDLE), bucket, key),
+                      f"cannot upload the scenario files to s3://{bucket}/{key}"))
+    return calls
+
+
+def bundle_key(key_prefix: str) -> str:
+    """Where the scenario files go in S3 when they do not fit inline."""
+    return f"{key_prefix.rstrip('/')}/{BUNDLE}"
+
+
+def prepare_storage(clients: Clients, manifest: Path, commands_dir: Path) -> str:
+    """Make storage_calls; "" when all went through, else why not (nothing was sent then)."""
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    for call, meaning in storage_calls(data, commands_dir):
+        try:
+            clients.run(call)
+        except Exception as error:  # botocore's ClientError or a connection error
+            return f"{meaning}: {one_line(str(error))}"
+    return ""
+
+
 def send(client: Any, manifest: Path, commands_dir: Path, delivery_timeout: int,
          report: Callable[[str], None] = lambda text: None,
          warn: Callable[[str], None] = lambda text: None) -> list[Invocation]:
@@ -212,14 +259,10 @@ def send(client: Any, manifest: Path, commands_dir: Path, delivery_timeout: int,
     fanout = data.get("fanout") or {}
     invocations = [Invocation.from_json(entry) for entry in data.get("instances") or []]
     for number, inv in enumerate(invocations, 1):
-        comment = f"k6 fan-out {data.get('run_id')} {(data.get('cell') or {}).get('id')} {number}/{len(invocations)}"
+        call = instance_send_call(data, commands_dir, inv.instance_id, number, delivery_timeout)
         with signals_deferred():
             try:
-                params = json.loads((commands_dir / f"params-{inv.instance_id}.json").read_text(encoding="utf-8"))
-                answer = client.send_command(DocumentName=DOCUMENT, InstanceIds=[inv.instance_id], Parameters=params,
-                                             OutputS3BucketName=fanout.get("s3_bucket") or "",
-                                             OutputS3KeyPrefix=fanout.get("s3_key_prefix") or "",
-                                             TimeoutSeconds=delivery_timeout, Comment=comment[:100])
+                answer = invoke(client, call)
                 inv.command_id, inv.status, inv.error = answer["Command"]["CommandId"], "Pending", ""
                 report(f"{inv.instance_id}: segment {inv.segment}, command {inv.command_id}")
             except Exception as error:  # botocore's errors, a missing parameters file
@@ -291,21 +334,20 @@ def fetch_output(s3: Any, bucket: str, key_prefix: str, invocation: Invocation, 
     OUT_DIR/stderr.txt; "" when done, else why not."""
     prefix = output_prefix(key_prefix, invocation)
     try:
-        keys = [item["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-                for item in page.get("Contents") or []]
+        keys = [item["Key"] for page in invoke(s3, list_call(bucket, prefix)) for item in page.get("Contents") or []]
     except Exception as error:  # botocore's ClientError or a connection error
         return f"cannot list s3://{bucket}/{prefix}: {one_line(str(error), 200)}"
     stdout = next((key for key in keys if key.endswith("/stdout")), None)
     if stdout is None:
         return f"no output at s3://{bucket}/{prefix} (the instance role needs s3:PutObject there)"
     try:
-        (out_dir / "stdout.txt").write_bytes(s3.get_object(Bucket=bucket, Key=stdout)["Body"].read())
+        (out_dir / "stdout.txt").write_bytes(invoke(s3, get_call(bucket, stdout))["Body"].read())
     except Exception as error:
         return f"cannot read s3://{bucket}/{stdout}: {one_line(str(error), 200)}"
     stderr = next((key for key in keys if key.endswith("/stderr")), None)
     if stderr is not None:
         try:
-            (out_dir / "stderr.txt").write_bytes(s3.get_object(Bucket=bucket, Key=stderr)["Body"].read())
+            (out_dir / "stderr.txt").write_bytes(invoke(s3, get_call(bucket, stderr))["Body"].read())
         except Exception:  # stderr is for reading by people; stdout is what counts
             pass
     return ""
@@ -346,9 +388,7 @@ def collect_one(s3: Any, bucket: str, key_prefix: str, inv: Invocation, out_dir:
 
 def s3_client(region: str = "", profile: str = "") -> Any:
     """A boto3 S3 client, as ssm_client."""
-    import boto3
-
-    return boto3.session.Session(profile_name=profile or None, region_name=region or None).client("s3")
+    return Clients(region, profile).client("s3")
 
 
 def collect_manifest(manifest: Path, cell_dir: Path, root: Path | None = None, s3: Any = None) -> list[Invocation]:
@@ -416,7 +456,13 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "send":
         fanout = json.loads(args.manifest.read_text(encoding="utf-8")).get("fanout") or {}
         prog = os.environ.get("LT_PROG", "ssm-fanout")
-        send(ssm_client(fanout.get("region") or "", fanout.get("profile") or ""), args.manifest, args.commands_dir,
+        clients = Clients(fanout.get("region") or "", fanout.get("profile") or "")
+        why = prepare_storage(clients, args.manifest, args.commands_dir)
+        if why:
+            # Nothing was sent: the reason on stdout, for the manifest (ssm-fanout.sh finish_failed).
+            print(why)
+            return 3
+        send(clients.client("ssm"), args.manifest, args.commands_dir,
              args.delivery_timeout, report=lambda text: print(f"  {text}", file=sys.stderr, flush=True),
              warn=lambda text: print(f"{prog}: warning: {text}", file=sys.stderr, flush=True))
     elif args.command == "poll":

@@ -639,15 +639,15 @@ assert_cancelled_and_recorded() {
 
 # --- Dry run ------------------------------------------------------------------------------------
 
-@test "a dry run prints the AWS calls and each command, and sends nothing" {
+@test "a dry run prints the boto3 calls and each command, and sends nothing" {
   local before id
   before="$(sent_count)"
   TMPDIR="$BATS_TEST_TMPDIR" run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run "$MATRIX"
   assert_success
   assert_output --partial "# Dry run: nothing is sent."
-  assert_line --regexp "^aws ec2 describe-instances --filters .*tag:Name.*k6-\*"
+  assert_line --regexp '^ec2\.describe_instances\(Filters=\[\{"Name": "tag:Name", "Values": \["k6-\*"\]\}'
   while IFS= read -r id; do
-    assert_line --regexp "^aws ssm send-command --document-name AWS-RunShellScript --instance-ids $id --parameters file://"
+    assert_line --regexp "^ssm\.send_command\(DocumentName=\"AWS-RunShellScript\", InstanceIds=\[\"$id\"\], .*Parameters=<json file .*/params-$id\.json>\)\$"
     assert_line --partial "--tag instance=$id"
   done <"$BATS_FILE_TMPDIR/k6-instances"
   refute_output --partial "$(cat "$BATS_FILE_TMPDIR/other-instance")"
@@ -661,8 +661,8 @@ assert_cancelled_and_recorded() {
     run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-0aaa,i-0bbb "$MATRIX"
   assert_success
   assert_output --partial "(skipped: --instances given)"
-  assert_line --regexp "^aws ssm send-command .*--instance-ids i-0aaa "
-  assert_line --regexp "^aws ssm send-command .*--instance-ids i-0bbb "
+  assert_line --regexp '^ssm\.send_command\(.*InstanceIds=\["i-0aaa"\]'
+  assert_line --regexp '^ssm\.send_command\(.*InstanceIds=\["i-0bbb"\]'
 }
 
 @test "DRY_RUN=1 make ssm-run prints the plan" {
@@ -671,6 +671,6 @@ assert_cancelled_and_recorded() {
   TMPDIR="$BATS_TEST_TMPDIR" run make -s -C "$LT_ROOT" ssm-run DRY_RUN=1 MATRIX="$MATRIX"
   assert_success
   assert_output --partial "# Dry run: nothing is sent."
-  assert_line --regexp "^aws ssm send-command --document-name AWS-RunShellScript"
+  assert_line --regexp '^ssm\.send_command\(DocumentName="AWS-RunShellScript"'
   [ "$(sent_count)" -eq "$before" ]
 }

@@ -161,4 +161,18 @@ def test_the_segments_of_n_instances_tile_0_to_1_in_order_as_k6_writes_them():
         assert all(Fraction(hi) == Fraction(lo) for (_, hi), (lo, _) in zip(bounds, bounds[1:]))
         assert fanout.segment_sequence(n).split(",") == ["0"] + [b[1] for b in bounds]
     assert (fanout.segment(1, 3), fanout.segment_sequence(3)) == ("1/3:2/3", "0,1/3,2/3,1")
+    assert [fanout.segment(0, 1), fanout.segment(0, 2), fanout.segment(1, 2), fanout.segment_sequence(1)] == \
+        ["0:1", "0:1/2", "1/2:1", "0,1"]
     assert fanout.main(["segments", "2"]) == 0
+
+
+def test_every_cause_of_causes_tsv_adds_up_and_fanout_py_names_none_itself():
+    from ltsuite import causes
+
+    for cause in causes.failure_causes():
+        rows = [{**TWO_ROWS[0], f"fail_{cause}": 1}, {**TWO_ROWS[1], f"fail_{cause}": 2}]
+        assert aggregate(rows)[f"fail_{cause}"] == 3, cause
+    # The causes come from the table only: no fail_<cause> column is spelt out in fanout.py.
+    import re
+
+    assert re.findall(r'"fail_[a-z]', (ROOT / "scripts/ltsuite/fanout.py").read_text()) == []

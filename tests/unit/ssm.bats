@@ -24,53 +24,8 @@ setup() {
     FANOUT_REGION FANOUT_PROFILE
 }
 
-# segments_tile SEGMENTS...: checks with exact fractions that the segments
-# "a:b" tile 0..1 in order; prints "ok" or what is wrong.
-segments_tile() {
-  python3 - "$@" <<'PY'
-import sys
-from fractions import Fraction as F
-spans = [tuple(F(x) for x in s.split(":")) for s in sys.argv[1:]]
-spans.sort()
-at = F(0)
-for lo, hi in spans:
-    if lo != at or hi <= lo:
-        print(f"gap or overlap at {lo}:{hi} (expected start {at})")
-        sys.exit(0)
-    at = hi
-print("ok" if at == 1 else f"ends at {at}")
-PY
-}
-
-@test "the segments of N instances tile 0..1 exactly, in order" {
-  local n i
-  local -a segments
-  for n in 1 2 3 5 7; do
-    segments=()
-    for ((i = 0; i < n; i++)); do
-      segments+=("$(ssm_segment "$i" "$n")")
-    done
-    run segments_tile "${segments[@]}"
-    assert_output ok
-  done
-}
-
-@test "segments and sequence are written as k6 expects them" {
-  [ "$(ssm_segment 0 1)" = "0:1" ]
-  [ "$(ssm_segment 0 2)" = "0:1/2" ]
-  [ "$(ssm_segment 1 2)" = "1/2:1" ]
-  [ "$(ssm_segment 1 3)" = "1/3:2/3" ]
-  [ "$(ssm_segment_sequence 1)" = "0,1" ]
-  [ "$(ssm_segment_sequence 3)" = "0,1/3,2/3,1" ]
-}
-
-@test "sh_quote: a shell reads every word back unchanged" {
-  local -a words=("plain" "it's" "a b" '$(touch /tmp/x)' "" '*' 'back\slash' "x=1,2")
-  local line
-  line="$(sh_quote_line "${words[@]}")"
-  run sh -c "for w in $line; do printf '[%s]' \"\$w\"; done"
-  assert_output "[plain][it's][a b][\$(touch /tmp/x)][][*][back\\slash][x=1,2]"
-}
+# The segments, the quoting of the commands' words and the tag filter:
+# tests/python/test_fanout.py, test_ssmcommand.py and test_awscalls.py.
 
 @test "fanout.env: a key in the environment overrides the file" {
   export FANOUT_POLL_INTERVAL=9 FANOUT_S3_BUCKET=my-results
@@ -103,50 +58,40 @@ PY
   assert_failure 2
 }
 
-@test "the tag filter becomes a filter on running instances" {
-  FANOUT=([FANOUT_TAG_FILTER]="Role=k6 generator*")
-  local -a args
-  ssm_describe_args args
-  [ "${args[0]} ${args[1]}" = "ec2 describe-instances" ]
-  run jq -c . <<<"${args[3]}"
-  assert_output '[{"Name":"tag:Role","Values":["k6 generator*"]},{"Name":"instance-state-name","Values":["running"]}]'
-}
-
-@test "a tag filter without KEY=PATTERN is a usage error" {
-  FANOUT=([FANOUT_TAG_FILTER]="k6")
-  local -a args
-  run ssm_describe_args args
+# The tag filter as DescribeInstances' filters: tests/python/test_awscalls.py.
+@test "ssm-fanout: a tag filter without KEY=PATTERN is a usage error, before any AWS call" {
+  FANOUT_TAG_FILTER=k6 TARGET_URL=http://127.0.0.1:9 FANOUT_S3_BUCKET=b AWS_ENDPOINT_URL="http://127.0.0.1:$(lt_free_port)" \
+    TMPDIR="$BATS_TEST_TMPDIR" run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run "$MATRIX"
   assert_failure 2
+  assert_output "ssm-fanout: FANOUT_TAG_FILTER: 'k6' is not KEY=PATTERN (e.g. Name=k6-*)"
 }
 
-@test "the InfluxDB database is the URL's path" {
-  [ "$(ssm_influx_db http://10.0.0.5:8086/k6)" = k6 ]
-  [ "$(ssm_influx_db http://10.0.0.5:8086/k6?x=1)" = k6 ]
-  [ -z "$(ssm_influx_db http://10.0.0.5:8086)" ]
-}
+# The InfluxDB database of a URL: tests/python/test_fanoutrow.py.
 
 # build_command [WITH_INFLUXDB]: the command of one instance (i-0abc, the
-# second of 3) for the small matrix; with an argument, it writes to InfluxDB.
-# BUNDLE_S3_URI set: the scenario files go through S3, not inline.
+# second of 3) for the small matrix (ltsuite.ssmcommand); with an argument,
+# it writes to InfluxDB. MAX_BYTES (FANOUT_MAX_COMMAND_BYTES) small: the
+# scenario files go through S3, not inline.
 # shellcheck disable=SC2120 # the argument comes through bats' run, which shellcheck does not follow
 build_command() {
+  local dir="$BATS_TEST_TMPDIR"
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
   matrix_load "$MATRIX"
-  matrix_cell_values 0 >"$BATS_TEST_TMPDIR/cell.env"
+  matrix_cell_values 0 >"$dir/cell.env"
   fanout_config_load "$LT_ROOT/env/fanout.env"
   FANOUT[TARGET_URL]=http://10.9.8.7:8080
-  FANOUT[FANOUT_INFLUXDB_URL]="${1:+http://10.0.0.5:8086/k6}"
-  SSM_RUN_ID=run1
-  SSM_CELL_ID=01_delay_ms-10
-  SSM_START_AT=1700000000
-  SSM_BUNDLE_FILE="$BATS_TEST_TMPDIR/scenarios.tar.gz"
-  SSM_BUNDLE_S3_URI="${BUNDLE_S3_URI:-}"
-  ssm_prepare_script "$BATS_TEST_TMPDIR/cell.env" "${FANOUT[TARGET_URL]}" run1 01_delay_ms-10 "$BATS_TEST_TMPDIR" >&2
-  mapfile -t SSM_K6_ARGS < <(k6_script_args "$(cell_env_get "$BATS_TEST_TMPDIR/cell.env" SCENARIO)" "$BATS_TEST_TMPDIR/k6-script.json" run1 01_delay_ms-10)
-  ssm_bundle "$BATS_TEST_TMPDIR" "$SSM_BUNDLE_FILE"
-  ssm_instance_command "$BATS_TEST_TMPDIR/cell.env" i-0abc 1 3
+  ssm_prepare_script "$dir/cell.env" "${FANOUT[TARGET_URL]}" run1 01_delay_ms-10 "$dir" >&2
+  k6_script_args "$(cell_env_get "$dir/cell.env" SCENARIO)" "$dir/k6-script.json" run1 01_delay_ms-10 >"$dir/k6-args"
+  ssm_bundle "$dir" "$dir/scenarios.tar.gz"
+  mkdir -p "$dir/commands"
+  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.ssmcommand "$dir/commands" --instances i-0aaa,i-0abc,i-0bbb \
+    --run-id run1 --cell-id 01_delay_ms-10 --start-at 1700000000 --cell-env "$dir/cell.env" --k6-args "$dir/k6-args" \
+    --bundle "$dir/scenarios.tar.gz" --target-url "${FANOUT[TARGET_URL]}" --timeout 60 \
+    --max-bytes "${MAX_BYTES:-${FANOUT[FANOUT_MAX_COMMAND_BYTES]}}" --bucket lt-bucket --key-prefix prefix \
+    --influxdb-url "${1:+http://10.0.0.5:8086/k6}" --region "${FANOUT[FANOUT_REGION]}" >&2
+  cat "$dir/commands/command-i-0abc.sh"
 }
 
 @test "an instance's command: its segment, the tags, the cell's env, POSIX sh" {
@@ -161,10 +106,10 @@ build_command() {
   assert_line --partial "-e TARGET_URL=http://10.9.8.7:8080"
   assert_line --partial "--address ''"
   refute_output --partial "influxdb="
-  assert_line "LT_SUMMARY_BEGIN='$SSM_SUMMARY_BEGIN'"
+  assert_line "LT_SUMMARY_BEGIN='=== k6-fanout summary begin ==='"
   # k6 writes every request's samples, which the instance reduces to its histogram.
   assert_line --partial "--out json=samples.json.gz"
-  assert_line "LT_HISTOGRAM_BEGIN='$SSM_HISTOGRAM_BEGIN'"
+  assert_line "LT_HISTOGRAM_BEGIN='=== k6-fanout histogram begin ==='"
   assert_line "LT_KEEP_SAMPLES=0"
   # The logic is the repo's instance script, as it is.
   [ "$(tail -n "$(wc -l <"$LT_ROOT/scripts/ssm-instance.sh")" "$BATS_TEST_TMPDIR/command.sh")" = "$(cat "$LT_ROOT/scripts/ssm-instance.sh")" ]
@@ -174,7 +119,7 @@ build_command() {
 
 @test "an instance's command has the operator's region but never the operator's --profile" {
   export FANOUT_PROFILE=ops-admin FANOUT_REGION=eu-west-1
-  BUNDLE_S3_URI=s3://lt-bucket/prefix/scenarios.tar.gz build_command >"$BATS_TEST_TMPDIR/command.sh"
+  MAX_BYTES=15000 build_command >"$BATS_TEST_TMPDIR/command.sh"
   run cat "$BATS_TEST_TMPDIR/command.sh"
   # The instance's aws copies the scenario files in the region, with its own role.
   assert_line "LT_AWS_ARGS='--region"
@@ -182,9 +127,11 @@ build_command() {
   assert_line "LT_BUNDLE_S3=s3://lt-bucket/prefix/scenarios.tar.gz"
   refute_output --partial "ops-admin"
   refute_output --partial "--profile"
-  # The operator's own calls keep it.
-  run ssm_aws_line s3api head-bucket --bucket lt-bucket
-  assert_output "aws --region eu-west-1 --profile ops-admin s3api head-bucket --bucket lt-bucket"
+  # The operator's own calls (boto3's) keep it.
+  TARGET_URL=http://127.0.0.1:9 FANOUT_S3_BUCKET=lt-bucket TMPDIR="$BATS_TEST_TMPDIR" \
+    run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-0abc "$MATRIX"
+  assert_success
+  assert_line "# Every AWS call goes through boto3 (region eu-west-1, profile ops-admin), one a line: client.operation(parameters)."
 }
 
 @test "an instance's command writes to InfluxDB when FANOUT_INFLUXDB_URL is set" {
