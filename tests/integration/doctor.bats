@@ -97,20 +97,29 @@ json() {
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$1" "$2"
 }
 
+# doctor_start OUT WINDOW [ARG...]: the doctor in the namespace, in the
+# background (its pid in DOCTOR_PID), its output in doctor.out, returning once
+# its first reading is on disk (the window has begun).
+doctor_start() {
+  local out="$1" window="$2" i
+  shift 2
+  ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window "$window" --out "$out" "$@" \
+    >"$BATS_TEST_TMPDIR/doctor.out" 2>&1 &
+  DOCTOR_PID=$!
+  for ((i = 0; i < 100; i++)); do
+    [[ ! -s "$out/readings/nstat-before.txt" ]] || return 0
+    sleep 0.05
+  done
+}
+
 @test "a burst past a capped backlog: both findings with the namespace's own numbers, nothing changed" {
   listen 100
   local out="$BATS_TEST_TMPDIR/doctor-burst" before after i
   state >"$BATS_TEST_TMPDIR/state-before"
-  ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 3s --out "$out" \
-    >"$BATS_TEST_TMPDIR/doctor.out" 2>&1 &
-  local doctor_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    [[ ! -s "$out/readings/nstat-before.txt" ]] || break
-    sleep 0.05
-  done
+  doctor_start "$out" 3s
   before="$(overflows)"
   burst "$BURST"
-  wait "$doctor_pid"
+  wait "$DOCTOR_PID"
   after="$(overflows)"
   cat "$BATS_TEST_TMPDIR/doctor.out"
   state >"$BATS_TEST_TMPDIR/state-after"
@@ -155,16 +164,10 @@ json() {
   target
   ip netns exec "$NS" sysctl -q -w net.core.somaxconn=4096
   local out="$BATS_TEST_TMPDIR/doctor-restart" i
-  ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 3s \
-    --actuator "http://127.0.0.1:$((PORT + 1))/actuator" --out "$out" >"$BATS_TEST_TMPDIR/doctor.out" 2>&1 &
-  local doctor_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    [[ ! -s "$out/readings/nstat-before.txt" ]] || break
-    sleep 0.05
-  done
+  doctor_start "$out" 3s --actuator "http://127.0.0.1:$((PORT + 1))/actuator"
   # Held 2.5 s: Tomcat accepts 8 and the queue holds 9 across two samples at least.
   burst "$BURST" 2.5
-  wait "$doctor_pid"
+  wait "$DOCTOR_PID"
   cat "$BATS_TEST_TMPDIR/doctor.out"
   [ "$(json "$out/doctor.json" 'd["listeners"][0]["backlog"]')" = 8 ]
   [ "$(json "$out/doctor.json" '{k: v for k, v in [f for f in d["findings"] if f["id"] == "backlog-capped-at-start"][0]["evidence"].items() if k != "listener"}')" \
@@ -221,15 +224,9 @@ keepalive_load() {
   target
   ip netns exec "$NS" sysctl -q -w net.core.somaxconn=4096
   local out="$BATS_TEST_TMPDIR/doctor-load" i
-  ip netns exec "$NS" "$LT_ROOT/scripts/doctor.sh" --port "$PORT" --window 8s \
-    --actuator "http://127.0.0.1:$((PORT + 1))/actuator" --out "$out" >"$BATS_TEST_TMPDIR/doctor.out" 2>&1 &
-  local doctor_pid=$!
-  for ((i = 0; i < 100; i++)); do
-    [[ ! -s "$out/readings/nstat-before.txt" ]] || break
-    sleep 0.05
-  done
+  doctor_start "$out" 8s --actuator "http://127.0.0.1:$((PORT + 1))/actuator"
   keepalive_load 40 12
-  wait "$doctor_pid"
+  wait "$DOCTOR_PID"
   wait "$K6_PID" || true
   cat "$BATS_TEST_TMPDIR/doctor.out"
   cat "$out/reproduce.matrix"
