@@ -376,10 +376,12 @@ def test_masked_values_are_kept_as_masked_and_read_as_unknown():
     assert doctor.parse_tomcat(kept, None).accept_count is None
 
 
-def test_the_server_prefix_is_asked_first_and_the_secrets_stay_in_memory():
-    def answer(path):
-        if path == "/actuator/configprops/server":
-            return 200, json.dumps(BOOT4).encode()
+def configprops_from(path: str, document: dict) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """doctor.py configprops against an actuator that answers DOCUMENT at PATH only (404
+    elsewhere), no proxy in between: the run and the paths it asked."""
+    def answer(asked_path):
+        if asked_path == path:
+            return 200, json.dumps(document).encode()
         return 404, b"{}"
 
     actuator, asked = serve(answer)
@@ -389,6 +391,11 @@ def test_the_server_prefix_is_asked_first_and_the_secrets_stay_in_memory():
         run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
     finally:
         actuator.shutdown()
+    return run, asked
+
+
+def test_the_server_prefix_is_asked_first_and_the_secrets_stay_in_memory():
+    run, asked = configprops_from("/actuator/configprops/server", BOOT4)
     assert run.returncode == 0
     assert asked == ["/actuator/configprops/server"]
     assert SECRET not in run.stdout
@@ -396,18 +403,7 @@ def test_the_server_prefix_is_asked_first_and_the_secrets_stay_in_memory():
 
 
 def test_without_the_server_prefix_the_whole_document_is_read_and_only_the_properties_kept():
-    def answer(path):
-        if path == "/actuator/configprops":
-            return 200, json.dumps(BOOT2).encode()
-        return 404, b"{}"
-
-    actuator, asked = serve(answer)
-    try:
-        env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy")}
-        env["PYTHONPATH"] = str(ROOT / "scripts")
-        run = doctor_py(env, "configprops", f"http://127.0.0.1:{actuator.server_address[1]}/actuator")
-    finally:
-        actuator.shutdown()
+    run, asked = configprops_from("/actuator/configprops", BOOT2)
     assert run.returncode == 0
     assert asked == ["/actuator/configprops/server", "/actuator/configprops"]
     assert SECRET not in run.stdout
