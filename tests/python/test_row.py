@@ -425,3 +425,18 @@ def test_the_suites_own_scenario_keeps_its_check_when_its_graceful_stop_cuts_eve
     assert row["design_notes"] == ("no request completed (every one of the 11 sent was cut off while it waited: "
                                    "fail_interrupted); 11 of 11 iterations were interrupted by GRACEFUL_STOP=5s "
                                    "before REQUEST_TIMEOUT=10s")
+
+
+def test_empty_busy_threads_are_blamed_on_what_stands_in_the_way_not_on_a_missing_exposure():
+    """A Spring Boot target's actuator that answered 401 or 500 is named as guarded or as mapping
+    errors; only with TARGET_ACTUATOR=as-is is an exposure the fix."""
+    from ltsuite.row import busy_threads_note
+    env = {"MANAGEMENT_PORT": "8081", "TARGET_ACTUATOR": "needed"}
+    guarded = busy_threads_note(env, {"checked": False, "status": "401"})
+    assert "guarded by Spring Security" in guarded and "HTTP 401" in guarded and "exposure.include" not in guarded
+    errors = busy_threads_note(env, {"checked": False, "status": "500"})
+    assert "maps the actuator's answers to HTTP 500" in errors and "exposure.include" not in errors
+    exposed = busy_threads_note(env, {"checked": True, "mismatches": []})
+    assert "the suite exposed metrics there" in exposed and "exposure.include" not in exposed
+    as_is = busy_threads_note({**env, "TARGET_ACTUATOR": "as-is"}, None)
+    assert "management.endpoints.web.exposure.include=metrics" in as_is
