@@ -55,7 +55,7 @@ class Outcome:
 OUTCOMES = (
     Outcome("server_conns_peak", "connections held", True),
     Outcome("failed_reqs", "failed requests", True),
-    Outcome("lat_p99_ms", "users' p99 ms", False),
+    Outcome("lat_p99_ms", "the answered users' p99 ms", False),
     Outcome("tps", "requests a second", False),
 )
 
