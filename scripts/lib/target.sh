@@ -374,16 +374,19 @@ _target_actuator_health_proxy() {
 
 # _target_path_scenario ORIGINS_ASSOC VALUES_ASSOC: TARGET_PATH with a
 # scenario that does not read it: the waiting room and WebSocket scenarios
-# ask their own endpoints, a script of one's own its own URLs.
+# ask their own endpoints. A script of one's own (a path) asks its own URLs
+# and takes it for its warm-up: TARGET_PATH then names the path the warm-up
+# asks, where the script's users go (warmup.sh), so the load does not meet a
+# code path the JVM has not run yet.
 _target_path_scenario() {
   local -n path_origin="$1" path_value="$2"
   local scenario
   [[ -n "${path_value[TARGET_PATH]:-}" ]] || return 0
   for scenario in ${path_value[SCENARIO]:-}; do
     case "$scenario" in
-      spike | burst | spike-open | ramp | keepalive) continue ;;
+      spike | burst | spike-open | ramp | keepalive | */* | *.js) continue ;;
     esac
-    printf "%s: TARGET_PATH: the scenario '%s' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own asks its own URLs); remove it or choose one of those\n" \
+    printf "%s: TARGET_PATH: the scenario '%s' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own takes it for its warm-up); remove it or choose one of those\n" \
       "${path_origin[TARGET_PATH]}" "$scenario"
     return 0
   done

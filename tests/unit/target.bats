@@ -598,8 +598,12 @@ teardown() {
     [TARGET_ENV_FILE]='' [TARGET_JAR]='' [SCENARIO]='spike waiting-room' [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081
     [TARGET_PATH]='/owners?lastName=')
   run target_knob_problems origin value
-  assert_output "m.matrix:3: TARGET_PATH: the scenario 'waiting-room' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own asks its own URLs); remove it or choose one of those"
+  assert_output "m.matrix:3: TARGET_PATH: the scenario 'waiting-room' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own takes it for its warm-up); remove it or choose one of those"
   value[SCENARIO]='spike burst spike-open ramp keepalive'
+  run target_knob_problems origin value
+  assert_output ""
+  # A script of one's own: the path its warm-up asks.
+  value[SCENARIO]='tests/fixtures/own-script/ramp-users.js'
   run target_knob_problems origin value
   assert_output ""
 }
