@@ -3,7 +3,8 @@
 # that exposes only its health (tests/fixtures/ownapp/health-only.properties,
 # given as its own properties), under the unchanged user-style spike script,
 # one cell with the suite's exposure (TARGET_ACTUATOR=needed) and one with
-# the application's own (as-is). About a minute.
+# the application's own (as-is); and a service whose actuator Spring Security
+# guards (tests/fixtures/ownapp-secured). About two minutes.
 
 setup_file() {
   load '../test_helper'
@@ -53,4 +54,24 @@ actuator_cell() {
   run jq -r .notes "$RUN_DIR/cells/$cell/row.json"
   assert_output --partial 'TARGET_ACTUATOR=as-is keeps the application'"'"'s own exposure'
   assert_output --partial 'add configprops to management.endpoints.web.exposure.include, or leave TARGET_ACTUATOR at needed'
+}
+
+# shellcheck disable=SC2030 # SC2030: status is this test's own
+@test "an actuator Spring Security guards is named as guarded, with its answer, and no property is asked for" {
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  cd "$LT_ROOT" || return 1
+  [ -f tests/fixtures/ownapp-secured/target/secured-service.jar ] || make -s ownapp >/dev/null
+  run scripts/run-matrix.sh tests/fixtures/secured-actuator.matrix
+  [ "$status" -eq 0 ] || fail "the run failed: $output"
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  local cell
+  cell="$(lt_cells)"
+  [ "$(lt_row_value "$cell" status)" = ok ]
+  [ -z "$(lt_row_value "$cell" tomcat_threads_busy_peak)" ]
+  run jq -r '[.checked, .status] | @tsv' "$RUN_DIR/cells/$cell/connector.json"
+  assert_output $'false\t401'
+  run jq -r .notes "$RUN_DIR/cells/$cell/row.json"
+  assert_output --partial "guarded by Spring Security"
+  assert_output --partial "HTTP 401"
+  refute_output --partial "exposure.include"
 }
