@@ -13,6 +13,8 @@ JAR := server/target/loadtest-target.jar
 OWNAPP_JAR := tests/fixtures/ownapp/target/greeting-service.jar
 OWNAPP_BOOT4_JAR := tests/fixtures/ownapp-boot4/target/greeting-service.jar
 OWNAPP_BOOT2_JAR := tests/fixtures/ownapp-boot2/target/greeting-service.jar
+CONFIGSERVER_JAR := tests/fixtures/configserver/target/config-server.jar
+SECURED_JAR := tests/fixtures/ownapp-secured/target/secured-service.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 # $(call shq,VALUE): VALUE as one single-quoted shell word (a quote becomes
 # '\''), so a value given on make's command line (MATRIX='x;id') reaches a
@@ -74,7 +76,22 @@ $(OWNAPP_BOOT2_JAR): tests/fixtures/ownapp-boot2/pom.xml $(shell find tests/fixt
 	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-boot2/pom.xml package
 	@touch $@
 
-ownapp: $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) ## Build the example Spring Boot service of tests/fixtures/ownapp (a target the suite did not write)
+# An application nobody here wrote: Spring Cloud Config Server from Maven
+# Central, started by a main of a few lines (Spring Boot 4, Tomcat 11).
+$(CONFIGSERVER_JAR): tests/fixtures/configserver/pom.xml $(shell find tests/fixtures/configserver/src -type f 2>/dev/null)
+	@scripts/setup/require.sh java mvn
+	@echo "building Spring Cloud Config Server (tests/fixtures/configserver/)" >&2
+	mvn -q -B -Dstyle.color=never -f tests/fixtures/configserver/pom.xml package
+	@touch $@
+
+# A service whose actuator Spring Security guards (Spring Boot 4).
+$(SECURED_JAR): tests/fixtures/ownapp-secured/pom.xml $(shell find tests/fixtures/ownapp-secured/src -type f 2>/dev/null)
+	@scripts/setup/require.sh java mvn
+	@echo "building the service with a guarded actuator (tests/fixtures/ownapp-secured/)" >&2
+	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-secured/pom.xml package
+	@touch $@
+
+ownapp: $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(SECURED_JAR) ## Build the example Spring Boot services of tests/fixtures (ownapp*, configserver: targets the suite did not write)
 
 $(CDS): $(JAR)
 	@scripts/setup/build-target-start.sh

@@ -106,10 +106,16 @@ report_style() {
   fi
 }
 
-# report_findings RUN_DIR: what each cell found, in words (findings.txt,
-# written with the tables by ltsuite.words), first on the page as on the
-# terminal; nothing when the run has none.
+# report_findings RUN_DIR: what changed across the cells with each axis
+# (across.txt, ltsuite.across), then what each cell found, in words
+# (findings.txt, ltsuite.words), both written with the tables, first on the
+# page as on the terminal; nothing when the run has neither.
 report_findings() {
+  if [[ -s "$1/across.txt" ]]; then
+    printf '<h2>What changed across cells</h2>\n<ul id="across">\n'
+    jq -rR '"<li>\(@html)</li>"' "$1/across.txt"
+    printf '</ul>\n'
+  fi
   [[ -s "$1/findings.txt" ]] || return 0
   printf '<h2>What happened</h2>\n<ul id="findings">\n'
   jq -rR '"<li>\(@html)</li>"' "$1/findings.txt"

@@ -47,6 +47,13 @@ readonly TARGET_STARTED_RE='Started [^ ]+ in [0-9.]+ seconds'
 # Properties the suite sets itself: the application must not set them too.
 readonly TARGET_RESERVED_PROPERTIES=(server.address server.port management.server.port management.server.address)
 
+# The actuator endpoints the suite reads (TARGET_ACTUATOR=needed): health
+# (the health path), metrics (tomcat.threads.busy, the sampler's) and
+# configprops (the connector check).
+readonly TARGET_ACTUATOR_NEEDED=health,metrics,configprops
+# The property TARGET_ACTUATOR=needed sets (and its exclude).
+readonly TARGET_ACTUATOR_PROPERTY=management.endpoints.web.exposure.
+
 # target_kind CELL_ASSOC: "own" (the suite's jar), "jar" (TARGET_JAR) or
 # "cmd" (TARGET_CMD).
 target_kind() {
@@ -89,6 +96,12 @@ target_spring_env() {
   # The connector check's values (Spring Boot 3 and later hide them unless
   # asked), on the actuator's loopback-only port.
   printf 'MANAGEMENT_ENDPOINT_CONFIGPROPS_SHOWVALUES=always\n'
+  # What the suite reads (TARGET_ACTUATOR=needed, the default), exposed on
+  # that port: health, metrics (busy threads) and configprops; an exclude
+  # list of the application's would win over any include, so it is emptied.
+  if [[ "${spring_values[TARGET_ACTUATOR]:-needed}" != as-is ]]; then
+    printf 'MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE=%s\nMANAGEMENT_ENDPOINTS_WEB_EXPOSURE_EXCLUDE=\n' "$TARGET_ACTUATOR_NEEDED"
+  fi
   for pair in "${TARGET_TOMCAT_PROPERTIES[@]}"; do
     printf '%s=%s\n' "$(target_env_name "${pair#*=}")" "${spring_values[${pair%%=*}]}"
   done
@@ -278,9 +291,32 @@ target_knob_problems() {
       fi
     done
   done
+  _target_actuator_words origin_of knob_value
   if [[ -n "${knob_value[TARGET_ENV_FILE]}" ]]; then
+    TARGET_ENV_ACTUATOR="${knob_value[TARGET_ACTUATOR]:-needed}"
     envfile_each "${knob_value[TARGET_ENV_FILE]}" _target_reserved_env
   fi
+}
+
+# _target_actuator_words ORIGINS_ASSOC VALUES_ASSOC: with TARGET_ACTUATOR=
+# needed (in any cell), an exposure set in TARGET_ARGS (--name=value) or
+# TARGET_JAVA_OPTS (-Dname=value): both rank above the environment the suite
+# sets it in, so the endpoints the suite reads would be hidden again.
+_target_actuator_words() {
+  local -n actuator_origin="$1" actuator_value="$2"
+  local key word prefix
+  [[ " ${actuator_value[TARGET_ACTUATOR]:-needed} " == *" needed "* && -z "${actuator_value[TARGET_CMD]:-}" ]] || return 0
+  for key in TARGET_ARGS TARGET_JAVA_OPTS; do
+    prefix=--
+    [[ "$key" == TARGET_ARGS ]] || prefix=-D
+    local -a words=()
+    read -r -a words <<<"${actuator_value[$key]:-}"
+    for word in "${words[@]}"; do
+      [[ "$word" == "$prefix$TARGET_ACTUATOR_PROPERTY"* ]] || continue
+      printf "%s: %s: '%s': TARGET_ACTUATOR=needed exposes %s on the suite's own loopback connector; remove it, or set TARGET_ACTUATOR=as-is to keep the application's own exposure\n" \
+        "${actuator_origin[$key]}" "$key" "$word" "$TARGET_ACTUATOR_NEEDED"
+    done
+  done
 }
 
 # _target_virtual_threads_problems ORIGINS_ASSOC VALUES_ASSOC:
@@ -338,16 +374,19 @@ _target_actuator_health_proxy() {
 
 # _target_path_scenario ORIGINS_ASSOC VALUES_ASSOC: TARGET_PATH with a
 # scenario that does not read it: the waiting room and WebSocket scenarios
-# ask their own endpoints, a script of one's own its own URLs.
+# ask their own endpoints. A script of one's own (a path) asks its own URLs
+# and takes it for its warm-up: TARGET_PATH then names the path the warm-up
+# asks, where the script's users go (warmup.sh), so the load does not meet a
+# code path the JVM has not run yet.
 _target_path_scenario() {
   local -n path_origin="$1" path_value="$2"
   local scenario
   [[ -n "${path_value[TARGET_PATH]:-}" ]] || return 0
   for scenario in ${path_value[SCENARIO]:-}; do
     case "$scenario" in
-      spike | burst | spike-open | ramp | keepalive) continue ;;
+      spike | burst | spike-open | ramp | keepalive | */* | *.js) continue ;;
     esac
-    printf "%s: TARGET_PATH: the scenario '%s' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own asks its own URLs); remove it or choose one of those\n" \
+    printf "%s: TARGET_PATH: the scenario '%s' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own takes it for its warm-up); remove it or choose one of those\n" \
       "${path_origin[TARGET_PATH]}" "$scenario"
     return 0
   done
@@ -362,6 +401,10 @@ _target_reserved_env() {
       printf '%s:%s: %s: set by the suite from the cell'"'"'s knobs; remove it here\n' "$file" "$line_no" "$key"
     fi
   done
+  if [[ "${TARGET_ENV_ACTUATOR:-needed}" == *needed* && "$key" == "$(target_env_name "$TARGET_ACTUATOR_PROPERTY")"* ]]; then
+    printf '%s:%s: %s: TARGET_ACTUATOR=needed exposes %s on the suite'"'"'s own loopback connector; remove it here, or set TARGET_ACTUATOR=as-is\n' \
+      "$file" "$line_no" "$key" "$TARGET_ACTUATOR_NEEDED"
+  fi
   if [[ "$key" == SERVER_TOMCAT_* ]]; then
     printf '%s:%s: %s: the Tomcat connector is set by the cell'"'"'s TOMCAT_* knobs; remove it here\n' "$file" "$line_no" "$key"
   fi
@@ -782,8 +825,12 @@ _target_check_connector_props() {
       <<<"${answer%$'\n'*}" 2>/dev/null && return 0
     code=invalid
   fi
-  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" --argjson threads "${threads:-[]}" '{checked: false, mismatches: $threads, source: "/actuator/configprops",
-    reason: (if $code == "404" then "the application does not expose /actuator/configprops on its actuator port 127.0.0.1:\($port) (add configprops to management.endpoints.web.exposure.include to have its connector checked)"
+  jq -nc --arg port "$port" --arg code "$code" --argjson wait "$TARGET_CHECK_WAIT_S" --argjson threads "${threads:-[]}" \
+    --arg exposure "${check_values[TARGET_ACTUATOR]:-needed}" '{checked: false, mismatches: $threads, source: "/actuator/configprops", status: $code,
+    reason: (if $code == "404" and $exposure == "as-is" then "the application does not expose /actuator/configprops on its actuator port 127.0.0.1:\($port) (TARGET_ACTUATOR=as-is keeps its own exposure; add configprops to management.endpoints.web.exposure.include, or leave TARGET_ACTUATOR at needed, to have its connector checked)"
+      elif $code == "404" then "the application answers 404 for /actuator/configprops on 127.0.0.1:\($port) although the suite exposed it there (TARGET_ACTUATOR=needed): the endpoint is turned off in the application (management.endpoint.configprops.enabled or .access), or it has no actuator"
+      elif $code == "401" or $code == "403" or $code == "302" then "the check could not be made: the actuator is guarded by Spring Security (or another filter of the application'"'"'s): /actuator/configprops on 127.0.0.1:\($port) answered HTTP \($code); permit the actuator on its own port (EndpointRequest.toAnyEndpoint()) to have the connector checked and busy threads sampled"
+      elif $code == "500" then "the check could not be made: the application maps the actuator'"'"'s answer to an error (/actuator/configprops on 127.0.0.1:\($port) answered HTTP 500, an exception handler of its own, as for a path it does not know)"
       elif $code == "000" then "the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:\($port) within \($wait) s, or after the application logged that it had started (an application without the actuator has nothing there)"
       elif $code == "invalid" then "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) did not answer JSON"
       else "the check could not be made: /actuator/configprops on 127.0.0.1:\($port) answered HTTP \($code)" end)}'

@@ -365,6 +365,29 @@ def connector_findings(cell: Cell) -> list[design.Finding]:
             for m in (connector.get("mismatches") or [] if isinstance(connector, dict) else [])]
 
 
+def busy_threads_note(env: dict[str, Any], connector: Any) -> str:
+    """Why tomcat_threads_busy_peak is empty for a Spring Boot target. The
+    actuator that answered the connector check (connector.json's status) says
+    what stands in the way: Spring Security's 401/403/302 or an application's
+    own error handler's 500 is named as such; only with TARGET_ACTUATOR=as-is
+    (the application's own exposure kept) is the fix an exposure to add, since
+    otherwise the suite exposed metrics itself (scripts/lib/target.sh)."""
+    where = f"the target's actuator gave no tomcat.threads.busy on 127.0.0.1:{env.get('MANAGEMENT_PORT')}"
+    status = str(connector.get("status") or "") if isinstance(connector, dict) else ""
+    if status in ("401", "403", "302"):
+        why = (f"the actuator is guarded by Spring Security or another filter of the application's: it answered HTTP "
+               f"{status}; permit the actuator on its own port (EndpointRequest.toAnyEndpoint())")
+    elif status == "500":
+        why = "the application maps the actuator's answers to HTTP 500 (an exception handler of its own)"
+    elif str(env.get("TARGET_ACTUATOR") or "needed") == "as-is":
+        why = ("TARGET_ACTUATOR=as-is keeps the application's own exposure: it needs "
+               "management.endpoints.web.exposure.include=metrics")
+    else:
+        why = ("the suite exposed metrics there (TARGET_ACTUATOR=needed): the application has no Micrometer meters "
+               "for Tomcat, or turned the endpoint off (management.endpoint.metrics.enabled or .access)")
+    return f"{where} ({why}): tomcat_threads_busy_peak stays empty"
+
+
 def row_notes(cell: Cell, env: dict[str, Any], row: dict[str, Any], latency_note: str | None) -> list[str]:
     """Why some columns are empty or measured differently, for this cell."""
     notes = []
@@ -383,9 +406,7 @@ def row_notes(cell: Cell, env: dict[str, Any], row: dict[str, Any], latency_note
         notes.append("virtual threads: Tomcat keeps no thread pool (tomcat.threads.busy is -1), so "
                      "tomcat_threads_busy_peak stays empty")
     elif (env.get("TARGET_URL") or "") == "" and row.get("tomcat_threads_busy_peak") is None:
-        notes.append(f"the target's actuator gave no tomcat.threads.busy on 127.0.0.1:{env.get('MANAGEMENT_PORT')} (it "
-                     "needs the metrics endpoint exposed: management.endpoints.web.exposure.include=metrics): "
-                     "tomcat_threads_busy_peak stays empty")
+        notes.append(busy_threads_note(env, cell.extra_in.get("connector")))
     connector = cell.extra_in.get("connector")
     if isinstance(connector, dict) and connector.get("checked") is False and (env.get("TARGET_CMD") or "") == "":
         notes.append(f"connector settings not checked: {connector.get('reason')}")

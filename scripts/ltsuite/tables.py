@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import columns, words
+from . import across, columns, words
 
 PROG = "ltsuite.tables"
 
@@ -392,12 +392,16 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
 
 
-def findings_md(findings: list[str]) -> str:
-    """results.md's first lines: what each cell found, in words (ltsuite.words), before the
-    tables; nothing when no cell gave a finding."""
-    if not findings:
-        return ""
-    return "What happened:\n\n" + "".join(f"- {line}\n" for line in findings) + "\n"
+def findings_md(findings: list[str], across_lines: list[str] | None = None) -> str:
+    """results.md's first lines: what changed across the cells with each axis (ltsuite.across),
+    then what each cell found, in words (ltsuite.words), before the tables; nothing when there
+    is neither."""
+    text = ""
+    if across_lines:
+        text += "Across cells:\n\n" + "".join(f"- {line}\n" for line in across_lines) + "\n"
+    if findings:
+        text += "What happened:\n\n" + "".join(f"- {line}\n" for line in findings) + "\n"
+    return text
 
 
 def render(run_dir: Path, with_words: bool = True) -> None:
@@ -416,16 +420,18 @@ def render(run_dir: Path, with_words: bool = True) -> None:
         print(f"{PROG}: {run_dir}: row key(s) not in scripts/ltsuite/columns.py (in row.json only): "
               + ", ".join(hidden), file=sys.stderr)
     findings = words.run_words(run_dir) if with_words else []
+    across_lines = across.run_across(run_dir, run.axes, run.rows) if with_words else []
     csv_text = render_csv(run)
-    md_text_ = findings_md(findings) + render_md(run)
+    md_text_ = findings_md(findings, across_lines) + render_md(run)
     write_atomic(run_dir / "results.csv", csv_text)
     write_atomic(run_dir / "results.md", md_text_)
     if not with_words:
         return
-    if findings:
-        write_atomic(run_dir / "findings.txt", "".join(line + "\n" for line in findings))
-    else:
-        (run_dir / "findings.txt").unlink(missing_ok=True)
+    for name, found in (("findings.txt", findings), ("across.txt", across_lines)):
+        if found:
+            write_atomic(run_dir / name, "".join(line + "\n" for line in found))
+        else:
+            (run_dir / name).unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:

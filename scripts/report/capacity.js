@@ -63,7 +63,7 @@
         x: { time: false, range: () => [loads[0] - span * 0.1 - 0.5, loads[loads.length - 1] + span * 0.1 + 0.5] },
         y: { range: (u, min, max) => [0, max > 0 ? max * 1.15 : 1] },
       },
-      axes: [{ label: `${answer.knob} (${answer.unit})`, splits: () => loads }, { label: yLabel }],
+      axes: [{ label: `${answer.knob} (${answer.unit})`, splits: () => loads }, { label: yLabel, size: window.ltAxisSize }],
       series: [{ label: answer.knob }].concat(series),
       hooks: { draw: hooks },
     }, [loads, values, failed].concat(extra.map(([, v]) => v)), box);

@@ -14,3 +14,20 @@ window.ltChartBox = function (parent, id, title, className) {
   parent.appendChild(box);
   return box;
 };
+
+// The width of a y axis (uPlot's axes[].size) from its longest tick label,
+// measured in the chart's own font: uPlot's fixed default (50 px) cut
+// "10,000" to "0,000" on the latency charts. Used by every chart's y axis.
+window.ltAxisSize = function (self, values, axisIdx) {
+  'use strict';
+
+  const axis = self.axes[axisIdx];
+  let size = axis.ticks.size + axis.gap;
+  const longest = (values || []).reduce((a, v) => (v != null && String(v).length > a.length ? String(v) : a), '');
+  if (longest !== '') {
+    self.ctx.font = axis.font[0];
+    size += self.ctx.measureText(longest).width / (window.devicePixelRatio || 1);
+  }
+  // Never narrower than uPlot's default: a narrower axis gives finer ticks (7.5), wider labels.
+  return Math.max(50, Math.ceil(size) + 2);
+};

@@ -61,7 +61,7 @@
       width: WIDTH,
       height: HEIGHT,
       scales: { x: { time: false } },
-      axes: [{ label: 's since the cell started' }, { label: opts && opts.yLabel || '' }],
+      axes: [{ label: 's since the cell started' }, { label: opts && opts.yLabel || '', size: window.ltAxisSize }],
       series: [{ label: opts && opts.xLabel || 's' }].concat(shown.map(([s]) => s)),
     }, opts && opts.uplot || {});
     const chart = new uPlot(options, [xs].concat(shown.map(([, values]) => values)), box);
@@ -230,7 +230,7 @@
           scales: { x: { time: false, range: () => [0.5, xs.length + 0.5] }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
           axes: [
             { label: (data.axes || []).join(' / ') || 'cell', splits: () => xs, values: (u, splits) => splits.map((x) => labels[x - 1] || '') },
-            {},
+            { size: window.ltAxisSize },
           ],
         },
       });

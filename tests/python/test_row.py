@@ -429,6 +429,21 @@ def test_the_suites_own_scenario_keeps_its_check_when_its_graceful_stop_cuts_eve
                                    "before REQUEST_TIMEOUT=10s")
 
 
+def test_empty_busy_threads_are_blamed_on_what_stands_in_the_way_not_on_a_missing_exposure():
+    """A Spring Boot target's actuator that answered 401 or 500 is named as guarded or as mapping
+    errors; only with TARGET_ACTUATOR=as-is is an exposure the fix."""
+    from ltsuite.row import busy_threads_note
+    env = {"MANAGEMENT_PORT": "8081", "TARGET_ACTUATOR": "needed"}
+    guarded = busy_threads_note(env, {"checked": False, "status": "401"})
+    assert "guarded by Spring Security" in guarded and "HTTP 401" in guarded and "exposure.include" not in guarded
+    errors = busy_threads_note(env, {"checked": False, "status": "500"})
+    assert "maps the actuator's answers to HTTP 500" in errors and "exposure.include" not in errors
+    exposed = busy_threads_note(env, {"checked": True, "mismatches": []})
+    assert "the suite exposed metrics there" in exposed and "exposure.include" not in exposed
+    as_is = busy_threads_note({**env, "TARGET_ACTUATOR": "as-is"}, None)
+    assert "management.endpoints.web.exposure.include=metrics" in as_is
+
+
 def test_a_generator_saturated_while_it_released_the_users_bounds_the_cell(cell_copy):
     """tiny-spike's two users released at one instant; a k6 trace around it with k6 on both cores
     makes the cell generator-bound with the timings named; k6 idle there leaves it as recorded."""

@@ -19,7 +19,7 @@ import pytest
 # The package under test (tests/python/conftest.py does the same for the whole directory).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
-from ltsuite import columns, tables, words
+from ltsuite import across, columns, tables, words
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 RUN_NAMES = sorted(p.name for p in RUNS.iterdir())
@@ -32,7 +32,7 @@ def copy_run(name: str, tmp_path: Path) -> Path:
 
 
 def test_the_recorded_runs_are_all_here():
-    assert RUN_NAMES == ["repeat", "scenarios", "tiny", "websocket"]
+    assert RUN_NAMES == ["default", "repeat", "scenarios", "tiny", "websocket"]
 
 
 def by_column(header: list[str], lines: list[list[str]]) -> list[dict[str, str]]:
@@ -71,8 +71,11 @@ def test_results_csv_and_md_are_the_run_s_own_byte_for_byte_or_with_columns_adde
         got = (run_dir / table).read_text()
         want = (RUNS / name / f"expected-{table}").read_text()
         if table == "results.md":
-            # It says first, in words, what the cells found; the tables follow.
-            said = tables.findings_md(words.run_words(run_dir))
+            # It says first, in words, what changed across the cells and what each found; the
+            # tables follow.
+            run = tables.load_run(run_dir)
+            said = tables.findings_md(words.run_words(run_dir), across.run_across(run_dir, run.axes, run.rows))
+            assert said.startswith("Across cells:\n\n- "), f"{name}: results.md does not begin across the cells"
             assert got.startswith(said), f"{name}: results.md does not begin with its findings"
             got = got[len(said):]
         if got.split("\n")[0] == want.split("\n")[0] and table == "results.csv" or \
@@ -224,6 +227,9 @@ def test_results_md_says_first_in_words_what_each_cell_found(tmp_path):
         tables.render(run_dir)
         findings = words.run_words(run_dir)
         text = (run_dir / "results.md").read_text()
+        # What changed across the cells comes first (ltsuite.across), then the cells' own.
+        if text.startswith("Across cells:"):
+            text = text.split("\n\n", 2)[2]
         if findings:
             said.append(name)
             head, _, rest = text.partition("\n\n- ")

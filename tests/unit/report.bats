@@ -104,6 +104,18 @@ report_cell() {
   [[ "$output" == *"What happened"*"<h2>Run</h2>"* ]]
 }
 
+@test "what changed across the cells comes before what each found, escaped; none without it" {
+  printf '%s\n' "01_a: none failed." >"$RUN_DIR/findings.txt"
+  report_render "$RUN_DIR"
+  run cat "$RUN_DIR/report.html"
+  refute_output --partial "What changed across cells"
+  printf '%s\n' "Somaxconn 2 / 4096 changed connections held 5 -> 8 (<03> & 04)." >"$RUN_DIR/across.txt"
+  report_render "$RUN_DIR"
+  run cat "$RUN_DIR/report.html"
+  assert_output --partial $'<h2>What changed across cells</h2>\n<ul id="across">\n<li>Somaxconn 2 / 4096 changed connections held 5 -&gt; 8 (&lt;03&gt; &amp; 04).</li>\n</ul>'
+  [[ "$output" == *"What changed across cells"*"What happened"*"<h2>Run</h2>"* ]]
+}
+
 @test "the headline says how many cells ran as designed and the first reason, in the browser too" {
   # One cell k6 could not drive as designed, one that failed.
   jq '.as_designed = 0 | .design_notes = "k6 at 197% of 2 cores for 3 s: the generator set the pace"' \

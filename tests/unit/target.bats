@@ -37,6 +37,65 @@ setup() {
   assert_line MANAGEMENT_ENDPOINT_HEALTH_PROBES_ADDADDITIONALPATHS=true
 }
 
+@test "the endpoints the suite reads are exposed on its own connector, unless TARGET_ACTUATOR=as-is" {
+  local -A cell=([SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081 [TOMCAT_MAX_THREADS]=3 [TOMCAT_MIN_SPARE_THREADS]=1
+    [TOMCAT_MAX_CONNECTIONS]=2 [TOMCAT_ACCEPT_COUNT]=5 [TOMCAT_CONNECTION_TIMEOUT]=20000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=1000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=1 [TARGET_ACTUATOR]=needed)
+  run target_spring_env cell 198.18.0.1
+  assert_line MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE=health,metrics,configprops
+  assert_line MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_EXCLUDE=
+  cell[TARGET_ACTUATOR]=as-is
+  run target_spring_env cell 198.18.0.1
+  refute_line --partial MANAGEMENT_ENDPOINTS_WEB_EXPOSURE
+  assert_line MANAGEMENT_SERVER_ADDRESS=127.0.0.1
+}
+
+@test "an exposure of the application's own beside TARGET_ACTUATOR=needed is refused where it was set" {
+  local env_file="$BATS_TEST_TMPDIR/app.env"
+  printf 'GREETING_WORKMS=1\nMANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE=health\n' >"$env_file"
+  local -A origin=([TARGET_ARGS]="m.matrix:2" [TARGET_JAVA_OPTS]="m.matrix:3" [TARGET_ENV_FILE]="m.matrix:4"
+    [TARGET_HEALTH_PATH]=defaults [TARGET_ACTUATOR]=defaults [MANAGEMENT_PORT]=defaults [SERVER_PORT]=defaults
+    [TOMCAT_SO_LINGER]=defaults)
+  local -A value=([TARGET_CMD]='' [TARGET_URL]='' [BACKEND]=netns [TARGET_HEALTH_PATH]=/readyz [TARGET_JAR]=app.jar
+    [TARGET_ARGS]='--spring.profiles.active=x --management.endpoints.web.exposure.include=health'
+    [TARGET_JAVA_OPTS]='-Xss1m -Dmanagement.endpoints.web.exposure.exclude=metrics' [TARGET_ENV_FILE]="$env_file"
+    [TARGET_ACTUATOR]=needed [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081)
+  run target_knob_problems origin value
+  assert_line "m.matrix:2: TARGET_ARGS: '--management.endpoints.web.exposure.include=health': TARGET_ACTUATOR=needed exposes health,metrics,configprops on the suite's own loopback connector; remove it, or set TARGET_ACTUATOR=as-is to keep the application's own exposure"
+  assert_line --partial "m.matrix:3: TARGET_JAVA_OPTS: '-Dmanagement.endpoints.web.exposure.exclude=metrics': TARGET_ACTUATOR=needed"
+  assert_line --partial "$env_file:2: MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE: TARGET_ACTUATOR=needed"
+  assert_equal "${#lines[@]}" 3
+  value[TARGET_ACTUATOR]=as-is
+  run target_knob_problems origin value
+  assert_output ""
+}
+
+@test "an actuator that answers but will not show its settings is named for what guards it, never as a setting to add" {
+  local stub_code
+  # shellcheck disable=SC2317 # SC2317: called by target_configprops, in place of the namespace
+  netns_exec() { printf '{"status":%s}\n%s' "$stub_code" "$stub_code"; }
+  TARGET_CHECK_WAIT_S=0
+  local -A cell=([MANAGEMENT_PORT]=8081 [TOMCAT_MAX_THREADS]=20 [TOMCAT_MIN_SPARE_THREADS]=10
+    [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
+    [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100 [TARGET_ACTUATOR]=needed)
+  stub_code=401
+  run target_check_connector cell
+  assert_output --partial '"status":"401"'
+  assert_output --partial 'the actuator is guarded by Spring Security'
+  refute_output --partial 'exposure.include'
+  stub_code=500
+  run target_check_connector cell
+  assert_output --partial 'the application maps the actuator'"'"'s answer to an error'
+  refute_output --partial 'exposure.include'
+  # Exposed by the suite and still 404: turned off in the application.
+  stub_code=404
+  run target_check_connector cell
+  assert_output --partial 'although the suite exposed it there (TARGET_ACTUATOR=needed)'
+  cell[TARGET_ACTUATOR]=as-is
+  run target_check_connector cell
+  assert_output --partial 'add configprops to management.endpoints.web.exposure.include, or leave TARGET_ACTUATOR at needed'
+}
+
 @test "a jar of one's own starts with its options, -jar and its arguments, words never joined" {
   : >"$BATS_TEST_TMPDIR/app.jar"
   local -A cell=([TARGET_JAR]="$BATS_TEST_TMPDIR/app.jar" [TARGET_JAVA_OPTS]='-XX:+UseSerialGC -Dx=$(id)'
@@ -183,7 +242,7 @@ JSON
     [TOMCAT_MAX_CONNECTIONS]=7 [TOMCAT_ACCEPT_COUNT]=10 [TOMCAT_CONNECTION_TIMEOUT]=60000
     [TOMCAT_KEEP_ALIVE_TIMEOUT]=60000 [TOMCAT_MAX_KEEP_ALIVE_REQUESTS]=100)
   run target_check_connector cell
-  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
+  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","status":"000","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
 }
 
 @test "an application that logged its start and has nothing on the actuator's port is not waited for" {
@@ -284,7 +343,7 @@ lt_own_cell() {
   cell[MANAGEMENT_PORT]=1
   local began=$SECONDS
   run target_check_connector cell "$BATS_TEST_TMPDIR/target.log"
-  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
+  assert_output '{"checked":false,"mismatches":[],"source":"/actuator/configprops","status":"000","reason":"the check could not be made: nothing answered /actuator/configprops on 127.0.0.1:1 within 0 s, or after the application logged that it had started (an application without the actuator has nothing there)"}'
   # "Started ... in" came after every connector's line: no wait for it.
   ((SECONDS - began <= 1))
   # The suite's classes logging at WARN (TARGET_ARGS): no "Started" either, but
@@ -539,8 +598,12 @@ teardown() {
     [TARGET_ENV_FILE]='' [TARGET_JAR]='' [SCENARIO]='spike waiting-room' [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081
     [TARGET_PATH]='/owners?lastName=')
   run target_knob_problems origin value
-  assert_output "m.matrix:3: TARGET_PATH: the scenario 'waiting-room' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own asks its own URLs); remove it or choose one of those"
+  assert_output "m.matrix:3: TARGET_PATH: the scenario 'waiting-room' does not read it (spike, burst, spike-open, ramp and keepalive do; a script of your own takes it for its warm-up); remove it or choose one of those"
   value[SCENARIO]='spike burst spike-open ramp keepalive'
+  run target_knob_problems origin value
+  assert_output ""
+  # A script of one's own: the path its warm-up asks.
+  value[SCENARIO]='tests/fixtures/own-script/ramp-users.js'
   run target_knob_problems origin value
   assert_output ""
 }
