@@ -148,7 +148,7 @@ export BATS_TEST_TIMEOUT ?= 600
 export LT_SETUP_FILE_TIMEOUT ?= 1800
 PYTEST_TIMEOUT ?= 120
 
-test: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(SECURED_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
 
 # The jar is built without its tests (a matrix run after an edit stays quick);
@@ -170,7 +170,7 @@ test-python: pytest aws-tools ## Only the Python tests of the data model (tests/
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit
 
-test-integration: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) ## Only the integration tests
+test-integration: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(SECURED_JAR) ## Only the integration tests
 	$(BATS) --timing tests/integration
 
 clean-tools: ## Remove .tools/ (installed tools)
