@@ -51,7 +51,7 @@ def segment_sequence(count: int) -> str:
 
 
 #: The counters that add up over instances.
-TOTALS = ("fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx", "fail_http_5xx", "fail_other", "fail_no_fd",
+TOTALS = ("fail_connect", "fail_reset", "fail_tls", "fail_timeout", "fail_http_4xx", "fail_http_5xx", "fail_other", "fail_no_fd",
           "fail_interrupted")
 
 
@@ -103,7 +103,7 @@ def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: A
 #: counters and samples) only a local run measures, so they stay empty instead of a misleading 0.
 ROW_FIELDS = ("run_id", "cell", "scenario", "status", "axes", "vus_max", "duration_s", "http_reqs", "tps",
               "lat_min_ms", "lat_avg_ms", "lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
-              "failed_reqs", "failed_rate", "fail_connect", "fail_reset", "fail_timeout", "fail_http_4xx",
+              "failed_reqs", "failed_rate", "fail_connect", "fail_reset", "fail_tls", "fail_timeout", "fail_http_4xx",
               "fail_http_5xx", "fail_other", "fail_no_fd", "fail_interrupted", "iterations", "dropped_iterations",
               "error", "extra")
 #: The summary's metric whose count the instance's latency mean is over (to weigh means with).
