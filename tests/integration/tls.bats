@@ -2,7 +2,7 @@
 # HTTPS at the target (TARGET_TLS, scripts/lib/tls.sh): a cell of a small
 # matrix served over TLS gives a row whose handshake is measured, and k6
 # really verifies the certificate: the run's own passes, any other fails.
-# shellcheck disable=SC2016 # SC2016: jq programs in single quotes on purpose
+# shellcheck disable=SC2016,SC2034 # SC2016: jq programs in single quotes on purpose; SC2034: LT_RUN_DIR is read by the library under test
 
 setup() {
   load '../test_helper'
