@@ -7,7 +7,8 @@
 #
 #   tls_knob_problems ORIGINS VALUES  refusals before anything starts
 #   tls_cell_prepare CELL             the cell's key (made once per run and key
-#                                     type), TLS_CERT_FILE and curl's CA
+#                                     type), TLS_CERT_FILE and curl's CA, for
+#                                     TARGET_TLS=1 or nginx with PROXY_TLS=1
 #   tls_spring_env CELL               SERVER_SSL_* lines for target_spring_env
 #
 # Needs common.sh and the run's LT_RUN_DIR.
@@ -30,6 +31,14 @@ declare -grA TLS_KEYTOOL_ARGS=(
 tls_wanted() {
   local -n tw_values="$1"
   [[ "${tw_values[TARGET_TLS]:-0}" == 1 ]]
+}
+
+# tls_users_wanted CELL_ASSOC: succeed when the users meet TLS: at the
+# target (TARGET_TLS=1) or at nginx in front (PROXY=nginx, PROXY_TLS=1).
+tls_users_wanted() {
+  local -n tu_values="$1"
+  [[ "${tu_values[TARGET_TLS]:-0}" == 1 ]] \
+    || [[ "${tu_values[PROXY]:-none}" == nginx && "${tu_values[PROXY_TLS]:-0}" == 1 ]]
 }
 
 # tls_knob_problems ORIGINS_ASSOC VALUES_ASSOC: "WHERE: KEY: why", one a
@@ -68,7 +77,8 @@ tls_dir() {
 # certificate for ADDRESS (and 127.0.0.1) in DIR: keystore.p12 (PKCS12, its
 # password in DIR/password), cert.pem. DIR and every file in it are mode
 # 600/700; the password reaches keytool in its environment, never its
-# command line. Fails, with keytool's message on stderr, when keytool cannot.
+# command line; and key.pem, the private key alone for nginx (PROXY_TLS).
+# Fails, with keytool's message on stderr, when keytool cannot.
 # shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the runner (cell.sh)
 tls_make() {
   local dir="$1" key="$2" address="$3" password
@@ -84,14 +94,17 @@ tls_make() {
       -dname "CN=ltsuite-target" -ext "SAN=ip:$address,ip:127.0.0.1" -validity 7 \
       -storetype PKCS12 -keystore "$dir/keystore.p12" -storepass:env LT_TLS_PASSWORD >"$dir/keytool.log" 2>&1 \
       && LT_TLS_PASSWORD="$password" keytool -exportcert -rfc -alias "$TLS_ALIAS" \
-        -keystore "$dir/keystore.p12" -storepass:env LT_TLS_PASSWORD -file "$dir/cert.pem" >>"$dir/keytool.log" 2>&1
+        -keystore "$dir/keystore.p12" -storepass:env LT_TLS_PASSWORD -file "$dir/cert.pem" >>"$dir/keytool.log" 2>&1 \
+      && LT_TLS_PASSWORD="$password" openssl pkcs12 -in "$dir/keystore.p12" -passin env:LT_TLS_PASSWORD \
+        -nocerts -nodes -out "$dir/key.pem" >>"$dir/keytool.log" 2>&1
   ) || {
     CELL_ERROR="keytool could not make a $key key in $dir: $(tail -n 1 "$dir/keytool.log" 2>/dev/null)"
     return 1
   }
 }
 
-# tls_cell_prepare CELL_ASSOC: for a TARGET_TLS=1 cell, the run's key of its
+# tls_cell_prepare CELL_ASSOC: for a cell whose users meet TLS
+# (tls_users_wanted), the run's key of its
 # TLS_KEY (made by the first cell that needs it, for SERVER_ADDR), its
 # certificate as TLS_CERT_FILE, and exported as CURL_CA_BUNDLE so the
 # runner's curl (health checks, the server's stats) verifies the target
@@ -100,7 +113,7 @@ tls_cell_prepare() {
   local -n tp_values="$1"
   TLS_CERT_FILE=""
   unset CURL_CA_BUNDLE
-  tls_wanted tp_values || return 0
+  tls_users_wanted "$1" || return 0
   local key="${tp_values[TLS_KEY]:-ec}" dir
   dir="$(tls_dir "$key")"
   [[ -s "$dir/cert.pem" ]] || tls_make "$dir" "$key" "${tp_values[SERVER_ADDR]}" || return 1

@@ -427,8 +427,10 @@ def connection_figures(k6: list[K6Request] | None, tls: bool, window_s: Any) -> 
 
 
 def cell_tls(env: dict[str, Any]) -> bool:
-    """The cell served HTTPS at the target (TARGET_TLS=1 in its cell.env)."""
-    return str(env.get("TARGET_TLS") or "0") == "1"
+    """The cell's users met TLS (its cell.env): at the target (TARGET_TLS=1) or at nginx in front
+    (PROXY=nginx with PROXY_TLS=1)."""
+    return (str(env.get("TARGET_TLS") or "0") == "1"
+            or (env.get("PROXY") == "nginx" and str(env.get("PROXY_TLS") or "0") == "1"))
 
 
 # ---- Predictions: the waves and the SYN schedule ------------------------------------------------

@@ -100,3 +100,24 @@ setup() {
   run k6_cell_env cell http://198.18.0.1:8080
   refute_line --partial SSL_CERT_FILE
 }
+
+@test "PROXY_TLS=1: nginx's users load https, the run's key has a PEM key for nginx, refused without nginx" {
+  local -A cell=([PROXY]=nginx [PROXY_TLS]=1 [TARGET_TLS]=0 [TLS_KEY]=ec [SERVER_ADDR]=198.18.0.1 [PROXY_PORT]=8090)
+  run proxy_url cell http://198.18.0.1:8080
+  assert_output https://198.18.0.1:8090
+  tls_cell_prepare cell
+  [ "$TLS_CERT_FILE" = "$LT_RUN_DIR/tls/ec/cert.pem" ]
+  [ "$(stat -c %a "$LT_RUN_DIR/tls/ec/key.pem")" = 600 ]
+  run openssl pkey -in "$LT_RUN_DIR/tls/ec/key.pem" -noout -text
+  assert_output --partial "NIST CURVE: P-256"
+  # Tomcat itself stays plain behind it.
+  run target_spring_env cell 198.18.0.1
+  refute_line --partial SERVER_SSL
+  cell[PROXY_TLS]=0
+  run proxy_url cell http://198.18.0.1:8080
+  assert_output http://198.18.0.1:8090
+  local -A origin=([PROXY]=defaults [PROXY_TLS]=m.matrix:4)
+  local -A value=([PROXY]=none [PROXY_TLS]=1)
+  run proxy_knob_problems origin value
+  assert_output --partial "m.matrix:4: PROXY_TLS: a setting of nginx in front, but PROXY is none"
+}
