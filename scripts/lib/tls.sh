@@ -63,7 +63,7 @@ tls_knob_problems() {
   elif [[ "${to_value[BACKEND]:-netns}" == compose ]]; then
     printf "%s: TARGET_TLS: BACKEND=compose has no HTTPS yet; use BACKEND=netns\n" "$where"
   elif [[ " ${to_value[PROXY]:-none} " == *" nginx "* ]]; then
-    printf "%s: TARGET_TLS: nginx in front (PROXY=nginx, %s) forwards plain HTTP to the target; remove one of them\n" \
+    printf "%s: TARGET_TLS: nginx in front (PROXY=nginx, %s) forwards plain HTTP to the target; for HTTPS at nginx set PROXY_TLS=1 instead of TARGET_TLS\n" \
       "$where" "${to_origin[PROXY]:-defaults}"
   fi
 }
