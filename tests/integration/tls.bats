@@ -74,3 +74,18 @@ JS
   echo "# ${output##*result }" >&3
   assert_output --regexp "result status=0 error_code=13[0-9][0-9] cause=tls error=.*(x509|certificate)"
 }
+
+@test "a PROXY_TLS=1 cell: nginx terminates TLS, Tomcat behind it stays plain, every handshake is measured" {
+  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/tests/fixtures/tls-proxy.matrix"
+  assert_success
+  local run_dir row
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  row="$run_dir/cells/01/row.json"
+  grep -q 'Tomcat started on port 8080 (http)' "$run_dir/cells/01/target.log"
+  grep -q ' ssl backlog=' "$run_dir/cells/01/nginx.conf"
+  run jq -c '{http_reqs, failed_reqs, fail_tls, proxy_reqs, t_handshake_med_ms, tls_handshakes}' "$row"
+  echo "# $output" >&3
+  jq -e '.status == "ok" and .http_reqs == 40 and .failed_reqs == 0 and .proxy_reqs >= 40
+         and .tls_handshakes == 40 and .t_handshake_med_ms > 0' "$row"
+  [ "$(stat -c %a "$run_dir/tls/ec/key.pem")" = 600 ]
+}
