@@ -209,6 +209,10 @@ aws-tools: ## Install the pinned AWS CLI and moto (fan-out and its tests) into .
 bench: tools ## Measure the suite's own overhead; writes results/bench-<id>/
 	scripts/bench.sh
 
+.PHONY: tls-calibrate
+tls-calibrate: tools ## The server's CPU per TLS handshake on this machine, per key type (TLS_KEY=ec rsa; docs/tls.md)
+	@scripts/tls-calibrate.sh $(or $(TLS_KEY),ec rsa)
+
 # --- Compose backend: the target in a container per cell (BACKEND=compose) ---------
 .PHONY: docker-up docker-down compose-images
 docker-up: ## Install Debian's Docker engine and docker-compose if missing; start dockerd (.data/docker) if no engine answers

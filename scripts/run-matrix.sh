@@ -282,7 +282,7 @@ check_target_url() {
 check_target_knobs() {
   local problem scenario key
   problem="$({ target_knob_problems MATRIX_ORIGIN MATRIX_VALUE; netdelay_knob_problems MATRIX_ORIGIN MATRIX_VALUE
-    proxy_knob_problems MATRIX_ORIGIN MATRIX_VALUE; } | head -n 1)"
+    proxy_knob_problems MATRIX_ORIGIN MATRIX_VALUE; tls_knob_problems MATRIX_ORIGIN MATRIX_VALUE; } | head -n 1)"
   [[ -z "$problem" ]] || usage_error "$problem"
   local -a scenarios
   read -r -a scenarios <<<"${MATRIX_VALUE[SCENARIO]}"

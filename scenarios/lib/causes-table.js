@@ -7,6 +7,7 @@ export const RULES = [
   { cause: "no_fd", status: null, errorCode: [1200, 1299], error: "too many open files" },
   { cause: "connect", status: null, errorCode: [1210, 1219], error: "" },
   { cause: "reset", status: null, errorCode: [1220, 1220], error: "" },
+  { cause: "tls", status: null, errorCode: [1300, 1399], error: "" },
   { cause: "timeout", status: null, errorCode: [1050, 1050], error: "" },
   { cause: "http_4xx", status: [400, 499], errorCode: null, error: "" },
   { cause: "http_5xx", status: [500, 599], errorCode: null, error: "" },

@@ -36,7 +36,7 @@ backend_has_server_side() { [[ "$LT_BACKEND_NAME" != external ]]; }
 
 netns_backend_url() {
   local -n url_values="$1"
-  printf 'http://%s:%s\n' "${url_values[SERVER_ADDR]}" "${url_values[SERVER_PORT]}"
+  printf '%s://%s:%s\n' "$(tls_scheme "$1")" "${url_values[SERVER_ADDR]}" "${url_values[SERVER_PORT]}"
 }
 
 # netns_backend_start CELL_ASSOC CELL_DIR BASE_URL: fresh namespaces with the

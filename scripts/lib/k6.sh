@@ -82,6 +82,9 @@ k6_cell_env() {
     printf '%s=%s\n' "$key" "${env_values[$key]}"
   done
   printf '%s\n' "TARGET_URL=$target_url" "BASE_URL=$target_url"
+  # HTTPS (TARGET_TLS, tls_cell_prepare): the run's certificate as k6's only
+  # root (Go reads SSL_CERT_FILE on Linux), so k6 verifies every handshake.
+  [[ -z "${TLS_CERT_FILE:-}" ]] || printf '%s\n' "SSL_CERT_FILE=$TLS_CERT_FILE"
 }
 
 # k6_inspect CELL_ASSOC TARGET_URL: `k6 inspect --execution-requirements` of

@@ -13,7 +13,7 @@ PROXY_PID=""
 # nginx's knobs: set (not left at their defaults) in a matrix where no cell
 # has PROXY=nginx, they would change nothing, so the run is refused.
 readonly PROXY_KNOBS=(PROXY_PORT PROXY_UPSTREAM_KEEPALIVE PROXY_CLIENT_KEEPALIVE_TIMEOUT PROXY_CONNECT_TIMEOUT
-  PROXY_READ_TIMEOUT PROXY_BACKLOG PROXY_WORKER_CONNECTIONS)
+  PROXY_READ_TIMEOUT PROXY_BACKLOG PROXY_WORKER_CONNECTIONS PROXY_TLS)
 
 # proxy_knob_problems ORIGIN_ASSOC VALUE_ASSOC: "WHERE: KEY: why", one a
 # line, for each of nginx's knobs set where no cell puts nginx in front
@@ -62,7 +62,9 @@ proxy_wanted() {
 proxy_url() {
   local -n pu_values="$1"
   if proxy_wanted "$1"; then
-    printf 'http://%s:%s\n' "${pu_values[SERVER_ADDR]}" "${pu_values[PROXY_PORT]}"
+    local scheme=http
+    [[ "${pu_values[PROXY_TLS]:-0}" != 1 ]] || scheme=https
+    printf '%s://%s:%s\n' "$scheme" "${pu_values[SERVER_ADDR]}" "${pu_values[PROXY_PORT]}"
   else
     printf '%s\n' "$2"
   fi

@@ -15,6 +15,9 @@ TARGET_LOG_SPRING=0
 # The start modes and their archives (TARGET_START_MODE).
 # shellcheck source=scripts/lib/target_start.sh
 source "$LT_ROOT/scripts/lib/target_start.sh"
+# HTTPS at the target (TARGET_TLS).
+# shellcheck source=scripts/lib/tls.sh
+source "$LT_ROOT/scripts/lib/tls.sh"
 
 # The cell's Tomcat knobs as Spring Boot's own properties, so any Spring Boot
 # application takes them without code (knob=property). They reach the JVM as
@@ -110,6 +113,8 @@ target_spring_env() {
   local virtual=false
   [[ "${spring_values[TOMCAT_VIRTUAL_THREADS]:-0}" != 1 ]] || virtual=true
   printf 'SPRING_THREADS_VIRTUAL_ENABLED=%s\n' "$virtual"
+  # TARGET_TLS: HTTPS on the port under test (server.ssl.*).
+  tls_spring_env "$1"
   [[ -z "${3:-}" ]] || target_accesslog_env "$3"
 }
 

@@ -183,6 +183,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("fail_no_fd", INTEGER, "requests", "no file descriptor for the connection: k6's dial failed with \"too many "
            "open files\" (the k6 process's open-file limit; K6_INSTANCES spreads the VUs)", md=205),
     Column("fail_reset", INTEGER, "requests", "connection reset by the peer (error_code 1220)", md=210),
+    Column("fail_tls", INTEGER, "requests", "connected but the TLS handshake failed (error_code 1300-1399: "
+           "a certificate not trusted, a handshake cut off)"),
     Column("fail_timeout", INTEGER, "requests", "request timeout after connecting (error_code 1050)", md=220),
     Column("fail_http_4xx", INTEGER, "requests", "answered with a 4xx status"),
     Column("fail_http_5xx", INTEGER, "requests", "answered with a 5xx status"),
@@ -211,6 +213,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("connect_beyond_rtt_ms", NUMBER, "ms", "t_connect_new_med_ms less the round trip applied (less 0 "
            "without a delayer): the generator's and the kernels' own part of the users' connect"),
     Column("t_connect_p99_ms", NUMBER, "ms", "99th percentile time to connect"),
+    Column("t_handshake_med_ms", NUMBER, "ms", "median TLS handshake time of the joined requests (k6's "
+           "http_req_tls_handshaking, 0 on a reused connection); empty on plain HTTP (TARGET_TLS=0)"),
+    Column("t_handshake_p99_ms", NUMBER, "ms", "99th percentile TLS handshake time"),
+    Column("new_conns", INTEGER, "connections", "connections k6 dialed for the load's requests (their connecting "
+           "time above 0)"),
+    Column("new_conns_per_s", NUMBER, "per second", "new_conns over the load's window (load_window_s, as tps)"),
+    Column("tls_handshakes", INTEGER, "handshakes", "TLS handshakes k6 made for the load's requests (their "
+           "http_req_tls_handshaking above 0); empty on plain HTTP"),
+    Column("tls_handshakes_per_s", NUMBER, "per second", "tls_handshakes over the load's window (load_window_s)"),
     Column("t_queued_med_ms", NUMBER, "ms", "median time from the request leaving k6 to Tomcat starting it (accept "
            "queue, max-connections, thread pool)"),
     Column("t_queued_p99_ms", NUMBER, "ms", "99th percentile queued time", md=176),

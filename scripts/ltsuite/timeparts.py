@@ -10,17 +10,20 @@ or it connected and Tomcat never read it (a connection in the accept queue or pa
 max-connections when k6 gave up, a reset).
 
 The parts of one request. k6 measures, per request (lib/netext/httpext/tracer.go, Done()):
-blocked, from asking for a connection to having one (connecting included, so it is the whole
-of the connection's set-up), connecting (the TCP handshake: SYN retransmits included),
-sending, waiting (to the first byte of the answer) and receiving; its sample's time is the
+blocked, from asking for a connection to having one (connecting and tls_handshaking
+included, so it is the whole of the connection's set-up), connecting (the TCP handshake: SYN
+retransmits included), tls_handshaking (the TLS handshake after it, on HTTPS: k6's
+http_req_tls_handshaking, 0 on a reused connection), sending, waiting (to the first byte of the answer) and receiving; its sample's time is the
 request's end, and http_req_duration = sending + waiting + receiving. So the request left k6
 at end - waiting - receiving, and its whole time is blocked + duration. The parts:
 
   connect   k6's connecting time (0 on a reused connection)
+  handshake k6's TLS handshake time (0 on a reused connection; only on HTTPS, TARGET_TLS=1:
+            the t_handshake_* columns are empty on plain HTTP, where there is none)
   queued    from the request leaving k6 to Tomcat starting it (%{begin:msec}t): the accept
             queue, Tomcat's max-connections and its thread pool's queue
   service   Tomcat's processing time (%D)
-  rest      the whole less the three: k6's own set-up around the handshake, sending the
+  rest      the whole less the four: k6's own set-up around the handshake, sending the
             request, and the answer's way back
 
 The failed requests' own time. A failed request (no answer, or a status outside 200-399) waited
@@ -74,6 +77,7 @@ METRICS = {
     "http_req_duration": "duration",
     "http_req_blocked": "blocked",
     "http_req_connecting": "connecting",
+    "http_req_tls_handshaking": "tls_handshaking",
     "http_req_sending": "sending",
     "http_req_waiting": "waiting",
     "http_req_receiving": "receiving",
@@ -82,7 +86,8 @@ _PREFIXES = tuple('{"metric":"%s"' % name for name in METRICS)
 #: The metadata key of the request id (scenarios/lib/requestid.js REQUEST_ID_KEY).
 RID = "rid"
 
-EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_connect_new_med_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
+EMPTY_FIGURES = ("t_connect_med_ms", "t_connect_p99_ms", "t_connect_new_med_ms", "t_handshake_med_ms",
+                 "t_handshake_p99_ms", "t_queued_med_ms", "t_queued_p99_ms", "t_service_med_ms",
                  "t_service_p99_ms", "decomposed_reqs", "reqs_never_seen_by_app_connect_failed",
                  "reqs_never_seen_by_app_never_read", "reqs_never_seen_by_app_interrupted", "parts_out_of_order")
 #: The scenarios' counter of requests sent (scenarios/lib/delivered.js), one sample a request.
@@ -100,6 +105,7 @@ class K6Request:
     duration: float = 0.0
     blocked: float = 0.0
     connecting: float = 0.0
+    tls_handshaking: float = 0.0
     sending: float = 0.0
     waiting: float = 0.0
     receiving: float = 0.0
@@ -276,6 +282,8 @@ class Parts:
     tomcat_after_k6_end: float
     """Tomcat's end (begin + %D) less k6's end: above 0 when Tomcat still counted after k6 had
     the whole answer."""
+    handshake: float = 0.0
+    """k6's TLS handshake time of the request's connection (0 on plain HTTP or a reused one)."""
 
     def off_by(self) -> float:
         """How far the two clocks' events are out of order (ms, 0 when in order): Tomcat began
@@ -286,11 +294,12 @@ class Parts:
 def split(k6: K6Request, app: AppRequest) -> Parts:
     """The parts of one request both sides saw (the module's docstring)."""
     connect = k6.connecting
+    handshake = k6.tls_handshaking
     queued = app.begin_ms - k6.left_ms
     service = app.service_ms
     return Parts(request_id=k6.request_id or "", start_ms=k6.start_ms, connect=connect, queued=queued,
-                 service=service, rest=k6.whole - connect - queued - service, whole=k6.whole,
-                 tomcat_after_k6_end=app.end_ms - k6.end_ms)
+                 service=service, rest=k6.whole - connect - handshake - queued - service, whole=k6.whole,
+                 tomcat_after_k6_end=app.end_ms - k6.end_ms, handshake=handshake)
 
 
 @dataclass
@@ -348,13 +357,16 @@ def _p(values: list[float], fraction: float) -> Any:
     return num(percentile(sorted(values), fraction)) if values else None
 
 
-def figures(joined: Join | None) -> dict[str, Any]:
+def figures(joined: Join | None, tls: bool = False) -> dict[str, Any]:
     """The row's t_* columns, decomposed_reqs, the requests never seen by the application and
     how many joined requests are out of order by more than TOLERANCE_MS; all None when there
-    was nothing to join (no samples, no access log, or requests without ids)."""
+    was nothing to join (no samples, no access log, or requests without ids). The handshake's
+    (t_handshake_*) only with `tls` (the cell served HTTPS): plain HTTP has no handshake to
+    measure, and k6's 0 there is not one."""
     if joined is None or not joined.ids:
         return {name: None for name in EMPTY_FIGURES}
     parts = joined.parts
+    handshake = [p.handshake for p in parts] if tls else []
     connect = [p.connect for p in parts]
     queued = [p.queued for p in parts]
     service = [p.service for p in parts]
@@ -364,6 +376,8 @@ def figures(joined: Join | None) -> dict[str, Any]:
         # The requests that opened a connection (k6's connecting is 0 on a reused one): the round
         # trip users got, where nothing else held the handshake (ltsuite.generator).
         "t_connect_new_med_ms": _p([c for c in connect if c > 0], 0.5),
+        "t_handshake_med_ms": _p(handshake, 0.5),
+        "t_handshake_p99_ms": _p(handshake, 0.99),
         "t_queued_med_ms": _p(queued, 0.5),
         "t_queued_p99_ms": _p(queued, 0.99),
         "t_service_med_ms": _p(service, 0.5),
@@ -393,6 +407,33 @@ def failed_wait_figures(k6: list[K6Request] | None, sent: SentIds | None = None)
     whose wait was measured."""
     waits = [w for r in k6 or [] if r.failed for w in [failed_wait(r, sent)] if w is not None]
     return {"failed_wait_med_ms": _p(waits, 0.5), "failed_wait_p99_ms": _p(waits, 0.99)}
+
+
+def connection_figures(k6: list[K6Request] | None, tls: bool, window_s: Any) -> dict[str, Any]:
+    """new_conns and new_conns_per_s: the load's requests k6 dialed a connection for (its
+    connecting time above 0: a request on a reused connection has 0, and one whose dial failed
+    has no times at all), and per second of the load (the row's load_window_s: the first
+    request's start to the last one's end, as tps); tls_handshakes and
+    tls_handshakes_per_s the same for the TLS handshakes (tls_handshaking above 0), only on
+    HTTPS (`tls`). None without k6's samples, and the rates without a duration."""
+    if k6 is None:
+        return {"new_conns": None, "new_conns_per_s": None, "tls_handshakes": None, "tls_handshakes_per_s": None}
+    seconds = to_number(window_s)
+    new = sum(1 for r in k6 if r.connecting > 0)
+    handshakes = sum(1 for r in k6 if r.tls_handshaking > 0) if tls else None
+
+    def rate(count: int | None) -> Any:
+        return None if count is None or not seconds else num(count / seconds)
+
+    return {"new_conns": new, "new_conns_per_s": rate(new), "tls_handshakes": handshakes,
+            "tls_handshakes_per_s": rate(handshakes)}
+
+
+def cell_tls(env: dict[str, Any]) -> bool:
+    """The cell's users met TLS (its cell.env): at the target (TARGET_TLS=1) or at nginx in front
+    (PROXY=nginx with PROXY_TLS=1)."""
+    return (str(env.get("TARGET_TLS") or "0") == "1"
+            or (env.get("PROXY") == "nginx" and str(env.get("PROXY_TLS") or "0") == "1"))
 
 
 # ---- Predictions: the waves and the SYN schedule ------------------------------------------------
@@ -588,13 +629,14 @@ def row_figures(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str
     sent = SentIds()
     k6 = cell_k6_requests(cell_dir, sent)
     out = failed_wait_figures(k6, sent)
+    out.update(connection_figures(k6, cell_tls(env), row.get("load_window_s")))
     if app is UNREAD:
         app = accesslog.cell_load_requests(cell_dir)
     if app is None:
         return out
     out.update(accesslog.app_figures(app))
     joined = join(k6, app, sent) if k6 is not None else None
-    out.update(figures(joined))
+    out.update(figures(joined, cell_tls(env)))
     if joined is None or not joined.ids:
         why = ("k6 wrote no per-request samples (K6_SAMPLES=0)" if k6 is None else
                "the k6 script's requests carry no request id (k6/http's functions imported by name, "
@@ -634,9 +676,10 @@ def bars(cell_dir: Path, most: int) -> dict[str, Any]:
         "count": len(parts),
         "stride": stride,
         "tolerance_ms": TOLERANCE_MS,
-        # [start, connect, queued, service, rest] each in ms, to 0.1.
+        # [start, connect, queued, service, rest] each in ms, to 0.1; the page draws a TLS
+        # handshake within rest (the row has it apart: t_handshake_*).
         "bars": [[round(p.start_ms - origin, 1), round(p.connect, 1), round(p.queued, 1), round(p.service, 1),
-                  round(p.rest, 1)] for p in shown],
+                  round(p.rest + p.handshake, 1)] for p in shown],
         # Latency distributions, sorted (every n-th above `most`): the application's %D and
         # the users' blocked + duration of answered requests.
         "app_ms": [round(v, 1) for v in served[::step_app]],
@@ -666,7 +709,9 @@ def influx_lines(cell_dir: Path, run_id: str, cell: str, scenario: str) -> list[
     out = []
     for second in sorted(by_second):
         parts = by_second[second]
-        mean = {name: sum(getattr(p, name) for p in parts) / len(parts)
+        # The dashboard stacks these four: a TLS handshake is drawn within rest (the row has it
+        # apart, t_handshake_*).
+        mean = {name: sum(getattr(p, name) + (p.handshake if name == "rest" else 0.0) for p in parts) / len(parts)
                 for name in ("connect", "queued", "service", "rest")}
         fields = ",".join(f"{name}_ms={mean[name]:.3f}" for name in mean) + f",requests={len(parts)}i"
         out.append(f"{tags} {fields} {second * 1_000_000_000}")

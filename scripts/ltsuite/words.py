@@ -75,7 +75,7 @@ def _wait(value: Any) -> str:
 
 #: The causes the failures are split by, each with what its users met (fail_interrupted:
 #: causes.tsv's last line, counted by the suite).
-CAUSES = (("fail_connect", "could not connect"), ("fail_timeout", "timed out"), ("fail_reset", "were reset"),
+CAUSES = (("fail_connect", "could not connect"), ("fail_timeout", "timed out"), ("fail_reset", "were reset"), ("fail_tls", "connected but failed the TLS handshake"),
           ("fail_http_5xx", "got a 5xx answer"),
           ("fail_interrupted", "were cut off while they waited, by the graceful stop or ramp-down"))
 

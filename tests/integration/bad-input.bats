@@ -186,3 +186,12 @@ SH
   refused 'PROXY=none' 'PROXY_BACKLOG=16' -- "bad.matrix:2: PROXY_BACKLOG: a setting of nginx in front, but PROXY is none ($MATRIX:1) in every cell"
   refused 'PROXY=nginx' 'PROXY_WORKER_CONNECTIONS=0' -- "bad.matrix:2: PROXY_WORKER_CONNECTIONS: '0' is not a whole number > 0"
 }
+
+@test "TARGET_TLS with TARGET_CMD" {
+  refused 'TARGET_CMD=python3 -m http.server {SERVER_PORT}' 'TARGET_TLS=1' \
+    -- "bad.matrix:2: TARGET_TLS: HTTPS is set up as Spring Boot's server.ssl.* properties, but TARGET_CMD ($MATRIX:1) starts a server that is not Spring Boot"
+}
+
+@test "a TLS key type the suite does not make" {
+  refused 'TARGET_TLS=1' 'TLS_KEY=dsa' -- "bad.matrix:2: TLS_KEY: 'dsa' is not one of: ec, rsa"
+}

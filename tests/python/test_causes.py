@@ -15,13 +15,14 @@ from ltsuite.causes import JS_MODULE, TABLE, cause, failure_causes, javascript, 
 from conftest import ROOT
 
 STATUSES = [0, 101, 199, 200, 204, 302, 399, 400, 404, 429, 499, 500, 503, 599, 600]
-CODES = [0, 1000, 1050, 1100, 1200, 1209, 1210, 1211, 1212, 1219, 1220, 1221, 1400, 1404, 1503, 1599, 1600]
+CODES = [0, 1000, 1050, 1100, 1200, 1209, 1210, 1211, 1212, 1219, 1220, 1221, 1299, 1300, 1310, 1311, 1399, 1400, 1404, 1503, 1599, 1600]
 
 
 def test_the_causes_in_order():
-    assert [r.cause for r in rules()] == ["answered", "no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx",
-                                          "other", "interrupted"]
-    assert failure_causes() == ["no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx", "other", "interrupted"]
+    assert [r.cause for r in rules()] == ["answered", "no_fd", "connect", "reset", "tls", "timeout", "http_4xx",
+                                          "http_5xx", "other", "interrupted"]
+    assert failure_causes() == ["no_fd", "connect", "reset", "tls", "timeout", "http_4xx", "http_5xx", "other",
+                                "interrupted"]
 
 
 def test_interrupted_is_a_cause_no_k6_result_has():
@@ -35,7 +36,8 @@ def test_interrupted_is_a_cause_no_k6_result_has():
 
 @pytest.mark.parametrize("status,code,expected", [
     (200, 0, "answered"), (399, 1220, "answered"), (0, 1210, "connect"), (0, 1219, "connect"), (0, 1220, "reset"),
-    (0, 1050, "timeout"), (404, 1404, "http_4xx"), (503, 1503, "http_5xx"), (0, 1000, "other"), (600, 0, "other")])
+    (0, 1050, "timeout"), (0, 1300, "tls"), (0, 1310, "tls"), (0, 1399, "tls"), (0, 1299, "other"),
+    (404, 1404, "http_4xx"), (503, 1503, "http_5xx"), (0, 1000, "other"), (600, 0, "other")])
 def test_a_requests_cause(status, code, expected):
     assert cause(status, code) == expected
 
@@ -98,7 +100,7 @@ console.log(JSON.stringify(out));
 
 def test_causes_js_error_codes_by_counter_are_the_tables(tmp_path):
     got = run_causes_js(tmp_path, "import { causeCodes } from './causes.mjs'; console.log(JSON.stringify(causeCodes()));")
-    codes = [1050] + list(range(1210, 1221)) + list(range(1400, 1600))
+    codes = [1050] + list(range(1210, 1221)) + list(range(1300, 1400)) + list(range(1400, 1600))
     expected = {}
     for code in codes:
         status = code - 1000 if code >= 1400 else 0
@@ -120,12 +122,12 @@ def test_a_row_added_to_the_table_reaches_both_languages(tmp_path):
     # the copy) both count a 1230 as it.
     table = tmp_path / "causes.tsv"
     text = TABLE.read_text()
-    table.write_text(text.replace("\nother\t", "\ntls\t\t1230-1239\t\nother\t"))
+    table.write_text(text.replace("\nother\t", "\nproto\t\t1230-1239\t\nother\t"))
     rules.cache_clear()
     try:
         added = rules(table)
-        assert [r.cause for r in added][-3:] == ["tls", "other", "interrupted"]
-        assert next(r.cause for r in added if r.matches(0, 1231)) == "tls"
+        assert [r.cause for r in added][-3:] == ["proto", "other", "interrupted"]
+        assert next(r.cause for r in added if r.matches(0, 1231)) == "proto"
     finally:
         rules.cache_clear()
     js_dir = tmp_path / "js"
@@ -133,9 +135,9 @@ def test_a_row_added_to_the_table_reaches_both_languages(tmp_path):
     got = run_causes_js(js_dir, """
 import { failureCause, FAILURE_CAUSES, causeCodes } from './causes.mjs';
 console.log(JSON.stringify({ cause: failureCause({ status: 0, error_code: 1231 }), causes: FAILURE_CAUSES,
-  codes: causeCodes().fail_tls }));
+  codes: causeCodes().fail_proto }));
 """, table=javascript(table))
-    assert got == {"cause": "tls", "causes": ["no_fd", "connect", "reset", "timeout", "http_4xx", "http_5xx", "tls",
+    assert got == {"cause": "proto", "causes": ["no_fd", "connect", "reset", "tls", "timeout", "http_4xx", "http_5xx", "proto",
                                               "other", "interrupted"], "codes": list(range(1230, 1240))}
     # The command line writes the same module.
     run = subprocess.run([sys.executable, "-m", "ltsuite.causes", "js", str(table)], capture_output=True, text=True,

@@ -133,3 +133,17 @@ def test_a_path_nginx_cannot_hold_is_refused_naming_it(tmp_path):
         with pytest.raises(proxy.ProxyConfigError, match="nginx cannot take"):
             proxy.render_config(env, cell)
     assert 'pid "' in proxy.render_config(env, tmp_path / "with space")
+
+
+def test_config_with_proxy_tls_terminates_https_with_the_runs_key(tmp_path: Path) -> None:
+    cell_dir = tmp_path / "run" / "cells" / "01"
+    cell_dir.mkdir(parents=True)
+    conf = proxy.render_config({**ENV, "PROXY_TLS": "1", "TLS_KEY": "rsa"}, cell_dir)
+    keys = (tmp_path / "run" / "tls" / "rsa").resolve()
+    assert "listen 10.200.0.1:8090 ssl backlog=511;" in conf
+    assert f"ssl_certificate \"{keys / 'cert.pem'}\";" in conf
+    assert f"ssl_certificate_key \"{keys / 'key.pem'}\";" in conf
+    # The upstream stays plain HTTP.
+    assert "proxy_pass http://target;" in conf
+    plain = proxy.render_config({**ENV, "PROXY_TLS": "0"}, cell_dir)
+    assert "ssl" not in plain

@@ -22,7 +22,7 @@ def k6_lines(end_ms, rid, status=200, error_code=None, traffic="load", **values)
     if error_code is not None:
         tags["error_code"] = str(error_code)
     out = []
-    for metric in ("duration", "blocked", "connecting", "sending", "waiting", "receiving"):
+    for metric in ("duration", "blocked", "connecting", "tls_handshaking", "sending", "waiting", "receiving"):
         data = {"time": stamp, "value": values.get(metric, 0.0), "tags": tags}
         if rid is not None:
             data["metadata"] = {"rid": rid}
@@ -46,6 +46,46 @@ def test_one_request_s_parts_add_up_to_blocked_plus_duration():
     assert parts.connect + parts.queued + parts.service + parts.rest == pytest.approx(ONE["blocked"] + ONE["duration"])
     assert parts.tomcat_after_k6_end == pytest.approx(10_900 - 10_905)
     assert parts.off_by() == 0
+
+
+# The same request over HTTPS: of its 8 ms blocked, 2 ms connecting and 5 ms the TLS handshake
+# (k6's blocked holds both: its tracer's GetConn to GotConn), so it left k6 at 10,009.
+TLS_ONE = dict(ONE, blocked=8.0, tls_handshaking=5.0)
+
+
+def test_the_tls_handshake_is_a_part_of_its_own_and_the_parts_still_add_up():
+    k6 = timeparts.k6_requests(k6_lines(10_910, "1-0-1", **TLS_ONE))
+    assert k6[0].tls_handshaking == 5.0
+    parts = timeparts.split(k6[0], parse_line("10300 600000 200 5000 1-0-1 GET /hello"))
+    assert (parts.connect, parts.handshake, parts.queued, parts.service) == (2.0, 5.0, 291.0, 600.0)
+    assert parts.rest == pytest.approx(910 - 2 - 5 - 291 - 600)
+    assert (parts.connect + parts.handshake + parts.queued + parts.service + parts.rest
+            == pytest.approx(TLS_ONE["blocked"] + TLS_ONE["duration"]))
+
+
+def test_the_handshake_columns_are_measured_on_https_and_empty_on_plain_http():
+    lines = (k6_lines(10_910, "1-0-1", **TLS_ONE)
+             + k6_lines(11_910, "1-0-2", **dict(ONE, blocked=0.01, connecting=0.0)))
+    app = [parse_line("10300 600000 200 5000 1-0-1 GET /hello"), parse_line("11005 900000 200 5000 1-0-2 GET /hello")]
+    joined = timeparts.join(timeparts.k6_requests(lines), app)
+    https = timeparts.figures(joined, tls=True)
+    assert (https["t_handshake_med_ms"], https["t_handshake_p99_ms"]) == (2.5, 4.95)
+    plain = timeparts.figures(joined, tls=False)
+    assert (plain["t_handshake_med_ms"], plain["t_handshake_p99_ms"]) == (None, None)
+    assert plain["t_connect_med_ms"] == https["t_connect_med_ms"]
+
+
+def test_new_connections_and_handshakes_a_second_count_only_dialed_connections():
+    lines = (k6_lines(10_910, "1-0-1", **TLS_ONE)
+             + k6_lines(11_910, "1-0-2", **dict(ONE, blocked=0.01, connecting=0.0))
+             + k6_lines(13_000, "2-0-1", status=0, error_code=1310, blocked=0.0, connecting=0.0))
+    k6 = timeparts.k6_requests(lines)
+    assert timeparts.connection_figures(k6, True, 2.0) == {
+        "new_conns": 1, "new_conns_per_s": 0.5, "tls_handshakes": 1, "tls_handshakes_per_s": 0.5}
+    assert timeparts.connection_figures(k6, False, 2.0) == {
+        "new_conns": 1, "new_conns_per_s": 0.5, "tls_handshakes": None, "tls_handshakes_per_s": None}
+    assert timeparts.connection_figures(k6, True, None)["tls_handshakes_per_s"] is None
+    assert set(timeparts.connection_figures(None, True, 2.0).values()) == {None}
 
 
 def test_tomcat_starting_before_the_request_left_k6_is_out_of_order():

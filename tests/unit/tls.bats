@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# tls.sh: HTTPS at the target (TARGET_TLS): the knobs it refuses before
+# anything starts, the run's key made by keytool in the run directory only
+# (mode 600), and the Spring Boot properties that serve it.
+# shellcheck disable=SC2034,SC2030,SC2031 # SC2034: read through a nameref by the library under test; SC2030,SC2031: each test is its own subshell
+
+setup() {
+  load '../test_helper'
+  lt_source_libs envfile matrix netns results target k6 backend
+  LT_PROG='test'
+  LT_RUN_DIR="$BATS_TEST_TMPDIR/run"
+  mkdir -p "$LT_RUN_DIR"
+}
+
+@test "tls_knob_problems: TARGET_TLS=1 with TARGET_CMD is refused where TARGET_TLS was set, naming TARGET_CMD's place" {
+  local -A origin=([TARGET_TLS]=m.matrix:3 [TARGET_CMD]=m.matrix:1 [TLS_KEY]=defaults)
+  local -A value=([TARGET_TLS]=1 [TARGET_CMD]='python3 -m http.server {SERVER_PORT}' [TLS_KEY]=ec)
+  run tls_knob_problems origin value
+  assert_output --partial "m.matrix:3: TARGET_TLS: HTTPS is set up as Spring Boot's server.ssl.* properties, but TARGET_CMD (m.matrix:1)"
+  # An axis that has a TLS cell is refused too; without one, nothing.
+  value[TARGET_TLS]="0 1"
+  run tls_knob_problems origin value
+  assert_output --partial "m.matrix:3: TARGET_TLS:"
+  value[TARGET_TLS]=0
+  run tls_knob_problems origin value
+  assert_output ''
+}
+
+@test "tls_knob_problems: a TLS_KEY the suite makes no key for is refused with its place; ec and rsa pass" {
+  local -A origin=([TARGET_TLS]=defaults [TLS_KEY]=m.matrix:2)
+  local -A value=([TARGET_TLS]=1 [TLS_KEY]="ec dsa")
+  run tls_knob_problems origin value
+  assert_output "m.matrix:2: TLS_KEY: 'dsa' is not a key type the suite makes (ec or rsa)"
+  value[TLS_KEY]="ec rsa"
+  run tls_knob_problems origin value
+  assert_output ''
+}
+
+@test "tls_knob_problems: TARGET_TLS with TARGET_URL, BACKEND=compose or nginx in front is refused" {
+  local -A origin=([TARGET_TLS]=m.matrix:1 [PROXY]=m.matrix:2)
+  local -A value=([TARGET_TLS]=1 [TARGET_URL]=http://127.0.0.1:8080)
+  run tls_knob_problems origin value
+  assert_output --partial "m.matrix:1: TARGET_TLS: the suite starts no target when TARGET_URL names a running one"
+  value[TARGET_URL]="" value[BACKEND]=compose
+  run tls_knob_problems origin value
+  assert_output --partial "m.matrix:1: TARGET_TLS: BACKEND=compose"
+  value[BACKEND]=netns value[PROXY]="none nginx"
+  run tls_knob_problems origin value
+  assert_output --partial "m.matrix:1: TARGET_TLS: nginx in front (PROXY=nginx, m.matrix:2)"
+}
+
+@test "tls_cell_prepare: a key of each type, made once per run in its directory, mode 600, certificate for the server's address" {
+  local -A cell=([TARGET_TLS]=1 [TLS_KEY]=ec [SERVER_ADDR]=198.18.0.1)
+  tls_cell_prepare cell
+  [ "$TLS_CERT_FILE" = "$LT_RUN_DIR/tls/ec/cert.pem" ]
+  [ "$CURL_CA_BUNDLE" = "$TLS_CERT_FILE" ]
+  local file
+  for file in keystore.p12 cert.pem password; do
+    [ "$(stat -c %a "$LT_RUN_DIR/tls/ec/$file")" = 600 ] || fail "$file is mode $(stat -c %a "$LT_RUN_DIR/tls/ec/$file")"
+  done
+  [ "$(stat -c %a "$LT_RUN_DIR/tls/ec")" = 700 ]
+  run openssl x509 -in "$TLS_CERT_FILE" -noout -text
+  assert_output --partial "IP Address:198.18.0.1"
+  assert_output --partial "id-ecPublicKey"
+  # The same run's next cell takes the same key.
+  local before
+  before="$(sha256sum <"$LT_RUN_DIR/tls/ec/keystore.p12")"
+  tls_cell_prepare cell
+  [ "$(sha256sum <"$LT_RUN_DIR/tls/ec/keystore.p12")" = "$before" ]
+  cell[TLS_KEY]=rsa
+  tls_cell_prepare cell
+  run openssl x509 -in "$LT_RUN_DIR/tls/rsa/cert.pem" -noout -text
+  assert_output --partial "rsaEncryption"
+  assert_output --partial "Public-Key: (2048 bit)"
+  # A plain cell trusts nothing of it.
+  cell[TARGET_TLS]=0
+  tls_cell_prepare cell
+  [ -z "$TLS_CERT_FILE" ]
+  [ -z "${CURL_CA_BUNDLE:-}" ]
+}
+
+@test "a TLS cell's Spring Boot properties: HTTPS on the port under test with the run's keystore, the actuator's port plain" {
+  local -A cell=([TARGET_TLS]=1 [TLS_KEY]=ec [SERVER_ADDR]=198.18.0.1 [SERVER_PORT]=8080 [MANAGEMENT_PORT]=8081)
+  tls_cell_prepare cell
+  run target_spring_env cell 198.18.0.1
+  assert_line SERVER_SSL_ENABLED=true
+  assert_line "SERVER_SSL_KEYSTORE=file:$LT_RUN_DIR/tls/ec/keystore.p12"
+  assert_line "SERVER_SSL_KEYSTOREPASSWORD=$(cat "$LT_RUN_DIR/tls/ec/password")"
+  assert_line MANAGEMENT_SERVER_SSL_ENABLED=false
+  run netns_backend_url cell
+  assert_output https://198.18.0.1:8080
+  run k6_cell_env cell https://198.18.0.1:8080
+  assert_line "SSL_CERT_FILE=$LT_RUN_DIR/tls/ec/cert.pem"
+  cell[TARGET_TLS]=0
+  tls_cell_prepare cell
+  run target_spring_env cell 198.18.0.1
+  refute_line --partial SERVER_SSL
+  run netns_backend_url cell
+  assert_output http://198.18.0.1:8080
+  run k6_cell_env cell http://198.18.0.1:8080
+  refute_line --partial SSL_CERT_FILE
+}
+
+@test "PROXY_TLS=1: nginx's users load https, the run's key has a PEM key for nginx, refused without nginx" {
+  local -A cell=([PROXY]=nginx [PROXY_TLS]=1 [TARGET_TLS]=0 [TLS_KEY]=ec [SERVER_ADDR]=198.18.0.1 [PROXY_PORT]=8090)
+  run proxy_url cell http://198.18.0.1:8080
+  assert_output https://198.18.0.1:8090
+  tls_cell_prepare cell
+  [ "$TLS_CERT_FILE" = "$LT_RUN_DIR/tls/ec/cert.pem" ]
+  [ "$(stat -c %a "$LT_RUN_DIR/tls/ec/key.pem")" = 600 ]
+  run openssl pkey -in "$LT_RUN_DIR/tls/ec/key.pem" -noout -text
+  assert_output --partial "NIST CURVE: P-256"
+  # Tomcat itself stays plain behind it.
+  run target_spring_env cell 198.18.0.1
+  refute_line --partial SERVER_SSL
+  cell[PROXY_TLS]=0
+  run proxy_url cell http://198.18.0.1:8080
+  assert_output http://198.18.0.1:8090
+  local -A origin=([PROXY]=defaults [PROXY_TLS]=m.matrix:4)
+  local -A value=([PROXY]=none [PROXY_TLS]=1)
+  run proxy_knob_problems origin value
+  assert_output --partial "m.matrix:4: PROXY_TLS: a setting of nginx in front, but PROXY is none"
+}
