@@ -290,3 +290,17 @@ def test_where_nothing_queues_the_model_predicts_the_calibrations_measured_p99_n
     assert advice["model"]["service_ms"] == pytest.approx(107.966)
     assert advice["model"]["workers"] == 5 and advice["model"]["in_service"] < 5
     assert advice["model"]["p99_ms"] == 111.5
+
+
+def test_threads_that_already_suffice_still_get_a_boundary_one_below():
+    # 60/s x 5 ms = 0.3 in service: one thread would do, and the file's 2 are kept; the boundary
+    # is 1 thread all the same (the model: it holds), so a verified setting comes with one.
+    load = open_load(rate_per_s=60, service_ms=5, service_source="calibration")
+    p = steady.plan(load, Goal(p99_ms=300), TUNE3)
+    assert p.settings["TOMCAT_MAX_THREADS"] == 2 and p.changed == []
+    assert p.cheaper == {"TOMCAT_MAX_THREADS": 1} and p.kept_boundary == ["TOMCAT_MAX_THREADS"]
+    assert p.sure == {"TOMCAT_MAX_THREADS": False}
+    assert steady.verification_axes(p, 8) == {"TOMCAT_MAX_THREADS": [1, 2]}
+    # Not on virtual threads (no pool to trim), and not below one thread.
+    assert steady.plan(open_load(rate_per_s=60, service_ms=5, settings={**START, "TOMCAT_MAX_THREADS": 1}),
+                       Goal(p99_ms=300), TUNE3).cheaper == {}
