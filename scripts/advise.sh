@@ -14,7 +14,7 @@ set -euo pipefail
 LT_PROG=advise
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix rundir advise k6; do
+for lib in envfile matrix rundir netns target advise k6; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done

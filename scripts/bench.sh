@@ -3,13 +3,15 @@
 # Usage: scripts/bench.sh   (BENCH_REPS=3 repetitions; BENCH_CAPACITY_VUS="1000 2000 4000";
 #        BENCH_START_VUS="1000 5000 12000 30000"; BENCH_USERS_PER_VU=auto; BENCH_START_MODES="jar cds aot";
 #        BENCH_NETDELAY_RATES="20000 40000"; BENCH_NETDELAY_BURSTS="500 1000 2000 3000";
+#        BENCH_WARMUP=5s (the orchestration cells' warm-up);
 #        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript netdelay", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
 # median of BENCH_REPS repetitions, with the spread (min..max) shown.
 #   1. orchestration: where a cell's time goes outside k6's own test time,
-#      phase by phase (phases.tsv), per cell and per run, for each start of
+#      phase by phase (phases.tsv), per cell and per run, the warm-up's
+#      seconds (BENCH_WARMUP) apart from the overhead, for each start of
 #      the target (TARGET_START_MODE=jar|cds|aot: plain java -jar, the
 #      class-data-sharing archive, the JDK 25 AOT cache), runs alternating
 #   2. metrics perturbation: the same cell with the suite's monitoring
@@ -47,6 +49,9 @@ readonly BATCH_USERS="${BENCH_USERS_PER_VU:-auto}"
 readonly START_MODES="${BENCH_START_MODES:-jar cds aot}"
 readonly NETDELAY_RATES="${BENCH_NETDELAY_RATES:-20000 40000}"
 readonly NETDELAY_BURSTS="${BENCH_NETDELAY_BURSTS:-500 1000 2000 3000}"
+# The orchestration cells' warm-up: a jar of one's own's default (target.sh's
+# target_warmup_default), its seconds shown apart from the cell's overhead.
+readonly WARMUP_S="${BENCH_WARMUP:-5s}"
 readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript netdelay}"
 BENCH_DIR=""
 STARTED_MONITORING=0
@@ -56,6 +61,7 @@ main() {
   [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
   [[ "$NETDELAY_BURSTS" =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] || usage_error "BENCH_NETDELAY_BURSTS: '$NETDELAY_BURSTS' is not a list of counts"
   [[ "$BATCH_USERS" =~ ^([1-9][0-9]*|auto)$ ]] || usage_error "BENCH_USERS_PER_VU: '$BATCH_USERS' is not a count or auto"
+  [[ "$WARMUP_S" =~ ^([0-9]+(ms|s|m|h))+$ ]] || usage_error "BENCH_WARMUP: '$WARMUP_S' is not a duration (e.g. 5s, 0s)"
   local section mode
   for mode in $START_MODES; do
     [[ "$mode" =~ ^(jar|cds|aot|auto)$ ]] || usage_error "BENCH_START_MODES: unknown start mode '$mode' (jar cds aot auto)"
@@ -118,7 +124,7 @@ bench_orchestration() {
     bench_bare_starts "$rep"
     started="$(date +%s%3N)"
     run_dir="$(run_matrix "orchestration-$rep" "TOMCAT_ACCEPT_COUNT=100 101 102 103" "TARGET_START_MODE=$START_MODES" \
-      "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s")"
+      "VUS=2" "DURATION=2s" "DELAY_MS=10" "GRACEFUL_STOP=1s" "WARMUP=$WARMUP_S")"
     ended="$(date +%s%3N)"
     bench_orchestration_record "$rep" "$run_dir" "$started" "$ended"
     bench_bare_starts "$rep"
@@ -237,9 +243,22 @@ bench_orchestration_record() {
   record orchestration-run "$(jq -n -c --argjson rep "$rep" --arg variant "${START_MODES// /+}" \
     --argjson wall_s "$((ended - started))" \
     --argjson k6 "$(jq -s '[.[].duration_s // 0] | add' "$run_dir"/cells/*/row.json)" \
+    --argjson warmup_ms "$(bench_warmup_ms "${cells[@]}")" \
     --argjson cells "${#cells[@]}" \
-    '{rep: $rep, variant: $variant, cells: $cells, wall_s: ($wall_s / 1000), k6_s: $k6,
-      overhead_per_cell_s: (if $cells > 0 then (($wall_s / 1000 - $k6) / $cells * 100 | round / 100) else null end)}')"
+    '{rep: $rep, variant: $variant, cells: $cells, wall_s: ($wall_s / 1000), k6_s: $k6, warmup_s: ($warmup_ms / 1000),
+      overhead_per_cell_s: (if $cells > 0 then (($wall_s / 1000 - $k6 - $warmup_ms / 1000) / $cells * 100 | round / 100) else null end)}')"
+}
+
+# bench_warmup_ms CELL_DIR...: the cells' warm-ups together, ms (each its
+# phases.tsv's last warmup_start to its last warmup_end; 0 without one).
+bench_warmup_ms() {
+  local cell total=0 ms
+  for cell in "$@"; do
+    ms="$(awk -F'\t' '$1 == "warmup_start" { s = $2 } $1 == "warmup_end" { e = $2 }
+      END { print (s != "" && e != "") ? e - s : 0 }' "$cell/phases.tsv")"
+    total=$((total + ms))
+  done
+  printf '%s\n' "$total"
 }
 
 bench_perturbation() {

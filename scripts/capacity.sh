@@ -15,7 +15,7 @@ set -euo pipefail
 LT_PROG=capacity
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in envfile matrix rundir advise results report; do
+for lib in envfile matrix rundir netns target advise results report; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done

@@ -7,11 +7,13 @@
 // its summary is a file of its own (warmup-summary.json).
 //
 // A few VUs (WARMUP_VUS, fewer when Tomcat has fewer threads or connections),
-// each on one kept-alive connection: a VU sends at most one request fewer
-// than the server lets a connection carry (TOMCAT_MAX_KEEP_ALIVE_REQUESTS;
+// each on a kept-alive connection: up to WARMUP=5s a VU sends one request
+// fewer than the server lets a connection carry (TOMCAT_MAX_KEEP_ALIVE_REQUESTS;
 // nginx's 1000 with PROXY=nginx), spread evenly over WARMUP, so the server
-// never closes it and the warm-up connects once per VU. The runner then
-// removes the TIME-WAIT each of those connections leaves when k6 ends.
+// never closes it and the warm-up connects once per VU; a longer WARMUP keeps
+// that pace (about 20 a second a VU) and so sends more, the server closing a
+// connection after each of its TOMCAT_MAX_KEEP_ALIVE_REQUESTS. The runner then
+// removes the TIME-WAIT sockets those connections leave.
 //
 // What it asks: the shipped scenarios' URL (requestOf: TARGET_PATH, else
 // /hello?delayMs=DELAY_MS, which waiting-room and websocket warm up on too,
@@ -30,6 +32,10 @@ import { TREND_STATS } from './summary.js';
 const WARMUP_VUS = 4;
 // nginx's keepalive_requests (its default since 1.19.10; the suite sets none).
 const NGINX_KEEPALIVE_REQUESTS = 1000;
+// The shortest time between a VU's requests: 99 requests over 5 s (WARMUP's
+// default for a jar of one's own) are 50.5 ms apart; a longer WARMUP keeps
+// about that pace.
+const PACE_FLOOR_MS = 50;
 
 // Requests answered in the warm-up's first and last second: their median is
 // the row's warmup_first_ms and warmup_last_ms.
@@ -88,8 +94,15 @@ const warmupMs = env.durationMs('WARMUP', undefined, true);
 const request = warmupRequest(targetUrl);
 const vus = vusFor();
 const perVu = perConnection();
-// A VU's requests spread evenly over WARMUP: the i-th not before i x pace.
-const paceMs = perVu === null ? 0 : warmupMs / perVu;
+// A VU's requests: one connection's worth (perVu) for every PACE_FLOOR_MS x
+// perVu of WARMUP (at least one), spread evenly over WARMUP, the i-th not
+// before i x pace. A longer WARMUP sends more requests, not the same ones
+// slower: the JIT compiles what was called often, not what was called long
+// ago. Past its first connection's worth, the server closes a connection
+// after its TOMCAT_MAX_KEEP_ALIVE_REQUESTS and k6 opens the next.
+const connectionsPerVu = perVu === null ? 1 : Math.max(1, Math.floor(warmupMs / (PACE_FLOOR_MS * perVu)));
+const perVuTotal = perVu === null ? null : perVu * connectionsPerVu;
+const paceMs = perVu === null ? 0 : warmupMs / perVuTotal;
 const tags = { traffic: 'warmup', name: 'warmup' };
 
 export const options = {
@@ -108,8 +121,8 @@ export const options = {
 export default function () {
   const started = exec.scenario.startTime;
   const i = exec.vu.iterationInScenario;
-  if (perVu !== null && i >= perVu) {
-    // Its connection has carried all it may: idle until the end.
+  if (perVuTotal !== null && i >= perVuTotal) {
+    // It has sent all it was given: idle until the end.
     const left = started + warmupMs - Date.now();
     if (left > 0) sleep(left / 1000);
     return;
@@ -126,7 +139,7 @@ export default function () {
 
 export function handleSummary(data) {
   const path = request.url.slice(targetUrl.length);
-  const out = Object.assign({}, data, { warmup: { path, vus, per_connection: perVu, pace_ms: paceMs } });
+  const out = Object.assign({}, data, { warmup: { path, vus, per_connection: perVu, per_vu: perVuTotal, pace_ms: paceMs } });
   const reqs = data.metrics.http_reqs ? data.metrics.http_reqs.values.count : 0;
   const failed = data.metrics.http_req_failed ? data.metrics.http_req_failed.values.passes : 0;
   const result = { stdout: `warm-up: ${reqs} requests to ${path} (${failed} failed) from ${vus} VUs\n` };

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Summary: what make advise and make capacity share: a load file read and checked as a search's input, the output directory and the generated matrix's fixed lines.
 #
-# Needs common.sh, envfile.sh, matrix.sh and rundir.sh; the caller sets
+# Needs common.sh, envfile.sh, matrix.sh, rundir.sh, netns.sh (with netdelay.sh
+# and proxy.sh) and target.sh; the caller sets
 # LT_RESULTS_DIR. Results on stdout; bad input exits 2 with file:line: KEY.
 
 # The knobs of the goal and the budget: not part of the load, never in a generated matrix.
@@ -56,6 +57,21 @@ advise_check_shared() {
     || advise_refuse GOAL_FAILED_RATE "$file" "'${MATRIX_VALUE[GOAL_FAILED_RATE]}' is not a rate from 0 to below 1 (e.g. 0.001)"
   ((10#${MATRIX_VALUE[ADVISE_MAX_CELLS]} >= 2)) \
     || advise_refuse ADVISE_MAX_CELLS "$file" "'${MATRIX_VALUE[ADVISE_MAX_CELLS]}': at least 2 ($budget)"
+  advise_knob_problems
+}
+
+# advise_knob_problems: the checks make run-matrix makes of the target's,
+# the network's and nginx's knobs together (target_knob_problems,
+# netdelay_knob_problems, proxy_knob_problems: run-matrix.sh's
+# check_target_knobs), made before the search's directory is written, so a
+# setting every cell would refuse (a health path on the actuator's port with
+# nginx in front, say) is named where the file set it, not in a generated
+# matrix once the search has started.
+advise_knob_problems() {
+  local problem
+  problem="$({ target_knob_problems MATRIX_ORIGIN MATRIX_VALUE; netdelay_knob_problems MATRIX_ORIGIN MATRIX_VALUE
+    proxy_knob_problems MATRIX_ORIGIN MATRIX_VALUE; } | head -n 1)"
+  [[ -z "$problem" ]] || usage_error "$problem"
 }
 
 # advise_dir KIND FILE: make results/KIND-<id>/ (id: time and the file's

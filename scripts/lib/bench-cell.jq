@@ -21,18 +21,24 @@
 | ($next_start | if . == "" then null else tonumber end) as $next
 | ($next != null and (last_mark("reported") // 0) > $next) as $overlapped
 | span(first_mark("train_start"); last_mark("train_end")) as $train
+# The warm-up (WARMUP, warmup_start..warmup_end): its own phase, never the
+# cell's overhead (null, and 0 in the sums, for a cell without one).
+| span(last_mark("warmup_start"); last_mark("warmup_end")) as $warmup
 | ($started_line | capture("in (?<s>[0-9.]+) seconds \\(process running for (?<p>[0-9.]+)\\)")? // null) as $started
 | {
     rep: $rep, variant: $got, asked: $asked,
     wall_s: $r.cell_wall_s, k6_s: $r.duration_s,
-    overhead_s: (if $r.cell_wall_s == null or $r.duration_s == null then null else ($r.cell_wall_s - $r.duration_s | r3) end),
+    overhead_s: (if $r.cell_wall_s == null or $r.duration_s == null then null
+      else ($r.cell_wall_s - $r.duration_s - ($warmup // 0) | r3) end),
+    warmup_s: $warmup,
     prep_s: span(first_mark("cell_start"); first_mark("target_start")),
     setup_s: (span(first_mark("target_start"); last_mark("target_start")) as $s
       | if $s == null then null else ($s - ($train // 0) | r3) end),
     train_s: $train,
     target_start_s: span(last_mark("target_start"); last_mark("target_ready")),
     join_s: span(last_mark("target_ready"); last_mark("joined")),
-    k6_prep_s: span(last_mark("joined") // last_mark("target_ready"); last_mark("k6_start")),
+    k6_prep_s: (span(last_mark("joined") // last_mark("target_ready"); last_mark("k6_start")) as $k
+      | if $k == null then null else ($k - ($warmup // 0) | r3) end),
     k6_process_s: span(last_mark("k6_start"); last_mark("k6_end")),
     k6_startstop_s: (span(last_mark("k6_start"); last_mark("k6_end")) as $k
       | if $k == null or $r.duration_s == null then null else ($k - $r.duration_s | r3) end),
@@ -49,7 +55,7 @@
     between_s: span(if $overlapped then last_mark("stopped") else last_mark("reported") end; $next),
     period_s: span(first_mark("cell_start"); $next),
     period_overhead_s: (span(first_mark("cell_start"); $next) as $p
-      | if $p == null or $r.duration_s == null then null else ($p - $r.duration_s | r3) end),
+      | if $p == null or $r.duration_s == null then null else ($p - $r.duration_s - ($warmup // 0) | r3) end),
     target_start_cpu_s: ($cpu_s | if . == "" then null else tonumber end),
     spring_s: ($started.s // null | if . == null then null else tonumber end),
     jvm_to_spring_s: (if $started == null then null else ($started.p | tonumber) - ($started.s | tonumber) | r3 end),

@@ -17,7 +17,7 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
           overhead_s: ($o | by_variant("overhead_s")),
           period_overhead_s: ($o | by_variant("period_overhead_s")),
           run_overhead_per_cell_s: ($runs | by_variant("overhead_per_cell_s")),
-          phases_s: (["prep_s", "setup_s", "train_s", "target_start_s", "join_s", "k6_prep_s", "k6_process_s", "k6_startstop_s",
+          phases_s: (["prep_s", "setup_s", "train_s", "target_start_s", "join_s", "warmup_s", "k6_prep_s", "k6_process_s", "k6_startstop_s",
                       "teardown_s", "files_s", "row_s", "tables_s", "report_s", "finish_s", "between_s"]
             | map(. as $phase | {key: $phase, value: ($o | by_variant($phase))}) | from_entries),
           start_s: (["jvm_to_spring_s", "spring_s", "ready_after_log_s", "checks_s", "target_start_cpu_s"]

@@ -167,6 +167,8 @@ class ColdStart:
     first_reqs: int
     rest_med_ms: float
     rest_reqs: int
+    #: The rest's p99: a first second whose median is within it put the cold start in no tail.
+    rest_p99_ms: float = 0.0
 
     @property
     def ratio(self) -> float | None:
@@ -186,7 +188,7 @@ def cold_start(requests: list[AppRequest] | None) -> ColdStart | None:
     if len(first) < COLD_MIN_REQUESTS or len(rest) < COLD_MIN_REQUESTS:
         return None
     return ColdStart(first_med_ms=percentile(first, 0.5), first_reqs=len(first),
-                     rest_med_ms=percentile(rest, 0.5), rest_reqs=len(rest))
+                     rest_med_ms=percentile(rest, 0.5), rest_reqs=len(rest), rest_p99_ms=percentile(rest, 0.99))
 
 
 def cell_load_requests(cell_dir: Path) -> list[AppRequest] | None:

@@ -320,10 +320,11 @@ def cheaper_value(load: Load, goal: Goal, settings: dict[str, int], knob: str) -
 
 
 def verification_axes(p: Plan, budget: int) -> dict[str, list[int]]:
-    """The one matrix's axes: for each raised knob with a cheaper value, [cheaper, recommended]
+    """The one matrix's axes: for each raised knob with a cheaper value (and each kept knob the
+    plan gives a boundary, Plan.kept_boundary), [cheaper, recommended]
     (a cartesian product: 2^k cells); knobs are left out from the last (the dearest) while 2^k
     exceeds the budget."""
-    knobs = [k for k in p.changed if k in p.cheaper]
+    knobs = [k for k in p.changed if k in p.cheaper] + [k for k in p.kept_boundary if k in p.cheaper]
     while knobs and 2 ** len(knobs) > budget:
         knobs.pop()
     return {k: [p.cheaper[k], p.settings[k]] for k in knobs}

@@ -172,8 +172,8 @@ COLUMNS: tuple[Column, ...] = (
            "beside lat_p99_ms", md=175),
     Column("app_lat_max_ms", NUMBER, "ms", "slowest request by the application's own account"),
     Column("cold_start_ratio", NUMBER, "times", "the application's median time (%D) in the load's first second "
-           "over the median of the rest (empty with fewer than 5 requests in either): above 3, and 5 ms apart, "
-           "the load met a cold JVM (design_notes; WARMUP)", md=177),
+           "over the median of the rest (empty with fewer than 5 requests in either): above 3, 5 ms apart "
+           "and above the rest's p99, the load met a cold JVM (design_notes; WARMUP)", md=177),
     Column("failed_reqs", INTEGER, "requests", "requests with no answer or a status outside 200-399 "
            "(http_req_failed), plus fail_interrupted; the fail_* columns add up to it", md=190,
            label="failed requests"),

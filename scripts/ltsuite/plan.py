@@ -24,3 +24,6 @@ class Plan:
     changed: list[str] = field(default_factory=list)
     prediction: Union["Prediction", "SteadyPrediction", None] = None
     sure: dict[str, bool] = field(default_factory=dict)
+    #: Knobs kept at the file's value that still get a boundary cell one below it (a steady load's
+    #: threads, where the file's pool already suffices: steady._plan).
+    kept_boundary: list[str] = field(default_factory=list)

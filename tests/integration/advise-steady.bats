@@ -29,8 +29,8 @@ advice_json() {
 @test "the endpoint's time is measured by a calibration cell's access log, not taken from DELAY_MS" {
   local json
   json="$(advice_json)"
-  jq -e '.cells[0].purpose == "calibration" and .cells[0].http_reqs == 20' "$json"
-  jq -e '.model.service_source | startswith("p90 of the application'"'"'s time (%D) over 20 requests of calibration cell")' "$json"
+  jq -e '.cells[0].purpose == "calibration" and .cells[0].http_reqs == 198' "$json"
+  jq -e '.model.service_source | startswith("p90 of the application'"'"'s time (%D) over 198 requests of calibration cell")' "$json"
   # The greeting takes 100 ms: its %D is at least that and far from DELAY_MS's 1000.
   jq -e '.model.service_ms >= 100 and .model.service_ms < 150' "$json"
 }

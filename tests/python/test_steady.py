@@ -290,3 +290,59 @@ def test_where_nothing_queues_the_model_predicts_the_calibrations_measured_p99_n
     assert advice["model"]["service_ms"] == pytest.approx(107.966)
     assert advice["model"]["workers"] == 5 and advice["model"]["in_service"] < 5
     assert advice["model"]["p99_ms"] == 111.5
+
+
+def test_threads_that_already_suffice_still_get_a_boundary_one_below():
+    # 60/s x 5 ms = 0.3 in service: one thread would do, and the file's 2 are kept; the boundary
+    # is 1 thread all the same (the model: it holds), so a verified setting comes with one.
+    load = open_load(rate_per_s=60, service_ms=5, service_source="calibration")
+    p = steady.plan(load, Goal(p99_ms=300), TUNE3)
+    assert p.settings["TOMCAT_MAX_THREADS"] == 2 and p.changed == []
+    assert p.cheaper == {"TOMCAT_MAX_THREADS": 1} and p.kept_boundary == ["TOMCAT_MAX_THREADS"]
+    assert p.sure == {"TOMCAT_MAX_THREADS": False}
+    assert steady.verification_axes(p, 8) == {"TOMCAT_MAX_THREADS": [1, 2]}
+    # Not on virtual threads (no pool to trim), and not below one thread.
+    assert steady.plan(open_load(rate_per_s=60, service_ms=5, settings={**START, "TOMCAT_MAX_THREADS": 1}),
+                       Goal(p99_ms=300), TUNE3).cheaper == {}
+
+
+class RecordedPetclinic(Replay):
+    """The cells of a real make advise of Spring PetClinic (tests/python/fixtures/advise-petclinic:
+    Spring Boot 4, GET /owners?lastName= at 60 requests a second for 20 s, 2 threads, p99 within
+    300 ms, WARMUP=30s; run advise-20261129-003933-petclinic30), each copied where
+    scripts/run-matrix.sh left it, its row as recorded: the calibration cell and the verification
+    cells at 1 and 2 threads."""
+
+    def run(self, name: str, settings: dict[str, int], axes: dict[str, list[int]]) -> list[dict[str, Any]]:
+        import shutil
+        found = super().run(name, settings, axes)
+        for cell in found:
+            recorded = FIXTURES / "advise-petclinic" / (
+                "calibrate" if name == "calibrate" else cell["cell"])
+            shutil.copytree(recorded, (self.out / cell["row"]).parent, dirs_exist_ok=True)
+            cell["row_data"] = json.loads((recorded / "row.json").read_text())
+        return found
+
+
+def test_spring_petclinic_warmed_gives_verified_threads_with_a_boundary(tmp_path):
+    env = read_env(ROOT / "env" / "defaults.env")
+    env.update(read_env(FIXTURES / "advise-petclinic" / "load.env"))
+    env.update({"GOAL_P99_MS": "300", "TUNE": " ".join(TUNE3)})
+    runner = RecordedPetclinic(tmp_path, {}, {})
+    advice = steady.advise(env, runner)  # type: ignore[arg-type]
+    # The calibration ran after the warm-up and sent 198 requests: p90 8.08 ms, where the cold
+    # calibration of 20 requests had measured 17 to 99 ms.
+    assert advice["model"]["service_ms"] == pytest.approx(8.08)
+    assert "over 198 requests of calibration cell" in advice["model"]["service_source"]
+    # 60/s x 8.08 ms = 0.48 in service: the file's 2 threads already suffice; 1 thread is the boundary.
+    assert [r[0] for r in runner.runs] == ["calibrate", "verify"]
+    assert runner.runs[1][2] == {"TOMCAT_MAX_THREADS": [1, 2]}
+    assert advice["verified"] and advice["recommended"]["TOMCAT_MAX_THREADS"] == 2
+    (b,) = advice["boundary"]
+    assert (b["knob"], b["value"], b["predicted"], b["passed"], b["kept"]) == ("TOMCAT_MAX_THREADS", 1, "hold", True, True)
+    assert b["lat_p99_ms"] == 15.623 and advice["model_wrong"] == []
+    # Every cell warmed the same 30 s and ran as designed (no cold JVM in its first second).
+    rows = [json.loads((tmp_path / c["row"]).read_text()) for c in runner.cells]
+    assert len(rows) == 3 and all(r["as_designed"] == 1 and r["warmup_s"] >= 30 for r in rows)
+    text = steady.markdown(advice, "petclinic.env")
+    assert "- `TOMCAT_MAX_THREADS` = 1 (the model: hold): cell verify/threads-1, 0 failed, p99 15.623 ms" in text

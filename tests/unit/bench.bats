@@ -124,7 +124,7 @@ JSON
   assert_output --partial "| 20000 | burst | 1 | 20000 | 2 | 27000 | 20000 | 30 | - | 2100 | - | - | - | - | 5000 | 256 | 20000 | 0 |"
   assert_output --partial "| 20000 | burst | 50 | 400 | 2 | 1000 | 20000 | 3 | - | 150 | 412.46 | 0 | 0 | 3.2 | 1500 | 77 | 20000 | 1 |"
   assert_output --partial "| 1000 | spike | 1 | 1000 | 1 | - | 1000 | 0.8 | 1250 | 700 | - | - | - | - | 290 | 297 | 998 | 1 |"
-  assert_output --partial "| cds | - | 0.3 (0.3..0.3, n=1) | 1.5 (1.5..1.5, n=1) | - | - | 3.4 (3.4..3.4, n=1) |"
+  assert_output --partial "| cds | - | 0.3 (0.3..0.3, n=1) | 1.5 (1.5..1.5, n=1) | - | - | - | 3.4 (3.4..3.4, n=1) |"
   assert_output --partial "Most concurrent connections the target held in this bench: 20000"
 }
 
@@ -144,6 +144,25 @@ JSON
            .files_s, .row_s, .report_s, .between_s] | add * 1000 | round) == (.period_s * 1000 | round)' <<<"$output"
   jq -e '.period_s == 15 and .period_overhead_s == 13 and .k6_startstop_s == 0.25' <<<"$output"
   jq -e '.spring_s == 1.2 and .jvm_to_spring_s == 0.2 and .ready_after_log_s == 0.1 and .target_start_cpu_s == 3.52' <<<"$output"
+}
+
+@test "a cell's warm-up is a phase of its own, never in its overhead: out of overhead_s, period_overhead_s and k6_prep_s" {
+  # The same cell as above, with a 5 s warm-up between target_ready and k6_start.
+  run jq -Rn -c --argjson rep 1 --arg asked aot --arg got aot --arg next_start 21000 --arg cpu_s "" \
+    --slurpfile row <(printf '{"cell_wall_s": 19.3, "duration_s": 2.0}') --arg started_line "" \
+    -f "$LT_ROOT/scripts/lib/bench-cell.jq" < <(printf '%s\t%s\n' cell_start 1000 target_start 1010 \
+      train_start 1100 train_end 11100 target_start 11200 target_ready 12700 warmup_start 12720 warmup_end 17720 \
+      k6_start 17750 k6_end 20000 stopped 20200 files 20300 row 20500 reported 20550)
+  assert_success
+  jq -e '.warmup_s == 5 and .overhead_s == 12.3 and .period_overhead_s == 13 and .k6_prep_s == 0.05' <<<"$output"
+  # The phases, the warm-up among them, still add up to the period.
+  jq -e '([.prep_s, .setup_s, .train_s, .target_start_s, .warmup_s, .k6_prep_s, .k6_process_s, .teardown_s,
+           .files_s, .row_s, .report_s, .between_s] | add * 1000 | round) == (.period_s * 1000 | round)' <<<"$output"
+  # Without a warm-up: no figure, not 0.
+  run jq -Rn -c --argjson rep 1 --arg asked aot --arg got aot --arg next_start "" --arg cpu_s "" \
+    --slurpfile row <(printf '{"cell_wall_s": 4, "duration_s": 2.0}') --arg started_line "" \
+    -f "$LT_ROOT/scripts/lib/bench-cell.jq" < <(printf '%s\t%s\n' cell_start 1000 target_start 1010 target_ready 2700 k6_start 2750)
+  jq -e '.warmup_s == null and .overhead_s == 2 and .k6_prep_s == 0.05' <<<"$output"
 }
 
 @test "a finish beside the next cell's start is shown apart, not added to the period; the next cell's wait for it is its join" {

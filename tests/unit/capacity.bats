@@ -99,3 +99,21 @@ TABLE
   assert_output "advise: $file:2: TARGET_JAR: with a k6 script of one's own the advice cannot measure the endpoint's time (its calibration cell asks a shipped scenario's path): advise the script against the suite's target (DELAY_MS), or the service with a shipped scenario and TARGET_PATH"
   [ ! -e "$LT_RESULTS_DIR" ]
 }
+
+@test "TARGET_HEALTH_PATH=/actuator/health is taken by make advise and make capacity as by make run-matrix; only PROXY=nginx refuses it" {
+  local file dir
+  # Taken: each answers a goal no setting meets (one request is longer) without a cell, past its input checks.
+  file="$(printf 'TARGET_HEALTH_PATH=/actuator/health\nGOAL_P99_MS=3000\n' | load_file small-burst.env advise-actuator.env)"
+  run -3 "$LT_ROOT/scripts/advise.sh" "$file"
+  assert_line --partial "cannot recommend: one request takes DELAY_MS 4000 ms"
+  dir=("$LT_RESULTS_DIR"/advise-*-advise-actuator)
+  grep -qx 'TARGET_HEALTH_PATH=/actuator/health' "${dir[0]}/base.matrix"
+  file="$(printf 'TARGET_HEALTH_PATH=/actuator/health\nGOAL_P99_MS=4000\n' | load_file seed003-capacity.env capacity-actuator.env)"
+  run -3 "$LT_ROOT/scripts/capacity.sh" "$file"
+  assert_line --partial "no load verified: cannot: one request takes DELAY_MS 5000 ms"
+  # Refused, naming file, line and key, before anything is written: nginx in front is checked on the users' port.
+  rm -rf "$LT_RESULTS_DIR"
+  local refused="TARGET_HEALTH_PATH: '/actuator/health' is on the actuator's own port, which nginx does not front (PROXY=nginx is checked through the users' port before its load); use a path the application answers on SERVER_PORT, e.g. /readyz (the readiness probe the suite turns on)"
+  assert_refused advise small-burst.env 'PROXY=nginx\nTARGET_HEALTH_PATH=/actuator/health' "$refused"
+  assert_refused capacity seed003-capacity.env 'PROXY=nginx\nTARGET_HEALTH_PATH=/actuator/health' "$refused"
+}

@@ -2,7 +2,7 @@
 # The warm-up before a cell's measured load (WARMUP): the knob, its default
 # by the kind of target, and the runner's pieces of scripts/lib/warmup.sh
 # that need no namespace.
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the sourced library under test
+# shellcheck disable=SC2034,SC2030,SC2031 # SC2034: assigned through a nameref, or read by the sourced library under test; SC2030/SC2031: each test sets LT_K6 and HTTP_PID in its own subshell, read by its helpers and teardown
 
 setup() {
   load '../test_helper'
@@ -71,4 +71,39 @@ setup() {
   backend_has_server_side() { return 1; }
   run warmup_sockets 8090 8080
   assert_output 'client client ( dport = :8090 and sport >= :32768 and sport <= :60999 )'
+}
+
+# warmup_k6 PORT WARMUP KEEP_ALIVE OUT: scenarios/lib/warmup.js against
+# python's http.server on 127.0.0.1:PORT, 4 VUs (threads and connections
+# past them), TOMCAT_MAX_KEEP_ALIVE_REQUESTS=KEEP_ALIVE; its summary in OUT.
+warmup_k6() {
+  "$LT_K6" run -q --address "" -e "TARGET_URL=http://127.0.0.1:$1" -e SCENARIO=spike -e TARGET_PATH=/ok \
+    -e "WARMUP=$2" -e REQUEST_TIMEOUT=2s -e "TOMCAT_MAX_KEEP_ALIVE_REQUESTS=$3" -e TOMCAT_MAX_THREADS=200 \
+    -e TOMCAT_MAX_CONNECTIONS=100 -e "SUMMARY_FILE=$4" "$LT_ROOT/scenarios/lib/warmup.js"
+}
+
+@test "a longer WARMUP sends more requests at the same pace, not the same requests slower" {
+  local port i
+  mkdir -p "$BATS_TEST_TMPDIR/www"
+  echo ok >"$BATS_TEST_TMPDIR/www/ok"
+  port="$(lt_free_port)"
+  python3 -m http.server --bind 127.0.0.1 --directory "$BATS_TEST_TMPDIR/www" "$port" >/dev/null 2>&1 3>&- &
+  HTTP_PID=$!
+  for ((i = 0; i < 50; i++)); do
+    curl -fs -o /dev/null "http://127.0.0.1:$port/ok" && break
+    sleep 0.1
+  done
+  # 99 a connection, over 1 s: one connection's worth a VU, 10 ms apart (WARMUP=5s's 99, faster).
+  run warmup_k6 "$port" 1s 100 "$BATS_TEST_TMPDIR/short.json"
+  assert_success
+  jq -e '.warmup.per_vu == 99 and .metrics.http_reqs.values.count == 396' "$BATS_TEST_TMPDIR/short.json"
+  # 2 a connection, over 1 s: ten connections' worth a VU, 50 ms apart (before: 2 a VU, 500 ms apart).
+  run warmup_k6 "$port" 1s 3 "$BATS_TEST_TMPDIR/long.json"
+  assert_success
+  jq -e '.warmup.per_vu == 20 and .warmup.pace_ms == 50' "$BATS_TEST_TMPDIR/long.json"
+  jq -e '.metrics.http_reqs.values.count == 80 and .metrics.http_req_failed.values.passes == 0' "$BATS_TEST_TMPDIR/long.json"
+}
+
+teardown() {
+  [[ -z "${HTTP_PID:-}" ]] || lt_end "$HTTP_PID"
 }
