@@ -403,7 +403,7 @@ bench_wrk() {
 
 # bench_sampler: the seeds' regime (1000 users, 1 s endpoint: 2000 sockets
 # per sample) with the sampler off and on, alternating; the sampler's own
-# CPU (its probes included) from sampler.json.
+# CPU (both namespaces read in its own process) from sampler.json.
 bench_sampler() {
   say "5/5 sampler: the same cell with the sampler off and on"
   local rep variant run_dir

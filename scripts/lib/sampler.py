@@ -395,7 +395,8 @@ def run(args):
     trace_stop = threading.Event()
     tracer = None
     try:
-        # The trace first: the probes' start took 1.3 s on a busy machine, past a burst's release.
+        # The trace first: the probe processes' start took 1.3 s on a busy machine, past a burst's
+        # release (they are gone, and the trace still starts before anything else).
         if args.k6_trace and args.k6_mark:
             tracer = threading.Thread(target=k6_trace, daemon=True, args=(
                 args.k6_trace, args.k6_mark, int(args.max * args.interval / TRACE_S) + 100, trace_stop))

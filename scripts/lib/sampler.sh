@@ -53,7 +53,7 @@ sampler_each_row() {
 }
 
 # sampler_stop: stop the background sampler (it ends at once on SIGTERM,
-# mid-pause or mid-sample, and stops its probes).
+# mid-pause or mid-sample).
 sampler_stop() {
   [[ -n "$SAMPLER_PID" ]] || return 0
   end_child "$SAMPLER_PID" TERM 10 || true
