@@ -38,18 +38,6 @@ listeners() {
   ss -ltnH "sport = :$1"
 }
 
-# read_sysctls: "name<TAB>value" of every sysctl the findings read, from /proc/sys.
-read_sysctls() {
-  local name value
-  for name in net.core.somaxconn net.ipv4.tcp_max_syn_backlog net.ipv4.tcp_syncookies \
-    net.ipv4.tcp_abort_on_overflow net.ipv4.tcp_syn_retries net.ipv4.tcp_synack_retries \
-    net.ipv4.ip_local_port_range net.ipv4.tcp_tw_reuse net.ipv4.tcp_fin_timeout \
-    net.ipv4.tcp_max_tw_buckets; do
-    value="$(tr -s '\t ' '  ' <"/proc/sys/${name//.//}" 2>/dev/null)" || value=""
-    printf '%s\t%s\n' "$name" "$value"
-  done
-}
-
 # read_process PORT: "key<TAB>value" of the process listening on PORT (pid, comm,
 # its soft open-file limit, its open files); nothing when ss shows no process.
 # Open files are empty (unmeasured, not 0) when /proc/PID/fd cannot be listed:
@@ -129,7 +117,8 @@ main() {
     printf 'port\t%s\nwindow_s\t%s\nkernel\t%s\nhost\t%s\nstarted\t%s\nactuator\t%s\n' "$port" "$window_s" \
       "$(uname -r)" "$(uname -n)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$actuator"
   } >"$readings/meta.tsv"
-  read_sysctls >"$readings/sysctls.tsv"
+  # Every sysctl a matrix may set (env/sysctls.tsv, as ltsuite/sysctl_names.py has it).
+  py sysctls >"$readings/sysctls.tsv"
   read_process "$port" >"$readings/process.tsv"
   # Only the server properties the findings read reach the disk: the actuator's answer, with
   # whatever else show-values=always shows (passwords, keys), stays in Python's memory.

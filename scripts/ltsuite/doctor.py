@@ -41,28 +41,19 @@ from typing import Any
 from .cellfiles import read_json, read_nstat, read_text
 from .counters import deltas
 from .rules import listen_backlog, server_capacity
+from .sysctl_names import CLIENT, SERVER
 
 #: "Near" a limit: at or past this share of it.
 NEAR = 0.8
-#: The sysctls the doctor reads, in its reports' order.
-SYSCTLS = (
-    "net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_syncookies",
-    "net.ipv4.tcp_abort_on_overflow", "net.ipv4.tcp_syn_retries", "net.ipv4.tcp_synack_retries",
-    "net.ipv4.ip_local_port_range", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout",
-    "net.ipv4.tcp_max_tw_buckets",
-)
+#: The sysctls the doctor reads, in its reports' order: every one a matrix may set, on either side
+#: (env/sysctls.tsv, through sysctl_names), once.
+SYSCTLS = tuple(dict.fromkeys(name for _, name in SERVER + CLIENT))
 #: The counters a finding reads (nstat's names).
 COUNTERS = ("TcpExtListenOverflows", "TcpExtListenDrops", "TcpExtTCPReqQFullDrop",
             "TcpExtSyncookiesSent", "TcpExtTCPReqQFullDoCookies", "TcpExtSyncookiesRecv",
             "TcpExtSyncookiesFailed")
 #: The lab's knob for each sysctl of the host the server side reproduces (env/sysctls.tsv).
-MATRIX_SYSCTLS = (
-    ("SOMAXCONN", "net.core.somaxconn"), ("TCP_MAX_SYN_BACKLOG", "net.ipv4.tcp_max_syn_backlog"),
-    ("TCP_SYNCOOKIES", "net.ipv4.tcp_syncookies"),
-    ("TCP_ABORT_ON_OVERFLOW", "net.ipv4.tcp_abort_on_overflow"),
-    ("TCP_SYNACK_RETRIES", "net.ipv4.tcp_synack_retries"), ("TCP_FIN_TIMEOUT", "net.ipv4.tcp_fin_timeout"),
-    ("TCP_TW_REUSE", "net.ipv4.tcp_tw_reuse"), ("TCP_MAX_TW_BUCKETS", "net.ipv4.tcp_max_tw_buckets"),
-)
+MATRIX_SYSCTLS = SERVER
 
 
 @dataclass
@@ -947,6 +938,20 @@ def sample_metrics(base: str, seconds: int) -> list[str]:
     return lines
 
 
+def sysctl_lines(proc_sys: Path) -> str:
+    """readings/sysctls.tsv: "name<TAB>value" of every sysctl of SYSCTLS from PROC_SYS (/proc/sys),
+    its whitespace made single spaces (ip_local_port_range's tab), empty when this kernel has none
+    (tcp_syn_linear_timeouts before 6.x)."""
+    out = []
+    for name in SYSCTLS:
+        try:
+            value = " ".join((proc_sys / name.replace(".", "/")).read_text().split())
+        except OSError:
+            value = ""
+        out.append(f"{name}\t{value}\n")
+    return "".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) == 3 and args[0] == "report":
@@ -962,13 +967,17 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sys.stdout.write(json.dumps(kept, indent=1) + "\n")
         return 0
+    if args == ["sysctls"]:
+        sys.stdout.write(sysctl_lines(Path("/proc/sys")))
+        return 0
     if len(args) == 2 and args[0] == "get":
         try:
             sys.stdout.write(get(args[1]))
         except (OSError, ValueError):
             return 1
         return 0
-    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | configprops BASE_URL | get URL | metrics BASE_URL SECONDS\n")
+    sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | configprops BASE_URL | get URL | "
+                     "metrics BASE_URL SECONDS | sysctls\n")
     return 2
 
 

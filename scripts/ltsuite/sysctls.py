@@ -8,6 +8,11 @@ own) and its type, are made from the table:
 
   python3 -m ltsuite.sysctls defaults [--write]   (make sysctls)
 
+and so is scripts/ltsuite/sysctl_names.py, the knobs' keys and sysctls for what cannot read the
+table (the doctor, which runs on a host with its script and ltsuite/ alone):
+
+  python3 -m ltsuite.sysctls names [--write]      (make sysctls)
+
 so adding a kernel knob is one line here, then `make sysctls`.
 """
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "env" / "sysctls.tsv"
 DEFAULTS = ROOT / "env" / "defaults.env"
+NAMES = Path(__file__).resolve().parent / "sysctl_names.py"
 SIDES = ("server", "client", "global")
 HEADERS = {
     "server": "# --- Kernel, server namespace (see env/sysctls.tsv) -------------------------------",
@@ -90,21 +96,36 @@ def with_sections(text: str, knobs: list[Knob]) -> str:
     return text[:start] + defaults_sections(knobs) + text[end:]
 
 
+def names_module(knobs: list[Knob]) -> str:
+    """sysctl_names.py's text: (key, sysctl) of each namespace's knobs, in the table's order."""
+    def pairs(side: str) -> str:
+        return "".join(f"    ({k.key!r}, {k.sysctl!r}),\n" for k in knobs if k.side == side)
+    return ('"""The kernel knobs of env/sysctls.tsv, (env key, sysctl), for what cannot read the table: the\n'
+            "doctor runs on a host with its script and ltsuite/ alone. Made by `make sysctls`\n"
+            '(ltsuite.sysctls names --write); tests/python/test_sysctls.py checks it is the table\'s."""\n'
+            "\n#: The server's namespace.\nSERVER = (\n" + pairs("server") + ")\n"
+            "#: The users' (k6's) namespace.\nCLIENT = (\n" + pairs("client") + ")\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """defaults [--write]: print defaults.env as made from the table (--write: write it in place)."""
+    """defaults [--write]: print defaults.env as made from the table (--write: write it in place);
+    names [--write]: the same for sysctl_names.py."""
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] != "defaults" or args[1:] not in ([], ["--write"]):
-        print("usage: python3 -m ltsuite.sysctls defaults [--write]", file=sys.stderr)
+    if not args or args[0] not in ("defaults", "names") or args[1:] not in ([], ["--write"]):
+        print("usage: python3 -m ltsuite.sysctls defaults|names [--write]", file=sys.stderr)
         return 2
+    target = DEFAULTS if args[0] == "defaults" else NAMES
     try:
-        made = with_sections(DEFAULTS.read_text(encoding="utf-8"), read())
+        knobs = read()
+        made = (with_sections(DEFAULTS.read_text(encoding="utf-8"), knobs) if args[0] == "defaults"
+                else names_module(knobs))
     except SysctlError as err:
         print(f"ltsuite.sysctls: {err}", file=sys.stderr)
         return 1
     if args[1:] == ["--write"]:
-        tmp = DEFAULTS.with_name(f"{DEFAULTS.name}.tmp")
+        tmp = target.with_name(f"{target.name}.tmp")
         tmp.write_text(made, encoding="utf-8")
-        tmp.replace(DEFAULTS)
+        tmp.replace(target)
     else:
         sys.stdout.write(made)
     return 0

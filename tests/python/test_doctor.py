@@ -526,3 +526,18 @@ def test_the_summary_names_the_reads_a_slow_actuator_skipped():
     r.tomcat.skipped = ["sample 3: tomcat.threads.busy"]
     assert ("  the actuator was slow: 1 reads skipped at their sample's deadline, not read late "
             "(sample 3: tomcat.threads.busy)") in doctor.summary(r, doctor.findings(r)).splitlines()
+
+
+def test_the_sysctls_are_read_from_proc_sys_whitespace_made_single_and_missing_empty(tmp_path):
+    """readings/sysctls.tsv: every sysctl of the table once, ip_local_port_range's tab a space, one
+    this kernel lacks empty (unmeasured, not 0)."""
+    for name in doctor.SYSCTLS:
+        if name != "net.ipv4.tcp_syn_linear_timeouts":
+            path = tmp_path / name.replace(".", "/")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("32768\t60999\n" if name.endswith("ip_local_port_range") else "7\n")
+    lines = dict(line.split("\t") for line in doctor.sysctl_lines(tmp_path).splitlines())
+    assert list(lines) == list(doctor.SYSCTLS)
+    assert lines["net.ipv4.ip_local_port_range"] == "32768 60999"
+    assert lines["net.core.somaxconn"] == "7"
+    assert lines["net.ipv4.tcp_syn_linear_timeouts"] == ""

@@ -32,3 +32,23 @@ def test_a_line_without_its_type_and_description_names_file_line_and_key(tmp_pat
     table.write_text("SOMAXCONN sever net.core.somaxconn uint? x\n")
     with pytest.raises(sysctls.SysctlError, match=r":1: SOMAXCONN: side 'sever'"):
         sysctls.read(table)
+
+
+def test_the_doctors_names_are_the_tables():
+    """sysctl_names.py (what the doctor reads, on a host without env/) is made from the table."""
+    assert sysctls.NAMES.read_text(encoding="utf-8") == sysctls.names_module(sysctls.read()), "run `make sysctls`"
+    from ltsuite import doctor, sysctl_names
+    table = sysctls.read()
+    assert sysctl_names.SERVER == tuple((k.key, k.sysctl) for k in table if k.side == "server")
+    assert set(doctor.SYSCTLS) == {k.sysctl for k in table if k.side != "global"}
+    assert doctor.MATRIX_SYSCTLS == sysctl_names.SERVER
+
+
+def test_a_new_knob_reaches_the_doctors_names(tmp_path):
+    table = tmp_path / "sysctls.tsv"
+    table.write_text(sysctls.TABLE.read_text(encoding="utf-8")
+                     + "TCP_NEW_KNOB  server  net.ipv4.tcp_new_knob  uint?  net.ipv4.tcp_new_knob: a knob\n")
+    namespace: dict = {}
+    exec(sysctls.names_module(sysctls.read(table)), namespace)
+    assert namespace["SERVER"][-1] == ("TCP_NEW_KNOB", "net.ipv4.tcp_new_knob")
+    assert ("TCP_NEW_KNOB", "net.ipv4.tcp_new_knob") not in namespace["CLIENT"]

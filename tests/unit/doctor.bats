@@ -22,7 +22,7 @@ doctor_copy() {
   local module
   mkdir -p "$1/ltsuite"
   cp "$LT_ROOT/scripts/doctor.sh" "$1/"
-  for module in __init__ doctor doctorcompare rules counters cellfiles numbers; do
+  for module in __init__ doctor doctorcompare rules counters cellfiles numbers sysctl_names; do
     cp "$LT_ROOT/scripts/ltsuite/$module.py" "$1/ltsuite/"
   done
   chmod -R a+rX "$1"
