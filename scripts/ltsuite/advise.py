@@ -37,6 +37,7 @@ from typing import Any
 
 from . import rules, sysctls, virtualthreads
 from .cellfiles import env_text
+from .sysctl_names import SERVER
 from .plan import Plan
 
 #: The knobs the advice may tune: virtual threads first (their boundary, platform threads, is the
@@ -58,7 +59,8 @@ PROPERTY = {"TOMCAT_VIRTUAL_THREADS": "spring.threads.virtual.enabled",
             "TOMCAT_MAX_THREADS": "server.tomcat.threads.max",
             "TOMCAT_MAX_CONNECTIONS": "server.tomcat.max-connections",
             "TOMCAT_ACCEPT_COUNT": "server.tomcat.accept-count"}
-SYSCTL = {"SOMAXCONN": "net.core.somaxconn", "TCP_MAX_SYN_BACKLOG": "net.ipv4.tcp_max_syn_backlog"}
+#: The sysctl of each server-side kernel knob (env/sysctls.tsv, through sysctl_names).
+SYSCTL = dict(SERVER)
 #: The least value of each knob type a tuned knob has (env/defaults.env's header: count is a whole
 #: number > 0; uint, >= 0; bool, 0 or 1).
 TYPE_MINIMUM = {"count": 1, "uint": 0, "bool": 0}
