@@ -15,6 +15,7 @@ OWNAPP_BOOT4_JAR := tests/fixtures/ownapp-boot4/target/greeting-service.jar
 OWNAPP_BOOT2_JAR := tests/fixtures/ownapp-boot2/target/greeting-service.jar
 CONFIGSERVER_JAR := tests/fixtures/configserver/target/config-server.jar
 SECURED_JAR := tests/fixtures/ownapp-secured/target/secured-service.jar
+EUREKA_JAR := tests/fixtures/eurekaserver/target/eureka-server.jar
 SERVER_SOURCES := server/pom.xml $(shell find server/src -type f 2>/dev/null)
 # $(call shq,VALUE): VALUE as one single-quoted shell word (a quote becomes
 # '\''), so a value given on make's command line (MATRIX='x;id') reaches a
@@ -84,6 +85,14 @@ $(CONFIGSERVER_JAR): tests/fixtures/configserver/pom.xml $(shell find tests/fixt
 	mvn -q -B -Dstyle.color=never -f tests/fixtures/configserver/pom.xml package
 	@touch $@
 
+# An application nobody here wrote, a generation earlier: Spring Cloud Netflix
+# Eureka Server from Maven Central (Spring Boot 3.5, Tomcat 10.1).
+$(EUREKA_JAR): tests/fixtures/eurekaserver/pom.xml $(shell find tests/fixtures/eurekaserver/src -type f 2>/dev/null)
+	@scripts/setup/require.sh java mvn
+	@echo "building Spring Cloud Netflix Eureka Server (tests/fixtures/eurekaserver/)" >&2
+	mvn -q -B -Dstyle.color=never -f tests/fixtures/eurekaserver/pom.xml package
+	@touch $@
+
 # A service whose actuator Spring Security guards (Spring Boot 4).
 $(SECURED_JAR): tests/fixtures/ownapp-secured/pom.xml $(shell find tests/fixtures/ownapp-secured/src -type f 2>/dev/null)
 	@scripts/setup/require.sh java mvn
@@ -91,7 +100,7 @@ $(SECURED_JAR): tests/fixtures/ownapp-secured/pom.xml $(shell find tests/fixture
 	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-secured/pom.xml package
 	@touch $@
 
-ownapp: $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(SECURED_JAR) ## Build the example Spring Boot services of tests/fixtures (ownapp*, configserver: targets the suite did not write)
+ownapp: $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(EUREKA_JAR) $(SECURED_JAR) ## Build the example Spring Boot services of tests/fixtures (ownapp*; configserver, eurekaserver: applications from Maven Central the suite did not write)
 
 $(CDS): $(JAR)
 	@scripts/setup/build-target-start.sh
@@ -149,7 +158,7 @@ export BATS_TEST_TIMEOUT ?= 600
 export LT_SETUP_FILE_TIMEOUT ?= 1800
 PYTEST_TIMEOUT ?= 120
 
-test: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(SECURED_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
+test: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(EUREKA_JAR) $(SECURED_JAR) lint test-java test-python ## Java tests of the target, unit tests, then integration tests with real namespaces, target and k6
 	$(BATS) --timing tests/unit tests/integration
 
 # The jar is built without its tests (a matrix run after an edit stays quick);
@@ -171,7 +180,7 @@ test-python: pytest aws-tools ## Only the Python tests of the data model (tests/
 test-unit: tools aws-tools ## Only the unit tests (no root needed)
 	$(BATS) tests/unit
 
-test-integration: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(SECURED_JAR) ## Only the integration tests
+test-integration: tools aws-tools chromium $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(EUREKA_JAR) $(SECURED_JAR) ## Only the integration tests
 	$(BATS) --timing tests/integration
 
 clean-tools: ## Remove .tools/ (installed tools)
