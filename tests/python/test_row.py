@@ -194,6 +194,10 @@ def test_peaks_take_the_largest_value_of_each_series(cell_copy):
         "3.0\t2\t1\t4\t1\t3\t4\t1\t2\t3\t95.0\t100"]) + "\n")
     assert sample_peaks(Cell.read(cell), cpus=1).k6_cpu_saturated_s == 3
     assert sample_peaks(Cell.read(cell), cpus=1, load_from_s=2.5).k6_cpu_saturated_s == 1
+    # A sample's CPU is over the second before it: the one just after the first request (at 1.7)
+    # is mostly the VUs' creation and counts not; the next one, all load, does.
+    assert sample_peaks(Cell.read(cell), cpus=1, load_from_s=1.7).k6_cpu_saturated_s == 1
+    assert sample_peaks(Cell.read(cell), cpus=1, load_from_s=1.4).k6_cpu_saturated_s == 2
 
 
 def test_k6s_percentiles_are_recomputed_exactly_from_its_samples():
