@@ -65,6 +65,10 @@ CALIBRATION_PERCENTILE = 0.9
 #: target's warm-up (WARMUP), as every cell does.
 CALIBRATION_USERS = 2
 CALIBRATION_REQUESTS = 99
+#: The calibration cell's bound on its time (k6's maxDuration), at least: its users end when their
+#: requests are sent, and the file's DURATION is the load's, not the calibration's (a 100 ms
+#: endpoint needs 9.9 s for 99 requests a user; DURATION=5s cut it to about half).
+CALIBRATION_MIN_DURATION_S = 30
 
 
 @dataclass(frozen=True)
@@ -425,8 +429,10 @@ def calibrate(env: dict[str, str], runner: Runner, settings: dict[str, int]) -> 
     """One cell of CALIBRATION_USERS users of the keepalive scenario, CALIBRATION_REQUESTS requests
     each, on the file's target and path (TARGET_PATH), with at least a thread and a connection a
     user: the percentiles of its %D (make advise and make capacity use the same cell)."""
+    duration_s = (rules.duration_ms(env.get("DURATION") or "") or 0) / 1000
     override = {"SCENARIO": "keepalive", "VUS": str(CALIBRATION_USERS),
-                "REQUESTS_PER_VU": str(CALIBRATION_REQUESTS), "CONNECTION_REUSE": "1", "THINK_TIME_MS": "0"}
+                "REQUESTS_PER_VU": str(CALIBRATION_REQUESTS), "CONNECTION_REUSE": "1", "THINK_TIME_MS": "0",
+                "DURATION": f"{math.ceil(max(duration_s, CALIBRATION_MIN_DURATION_S))}s"}
     few = {**settings, "TOMCAT_MAX_THREADS": max(settings["TOMCAT_MAX_THREADS"], CALIBRATION_USERS),
            "TOMCAT_MAX_CONNECTIONS": max(settings["TOMCAT_MAX_CONNECTIONS"], CALIBRATION_USERS)}
     # The base's own lines of the knobs set here go (a knob is given once a matrix).

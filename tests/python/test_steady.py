@@ -227,6 +227,8 @@ def test_a_service_of_ones_own_is_calibrated_from_its_access_log(tmp_path):
                            runner)  # type: ignore[arg-type]
     assert runner.runs[0][0] == "calibrate" and "SCENARIO=keepalive" in runner.runs[0][1]
     assert "VUS=2" in runner.runs[0][1] and "SCENARIO=spike-open" not in runner.runs[0][1]
+    # The calibration's users end when their requests are sent: the load's DURATION does not cut them.
+    assert f"DURATION={steady.CALIBRATION_MIN_DURATION_S}s" in runner.runs[0][1]
     assert advice["model"]["service_ms"] == pytest.approx(137.1)
     assert advice["model"]["service_source"].startswith("p90 of the application's time (%D) over 20 requests")
     assert advice["recommended"]["TOMCAT_MAX_THREADS"] == 6 and advice["verified"]
