@@ -26,6 +26,8 @@ CN_VAL_PROC = 1
 PROC_CN_MCAST_LISTEN = 1
 PROC_EVENT_EXEC = 0x00000002
 NLMSG_DONE = 3
+#: linux/asm-generic/socket.h; Python's socket module names it only from 3.12 on.
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 NLMSG = struct.Struct("=IHHII")
 CN_MSG = struct.Struct("=IIIIHH")
 EVENT = struct.Struct("=IIQ")
@@ -78,7 +80,7 @@ def main(argv: list[str]) -> int:
     root, out_path = int(argv[0]), argv[1]
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_CONNECTOR)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUFFORCE, 32 << 20)
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20)
     except OSError:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 << 20)
     sock.bind((os.getpid(), CN_IDX_PROC))
