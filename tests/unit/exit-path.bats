@@ -90,6 +90,8 @@ wait_for_file() {
 pid = os.fork()
 if pid == 0:
     os.setpgrp()
+    # Off the pipe of the command substitution, which would wait for the group to end.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     subprocess.Popen(["sleep", "60"])
     os.execvp("sleep", ["sleep", "60"])
 print(pid)' 3>&-)"
