@@ -211,10 +211,15 @@ def probe(args):
 
 # --- run: on the host ------------------------------------------------------------------------------
 
+_LIBC = []
+
+
 def _setns(fd):
-    """setns(2) into the network namespace FD (this thread; the sampler has one)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.setns(fd, CLONE_NEWNET) != 0:
+    """setns(2) into the network namespace FD (this thread; the sampler has one). libc is
+    opened once, at the first call, not at each of a tick's two calls a namespace."""
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    if _LIBC[0].setns(fd, CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
 
