@@ -230,7 +230,9 @@ keepalive_load() {
   wait "$K6_PID" || true
   cat "$BATS_TEST_TMPDIR/doctor.out"
   cat "$out/reproduce.matrix"
-  [ "$(json "$out/doctor.json" 'sorted(f["id"] for f in d["findings"])')" \
+  # syn-cookies comes too when 8 or more of the 40 SYNs arrive together (the SYN queue holds as many
+  # half-open connections as the backlog, 8): how they bunch is the scheduler's, so it may or may not.
+  [ "$(json "$out/doctor.json" 'sorted(f["id"] for f in d["findings"] if f["id"] != "syn-cookies")')" \
     = "['accept-queue-overflows', 'backlog-capped-at-start', 'threads-busy-at-max']" ]
   # The load as estimated: 40 users (17 held + those waiting), the endpoint's 200 ms.
   local users delay host_rate
