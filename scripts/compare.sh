@@ -9,6 +9,8 @@ LT_PROG=compare
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 # shellcheck source=scripts/lib/results.sh
 source "$LT_ROOT/scripts/lib/results.sh"
+# shellcheck source=scripts/lib/manifest.sh
+source "$LT_ROOT/scripts/lib/manifest.sh"
 
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
 
@@ -43,6 +45,7 @@ run_dir() {
   [[ -d "$dir" ]] || dir="$LT_RESULTS_DIR/$1"
   [[ -d "$dir" ]] || usage_error "$1: no such run (neither a directory nor $LT_RESULTS_DIR/$1)"
   compgen -G "$dir/cells/*/row.json" >/dev/null || usage_error "$dir: no cell has a row (cells/*/row.json)"
+  run_format_check "$dir"
   (cd "$dir" && pwd -P)
 }
 

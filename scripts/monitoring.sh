@@ -156,6 +156,7 @@ cmd_ship() {
   [[ $# -eq 1 ]] || usage_error "ship takes one run directory (results/<run-id>)"
   local run_dir="${1%/}" run_id cell_dir scenario total=0
   [[ -f "$run_dir/manifest.json" ]] || usage_error "$run_dir: not a run directory (no manifest.json)"
+  run_format_check "$run_dir"
   monitoring_ping "$INFLUX_URL" || abort "no InfluxDB answers at $INFLUX_URL; 'make up' starts one"
   monitoring_create_db "$INFLUX_URL" "$INFLUX_DB" || abort "cannot create database $INFLUX_DB at $INFLUX_URL"
   run_id="$(jq -r '.run_id // empty' "$run_dir/manifest.json")"

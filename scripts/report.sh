@@ -6,7 +6,7 @@ set -euo pipefail
 LT_PROG=report
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-for lib in results report; do
+for lib in results report manifest; do
   # shellcheck source=/dev/null
   source "$LT_ROOT/scripts/lib/$lib.sh"
 done
@@ -29,6 +29,7 @@ main() {
     report_render_capacity "$dir"
   else
     [[ -f "$dir/manifest.json" ]] || usage_error "$1: no such run (no manifest.json in $dir)"
+    run_format_check "$dir"
     report_render "$dir"
   fi
   printf '%s\n' "$(cd "$dir" && pwd -P)/report.html"

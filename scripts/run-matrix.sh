@@ -142,6 +142,7 @@ resume_matrix() {
   run_id_valid "$run_id" || usage_error "RESUME: '$run_id' is not a run id (letters, digits and ._- only)"
   manifest="$LT_RESULTS_DIR/$run_id/manifest.json"
   [[ -f "$manifest" ]] || usage_error "RESUME: no run $run_id under $LT_RESULTS_DIR"
+  run_format_check "$LT_RESULTS_DIR/$run_id"
   matrix="$(jq -r .matrix "$manifest")"
   [[ "$matrix" == /* ]] || matrix="$LT_ROOT/$matrix"
   [[ -f "$matrix" ]] || usage_error "RESUME: the run's matrix $matrix no longer exists"

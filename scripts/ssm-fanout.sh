@@ -317,12 +317,9 @@ fanout_create_run_dir() {
 # where things went, never how AWS was authenticated.
 write_manifest() {
   local commit axes_json
-  commit="$(git -C "$LT_ROOT" rev-parse HEAD 2>/dev/null || printf 'unknown')"
-  if [[ -n "$(git -C "$LT_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
-    commit+="-dirty"
-  fi
+  commit="$(manifest_git_commit)"
   axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"
-  jq -n \
+  jq -n --argjson format "$(run_format)" \
     --arg run_id "$RUN_ID" --arg matrix "${OPT_MATRIX#"$LT_ROOT"/}" \
     --arg sha "$(sha256sum "$OPT_MATRIX" | cut -d' ' -f1)" --arg commit "$commit" \
     --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --argjson axes "$axes_json" \
@@ -333,7 +330,7 @@ write_manifest() {
     --arg key_prefix "$(key_prefix)" --arg target_url "${FANOUT[TARGET_URL]}" \
     --arg influxdb_url "${FANOUT[FANOUT_INFLUXDB_URL]}" --arg influxdb_query_url "${FANOUT[FANOUT_INFLUXDB_QUERY_URL]}" \
     --argjson poll "${FANOUT[FANOUT_POLL_INTERVAL]}" \
-    '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
+    '{format: $format, run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit,
       backend: "ssm", started_at: $started, ended_at: null, status: "running",
       axes: $axes, cells_total: 1, cells_done: 0, cells_failed: 0,
       cell: {id: $cell, number: $cell_number, of: $matrix_cells},

@@ -22,6 +22,28 @@ manifest_git_diff_sha256() {
   [[ -z "$diff" ]] || printf '%s\n' "$diff" | sha256sum | cut -d' ' -f1
 }
 
+# run_format: the format of the run files this suite writes and reads (RUN_FORMAT
+# of scripts/formats.env; scripts/ltsuite/formats.py reads the same line).
+run_format() {
+  cell_env_get "$LT_ROOT/scripts/formats.env" RUN_FORMAT
+}
+
+# run_format_check RUN_DIR: nothing when RUN_DIR's manifest.json and every
+# cells/*/row.json are in run_format (a file without "format" is format 1,
+# the layout before the key); a usage error naming the first file that is not,
+# before anything reads its keys. The rule is scripts/ltsuite/formats.py's.
+run_format_check() {
+  local run_dir="$1" format refused files=()
+  format="$(run_format)"
+  [[ ! -f "$run_dir/manifest.json" ]] || files+=("$run_dir/manifest.json")
+  files+=("$run_dir"/cells/*/row.json)
+  refused="$(jq -r --argjson want "$format" \
+    'select(type == "object" and (.format // 1) != $want) | "\(input_filename): format \(.format | tojson)"' \
+    "${files[@]}" 2>/dev/null | head -n 1)" || true
+  [[ -z "$refused" ]] \
+    || usage_error "$refused, but this suite reads format $format (scripts/formats.env): read it with the suite's version that wrote it"
+}
+
 # manifest_versions: the tools a run's figures depend on, {k6, java,
 # kernel}: k6's version, the first line of `java -version` and the kernel's
 # release.
@@ -82,6 +104,7 @@ manifest_create() {
   local run_dir="$1" matrix="$2" axes_json="$3" cells="$4" commit
   commit="$(manifest_git_commit)"
   jq -n \
+    --argjson format "$(run_format)" \
     --arg run_id "$LT_RUN_ID" \
     --arg matrix "${matrix#"$LT_ROOT"/}" \
     --arg sha "$(sha256sum "$matrix" | cut -d' ' -f1)" \
@@ -96,7 +119,7 @@ manifest_create() {
     --argjson nofile "$(ulimit -n | sed 's/unlimited/null/')" \
     --argjson cpus "$(nproc)" \
     --argjson inputs "$(manifest_inputs MATRIX_VALUE)" \
-    '{run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit, git_diff_sha256: $diff,
+    '{format: $format, run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit, git_diff_sha256: $diff,
       versions: $versions, backend: $backend,
       started_at: $started, ended_at: null, resumed_at: [], status: "running",
       axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,

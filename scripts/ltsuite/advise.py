@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import rules, sysctls, virtualthreads
+from . import formats, rules, sysctls, virtualthreads
 from .cellfiles import env_text
 from .sysctl_names import SERVER
 from .plan import Plan
@@ -464,7 +464,7 @@ class Runner:
         run_dir = new[0]
         found = []
         for row_file in sorted(run_dir.glob("cells/*/row.json")):
-            row = json.loads(row_file.read_text())
+            row = formats.read_run_file(row_file)
             cell_settings = dict(settings)
             for knob in axes:
                 cell_settings[knob] = int(row["axes"][knob])

@@ -402,6 +402,10 @@ COLUMNS: tuple[Column, ...] = (
     # Keys of a fan-out's row (scripts/ssm-fanout.sh) that results.csv does not show.
     Column("backend", TEXT, "", "where the load came from (ssm for a fan-out's row)", csv=False, influx=None),
     Column("instances", INTEGER, "k6 processes", "the fan-out's instances whose rows this row adds up", csv=False),
+    # Every row's: the layout it was written in (ltsuite.formats).
+    Column("format", INTEGER, "", "the layout of row.json and manifest.json (RUN_FORMAT of scripts/formats.env): "
+           "a reader refuses a file in a format it does not read; a row without it is format 1",
+           csv=False, influx=None),
 )
 
 BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}

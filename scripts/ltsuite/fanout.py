@@ -30,6 +30,7 @@ from typing import Any
 
 from . import histogram
 from .causes import failure_causes
+from . import formats
 from .cellfiles import read_cell_env, read_json
 from .numbers import num, or_default, tidy
 
@@ -75,7 +76,7 @@ def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: A
     pct = percentiles or {}
     lat_min, lat_max = present("lat_min_ms"), present("lat_max_ms")
     row: dict[str, Any] = {
-        "run_id": run_id, "cell": cell, "scenario": env.get("SCENARIO"), "status": status, "axes": axes,
+        "format": formats.RUN_FORMAT, "run_id": run_id, "cell": cell, "scenario": env.get("SCENARIO"), "status": status, "axes": axes,
         "backend": backend, "instances": len(rows),
         "vus_max": total("vus_max"),
         "duration_s": duration,
@@ -126,7 +127,7 @@ def write_instance_row(instance_dir: Path, *, run_id: str, cell: str, axes: Any)
     full = read_json(instance_dir / "row.json") or {}
     summary = read_json(instance_dir / "summary.json") or {}
     answered = ((summary.get("metrics") or {}).get(ANSWERED) or {}).get("values") or {}
-    out = {key: full[key] for key in ROW_FIELDS if key in full}
+    out = formats.stamp({key: full[key] for key in ROW_FIELDS if key in full})
     out.update(cell=cell, instance=instance_dir.name, lat_count=answered.get("count"))
     write_json(instance_dir / "row.json", out)
     return out
@@ -134,7 +135,7 @@ def write_instance_row(instance_dir: Path, *, run_id: str, cell: str, axes: Any)
 
 def instance_rows(cell_dir: Path) -> list[dict[str, Any]]:
     """The rows of the instances that succeeded (CELL_DIR/instances/*/row.json), in name order."""
-    rows = [read_json(path) for path in sorted(cell_dir.glob("instances/*/row.json"))]
+    rows = [formats.read_run_file(path) for path in sorted(cell_dir.glob("instances/*/row.json"))]
     return [row for row in rows if isinstance(row, dict)]
 
 

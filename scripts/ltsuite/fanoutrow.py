@@ -24,7 +24,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from . import fanout
+from . import fanout, formats
 from .cellfiles import read_cell_env
 from .numbers import num
 from .ssm import _write_json
@@ -84,7 +84,7 @@ def histograms_complete(cell_dir: Path) -> bool:
 def write_rows(run_dir: Path) -> dict[str, Any]:
     """The instances' rows and the cell's row of the fan-out in RUN_DIR (module docstring)."""
     manifest_path = run_dir / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = formats.check(json.loads(manifest_path.read_text(encoding="utf-8")), manifest_path)
     run_id, cell = manifest["run_id"], manifest["cell"]["id"]
     cell_dir = run_dir / "cells" / cell
     env = read_cell_env(cell_dir / "cell.env") or {}

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from . import timeparts
+from . import formats, timeparts
 from .cellfiles import read_cell_env
 
 LIB = Path(__file__).resolve().parents[1] / "lib"
@@ -64,10 +64,7 @@ def sample_lines(path: Path) -> Iterator[str]:
 
 
 def _row(cell_dir: Path) -> dict[str, Any]:
-    try:
-        row = json.loads((cell_dir / "row.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    row = formats.read_run_file(cell_dir / "row.json")
     return row if isinstance(row, dict) else {}
 
 

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, warmup
 from .causes import INTERRUPTED, failure_causes
+from . import formats
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
                         read_text, summary_problem)
@@ -475,6 +476,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
             # What the rules' predicted_tps predicts: answers, over the same window as tps.
             answered_tps = num((reqs["count"] - failed["passes"]) * per_request)
     row: dict[str, Any] = {
+        "format": formats.RUN_FORMAT,
         "run_id": run_id,
         "cell": cell_name,
         "repeat_of": or_default(repeat.get("of"), cell_name),
@@ -625,7 +627,7 @@ def fallback_row(cell_dir: Path, *, run_id: str, error: str, reason: str, axes_t
     except ValueError:
         axes = {}
     repeat = repeat or {}
-    return {"run_id": run_id, "cell": cell_dir.name, "repeat_of": or_default(repeat.get("of"), cell_dir.name),
+    return {"format": formats.RUN_FORMAT, "run_id": run_id, "cell": cell_dir.name, "repeat_of": or_default(repeat.get("of"), cell_dir.name),
             "repeat": or_default(repeat.get("k"), 1), "scenario": env.get("SCENARIO", ""), "status": "failed",
             "axes": axes if isinstance(axes, dict) else {},
             "error": f"the row could not be built: {reason[:300]}" + (f"; {error}" if error else "")}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import across, columns, words
+from . import across, columns, formats, words
 
 PROG = "ltsuite.tables"
 
@@ -150,7 +150,9 @@ def load_run(run_dir: Path) -> Run:
     skipped (a cell still being written); a row that is not a JSON object is an error."""
     manifest = run_dir / "manifest.json"
     try:
-        axes = json.loads(manifest.read_text(encoding="utf-8")).get("axes") or []
+        axes = formats.check(json.loads(manifest.read_text(encoding="utf-8")), manifest).get("axes") or []
+    except formats.FormatError as err:
+        raise TableError(str(err)) from err
     except (OSError, ValueError, AttributeError) as err:
         raise TableError(f"{manifest}: cannot read the run's axes ({err})") from err
     rows = []
@@ -168,7 +170,10 @@ def load_run(run_dir: Path) -> Run:
             raise TableError(f"{path}: not JSON ({err})") from err
         if not isinstance(row, dict):
             raise TableError(f"{path}: not a JSON object")
-        rows.append(row)
+        try:
+            rows.append(formats.check(row, path))
+        except formats.FormatError as err:
+            raise TableError(str(err)) from err
     return Run(axes=list(axes), rows=rows, files=len(paths))
 
 

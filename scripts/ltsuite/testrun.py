@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fanout, ssm, tables
+from . import fanout, formats, ssm, tables
 from .cellfiles import env_text
 
 PROG = "ltsuite.testrun"
@@ -306,13 +306,13 @@ def collect(testrun_file: Path, logs_dir: Path | None, results_dir: Path) -> tup
                                error="; ".join(errors), percentiles=percentiles, notes=notes, backend="k6-operator")
     fanout.write_json(cell_dir / "row.json", row)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    fanout.write_json(run_dir / "manifest.json", {
+    fanout.write_json(run_dir / "manifest.json", formats.stamp({
         "run_id": plan["run_id"], "backend": "k6-operator", "status": "failed" if errors else "complete",
         "collected_at": now, "axes": list((plan.get("axes") or {}).keys()), "cells_total": 1, "cells_done": 1,
         "cells_failed": 1 if errors else 0, "cell": {"id": plan["cell"]},
         "testrun": {"name": plan["name"], "namespace": plan["namespace"], "parallelism": plan["parallelism"]},
         "instances": [{"instance_id": p.name, "segment": p.segment, "error": p.error} for p in pods],
-        "notes": row.get("notes") or "", "warnings": []})
+        "notes": row.get("notes") or "", "warnings": []}))
     tables.render(run_dir)
     return run_dir, pods
 

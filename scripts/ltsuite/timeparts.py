@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import accesslog, design, rules
+from . import accesslog, design, formats, rules
 from .accesslog import AppRequest
 from .cellfiles import read_cell_env, read_sysctls
 from .latency import percentile, read_lines, sample_files
@@ -734,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
                          " | lines CELL_DIR RUN_ID CELL SCENARIO\n")
         return 2
     cell_dir = Path(args[0])
-    row = json.loads((cell_dir / "row.json").read_text()) if (cell_dir / "row.json").is_file() else {}
+    row = formats.read_run_file(cell_dir / "row.json") or {}
     json.dump(row_figures(cell_dir, read_cell_env(cell_dir / "cell.env") or {},
                           read_sysctls(cell_dir / "sysctls.tsv"), row), sys.stdout)
     sys.stdout.write("\n")

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import formats
 from .cellfiles import read_cell_env, read_json
 
 
@@ -248,7 +249,7 @@ def run_words(run_dir: Path) -> list[str]:
     """One line per cell of a run directory (cells/*/row.json and cell.env), in the cells' order."""
     lines = []
     for cell_dir in sorted(p for p in (run_dir / "cells").glob("*") if p.is_dir()):
-        row = read_json(cell_dir / "row.json")
+        row = formats.read_run_file(cell_dir / "row.json")
         if not isinstance(row, dict):
             continue
         text = sentences(cell_findings(row, read_cell_env(cell_dir / "cell.env") or {}))

@@ -78,7 +78,7 @@ def test_the_command_line_reads_the_instances_rows_and_the_cells_knobs(tmp_path)
                           "--notes", "n"], capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "scripts")},
                          check=True)
     row = json.loads(run.stdout)
-    assert list(row)[:7] == ["run_id", "cell", "scenario", "status", "axes", "backend", "instances"]
+    assert list(row)[:8] == ["format", "run_id", "cell", "scenario", "status", "axes", "backend", "instances"]
     assert [row["scenario"], row["status"], row["axes"], row["http_reqs"], row["error"]] == \
         ["burst", "failed", {"VUS": "5"}, 400, "instance i-9: no summary"]
 

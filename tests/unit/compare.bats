@@ -115,3 +115,15 @@ setup() {
   assert_line '| 01_x | failed/ok | ok | 3 / 3 | none |'
   assert_output --partial "failed rows and empty figures are left out"
 }
+
+@test "a run whose rows are in another format is refused by name, before anything is compared" {
+  lt_write "$LT_RESULTS_DIR/run-b/cells/02_y/row.json" <<<'{"format": 99, "run_id": "run-b", "cell": "02_y", "tps": 10}'
+  run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  assert_failure 2
+  assert_output --partial "$(cd "$LT_RESULTS_DIR/run-b" && pwd -P)/cells/02_y/row.json: format 99, but this suite reads format 1 (scripts/formats.env)"
+  [ ! -e "$OUT" ]
+  # Format 1, or no format at all (written before the key), is read.
+  lt_write "$LT_RESULTS_DIR/run-b/cells/02_y/row.json" <<<'{"format": 1, "run_id": "run-b", "cell": "02_y", "status": "ok", "tps": 10}'
+  run "$LT_ROOT/scripts/compare.sh" run-a run-b
+  assert_success
+}

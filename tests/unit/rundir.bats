@@ -87,3 +87,14 @@ finish_fixture() {
   [ "$(cat "$BATS_TEST_TMPDIR/status-shown")" = failed ]
   jq -e '.warnings == ["cannot write results.csv and results.md"]' "$LT_RUN_DIR/manifest.json"
 }
+
+@test "RESUME refuses a run written in another format, by its file, before anything starts" {
+  local id=20261126-193327-default
+  mkdir -p "$LT_RESULTS_DIR/$id/cells/01"
+  printf '{"format": 1, "cell": "01"}\n' >"$LT_RESULTS_DIR/$id/cells/01/row.json"
+  printf '{"format": 2, "run_id": "%s", "matrix": "env/matrices/default.matrix"}\n' "$id" >"$LT_RESULTS_DIR/$id/manifest.json"
+  RESUME="$id" run "$LT_ROOT/scripts/run-matrix.sh"
+  assert_failure 2
+  assert_output "run-matrix: $LT_RESULTS_DIR/$id/manifest.json: format 2, but this suite reads format 1 (scripts/formats.env): read it with the suite's version that wrote it"
+  [ "$(find "$LT_RESULTS_DIR/$id" -type f | wc -l)" -eq 2 ]
+}
