@@ -147,7 +147,7 @@ make_archive() {
   load_cell_env "$1" cell
   cell[RUN_ID]="$2"
   cell[CELL_ID]="$3"
-  CELL_ERROR=""
+  cell_error ""
   k6_archive cell "${FANOUT[TARGET_URL]}" "$4" || abort "$CELL_ERROR"
 }
 

@@ -39,7 +39,7 @@ OPT_MATRIX=""
 
 WORK_DIR=""
 # Why the script could not be prepared (k6_archive says it here).
-CELL_ERROR=""
+cell_error ""
 RUN_ID=""
 RUN_DIR=""
 CELL_ID=""

@@ -63,7 +63,7 @@ netns_backend_start() {
       target_exit_reason "$cell_dir/target.log"
     elif [[ "$CELL_ERROR" == "target did not answer"* ]]; then
       output_tail="$(target_log_tail "$cell_dir/target.log")"
-      CELL_ERROR+="${output_tail:+; $output_tail}"
+      cell_error "$CELL_ERROR""${output_tail:+; $output_tail}"
     fi
     return 1
   fi
@@ -95,7 +95,7 @@ external_backend_start() {
   local cell_dir="$2" url="${ext_values[TARGET_URL]%/}${ext_values[TARGET_HEALTH_PATH]}"
   printf 'external target %s: not started by the suite\n' "${ext_values[TARGET_URL]}" >"$cell_dir/target.log"
   if ! curl -fsS -o /dev/null --max-time 5 "$url" 2>>"$cell_dir/target.log"; then
-    CELL_ERROR="external target does not answer $url"
+    cell_error "external target does not answer $url"
     return 1
   fi
 }

@@ -92,9 +92,9 @@ compose_cell_start() {
   # must be the client namespace's own.
   local client_addrs
   client_addrs="$(netns_client_addresses "${start_values[CLIENT_ADDR]}" "${start_values[CLIENT_ADDRESSES]}")" \
-    || { CELL_ERROR="CLIENT_ADDRESSES: ${start_values[CLIENT_ADDRESSES]} addresses from ${start_values[CLIENT_ADDR]} leave its /24"; return 1; }
+    || { cell_error "CLIENT_ADDRESSES: ${start_values[CLIENT_ADDRESSES]} addresses from ${start_values[CLIENT_ADDR]} leave its /24"; return 1; }
   netns_up "${start_values[SERVER_ADDR]}" "$client_addrs" "$COMPOSE_TARGET_PID" \
-    || { CELL_ERROR="cannot link the container's network namespace to the client namespace"; return 1; }
+    || { cell_error "cannot link the container's network namespace to the client namespace"; return 1; }
   compose_apply_client_sysctls start_values || return 1
   netns_read_sysctls | write_atomic "$cell_dir/sysctls.tsv"
   read -r side url < <(target_health_probe start_values "$base_url")
@@ -104,9 +104,9 @@ compose_cell_start() {
     output_tail="$(target_log_tail "$COMPOSE_TARGET_LOG")"
     if ! compose_target_alive; then
       status="$(docker inspect --format '{{.State.ExitCode}}' "$COMPOSE_CONTAINER" 2>/dev/null)" || status="unknown"
-      CELL_ERROR+=": exit status $status; ${output_tail:-it wrote nothing}"
+      cell_error "$CELL_ERROR"": exit status $status; ${output_tail:-it wrote nothing}"
     elif [[ "$CELL_ERROR" == "target did not answer"* ]]; then
-      CELL_ERROR+="${output_tail:+; $output_tail}"
+      cell_error "$CELL_ERROR""${output_tail:+; $output_tail}"
     fi
     return 1
   fi
@@ -128,7 +128,7 @@ compose_target_start() {
   COMPOSE_TARGET_CREATED=1
   if ! "${COMPOSE[@]}" -p "$COMPOSE_TARGET_PROJECT" -f "$cell_dir/compose.yml" \
     up --detach --force-recreate --no-build >"$COMPOSE_TARGET_LOG" 2>&1 9>&-; then # 9>&-: not the run lock
-    CELL_ERROR="${COMPOSE[*]} up failed: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
+    cell_error "${COMPOSE[*]} up failed: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
     return 1
   fi
   docker inspect "$COMPOSE_CONTAINER" >"$cell_dir/container.json" 2>/dev/null || true
@@ -136,7 +136,7 @@ compose_target_start() {
   if [[ ! "$COMPOSE_TARGET_PID" =~ ^[1-9][0-9]*$ ]]; then
     COMPOSE_TARGET_PID=""
     compose_save_log
-    CELL_ERROR="container $COMPOSE_CONTAINER exited at once: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
+    cell_error "container $COMPOSE_CONTAINER exited at once: $(tail -n 1 "$COMPOSE_TARGET_LOG" | cut -c1-200)"
     return 1
   fi
 }

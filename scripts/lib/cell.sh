@@ -12,9 +12,8 @@
 # warmup.sh, results.sh, monitoring.sh, backend.sh and lock.sh, and the run's LT_RUN_DIR.
 #
 # State shared with the runner (and only it): CELL_ERROR (why the current
-# cell failed, set by the step that failed) and CELL_K6_EXIT (k6's exit
-# status, for the row).
-CELL_ERROR=""
+# cell failed, said by the step that failed through cell_error, common.sh)
+# and CELL_K6_EXIT (k6's exit status, for the row).
 CELL_K6_EXIT=""
 # A cell's finish (its counter deltas, row, tables, report line and the
 # manifest's counts: cell_finish_begin) runs beside the next cell's start,
@@ -50,15 +49,15 @@ run_cell() {
   [[ -n "$CELL_FINISH_PID" ]] || cell_say_header
   phase_mark "$cell_dir" cell_start
 
-  CELL_ERROR=""
+  cell_error ""
   CELL_K6_EXIT=""
   # A knob left at auto (K6_INSTANCES, BURST_LEAD_MS, USERS_PER_VU) is recorded as
   # the value chosen before the run's first cell (check_design).
   if [[ ! -s "$LT_RUN_DIR/cell-env/$index.env" ]]; then
-    CELL_ERROR="no resolved settings in $LT_RUN_DIR/cell-env/$index.env: the run's plan (ltsuite.cell plan) failed"
+    cell_error "no resolved settings in $LT_RUN_DIR/cell-env/$index.env: the run's plan (ltsuite.cell plan) failed"
   elif ! write_atomic "$cell_dir/cell.env" <"$LT_RUN_DIR/cell-env/$index.env" \
     || ! load_cell_env "$cell_dir/cell.env" cell; then
-    CELL_ERROR="cannot write the cell's settings to cell.env"
+    cell_error "cannot write the cell's settings to cell.env"
   elif ! run_cell_steps cell "$cell_dir" "$LT_RUN_DIR/k6-inspect/$index.json"; then
     :
   fi
@@ -189,7 +188,7 @@ cell_step() {
   local what="$1"
   shift
   "$@" && return 0
-  [[ -n "$CELL_ERROR" ]] || CELL_ERROR="$what failed"
+  [[ -n "$CELL_ERROR" ]] || cell_error "$what failed"
   return 1
 }
 
@@ -275,15 +274,15 @@ run_cell_steps() {
       >"$cell_dir/${values[SCENARIO]}-stats.json" 2>/dev/null || rm -f "$cell_dir/${values[SCENARIO]}-stats.json"
   fi
   if ! backend_alive; then
-    CELL_ERROR="target died during the cell"
+    cell_error "target died during the cell"
     return 1
   fi
   if ! proxy_alive; then
-    CELL_ERROR="nginx died during the cell"
+    cell_error "nginx died during the cell"
     return 1
   fi
   if ! netdelay_alive; then
-    CELL_ERROR="the delayer died during the cell (its packets were dropped, not let through)"
+    cell_error "the delayer died during the cell (its packets were dropped, not let through)"
     return 1
   fi
   # Every k6 process must end at 0 or 99 (a crossed threshold is a result,
@@ -291,7 +290,7 @@ run_cell_steps() {
   # would leave its share of the requests out of the row.
   local k6_reason
   if k6_reason="$(k6_failure "$cell_dir")"; then
-    CELL_ERROR="$k6_reason"
+    cell_error "$k6_reason"
     return 1
   fi
 }

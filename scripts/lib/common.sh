@@ -27,6 +27,20 @@ if [[ -z "${LT_PYTHON:-}" ]]; then
   export LT_PYTHON
 fi
 
+# Why the current cell (or the one cell a fan-out sends) failed: empty while
+# nothing has. Said only through cell_error; the runner reads it once, after
+# the cell's steps, into the row's error (run_cell, cell.sh).
+CELL_ERROR=""
+
+# cell_error REASON: the one writer of CELL_ERROR. A step that fails says why
+# with it and returns 1 (`cell_error "nginx did not start"; return 1`); the
+# runner clears it with an empty REASON before each cell. It returns 0, so
+# it never trips errexit where the step's own status does the telling.
+cell_error() {
+  # shellcheck disable=SC2034 # SC2034: read by the scripts that source this file
+  CELL_ERROR="$1"
+}
+
 # abort [code] message...: print "name: message" to stderr and exit.
 abort() {
   local code="$EX_FAILURE"

@@ -14,7 +14,7 @@ counters_snapshot() {
     rm -f "$file.tmp"
     said="$(counters_last_line "$said")"
     ((status != 0)) || said="${said:-it printed nothing}"
-    CELL_ERROR="cannot read the $side namespace's counters (nstat)${said:+: $said}"
+    cell_error "cannot read the $side namespace's counters (nstat)${said:+: $said}"
     return 1
   fi
   # What it said on success (none is known) still reaches the run's log.

@@ -110,7 +110,7 @@ k6_prepare_script() {
   local cell_dir="$2" target_url="$3" inspected="${4:-}"
   k6_own_script "${prepare_values[SCENARIO]}" || return 0
   if [[ -n "$inspected" && -s "$inspected" ]]; then
-    cp "$inspected" "$cell_dir/k6-script.json" || { CELL_ERROR="cannot copy $inspected into the cell"; return 1; }
+    cp "$inspected" "$cell_dir/k6-script.json" || { cell_error "cannot copy $inspected into the cell"; return 1; }
   else
     k6_inspect_into prepare_values "$target_url" "$cell_dir/k6-script.json" || return 1
   fi
@@ -124,7 +124,7 @@ k6_inspect_into() {
   local -n into_values="$1"
   local target_url="$2" file="$3" inspected
   if ! inspected="$(k6_inspect into_values "$target_url")" || ! jq -e . <<<"$inspected" >/dev/null 2>&1; then
-    CELL_ERROR="k6 cannot read $(k6_script_path "${into_values[SCENARIO]}"): $(grep -m1 -iE 'error' <<<"$inspected" | cut -c1-200)"
+    cell_error "k6 cannot read $(k6_script_path "${into_values[SCENARIO]}"): $(grep -m1 -iE 'error' <<<"$inspected" | cut -c1-200)"
     return 1
   fi
   jq . <<<"$inspected" | write_atomic "$file"
@@ -152,7 +152,7 @@ k6_archive() {
     [[ "$line" == PATH=* || "$line" == HOME=* ]] || env_args+=(-e "$line")
   done < <(k6_cell_env archive_values "$target_url")
   if ! log="$("$LT_K6" archive --include-system-env-vars=false "${env_args[@]}" -O "$dir/script.tar" "$script" 2>&1)"; then
-    CELL_ERROR="k6 archive of $(k6_script_path "${archive_values[SCENARIO]}") failed: $(tail -n 1 <<<"$log" | cut -c1-300)"
+    cell_error "k6 archive of $(k6_script_path "${archive_values[SCENARIO]}") failed: $(tail -n 1 <<<"$log" | cut -c1-300)"
     return 1
   fi
 }

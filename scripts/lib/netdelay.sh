@@ -49,19 +49,18 @@ netdelay_wanted() {
 # and the delayer in the client namespace, ready before it returns; its
 # stats go to CELL_DIR/netdelay.json when it stops. On failure the reason is
 # in CELL_ERROR.
-# shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the file that sourced this one
 netdelay_start() {
   local -n ns_values="$1"
   local cell_dir="$2" subnet ready=""
   netdelay_wanted "$1" || return 0
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
-    CELL_ERROR="NET_RTT_MS, NET_JITTER_MS and NET_LOSS need the client namespace (not an external TARGET_URL)"
+    cell_error "NET_RTT_MS, NET_JITTER_MS and NET_LOSS need the client namespace (not an external TARGET_URL)"
     return 1
   fi
   subnet="${ns_values[SERVER_ADDR]%.*}.0/24"
   if ! netns_exec client iptables -w -A OUTPUT -d "$subnet" -j NFQUEUE --queue-num "$NETDELAY_QUEUE" \
     || ! netns_exec client iptables -w -A INPUT -s "$subnet" -j NFQUEUE --queue-num "$NETDELAY_QUEUE"; then
-    CELL_ERROR="cannot add the delayer's NFQUEUE rules in the client namespace (is iptables installed?)"
+    cell_error "cannot add the delayer's NFQUEUE rules in the client namespace (is iptables installed?)"
     return 1
   fi
   # A simple command in the background, so $! is the delayer itself; it
@@ -75,7 +74,7 @@ netdelay_start() {
   # a SIGALRM and a longjmp that a Ctrl-C meanwhile leaves armed in the exit trap).
   ready="$(timeout 10 head -n 1 <&"${NETDELAY_IO[0]}" 2>/dev/null)" || true
   if [[ "$ready" != ready ]]; then
-    CELL_ERROR="the delayer did not start ($(tail -n 1 "$cell_dir/netdelay.log" 2>/dev/null))"
+    cell_error "the delayer did not start ($(tail -n 1 "$cell_dir/netdelay.log" 2>/dev/null))"
     return 1
   fi
 }
@@ -91,7 +90,7 @@ netdelay_restart() {
   kill -USR1 "$NETDELAY_PID" 2>/dev/null || true
   said="$(timeout 5 head -n 1 <&"${NETDELAY_IO[0]}" 2>/dev/null)" || true
   [[ "$said" == restarted ]] && return 0
-  CELL_ERROR="the delayer did not start its count again after the warm-up ($(tail -n 1 "$cell_dir/netdelay.log" 2>/dev/null))"
+  cell_error "the delayer did not start its count again after the warm-up ($(tail -n 1 "$cell_dir/netdelay.log" 2>/dev/null))"
   return 1
 }
 

@@ -165,7 +165,7 @@ netns_apply_sysctls() {
     netns_exec "$side" sysctl -q -w "${settings[@]}" >/dev/null 2>&1 && continue
     for setting in "${settings[@]}"; do
       if ! netns_exec "$side" sysctl -q -w "$setting" >/dev/null; then
-        CELL_ERROR="cannot set $setting in the $side namespace"
+        cell_error "cannot set $setting in the $side namespace"
         return 1
       fi
     done

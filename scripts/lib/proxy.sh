@@ -73,19 +73,18 @@ proxy_url() {
 # proxy_start CELL_ASSOC CELL_DIR: when the cell asks for it, nginx started
 # in the server namespace and listening before it returns. On failure the
 # reason is in CELL_ERROR.
-# shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the file that sourced this one
 proxy_start() {
   local -n ps_values="$1"
   local cell_dir="$2" tries
   proxy_wanted "$1" || return 0
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
-    CELL_ERROR="PROXY=nginx needs the server namespace (not an external TARGET_URL)"
+    cell_error "PROXY=nginx needs the server namespace (not an external TARGET_URL)"
     return 1
   fi
   mkdir -p "$cell_dir/nginx-temp"
   if ! PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.proxy config "$cell_dir" \
     2>>"$cell_dir/nginx.out" | write_atomic "$cell_dir/nginx.conf"; then
-    CELL_ERROR="cannot write nginx's config ($(tail -n 1 "$cell_dir/nginx.out" 2>/dev/null))"
+    cell_error "cannot write nginx's config ($(tail -n 1 "$cell_dir/nginx.out" 2>/dev/null))"
     return 1
   fi
   # A simple command in the background, so $! is nginx's master itself.
@@ -95,7 +94,7 @@ proxy_start() {
   PROXY_PID=$!
   for ((tries = 0; tries < 100; tries++)); do
     if ! kill -0 "$PROXY_PID" 2>/dev/null; then
-      CELL_ERROR="nginx did not start ($(tail -n 1 "$cell_dir/nginx-error.log" 2>/dev/null))"
+      cell_error "nginx did not start ($(tail -n 1 "$cell_dir/nginx-error.log" 2>/dev/null))"
       PROXY_PID=""
       return 1
     fi
@@ -103,7 +102,7 @@ proxy_start() {
     [[ "$(netns_exec server ss -Hltnp "sport = :${ps_values[PROXY_PORT]}")" == *"pid=$PROXY_PID,"* ]] && return 0
     sleep 0.1
   done
-  CELL_ERROR="nginx did not listen on port ${ps_values[PROXY_PORT]} within 10 s"
+  cell_error "nginx did not listen on port ${ps_values[PROXY_PORT]} within 10 s"
   return 1
 }
 
@@ -112,12 +111,11 @@ proxy_start() {
 # (target_wait_healthy: the health path, on a port of the suite's own, for up
 # to 5 s while nginx runs): the proxy answers the way the users will ask it,
 # and its first request is not a user's. On failure the reason is in CELL_ERROR.
-# shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the file that sourced this one
 proxy_check() {
   local -n pc_values="$1"
   proxy_wanted "$1" || return 0
   target_wait_healthy "$2${pc_values[TARGET_HEALTH_PATH]}" 5 proxy_alive && return 0
-  CELL_ERROR="through nginx: $CELL_ERROR"
+  cell_error "through nginx: $CELL_ERROR"
   return 1
 }
 

@@ -553,7 +553,7 @@ _target_wait_healthy_loop() {
   deadline=$((SECONDS + timeout_s))
   while ((SECONDS < deadline)); do
     if ! "$alive"; then
-      CELL_ERROR="target exited during start-up"
+      cell_error "target exited during start-up"
       return 1
     fi
     if [[ -n "$log_fd" ]]; then
@@ -572,7 +572,7 @@ _target_wait_healthy_loop() {
     if [[ "$code" == 404 ]]; then
       not_found_since="${not_found_since:-$SECONDS}"
       if ((SECONDS - not_found_since >= TARGET_HEALTH_GRACE_S)); then
-        CELL_ERROR="target answers 404 (not found) to GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
+        cell_error "target answers 404 (not found) to GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
         return 1
       fi
     else
@@ -586,13 +586,13 @@ _target_wait_healthy_loop() {
       fi
     fi
     if [[ -n "$started_since" && "$code" == 000 ]] && ((SECONDS - started_since >= TARGET_HEALTH_GRACE_S)); then
-      CELL_ERROR="target logged '$started_line' but nothing answers GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
+      cell_error "target logged '$started_line' but nothing answers GET $path at $url: set TARGET_HEALTH_PATH to a path it answers with 200 once ready$hint"
       return 1
     fi
     # Every 50 ms: a cell waits for its target, and one ask costs about 10 ms.
     sleep 0.05
   done
-  CELL_ERROR="target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 || -z "$code" ]] && printf 'none' || printf 'HTTP %s' "$code"))"
+  cell_error "target did not answer $url within ${timeout_s}s (last answer: $([[ "$code" == 000 || -z "$code" ]] && printf 'none' || printf 'HTTP %s' "$code"))"
   return 1
 }
 
@@ -607,7 +607,7 @@ target_exit_reason() {
   wait "$TARGET_PID" 2>/dev/null || status=$?
   TARGET_PID=""
   tail_text="$(target_log_tail "$log")"
-  CELL_ERROR+=": exit status $status; ${tail_text:-it wrote nothing}"
+  cell_error "$CELL_ERROR"": exit status $status; ${tail_text:-it wrote nothing}"
 }
 
 # target_log_tail LOG: the last few non-blank lines of LOG joined by " | "

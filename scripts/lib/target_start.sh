@@ -382,7 +382,7 @@ target_train() {
       done
     else
       error="$CELL_ERROR"
-      CELL_ERROR=""
+      cell_error ""
     fi
     target_train_stop
     if [[ -z "$error" && ! -s "$archive.tmp" ]]; then

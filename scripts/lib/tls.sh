@@ -79,7 +79,6 @@ tls_dir() {
 # 600/700; the password reaches keytool in its environment, never its
 # command line; and key.pem, the private key alone for nginx (PROXY_TLS).
 # Fails, with keytool's message on stderr, when keytool cannot.
-# shellcheck disable=SC2034 # SC2034: CELL_ERROR is read by the runner (cell.sh)
 tls_make() {
   local dir="$1" key="$2" address="$3" password
   local -a key_args
@@ -98,7 +97,7 @@ tls_make() {
       && LT_TLS_PASSWORD="$password" openssl pkcs12 -in "$dir/keystore.p12" -passin env:LT_TLS_PASSWORD \
         -nocerts -nodes -out "$dir/key.pem" >>"$dir/keytool.log" 2>&1
   ) || {
-    CELL_ERROR="keytool could not make a $key key in $dir: $(tail -n 1 "$dir/keytool.log" 2>/dev/null)"
+    cell_error "keytool could not make a $key key in $dir: $(tail -n 1 "$dir/keytool.log" 2>/dev/null)"
     return 1
   }
 }

@@ -41,7 +41,7 @@ warmup_run() {
   WARMUP_PID=""
   if [[ "$status" != 0 && "$status" != 99 ]]; then
     first="$(grep -m1 -iE 'error|panic' "$cell_dir/warmup.log" 2>/dev/null | cut -c1-200 || true)"
-    CELL_ERROR="the warm-up's k6 exited with status $status: ${first:-no error line in warmup.log}"
+    cell_error "the warm-up's k6 exited with status $status: ${first:-no error line in warmup.log}"
     return 1
   fi
   if [[ "$NETNS_HOST_MODE" != 1 ]]; then

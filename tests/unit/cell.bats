@@ -112,3 +112,26 @@ finish_stub() {
   assert_success
   assert_output ""
 }
+
+@test "a cell's failure reason has one writer: cell_error; no other line of the suite's shell sets CELL_ERROR" {
+  # Every mention of the name that is not a read ($CELL_ERROR, ${CELL_ERROR...}) nor a comment.
+  run bash -c 'cd "$1" && grep -nE "CELL_ERROR" scripts/*.sh scripts/lib/*.sh \
+    | grep -vE "^[^:]+:[0-9]+:[[:space:]]*#" | grep -vE "^[^:]+:[0-9]+:.*cell_error " \
+    | sed -E "s/\\$\\{?CELL_ERROR//g" | grep -E "CELL_ERROR"' _ "$LT_ROOT"
+  assert_output "scripts/lib/common.sh:$(grep -n '^CELL_ERROR=""$' "$LT_ROOT/scripts/lib/common.sh" | cut -d: -f1):CELL_ERROR=\"\"
+scripts/lib/common.sh:$(grep -n '^  CELL_ERROR="\$1"$' "$LT_ROOT/scripts/lib/common.sh" | cut -d: -f1):  CELL_ERROR=\"\$1\""
+}
+
+@test "cell_step: a failed step's own reason is kept, and a step that said none is named" {
+  said() { cell_error "nginx did not start"; return 1; }
+  silent() { return 3; }
+  cell_error ""
+  cell_step "the proxy" said || true
+  [ "$CELL_ERROR" = "nginx did not start" ]
+  cell_error ""
+  cell_step "the delayer" silent || true
+  [ "$CELL_ERROR" = "the delayer failed" ]
+  cell_error ""
+  cell_step "the delayer" true
+  [ -z "$CELL_ERROR" ]
+}

@@ -67,7 +67,8 @@ fake_nstat() {
 
 @test "a snapshot that fails gives the last line it said as the cell's reason" {
   fake_nstat 'nstat: history is stale, ignoring it.\n  Cannot open network namespace "ltsuite-srv": No such file or directory  \n\n' 1
-  CELL_ERROR="" status=0
+  cell_error ""
+  status=0
   counters_snapshot server "$BATS_TEST_TMPDIR/nstat-server-after.txt" || status=$?
   [ "$status" -eq 1 ]
   [ "$CELL_ERROR" = "cannot read the server namespace's counters (nstat): Cannot open network namespace \"ltsuite-srv\": No such file or directory" ]
@@ -76,7 +77,8 @@ fake_nstat() {
 
 @test "a snapshot with no output fails, saying so, and a long message is cut to 200 characters" {
   fake_nstat "" 0
-  CELL_ERROR="" status=0
+  cell_error ""
+  status=0
   counters_snapshot client "$BATS_TEST_TMPDIR/snap" || status=$?
   [ "$status" -eq 1 ]
   [ "$CELL_ERROR" = "cannot read the client namespace's counters (nstat): it printed nothing" ]

@@ -79,7 +79,7 @@ wanted() {
   NETDELAY_PID="$NETDELAY_IO_PID"
   read -r _ <&"${NETDELAY_IO[0]}"
   echo "netdelay: stuck" >"$BATS_TEST_TMPDIR/cell/netdelay.log"
-  CELL_ERROR=""
+  cell_error ""
   netdelay_restart "$BATS_TEST_TMPDIR/cell" || status=$?
   kill "$NETDELAY_PID"
   wait "$NETDELAY_PID" || true

@@ -53,7 +53,7 @@ setup() {
 @test "the cell's sysctls are written with one process a side" {
   # shellcheck disable=SC2034 # SC2034: read through a nameref (netns_apply_sysctls)
   local -A cell=([SOMAXCONN]=1024 [TCP_SYNCOOKIES]=0 [CLIENT_IP_LOCAL_PORT_RANGE]=30000-40000 [CLIENT_TCP_SYN_RETRIES]="" [RMEM_MAX]=1)
-  CELL_ERROR=""
+  cell_error ""
   netns_apply_sysctls cell
   assert_equal "$CELL_ERROR" ""
   run cat "$CALLS"
@@ -65,7 +65,7 @@ setup() {
 @test "a setting the kernel refuses is named" {
   # shellcheck disable=SC2034 # SC2034: read through a nameref (netns_apply_sysctls)
   local -A cell=([SOMAXCONN]=1024 [TCP_SYNCOOKIES]=many)
-  CELL_ERROR=""
+  cell_error ""
   run netns_apply_sysctls cell
   assert_failure
   netns_apply_sysctls cell || true

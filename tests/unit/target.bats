@@ -469,7 +469,7 @@ teardown() {
   assert_equal "$CELL_ERROR" "target answers 404 (not found) to GET /actuator/healthz at http://127.0.0.1:$HTTP_PORT/actuator/healthz: set TARGET_HEALTH_PATH to a path it answers with 200 once ready; hint"
   ((SECONDS - started <= 6)) || fail "took $((SECONDS - started))s"
   # The same server's / answers 200: healthy at once.
-  CELL_ERROR=""
+  cell_error ""
   target_wait_healthy "http://127.0.0.1:$HTTP_PORT/" 60 true
   assert_equal "$CELL_ERROR" ""
 }
@@ -549,14 +549,14 @@ teardown() {
   printf 'starting\n\nError: cannot bind 999.1.1.1:8080\n\n\n' >"$BATS_TEST_TMPDIR/target.log"
   (exit 3) &
   TARGET_PID=$!
-  CELL_ERROR="target exited during start-up"
+  cell_error "target exited during start-up"
   target_exit_reason "$BATS_TEST_TMPDIR/target.log"
   assert_equal "$CELL_ERROR" 'target exited during start-up: exit status 3; its output ends: starting | Error: cannot bind 999.1.1.1:8080'
   assert_equal "$TARGET_PID" ""
   : >"$BATS_TEST_TMPDIR/empty.log"
   (exit 1) &
   TARGET_PID=$!
-  CELL_ERROR="target exited during start-up"
+  cell_error "target exited during start-up"
   target_exit_reason "$BATS_TEST_TMPDIR/empty.log"
   assert_equal "$CELL_ERROR" 'target exited during start-up: exit status 1; it wrote nothing'
 }
