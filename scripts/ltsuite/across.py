@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .cellfiles import read_cell_env
+from .formats import load_run
 
 # Percent a time or rate must move to count as changed (make compare's THRESHOLD_PCT default).
 CHANGE_PCT = 5.0
@@ -249,7 +250,6 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         sys.stderr.write("usage: python3 -m ltsuite.across RUN_DIR\n")
         return 2
-    from .tables import load_run
     run = load_run(Path(args[0]))
     for line in run_across(Path(args[0]), run.axes, run.rows):
         sys.stdout.write(line + "\n")

@@ -29,38 +29,22 @@ import json
 import math
 import os
 import resource
-import subprocess
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from . import formats, rules, sysctls, virtualthreads
-from .cellfiles import env_text
-from .sysctl_names import SERVER
+from . import rules, steady, sysctls, virtualthreads
+from .advicebase import (TUNABLE, VIRTUAL, Goal, Runner, ms, not_as_asked, p99_rank, paste_lines, read_env,
+                         recommended_lines, starting_point, verification_axes, virtual_cannot, with_margin)
 from .plan import Plan
 
-#: The knobs the advice may tune: virtual threads first (their boundary, platform threads, is the
-#: axis a small budget keeps: verification_axes), then cheapest first (the order it prefers to
-#: raise them in).
-TUNABLE = ("TOMCAT_VIRTUAL_THREADS", "SOMAXCONN", "TOMCAT_ACCEPT_COUNT", "TCP_MAX_SYN_BACKLOG",
-           "TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS")
-VIRTUAL = virtualthreads.KNOB
-#: net.core.somaxconn of a new network namespace on kernels since 5.4 (include/linux/socket.h,
-#: SOMAXCONN 4096), what a cell gets when SOMAXCONN is not set.
-SOMAXCONN_DEFAULT = 4096
 #: A Java thread's stack on x86_64 Linux (the JVM's default -Xss, 1 MiB): what a thread costs.
 THREAD_STACK_MB = 1
 #: Memory k6 took per VU here (../shared/DESIGN.md: 420 KB per VU at 30,000 users).
 K6_KB_PER_VU = 420
 #: Descriptors a k6 process keeps besides its VUs' sockets (logs, outputs, its API).
 K6_FD_OVERHEAD = 50
-PROPERTY = {"TOMCAT_VIRTUAL_THREADS": "spring.threads.virtual.enabled",
-            "TOMCAT_MAX_THREADS": "server.tomcat.threads.max",
-            "TOMCAT_MAX_CONNECTIONS": "server.tomcat.max-connections",
-            "TOMCAT_ACCEPT_COUNT": "server.tomcat.accept-count"}
-#: The sysctl of each server-side kernel knob (env/sysctls.tsv, through sysctl_names).
-SYSCTL = dict(SERVER)
 #: The least value of each knob type a tuned knob has (env/defaults.env's header: count is a whole
 #: number > 0; uint, >= 0; bool, 0 or 1).
 TYPE_MINIMUM = {"count": 1, "uint": 0, "bool": 0}
@@ -102,18 +86,6 @@ class Load:
     virtual_cannot: str | None = None
 
 
-@dataclass(frozen=True)
-class Goal:
-    """At most failed_rate of the users fail; with p99_ms, the 99th percentile answers within it."""
-
-    failed_rate: float = 0.0
-    p99_ms: int | None = None
-
-    def allowed_failures(self, users: int) -> int:
-        """Users that may fail: floor(rate x users)."""
-        return math.floor(self.failed_rate * users + 1e-9)
-
-
 @dataclass
 class Prediction:
     """What the rules say one setting gives: capacity, workers, the waves of the last user and of
@@ -126,17 +98,6 @@ class Prediction:
     meets: bool
     fails: bool
     why: str
-
-
-def with_margin(ms: float) -> float:
-    """A wave's time with the margin of design.request_time_ms: 10 % and 100 ms."""
-    return ms * 1.1 + 100
-
-
-def p99_rank(users: int) -> int:
-    """The 1-based rank whose latency bounds k6's p(99) from above: k6 interpolates between the
-    sorted values at 0.99 x (n - 1), so the higher of the two is rank ceil(0.99 x (n - 1)) + 1."""
-    return min(users, math.ceil(0.99 * (users - 1)) + 1)
 
 
 def backlog(settings: dict[str, int]) -> int:
@@ -321,36 +282,6 @@ def cheaper_value(load: Load, goal: Goal, settings: dict[str, int], knob: str) -
     return lo
 
 
-def verification_axes(p: Plan, budget: int) -> dict[str, list[int]]:
-    """The one matrix's axes: for each raised knob with a cheaper value (and each kept knob the
-    plan gives a boundary, Plan.kept_boundary), [cheaper, recommended]
-    (a cartesian product: 2^k cells); knobs are left out from the last (the dearest) while 2^k
-    exceeds the budget."""
-    knobs = [k for k in p.changed if k in p.cheaper] + [k for k in p.kept_boundary if k in p.cheaper]
-    while knobs and 2 ** len(knobs) > budget:
-        knobs.pop()
-    return {k: [p.cheaper[k], p.settings[k]] for k in knobs}
-
-
-def not_as_asked(row: dict[str, Any], users: int | None) -> str | None:
-    """Why a cell did not run the load it was asked for, or None when it did: it ran as designed
-    (as_designed 1), sent every user's one request (http_reqs = users), none cut off by
-    GRACEFUL_STOP (iterations_interrupted 0) or dropped (dropped_iterations 0). A cell that did
-    not finish its users verifies nothing (its missing users are not failures it counted).
-    users None: a load whose count is the run's own (a ramp), only none dropped or cut off."""
-    if row.get("as_designed") != 1:
-        notes = row.get("design_notes") or "not judged"
-        return f"not as designed ({notes})" if row.get("as_designed") == 0 else "as_designed is empty (not judged)"
-    interrupted, dropped, sent = (row.get(k) for k in ("iterations_interrupted", "dropped_iterations", "http_reqs"))
-    if interrupted is None or interrupted > 0:
-        return f"{'unmeasured' if interrupted is None else interrupted} iterations cut off by GRACEFUL_STOP"
-    if dropped is None or dropped > 0:
-        return f"{'unmeasured' if dropped is None else dropped} iterations dropped"
-    if users is not None and sent != users:
-        return f"{'no' if sent is None else sent} requests sent of the {users} asked for"
-    return None
-
-
 def cell_passes(row: dict[str, Any], goal: Goal, users: int) -> bool | None:
     """Did a cell meet the goal: complete, as asked (not_as_asked), its failed users within the
     rate, its p99 within GOAL_P99_MS. None when the cell did not give the figures (not ok, no
@@ -370,31 +301,16 @@ def cell_passes(row: dict[str, Any], goal: Goal, users: int) -> bool | None:
 # ---- Orchestration: the runs ------------------------------------------------------------------
 
 
-def read_env(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines (the resolved knobs scripts/advise.sh wrote)."""
-    return env_text(path.read_text())
-
-
-def _ms(text: str) -> int:
-    return int(rules.duration_ms(text) or 0)
-
-
 def load_from_env(env: dict[str, str]) -> tuple[Load, Goal, list[str], int]:
-    """The load, the goal, TUNE and ADVISE_MAX_CELLS from the resolved knobs."""
-    settings = {
-        "TOMCAT_MAX_THREADS": int(env["TOMCAT_MAX_THREADS"]),
-        "TOMCAT_MAX_CONNECTIONS": int(env["TOMCAT_MAX_CONNECTIONS"]),
-        "TOMCAT_ACCEPT_COUNT": int(env["TOMCAT_ACCEPT_COUNT"]),
-        "SOMAXCONN": int(env.get("SOMAXCONN") or SOMAXCONN_DEFAULT),
-        "TCP_MAX_SYN_BACKLOG": int(env.get("TCP_MAX_SYN_BACKLOG") or 0),
-        VIRTUAL: int(env.get(VIRTUAL) or 0),
-    }
+    """The burst, the goal, TUNE and ADVISE_MAX_CELLS from the resolved knobs (the settings, the
+    goal and the budget as advicebase.starting_point reads them for every model)."""
+    settings, goal, tune, budget = starting_point(env)
     users = int(env["VUS"])
     instances = env.get("K6_INSTANCES") or "1"
     if not instances.isdigit():
         # auto: as many k6 processes as the users need (one below the open-file limit).
         instances = str(math.ceil(users / max(nofile_limit() - 100, 1)))
-    timeout_ms = _ms(env["REQUEST_TIMEOUT"])
+    timeout_ms = ms(env["REQUEST_TIMEOUT"])
     # The kernel's defaults where the file leaves them: tcp_syn_retries 6, tcp_synack_retries 5.
     syn_retries = int(env.get("CLIENT_TCP_SYN_RETRIES") or 6)
     linear = int(env.get("CLIENT_TCP_SYN_LINEAR_TIMEOUTS") or 4)
@@ -404,16 +320,7 @@ def load_from_env(env: dict[str, str]) -> tuple[Load, Goal, list[str], int]:
                 syn_window_s=min(rules.syn_give_up_s(syn_retries, linear), timeout_ms / 1000),
                 synack_expiry_s=rules.syn_model_timeout_s(int(env.get("TCP_SYNACK_RETRIES") or 5)),
                 virtual_cannot=virtual_cannot(env))
-    goal = Goal(float(env.get("GOAL_FAILED_RATE") or 0), int(env["GOAL_P99_MS"]) if env.get("GOAL_P99_MS") else None)
-    return load, goal, env.get("TUNE", "").split(), int(env.get("ADVISE_MAX_CELLS") or 8)
-
-
-def virtual_cannot(env: dict[str, str]) -> str | None:
-    """virtualthreads.cannot, asked only where the load would run on virtual threads (the JDK is
-    looked for by a shell)."""
-    if env.get(VIRTUAL) != "1" and VIRTUAL not in env.get("TUNE", "").split():
-        return None
-    return virtualthreads.cannot(env)
+    return load, goal, tune, budget
 
 
 def nofile_limit() -> int:
@@ -427,52 +334,6 @@ def memory_available_mb() -> int:
         if line.startswith("MemAvailable:"):
             return int(line.split()[1]) // 1024
     return 0
-
-
-@dataclass
-class Runner:
-    """Runs generated matrices through scripts/run-matrix.sh into OUT_DIR/runs/ and keeps every
-    cell's row."""
-
-    root: Path
-    out: Path
-    base: list[str]
-    knobs: list[str]
-    cells: list[dict[str, Any]] = field(default_factory=list)
-
-    def run(self, name: str, settings: dict[str, int], axes: dict[str, list[int]]) -> list[dict[str, Any]]:
-        """One matrix: the base lines, the tuned settings, the axes; returns its cells."""
-        lines = list(self.base)
-        for knob, value in settings.items():
-            if knob in axes:
-                lines.append(f"{knob}={' '.join(str(v) for v in axes[knob])}")
-            elif knob not in ("TCP_MAX_SYN_BACKLOG", VIRTUAL) or value > 0:
-                lines.append(f"{knob}={value}")
-        matrix = self.out / f"{name}.matrix"
-        matrix.write_text("# Generated by scripts/advise.sh\n" + "\n".join(lines) + "\n")
-        env = {k: v for k, v in os.environ.items() if k not in self.knobs}
-        env["LT_RESULTS_DIR"] = str(self.out / "runs")
-        before = set((self.out / "runs").glob("*")) if (self.out / "runs").exists() else set()
-        code = subprocess.run([str(self.root / "scripts/run-matrix.sh"), str(matrix)], env=env,
-                              stdout=sys.stderr, check=False).returncode
-        if code == 2 and not self.cells:
-            # Refused before anything ran (run-matrix.sh named the key): bad input, as everywhere.
-            raise SystemExit(2)
-        new = [d for d in (self.out / "runs").glob("*") if d not in before and d.name != "latest" and d.is_dir()]
-        if not new:
-            raise RuntimeError(f"run-matrix.sh {matrix.name} made no run (exit {code})")
-        run_dir = new[0]
-        found = []
-        for row_file in sorted(run_dir.glob("cells/*/row.json")):
-            row = formats.read_run_file(row_file)
-            cell_settings = dict(settings)
-            for knob in axes:
-                cell_settings[knob] = int(row["axes"][knob])
-            found.append({"run": run_dir.name, "cell": row["cell"], "row": str(row_file.relative_to(self.out)),
-                          "report": str((run_dir / "report.html").relative_to(self.out)),
-                          "settings": cell_settings, "row_data": row})
-        self.cells.extend(found)
-        return found
 
 
 def advise(load: Load, goal: Goal, tune: list[str], budget: int, runner: Runner | None,
@@ -666,39 +527,6 @@ def _bisect_down(load: Load, goal: Goal, p: Plan, knob: str, runner: Runner, use
 # ---- The advice's text ------------------------------------------------------------------------
 
 
-def paste_lines(recommended: dict[str, int],
-                starting_from: dict[str, Any] | None = None) -> tuple[list[str], list[str]]:
-    """application.properties lines and /etc/sysctl.d/ lines for the recommended knobs. A sysctl
-    the advice kept at its starting value is left out of the sysctl.d lines: the lab's value can
-    stand for something the host has not (doctor's reproduce.matrix sets SOMAXCONN to a stale
-    listener's backlog, 8, on a host at 4096), and pasting it would lower the host's."""
-    props = [f"{PROPERTY[k]}={('false', 'true')[v] if k == VIRTUAL else v}" for k, v in recommended.items()
-             if k in PROPERTY]
-    sysctls = [f"{SYSCTL[k]} = {v}" for k, v in recommended.items()
-               if k in SYSCTL and (starting_from is None or str(starting_from.get(k)) != str(v))]
-    return props, sysctls
-
-
-#: Said under the sysctl.d lines of every advice.
-SYSCTL_NOTE = ("These are the least values the verifying run needed: where a host already has a "
-               "higher one (net.core.somaxconn is 4096 by default since Linux 5.4), keep it; "
-               "a lower value there would shrink its queues. A kernel setting the advice kept is not "
-               "listed.")
-
-
-def recommended_lines(advice: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """The recommended knobs as markdown lines (each with what it was) and the lines to paste
-    (application.properties, then /etc/sysctl.d/): one text for the burst and the steady advice."""
-    knobs = [f"- `{k}` = {v} (was {advice['starting_from'][k]})" for k, v in advice["recommended"].items()]
-    props, sysctls = paste_lines(advice["recommended"], advice["starting_from"])
-    paste: list[str] = []
-    if props:
-        paste += ["application.properties:", "", "```properties", *props, "```", ""]
-    if sysctls:
-        paste += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", "", SYSCTL_NOTE, ""]
-    return knobs, paste
-
-
 _WORD = {True: "holds", False: "fails", None: "may fail"}
 
 
@@ -773,7 +601,6 @@ def main(argv: list[str] | None = None) -> int:
     runner = Runner(root, out, Path(args[2]).read_text().splitlines(), list(env))
     if env.get("SCENARIO") not in ("burst", None):
         # A steady load (an arrival rate, kept-alive users): ltsuite.steady has its model.
-        from . import steady
         return steady.main(env, runner, args[4])
     try:
         advice = advise(load, goal, tune, budget, runner, memory_available_mb(), nofile_limit())

@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import rules, steady
-from .advise import Goal, Runner, SOMAXCONN_DEFAULT, load_from_env, p99_rank, read_env
+from .advicebase import SOMAXCONN_DEFAULT, Goal, Runner, p99_rank, read_env
+from .advise import load_from_env
 
 #: The scenarios the model knows, and the knob that is their load.
 LOAD_KNOB = {"burst": "VUS", "spike": "VUS", "keepalive": "VUS", "spike-open": "RATE"}

@@ -41,13 +41,13 @@ so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from . import accesslog, latency, ownscript, rules, virtualthreads
-from .advise import (TUNABLE, VIRTUAL, Goal, Runner, not_as_asked, paste_lines, recommended_lines,
-                     verification_axes, virtual_cannot, with_margin)
+from .advicebase import (TUNABLE, VIRTUAL, Goal, Runner, ms, not_as_asked, paste_lines, recommended_lines,
+                         starting_point, verification_axes, virtual_cannot, with_margin)
 from .plan import Plan
 
 #: The scenarios of the open model and of the closed one with kept-alive connections.
@@ -318,10 +318,6 @@ def _kept_reason(knob: str, load: SteadyLoad, s: dict[str, int], prediction: Ste
 # ---- Reading the load and judging cells ---------------------------------------------------------
 
 
-def _ms(text: str | None) -> int:
-    return int(rules.duration_ms(text or "") or 0)
-
-
 def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: float | None = None,
                   source: str | None = None, script: ownscript.ScriptLoad | None = None,
                   service_p99_ms: float | None = None) -> SteadyLoad:
@@ -329,7 +325,7 @@ def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: flo
     (`script`: no think time the model can read); the endpoint's time is DELAY_MS unless measured
     (service_ms, and its p99 service_p99_ms)."""
     scenario = env["SCENARIO"]
-    common = dict(scenario=scenario, timeout_ms=_ms(env["REQUEST_TIMEOUT"]), settings=settings,
+    common = dict(scenario=scenario, timeout_ms=ms(env["REQUEST_TIMEOUT"]), settings=settings,
                   service_ms=float(env["DELAY_MS"]) if service_ms is None else service_ms,
                   service_p99_ms=None if service_ms is None else service_p99_ms,
                   service_source=source or f"DELAY_MS {env['DELAY_MS']}",
@@ -344,14 +340,14 @@ def load_from_env(env: dict[str, str], settings: dict[str, int], service_ms: flo
                           keepalive=script.keepalive, script=script.described, script_open=script.open,
                           asked=script.requests)
     if scenario in OPEN:
-        return SteadyLoad(**common, duration_ms=_ms(env["DURATION"]),
-                          rate_per_s=int(env["RATE"]) * 1000 / _ms(env["TIME_UNIT"]),
+        return SteadyLoad(**common, duration_ms=ms(env["DURATION"]),
+                          rate_per_s=int(env["RATE"]) * 1000 / ms(env["TIME_UNIT"]),
                           pool=int(env["PRE_ALLOCATED_VUS"]), max_vus=int(env["MAX_VUS"]))
     if scenario == "keepalive":
-        return SteadyLoad(**common, duration_ms=_ms(env["DURATION"]), users=int(env["VUS"]),
+        return SteadyLoad(**common, duration_ms=ms(env["DURATION"]), users=int(env["VUS"]),
                           requests_per_user=int(env["REQUESTS_PER_VU"]),
                           keepalive=env.get("CONNECTION_REUSE", "1") == "1")
-    stages = [(_ms(d), int(t)) for d, t in (part.split(":") for part in env["STAGES"].split(","))]
+    stages = [(ms(d), int(t)) for d, t in (part.split(":") for part in env["STAGES"].split(","))]
     return SteadyLoad(**common, duration_ms=sum(d for d, _ in stages), users=max(t for _, t in stages))
 
 
@@ -470,9 +466,7 @@ def _cell_with(cells: list[dict], settings: dict[str, int]) -> dict | None:
 def advise(env: dict[str, str], runner: Runner | None) -> dict[str, Any]:
     """The whole advice for a steady load: calibrate (a jar of one's own), plan, verify, correct
     once where the time grew under load, as a dict (advice.json)."""
-    from .advise import load_from_env as burst_env
-    burst, goal, tune, budget = burst_env(env)
-    settings = dict(burst.settings)
+    settings, goal, tune, budget = starting_point(env)
     advice: dict[str, Any] = {"scenario": env["SCENARIO"], "starting_from": dict(settings), "tune": tune,
                               "budget": budget, "recommended": {}, "verified": False, "cannot": None,
                               "model": None, "boundary": [], "cells": [], "reasons": {}, "model_wrong": [],

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import across, columns, formats, words
+from . import across, columns, words
+from .formats import Run, TableError, load_run  # TableError: what callers of render catch (ltsuite.cell)
 
 PROG = "ltsuite.tables"
 
@@ -130,52 +131,6 @@ def is_number(value: Any) -> bool:
 
 
 # --- rows ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Run:
-    """What the tables are made of: the manifest's axes and the rows, in cell order."""
-
-    axes: list[str]
-    rows: list[dict[str, Any]]
-    # row.json files found, the empty ones (a cell being written) included.
-    files: int = 0
-
-
-class TableError(Exception):
-    """A run whose files cannot be tabled; the message names the file."""
-
-
-def load_run(run_dir: Path) -> Run:
-    """The manifest's axes and every cells/*/row.json, in cell order. An empty row.json is
-    skipped (a cell still being written); a row that is not a JSON object is an error."""
-    manifest = run_dir / "manifest.json"
-    try:
-        axes = formats.check(json.loads(manifest.read_text(encoding="utf-8")), manifest).get("axes") or []
-    except formats.FormatError as err:
-        raise TableError(str(err)) from err
-    except (OSError, ValueError, AttributeError) as err:
-        raise TableError(f"{manifest}: cannot read the run's axes ({err})") from err
-    rows = []
-    paths = sorted((run_dir / "cells").glob("*/row.json"), key=lambda p: os.fsencode(p.parent.name))
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise TableError(f"{path}: {err}") from err
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except ValueError as err:
-            raise TableError(f"{path}: not JSON ({err})") from err
-        if not isinstance(row, dict):
-            raise TableError(f"{path}: not a JSON object")
-        try:
-            rows.append(formats.check(row, path))
-        except formats.FormatError as err:
-            raise TableError(str(err)) from err
-    return Run(axes=list(axes), rows=rows, files=len(paths))
-
 
 def extra_names(rows: Iterable[dict[str, Any]]) -> list[str]:
     """The scenarios' own columns the rows carry (row.json's "extra"), in the order the rows

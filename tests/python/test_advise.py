@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ltsuite import advicebase as base
 from ltsuite import advise as adv
 
 SMALL = {"TOMCAT_MAX_THREADS": 12, "TOMCAT_MAX_CONNECTIONS": 12, "TOMCAT_ACCEPT_COUNT": 100,
@@ -26,7 +27,7 @@ def small_load(**changes: Any) -> adv.Load:
 
 
 def test_a_small_burst_needs_a_queue_of_users_less_max_connections_less_one():
-    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], **BIG_BOX)
+    plan = adv.plan(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], **BIG_BOX)
     # 24 = 12 + min(100, q) + 1 -> q = 11; accept-count 100 already suffices and is kept.
     assert plan.settings["SOMAXCONN"] == 11
     assert plan.settings["TOMCAT_ACCEPT_COUNT"] == 100
@@ -37,22 +38,22 @@ def test_a_small_burst_needs_a_queue_of_users_less_max_connections_less_one():
 
 
 def test_the_boundary_is_the_largest_queue_that_must_fail_despite_the_kernels_slack():
-    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], **BIG_BOX)
+    plan = adv.plan(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], **BIG_BOX)
     # somaxconn 10 gives 23 and a second CPU may let one more in (capacity_slack): 9 gives 22 + 1 < 24.
     assert plan.cheaper == {"SOMAXCONN": 9}
-    assert adv.verification_axes(plan, 4) == {"SOMAXCONN": [9, 11]}
+    assert base.verification_axes(plan, 4) == {"SOMAXCONN": [9, 11]}
 
 
 def test_handshakes_that_can_still_get_in_move_the_boundary_down():
     # SYN-ACKs retried for 63 s outlast the 4 s hold: up to backlog + 1 clients past the capacity
     # may get in later, so a sure failure needs 12 + q + 1 + 1 + q + 1 < 24: q = 4.
-    plan = adv.plan(small_load(synack_expiry_s=63), adv.Goal(), ["SOMAXCONN"], **BIG_BOX)
+    plan = adv.plan(small_load(synack_expiry_s=63), base.Goal(), ["SOMAXCONN"], **BIG_BOX)
     assert plan.settings["SOMAXCONN"] == 11
     assert plan.cheaper == {"SOMAXCONN": 4}
 
 
 def test_a_failed_rate_lowers_the_users_to_hold():
-    plan = adv.plan(small_load(), adv.Goal(failed_rate=0.1), ["SOMAXCONN"], **BIG_BOX)
+    plan = adv.plan(small_load(), base.Goal(failed_rate=0.1), ["SOMAXCONN"], **BIG_BOX)
     # floor(0.1 x 24) = 2 may fail: 22 = 12 + 9 + 1.
     assert plan.settings["SOMAXCONN"] == 9
 
@@ -61,7 +62,7 @@ def test_seed_001s_accept_count_is_capped_by_somaxconn():
     load = adv.Load(users=3000, delay_ms=100, timeout_ms=10000, syncookies=1, cpus=2,
                     settings={"TOMCAT_MAX_THREADS": 3000, "TOMCAT_MAX_CONNECTIONS": 1000,
                               "TOMCAT_ACCEPT_COUNT": 10000, "SOMAXCONN": 128, "TCP_MAX_SYN_BACKLOG": 0})
-    plan = adv.plan(load, adv.Goal(), ALL, **BIG_BOX)
+    plan = adv.plan(load, base.Goal(), ALL, **BIG_BOX)
     # 3000 = 1000 + 1999 + 1; the kernel queue is raised, not max-connections.
     assert plan.settings["SOMAXCONN"] == 1999
     assert plan.settings["TOMCAT_MAX_CONNECTIONS"] == 1000
@@ -69,7 +70,7 @@ def test_seed_001s_accept_count_is_capped_by_somaxconn():
 
 
 def test_without_the_queue_in_tune_max_connections_carries_the_users():
-    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_MAX_CONNECTIONS"], **BIG_BOX)
+    plan = adv.plan(small_load(), base.Goal(), ["TOMCAT_MAX_CONNECTIONS"], **BIG_BOX)
     # 24 = mc + min(100, 4) + 1 -> 19.
     assert plan.settings["TOMCAT_MAX_CONNECTIONS"] == 19
     assert plan.settings["SOMAXCONN"] == 4
@@ -79,7 +80,7 @@ def test_a_p99_goal_sets_the_threads_by_waves():
     load = adv.Load(users=100, delay_ms=1000, timeout_ms=10000, syncookies=1, cpus=2,
                     settings={"TOMCAT_MAX_THREADS": 10, "TOMCAT_MAX_CONNECTIONS": 200,
                               "TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 4096, "TCP_MAX_SYN_BACKLOG": 0})
-    plan = adv.plan(load, adv.Goal(p99_ms=2500), ALL, **BIG_BOX)
+    plan = adv.plan(load, base.Goal(p99_ms=2500), ALL, **BIG_BOX)
     # Waves of 1000 ms with the margin (x 1.1 + 100) within 2500 ms: 2; the p99 user is the 100th
     # (k6 interpolates at 0.99 x 99): 50 threads. 49 threads give that user a third wave (3000 ms).
     assert plan.settings["TOMCAT_MAX_THREADS"] == 50
@@ -95,20 +96,20 @@ def test_p99_rank_follows_k6s_interpolation():
 
 def test_an_endpoint_slower_than_the_goal_cannot_be_advised():
     load = small_load(delay_ms=1000)
-    plan = adv.plan(load, adv.Goal(p99_ms=900), ALL, **BIG_BOX)
+    plan = adv.plan(load, base.Goal(p99_ms=900), ALL, **BIG_BOX)
     assert plan.settings is None
     assert "more than GOAL_P99_MS 900: the endpoint, not a queue or a thread, is the limit" in plan.cannot
 
 
 def test_capacity_without_a_knob_to_raise_it_cannot_be_advised():
-    plan = adv.plan(small_load(), adv.Goal(), ["TOMCAT_MAX_THREADS"], **BIG_BOX)
+    plan = adv.plan(small_load(), base.Goal(), ["TOMCAT_MAX_THREADS"], **BIG_BOX)
     assert plan.settings is None
     assert plan.cannot == "capacity 17 < 24 users (rules.server_capacity) and no knob of TUNE raises it"
 
 
 def test_more_threads_than_memory_cannot_be_advised():
     load = small_load(delay_ms=1000, timeout_ms=60000, users=5000)
-    plan = adv.plan(load, adv.Goal(p99_ms=1300), ALL, memory_mb=3000, nofile=20000)
+    plan = adv.plan(load, base.Goal(p99_ms=1300), ALL, memory_mb=3000, nofile=20000)
     assert plan.settings is None
     # One wave (1000 ms x 1.1 + 100) within 1300 ms: the p99 user, the 4951st (0.99 x 4999), needs
     # a thread of its own.
@@ -116,7 +117,7 @@ def test_more_threads_than_memory_cannot_be_advised():
 
 
 def test_more_users_than_the_generators_files_cannot_be_advised():
-    plan = adv.plan(small_load(users=30000), adv.Goal(), ALL, memory_mb=20000, nofile=20000)
+    plan = adv.plan(small_load(users=30000), base.Goal(), ALL, memory_mb=20000, nofile=20000)
     assert plan.settings is None
     assert "30050 open files in each of 1 k6 process(es), the limit is 20000" in plan.cannot
 
@@ -125,9 +126,9 @@ def test_a_budget_keeps_the_cartesian_cells_within_it():
     plan = adv.Plan({"SOMAXCONN": 11, "TOMCAT_ACCEPT_COUNT": 11, "TOMCAT_MAX_THREADS": 30},
                     cheaper={"SOMAXCONN": 9, "TOMCAT_ACCEPT_COUNT": 9, "TOMCAT_MAX_THREADS": 20},
                     changed=["SOMAXCONN", "TOMCAT_ACCEPT_COUNT", "TOMCAT_MAX_THREADS"])
-    assert len(adv.verification_axes(plan, 8)) == 3
-    assert adv.verification_axes(plan, 7) == {"SOMAXCONN": [9, 11], "TOMCAT_ACCEPT_COUNT": [9, 11]}
-    assert adv.verification_axes(plan, 2) == {"SOMAXCONN": [9, 11]}
+    assert len(base.verification_axes(plan, 8)) == 3
+    assert base.verification_axes(plan, 7) == {"SOMAXCONN": [9, 11], "TOMCAT_ACCEPT_COUNT": [9, 11]}
+    assert base.verification_axes(plan, 2) == {"SOMAXCONN": [9, 11]}
 
 
 def as_asked(users: int, **figures: Any) -> dict[str, Any]:
@@ -138,7 +139,7 @@ def as_asked(users: int, **figures: Any) -> dict[str, Any]:
 
 
 def test_a_cell_passes_on_its_failures_and_p99():
-    goal = adv.Goal(failed_rate=0.1, p99_ms=5000)
+    goal = base.Goal(failed_rate=0.1, p99_ms=5000)
     assert adv.cell_passes(as_asked(24, failed_reqs=2, lat_p99_ms=4000), goal, 24) is True
     assert adv.cell_passes(as_asked(24, failed_reqs=3, lat_p99_ms=4000), goal, 24) is False
     assert adv.cell_passes(as_asked(24, failed_reqs=0, lat_p99_ms=5001), goal, 24) is False
@@ -150,8 +151,8 @@ def test_a_cell_cut_off_by_the_graceful_stop_verifies_nothing():
     # because none finished.
     row = json.loads((Path(__file__).parent / "fixtures/cut-off/row.json").read_text())
     assert row["failed_reqs"] == 0 and row["status"] == "ok"
-    assert adv.cell_passes(row, adv.Goal(), 11) is None
-    assert adv.not_as_asked(row, 11).startswith("not as designed (no request completed (http_reqs is 0); 11 of 11")
+    assert adv.cell_passes(row, base.Goal(), 11) is None
+    assert base.not_as_asked(row, 11).startswith("not as designed (no request completed (http_reqs is 0); 11 of 11")
 
 
 @pytest.mark.parametrize("change, why", [
@@ -163,11 +164,11 @@ def test_a_cell_cut_off_by_the_graceful_stop_verifies_nothing():
 ])
 def test_a_cell_that_did_not_send_every_users_request_verifies_nothing(change, why):
     row = {**as_asked(24, failed_reqs=0, lat_p99_ms=100), **change}
-    assert adv.cell_passes(row, adv.Goal(p99_ms=5000), 24) is None
-    assert adv.not_as_asked(row, 24) == why
+    assert adv.cell_passes(row, base.Goal(p99_ms=5000), 24) is None
+    assert base.not_as_asked(row, 24) == why
 
 
-class CapacityRunner(adv.Runner):
+class CapacityRunner(base.Runner):
     """Cells whose failures follow a true capacity of max-connections + queue + 1 - `short`
     (a server that holds `short` fewer than the rule), as a real run that disagrees would."""
 
@@ -192,7 +193,7 @@ class CapacityRunner(adv.Runner):
 
 def test_a_verified_advice_has_the_recommendation_and_a_failing_boundary():
     runner = CapacityRunner(short=0, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
     assert advice["verified"] is True
     assert advice["recommended"] == {"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11}
     assert [(b["knob"], b["value"], b["failed_reqs"]) for b in advice["boundary"]] == [("SOMAXCONN", 9, 2)]
@@ -202,7 +203,7 @@ def test_a_verified_advice_has_the_recommendation_and_a_failing_boundary():
 def test_where_the_recommendation_fails_the_bisection_finds_what_holds_and_says_by_how_much():
     # The server holds 3 fewer than the rule: somaxconn 14 is the real need.
     runner = CapacityRunner(short=3, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
     assert advice["verified"] is True
     assert len(advice["cells"]) <= 8
     held = advice["recommended"]["SOMAXCONN"]
@@ -213,7 +214,7 @@ def test_where_the_recommendation_fails_the_bisection_finds_what_holds_and_says_
 def test_a_boundary_that_holds_is_bisected_down():
     # The server holds 2 more than the rule: somaxconn 9 holds, 8 is the real boundary.
     runner = CapacityRunner(short=-2, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
     assert advice["verified"] is True and advice["recommended"]["SOMAXCONN"] == 11
     assert advice["model_wrong"] == ["SOMAXCONN: the model said 9 must fail, it held; the lowest that held was 9 "
                                      "and 8 failed: the model's boundary was 1 too high"]
@@ -221,14 +222,14 @@ def test_a_boundary_that_holds_is_bisected_down():
 
 def test_nothing_is_recommended_when_no_run_holds():
     runner = CapacityRunner(short=100, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["SOMAXCONN"], 4, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["SOMAXCONN"], 4, runner, **BIG_BOX)
     assert advice["verified"] is False and advice["recommended"] == {}
     assert advice["cannot"].startswith("no setting of TUNE tried held")
     assert len(advice["cells"]) <= 4
 
 
 def test_the_lines_to_paste():
-    props, sysctls = adv.paste_lines({"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11, "TOMCAT_MAX_THREADS": 50})
+    props, sysctls = base.paste_lines({"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11, "TOMCAT_MAX_THREADS": 50})
     assert props == ["server.tomcat.accept-count=100", "server.tomcat.threads.max=50"]
     assert sysctls == ["net.core.somaxconn = 11"]
 
@@ -238,9 +239,9 @@ def test_a_kernel_setting_the_advice_kept_is_not_pasted():
     4096: an advice that keeps 8 must not hand over a sysctl.d line that lowers the host's."""
     recommended = {"TOMCAT_MAX_THREADS": 40, "SOMAXCONN": 8, "TCP_MAX_SYN_BACKLOG": 4096}
     starting = {"TOMCAT_MAX_THREADS": 4, "SOMAXCONN": "8", "TCP_MAX_SYN_BACKLOG": 2048}
-    _, sysctls = adv.paste_lines(recommended, starting)
+    _, sysctls = base.paste_lines(recommended, starting)
     assert sysctls == ["net.ipv4.tcp_max_syn_backlog = 4096"]
-    knobs, paste = adv.recommended_lines({"recommended": recommended, "starting_from": starting})
+    knobs, paste = base.recommended_lines({"recommended": recommended, "starting_from": starting})
     assert "- `SOMAXCONN` = 8 (was 8)" in knobs
     assert "net.core.somaxconn = 8" not in paste and "net.ipv4.tcp_max_syn_backlog = 4096" in paste
 
@@ -248,7 +249,7 @@ def test_a_kernel_setting_the_advice_kept_is_not_pasted():
 def test_clients_that_retry_past_the_hold_leave_a_boundary_that_may_fail():
     # SYNs retried for 20 s outlast the 4 s hold: a user past the capacity may get in later, so
     # no queue surely fails; the next one below (10) is run to show what happens.
-    plan = adv.plan(small_load(syn_window_s=20), adv.Goal(), ["SOMAXCONN"], **BIG_BOX)
+    plan = adv.plan(small_load(syn_window_s=20), base.Goal(), ["SOMAXCONN"], **BIG_BOX)
     assert plan.settings["SOMAXCONN"] == 11
     assert plan.cheaper == {"SOMAXCONN": 10} and plan.sure == {"SOMAXCONN": False}
 
@@ -264,12 +265,12 @@ def test_the_load_file_gives_the_client_window_and_the_servers_expiry():
     # expires at 3 s (rules.syn_model_timeout_s).
     assert (load.syn_window_s, load.synack_expiry_s, load.syncookies) == (3, 3, 0)
     assert load.k6_instances == 1 and load.users == 24 and load.timeout_ms == 15000
-    assert goal == adv.Goal(0.0, None) and tune == ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"] and budget == 4
+    assert goal == base.Goal(0.0, None) and tune == ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"] and budget == 4
 
 
 def test_the_sysctl_lines_are_least_values_a_host_with_higher_ones_keeps():
     runner = CapacityRunner(short=0, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
     text = adv.markdown({**advice, "source": "load.env"})
     assert "net.core.somaxconn = 11" in text
     assert "These are the least values the verifying run needed" in text
@@ -291,7 +292,7 @@ class LosingRunner(CapacityRunner):
 
 def test_a_missing_row_of_the_models_setting_is_named_not_a_crash():
     runner = LosingRunner({"SOMAXCONN": 11}, short=0, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
     assert advice["verified"] is False and advice["recommended"] == {}
     assert advice["cannot"] == ("the verify run has no row for the cell with the model's setting (SOMAXCONN=11 "
                                 "TOMCAT_ACCEPT_COUNT=100 TCP_MAX_SYN_BACKLOG=0 TOMCAT_MAX_THREADS=12 TOMCAT_MAX_CONNECTIONS=12): "
@@ -302,7 +303,7 @@ def test_a_missing_row_of_the_models_setting_is_named_not_a_crash():
 
 def test_a_missing_row_of_the_boundary_is_named_in_the_boundary():
     runner = LosingRunner({"SOMAXCONN": 9}, short=0, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
     assert advice["verified"] is True
     (boundary,) = advice["boundary"]
     assert boundary["passed"] is None and boundary["not_as_asked"].startswith("the run has no row for the cell with ")
@@ -335,7 +336,7 @@ def test_a_boundary_at_the_knobs_least_value_that_holds_is_not_bisected_below_it
     load = adv.Load(users=4, delay_ms=1000, timeout_ms=2500, settings={**SMALL, "TOMCAT_MAX_THREADS": 1,
                                                                        "TOMCAT_MAX_CONNECTIONS": 100})
     runner = FastRunner(users=4)
-    advice = adv.advise(load, adv.Goal(), ["TOMCAT_MAX_THREADS"], 8, runner, **BIG_BOX)
+    advice = adv.advise(load, base.Goal(), ["TOMCAT_MAX_THREADS"], 8, runner, **BIG_BOX)
     assert min(s["TOMCAT_MAX_THREADS"] for s in runner.asked) == 1
     assert advice["verified"] is True and advice["recommended"] == {"TOMCAT_MAX_THREADS": 2}
     assert advice["model_wrong"] == ["TOMCAT_MAX_THREADS: the model said 1 must fail, it held; the lowest that held "
@@ -367,7 +368,7 @@ class StoppingRunner(CapacityRunner):
 def test_a_run_that_does_not_happen_after_the_verify_keeps_what_was_verified_and_names_the_run():
     # The server holds 2 more than the rule: the verify passes, the bisection down's run fails to start.
     runner = StoppingRunner(2, short=-2, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 8, runner, **BIG_BOX)
     assert advice["verified"] is True
     assert advice["recommended"] == {"TOMCAT_ACCEPT_COUNT": 100, "SOMAXCONN": 11}
     assert advice["stopped"].startswith("run-matrix.sh bisect-")
@@ -379,6 +380,6 @@ def test_a_run_that_does_not_happen_after_the_verify_keeps_what_was_verified_and
 
 def test_a_verify_run_that_does_not_happen_is_an_advice_that_names_it_not_a_crash():
     runner = StoppingRunner(1, short=0, users=24)
-    advice = adv.advise(small_load(), adv.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
+    advice = adv.advise(small_load(), base.Goal(), ["TOMCAT_ACCEPT_COUNT", "SOMAXCONN"], 4, runner, **BIG_BOX)
     assert advice["verified"] is False and advice["cells"] == []
     assert advice["cannot"] == "the verify run did not happen (run-matrix.sh verify.matrix made no run (exit 1))"

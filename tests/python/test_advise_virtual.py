@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ltsuite import advicebase as base
 from ltsuite import advise as adv
 from ltsuite import rules, steady, virtualthreads
 
@@ -16,7 +17,7 @@ VT = "TOMCAT_VIRTUAL_THREADS"
 START = {"TOMCAT_MAX_THREADS": 4, "TOMCAT_MAX_CONNECTIONS": 8192, "TOMCAT_ACCEPT_COUNT": 100,
          "SOMAXCONN": 4096, "TCP_MAX_SYN_BACKLOG": 0, VT: 0}
 BIG_BOX = {"memory_mb": 20000, "nofile": 20000}
-GOAL = adv.Goal(p99_ms=3000)
+GOAL = base.Goal(p99_ms=3000)
 
 
 def burst(**changes: Any) -> adv.Load:
@@ -48,7 +49,7 @@ def test_virtual_threads_are_proposed_where_platform_threads_need_a_pool():
     assert p.reasons["TOMCAT_MAX_THREADS"].startswith("kept at 4: on virtual threads Tomcat keeps no pool")
     # The boundary: platform threads at the same settings, 3 waves, p99 6 s: a sure failure.
     assert p.cheaper == {VT: 0} and p.sure == {VT: True}
-    assert adv.verification_axes(p, 2) == {VT: [0, 1]}
+    assert base.verification_axes(p, 2) == {VT: [0, 1]}
 
 
 def test_virtual_threads_are_proposed_where_platform_threads_cannot_meet_the_goal():
@@ -61,7 +62,7 @@ def test_virtual_threads_are_proposed_where_platform_threads_cannot_meet_the_goa
     # 5000 users within one wave of 1 s: the p99 user, the 4951st, needs 4951 threads, 4951 MB of
     # stacks, and 3000 MB are available; max-connections 8192 serves them on virtual threads.
     big = burst(users=5000, delay_ms=1000, timeout_ms=60000)
-    p = adv.plan(big, adv.Goal(p99_ms=1300), [VT, "TOMCAT_MAX_THREADS"], memory_mb=3000, nofile=20000)
+    p = adv.plan(big, base.Goal(p99_ms=1300), [VT, "TOMCAT_MAX_THREADS"], memory_mb=3000, nofile=20000)
     assert p.settings[VT] == 1
     assert "platform threads cannot: the goal needs 4951 threads, 4951 MB of stacks" in p.reasons[VT]
 
@@ -89,9 +90,9 @@ def test_a_proposal_raises_max_connections_alone_with_its_own_boundary():
     assert p.changed == [VT, "TOMCAT_MAX_CONNECTIONS"]
     assert p.cheaper == {VT: 0, "TOMCAT_MAX_CONNECTIONS": 11}
     assert "waves of 12 workers (max-connections, on virtual threads)" in p.reasons["TOMCAT_MAX_CONNECTIONS"]
-    assert adv.verification_axes(p, 4) == {VT: [0, 1], "TOMCAT_MAX_CONNECTIONS": [11, 12]}
+    assert base.verification_axes(p, 4) == {VT: [0, 1], "TOMCAT_MAX_CONNECTIONS": [11, 12]}
     # A budget of 3 keeps the platform-threads boundary.
-    assert adv.verification_axes(p, 3) == {VT: [0, 1]}
+    assert base.verification_axes(p, 3) == {VT: [0, 1]}
 
 
 def test_where_virtual_threads_cannot_run_the_advice_says_why_and_plans_platform_threads():
@@ -140,17 +141,17 @@ def test_a_steady_rate_on_virtual_threads_needs_no_pool():
     load = steady.SteadyLoad(scenario="spike-open", service_ms=1000, timeout_ms=10000, duration_ms=10000,
                              settings={**START, "TOMCAT_MAX_THREADS": 20}, rate_per_s=100, pool=120, max_vus=300)
     tune = [VT, "TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS"]
-    p = steady.plan(load, adv.Goal(p99_ms=1500), tune)
+    p = steady.plan(load, base.Goal(p99_ms=1500), tune)
     assert p.settings[VT] == 1 and p.settings["TOMCAT_MAX_THREADS"] == 20 and p.changed == [VT]
     assert "a pool of 110 threads (TOMCAT_MAX_THREADS 20 -> 110" in p.reasons[VT]
     assert p.prediction.workers == 8192 and p.prediction.p99_ms == 1000
     # Platform threads at 20: the queue grows all run, the request at 9.9 s waits (100/20 - 1) x 9.9 s.
-    platform = steady.predict(load, adv.Goal(p99_ms=1500), {**p.settings, VT: 0})
+    platform = steady.predict(load, base.Goal(p99_ms=1500), {**p.settings, VT: 0})
     assert platform.p99_ms == 1000 + 4 * 9900 and p.sure == {VT: True}
     # max-connections 100 in the file: both plans need the 120 connections k6 keeps.
     capped = steady.plan(steady.SteadyLoad(**{**load.__dict__, "settings": {**load.settings,
                                                                             "TOMCAT_MAX_CONNECTIONS": 100}}),
-                         adv.Goal(p99_ms=1500), tune)
+                         base.Goal(p99_ms=1500), tune)
     assert capped.changed == [VT, "TOMCAT_MAX_CONNECTIONS"] and capped.settings["TOMCAT_MAX_CONNECTIONS"] == 120
 
 
@@ -160,17 +161,17 @@ def test_a_closed_load_on_virtual_threads_sizes_max_connections_by_the_requests_
     load = steady.SteadyLoad(scenario="keepalive", service_ms=100, timeout_ms=2000, duration_ms=30000,
                              settings={**START, "TOMCAT_MAX_THREADS": 1, "TOMCAT_MAX_CONNECTIONS": 4, VT: 1},
                              users=20, requests_per_user=50, think_ms=400)
-    p = steady.plan(load, adv.Goal(), ["TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS"])
+    p = steady.plan(load, base.Goal(), ["TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS"])
     assert p.settings["TOMCAT_MAX_THREADS"] == 1 and p.settings["TOMCAT_MAX_CONNECTIONS"] == 20
     assert p.changed == ["TOMCAT_MAX_CONNECTIONS"]
 
 
 def test_the_property_to_paste():
-    props, _ = adv.paste_lines({VT: 1, "TOMCAT_MAX_THREADS": 4})
+    props, _ = base.paste_lines({VT: 1, "TOMCAT_MAX_THREADS": 4})
     assert props == ["spring.threads.virtual.enabled=true", "server.tomcat.threads.max=4"]
 
 
-class WavesRunner(adv.Runner):
+class WavesRunner(base.Runner):
     """Cells whose p99 is the waves of 12 users of 2 s on rules.workers (platform or virtual)."""
 
     def __init__(self) -> None:

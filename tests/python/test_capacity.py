@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ltsuite import capacity
-from ltsuite.advise import Goal
+from ltsuite.advicebase import Goal
 
 FIXTURE = Path(__file__).parent / "fixtures" / "capacity-seed003.json"
 #: Seed 003's example: 10 threads, /hello of 5 s, users that send again once answered.
@@ -211,7 +211,7 @@ class CalibrationReplay:
 
 
 def own_path_env(**changes):
-    from ltsuite.advise import read_env
+    from ltsuite.advicebase import read_env
     env = read_env(ROOT / "env" / "defaults.env")
     env.update(read_env(ROOT / "env" / "advise" / "own-path-capacity.env"))
     env.update(changes)

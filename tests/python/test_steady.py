@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ltsuite import steady
-from ltsuite.advise import TUNABLE, Goal, read_env
+from ltsuite.advicebase import TUNABLE, Goal, read_env
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
