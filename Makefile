@@ -57,48 +57,27 @@ $(JAR): $(SERVER_SOURCES)
 	mvn -q -B -Dstyle.color=never -f server/pom.xml package -DskipTests
 	@touch $@
 
-$(OWNAPP_JAR): tests/fixtures/ownapp/pom.xml $(shell find tests/fixtures/ownapp/src -type f 2>/dev/null)
+# example_jar JAR,DIR,SOURCES,WHAT: the rule that builds WHAT, an example
+# application of tests/fixtures, with Maven from DIR/pom.xml, again when its
+# pom or a file under SOURCES changes.
+define example_jar
+$(1): $(2)/pom.xml $$(shell find $(3) -type f 2>/dev/null)
 	@scripts/setup/require.sh java mvn
-	@echo "building the example service (tests/fixtures/ownapp/)" >&2
-	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp/pom.xml package
-	@touch $@
+	@echo "building $(4) ($(2)/)" >&2
+	mvn -q -B -Dstyle.color=never -f $(2)/pom.xml package
+	@touch $$@
+endef
 
-# The same service on Spring Boot 4 (its pom reads ownapp's sources).
-$(OWNAPP_BOOT4_JAR): tests/fixtures/ownapp-boot4/pom.xml $(shell find tests/fixtures/ownapp/src -type f 2>/dev/null)
-	@scripts/setup/require.sh java mvn
-	@echo "building the example service on Spring Boot 4 (tests/fixtures/ownapp-boot4/)" >&2
-	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-boot4/pom.xml package
-	@touch $@
-
-# The same service on Spring Boot 2.7 (Tomcat 9).
-$(OWNAPP_BOOT2_JAR): tests/fixtures/ownapp-boot2/pom.xml $(shell find tests/fixtures/ownapp/src -type f 2>/dev/null)
-	@scripts/setup/require.sh java mvn
-	@echo "building the example service on Spring Boot 2.7 (tests/fixtures/ownapp-boot2/)" >&2
-	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-boot2/pom.xml package
-	@touch $@
-
-# An application nobody here wrote: Spring Cloud Config Server from Maven
-# Central, started by a main of a few lines (Spring Boot 4, Tomcat 11).
-$(CONFIGSERVER_JAR): tests/fixtures/configserver/pom.xml $(shell find tests/fixtures/configserver/src -type f 2>/dev/null)
-	@scripts/setup/require.sh java mvn
-	@echo "building Spring Cloud Config Server (tests/fixtures/configserver/)" >&2
-	mvn -q -B -Dstyle.color=never -f tests/fixtures/configserver/pom.xml package
-	@touch $@
-
-# An application nobody here wrote, a generation earlier: Spring Cloud Netflix
-# Eureka Server from Maven Central (Spring Boot 3.5, Tomcat 10.1).
-$(EUREKA_JAR): tests/fixtures/eurekaserver/pom.xml $(shell find tests/fixtures/eurekaserver/src -type f 2>/dev/null)
-	@scripts/setup/require.sh java mvn
-	@echo "building Spring Cloud Netflix Eureka Server (tests/fixtures/eurekaserver/)" >&2
-	mvn -q -B -Dstyle.color=never -f tests/fixtures/eurekaserver/pom.xml package
-	@touch $@
-
+$(eval $(call example_jar,$(OWNAPP_JAR),tests/fixtures/ownapp,tests/fixtures/ownapp/src,the example service))
+# The same service on Spring Boot 4 and on Spring Boot 2.7 (Tomcat 9): their poms read ownapp's sources.
+$(eval $(call example_jar,$(OWNAPP_BOOT4_JAR),tests/fixtures/ownapp-boot4,tests/fixtures/ownapp/src,the example service on Spring Boot 4))
+$(eval $(call example_jar,$(OWNAPP_BOOT2_JAR),tests/fixtures/ownapp-boot2,tests/fixtures/ownapp/src,the example service on Spring Boot 2.7))
+# Applications nobody here wrote, from Maven Central, each started by a main of a few lines:
+# Spring Cloud Config Server (Spring Boot 4, Tomcat 11) and Netflix Eureka Server (Spring Boot 3.5, Tomcat 10.1).
+$(eval $(call example_jar,$(CONFIGSERVER_JAR),tests/fixtures/configserver,tests/fixtures/configserver/src,Spring Cloud Config Server))
+$(eval $(call example_jar,$(EUREKA_JAR),tests/fixtures/eurekaserver,tests/fixtures/eurekaserver/src,Spring Cloud Netflix Eureka Server))
 # A service whose actuator Spring Security guards (Spring Boot 4).
-$(SECURED_JAR): tests/fixtures/ownapp-secured/pom.xml $(shell find tests/fixtures/ownapp-secured/src -type f 2>/dev/null)
-	@scripts/setup/require.sh java mvn
-	@echo "building the service with a guarded actuator (tests/fixtures/ownapp-secured/)" >&2
-	mvn -q -B -Dstyle.color=never -f tests/fixtures/ownapp-secured/pom.xml package
-	@touch $@
+$(eval $(call example_jar,$(SECURED_JAR),tests/fixtures/ownapp-secured,tests/fixtures/ownapp-secured/src,the service with a guarded actuator))
 
 ownapp: $(OWNAPP_JAR) $(OWNAPP_BOOT4_JAR) $(OWNAPP_BOOT2_JAR) $(CONFIGSERVER_JAR) $(EUREKA_JAR) $(SECURED_JAR) ## Build the example Spring Boot services of tests/fixtures (ownapp*; configserver, eurekaserver: applications from Maven Central the suite did not write)
 
