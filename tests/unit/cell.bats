@@ -118,8 +118,12 @@ finish_stub() {
   run bash -c 'cd "$1" && grep -nE "CELL_ERROR" scripts/*.sh scripts/lib/*.sh \
     | grep -vE "^[^:]+:[0-9]+:[[:space:]]*#" | grep -vE "^[^:]+:[0-9]+:.*cell_error " \
     | sed -E "s/\\$\\{?CELL_ERROR//g" | grep -E "CELL_ERROR"' _ "$LT_ROOT"
-  assert_output "scripts/lib/common.sh:$(grep -n '^CELL_ERROR=""$' "$LT_ROOT/scripts/lib/common.sh" | cut -d: -f1):CELL_ERROR=\"\"
-scripts/lib/common.sh:$(grep -n '^  CELL_ERROR="\$1"$' "$LT_ROOT/scripts/lib/common.sh" | cut -d: -f1):  CELL_ERROR=\"\$1\""
+  local declared assigned
+  declared="$(grep -nxF 'CELL_ERROR=""' "$LT_ROOT/scripts/lib/common.sh" | cut -d: -f1)"
+  # shellcheck disable=SC2016 # SC2016: the literal line of cell_error's body, $1 and all
+  assigned="$(grep -nxF '  CELL_ERROR="$1"' "$LT_ROOT/scripts/lib/common.sh" | cut -d: -f1)"
+  assert_output "scripts/lib/common.sh:$declared:CELL_ERROR=\"\"
+scripts/lib/common.sh:$assigned:  CELL_ERROR=\"\$1\""
 }
 
 @test "cell_step: a failed step's own reason is kept, and a step that said none is named" {
