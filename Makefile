@@ -115,9 +115,10 @@ doctor: ## Check this host's listener on PORT (8080) for the failures the suite 
 	scripts/doctor.sh --port $(call shq,$(or $(PORT),8080)) --window $(call shq,$(or $(WINDOW),10s)) $(if $(ACTUATOR),--actuator $(call shq,$(ACTUATOR))) $(if $(BEFORE),--before $(call shq,$(BEFORE)))
 
 .PHONY: sysctls
-sysctls: ## Write env/defaults.env's kernel sections and scripts/ltsuite/sysctl_names.py from the kernel knobs' table (env/sysctls.tsv)
+sysctls: ## Write env/defaults.env's kernel sections, scripts/ltsuite/sysctl_names.py and compose/target.yml's sysctls from the kernel knobs' table (env/sysctls.tsv)
 	PYTHONPATH=scripts python3 -m ltsuite.sysctls defaults --write
 	PYTHONPATH=scripts python3 -m ltsuite.sysctls names --write
+	PYTHONPATH=scripts python3 -m ltsuite.sysctls compose --write
 
 .PHONY: columns-doc
 columns-doc: ## Write docs/columns.md from the columns' schema (scripts/ltsuite/columns.py)

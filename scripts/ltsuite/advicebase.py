@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import formats, rules, virtualthreads
+from . import formats, rules, sysctls, virtualthreads
 from .cellfiles import env_text
 from .plan import Plan
 from .sysctl_names import SERVER
@@ -25,9 +25,9 @@ from .sysctl_names import SERVER
 TUNABLE = ("TOMCAT_VIRTUAL_THREADS", "SOMAXCONN", "TOMCAT_ACCEPT_COUNT", "TCP_MAX_SYN_BACKLOG",
            "TOMCAT_MAX_THREADS", "TOMCAT_MAX_CONNECTIONS")
 VIRTUAL = virtualthreads.KNOB
-#: net.core.somaxconn of a new network namespace on kernels since 5.4 (include/linux/socket.h,
-#: SOMAXCONN 4096), what a cell gets when SOMAXCONN is not set.
-SOMAXCONN_DEFAULT = 4096
+#: net.core.somaxconn of a new network namespace (env/sysctls.tsv's default: 4096 on kernels since
+#: 5.4, include/linux/socket.h's SOMAXCONN), what a cell gets when SOMAXCONN is not set.
+SOMAXCONN_DEFAULT = int(sysctls.default_of("SOMAXCONN"))
 PROPERTY = {"TOMCAT_VIRTUAL_THREADS": "spring.threads.virtual.enabled",
             "TOMCAT_MAX_THREADS": "server.tomcat.threads.max",
             "TOMCAT_MAX_CONNECTIONS": "server.tomcat.max-connections",

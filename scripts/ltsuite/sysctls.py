@@ -1,8 +1,8 @@
 """The kernel knobs a matrix may set: env/sysctls.tsv, one table for the whole suite.
 
 Each line: the knob, the side it applies to (server, client: that network namespace; global: refused,
-the host has one value), the sysctl, the knob's type (envfile.sh's types; "-" for a global one) and
-its description. The runner reads the side and the sysctl (sysctls_load in scripts/lib/matrix.sh);
+the host has one value), the sysctl, the knob's type (envfile.sh's types; "-" for a global one), the
+value a new network namespace has ("-" where it follows the host's memory) and its description. The runner reads the side and the sysctl (sysctls_load in scripts/lib/matrix.sh);
 env/defaults.env's two kernel sections, where every knob gets its default (empty: the namespace's
 own) and its type, are made from the table:
 
@@ -12,6 +12,11 @@ and so is scripts/ltsuite/sysctl_names.py, the knobs' keys and sysctls for what 
 table (the doctor, which runs on a host with its script and ltsuite/ alone):
 
   python3 -m ltsuite.sysctls names [--write]      (make sysctls)
+
+and compose/target.yml's sysctls, each server-side knob with a fixed default set to its knob's
+value or, unset, that default (a container needs a value; "-" ones are left to the host):
+
+  python3 -m ltsuite.sysctls compose [--write]    (make sysctls)
 
 so adding a kernel knob is one line here, then `make sysctls`.
 """
@@ -26,6 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "env" / "sysctls.tsv"
 DEFAULTS = ROOT / "env" / "defaults.env"
 NAMES = Path(__file__).resolve().parent / "sysctl_names.py"
+COMPOSE = ROOT / "compose" / "target.yml"
+#: compose/target.yml's sysctls block: from this line to the next key of the service.
+COMPOSE_START = "    sysctls:\n"
+COMPOSE_END = "    ulimits:\n"
 SIDES = ("server", "client", "global")
 HEADERS = {
     "server": "# --- Kernel, server namespace (see env/sysctls.tsv) -------------------------------",
@@ -47,6 +56,7 @@ class Knob:
     side: str
     sysctl: str
     type: str
+    default: str
     doc: str
 
 
@@ -56,15 +66,24 @@ def read(path: Path = TABLE) -> list[Knob]:
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
-        fields = line.split(None, 4)
+        fields = line.split(None, 5)
         where = f"{path}:{number}: {fields[0]}"
-        if len(fields) < 5:
-            raise SysctlError(f"{where}: want KEY SIDE SYSCTL TYPE DESCRIPTION, got {len(fields)} field(s)")
-        key, side, sysctl, type_, doc = fields
+        if len(fields) < 6:
+            raise SysctlError(f"{where}: want KEY SIDE SYSCTL TYPE DEFAULT DESCRIPTION, got {len(fields)} field(s)")
+        key, side, sysctl, type_, default, doc = fields
         if side not in SIDES:
             raise SysctlError(f"{where}: side '{side}' is not one of {', '.join(SIDES)}")
-        knobs.append(Knob(key, side, sysctl, type_, doc.strip()))
+        knobs.append(Knob(key, side, sysctl, type_, default, doc.strip()))
     return knobs
+
+
+def default_of(key: str, path: Path = TABLE) -> str:
+    """The value a new network namespace has for KEY (the table's default column); KeyError for a
+    knob the table does not have."""
+    for knob in read(path):
+        if knob.key == key:
+            return knob.default
+    raise KeyError(f"{path}: no knob {key}")
 
 
 def defaults_sections(knobs: list[Knob]) -> str:
@@ -96,6 +115,21 @@ def with_sections(text: str, knobs: list[Knob]) -> str:
     return text[:start] + defaults_sections(knobs) + text[end:]
 
 
+def compose_sysctls(knobs: list[Knob]) -> str:
+    """compose/target.yml's sysctls block: each server-side knob with a fixed default, its sysctl set
+    to the knob's variable or that default (compose's ${VAR:-default}: empty means the default too,
+    as in a matrix)."""
+    return COMPOSE_START + "".join(f'      {k.sysctl}: "${{{k.key}:-{k.default}}}"\n'
+                                   for k in knobs if k.side == "server" and k.default != "-")
+
+
+def with_compose(text: str, knobs: list[Knob]) -> str:
+    """compose/target.yml's text with its sysctls block made from the table."""
+    start = text.index(COMPOSE_START)
+    end = text.index(COMPOSE_END, start)
+    return text[:start] + compose_sysctls(knobs) + text[end:]
+
+
 def names_module(knobs: list[Knob]) -> str:
     """sysctl_names.py's text: (key, sysctl) of each namespace's knobs, in the table's order."""
     def pairs(side: str) -> str:
@@ -109,16 +143,21 @@ def names_module(knobs: list[Knob]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """defaults [--write]: print defaults.env as made from the table (--write: write it in place);
-    names [--write]: the same for sysctl_names.py."""
+    names [--write]: the same for sysctl_names.py; compose [--write]: for compose/target.yml."""
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] not in ("defaults", "names") or args[1:] not in ([], ["--write"]):
-        print("usage: python3 -m ltsuite.sysctls defaults|names [--write]", file=sys.stderr)
+    targets = {"defaults": DEFAULTS, "names": NAMES, "compose": COMPOSE}
+    if not args or args[0] not in targets or args[1:] not in ([], ["--write"]):
+        print("usage: python3 -m ltsuite.sysctls defaults|names|compose [--write]", file=sys.stderr)
         return 2
-    target = DEFAULTS if args[0] == "defaults" else NAMES
+    target = targets[args[0]]
     try:
         knobs = read()
-        made = (with_sections(DEFAULTS.read_text(encoding="utf-8"), knobs) if args[0] == "defaults"
-                else names_module(knobs))
+        if args[0] == "defaults":
+            made = with_sections(DEFAULTS.read_text(encoding="utf-8"), knobs)
+        elif args[0] == "compose":
+            made = with_compose(COMPOSE.read_text(encoding="utf-8"), knobs)
+        else:
+            made = names_module(knobs)
     except SysctlError as err:
         print(f"ltsuite.sysctls: {err}", file=sys.stderr)
         return 1
