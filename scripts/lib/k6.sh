@@ -9,10 +9,6 @@ LT_K6="${LT_K6:-$LT_ROOT/.tools/bin/k6}"
 # directory and count: state of this file only, read by k6_wait and k6_stop.
 K6_PIDS=()
 K6_CELL_DIR=""
-# The summary's trend statistics: the suite's scenarios set them in their
-# options; a script of one's own gets them from the command line
-# (k6_script_args).
-readonly K6_TREND_STATS="min,avg,med,p(90),p(95),p(99),max,count"
 
 # k6_duration_seconds DURATION: whole seconds (rounded up) of a k6 duration
 # such as 1m30s or 500ms.
@@ -195,12 +191,22 @@ k6_run_tags() {
 # each of k6_run_tags, and for a script of one's own the trend statistics
 # the suite's scenarios set in their options (p99 among them).
 k6_script_args() {
-  local tag
+  local tag stats
   while IFS= read -r tag; do
     printf '%s\n' --tag "$tag"
   done < <(k6_run_tags "$@")
   k6_own_script "$1" || return 0
-  printf '%s\n' "--summary-trend-stats=$K6_TREND_STATS"
+  stats="$(k6_trend_stats)"
+  [[ -n "$stats" ]] || abort "scenarios/lib/summary.js: no 'export const TREND_STATS = [...];' line to read the trend statistics from"
+  printf '%s\n' "--summary-trend-stats=$stats"
+}
+
+# k6_trend_stats: the summary's trend statistics as --summary-trend-stats
+# takes them (min,avg,...). The one list is TREND_STATS of
+# scenarios/lib/summary.js, which the suite's scenarios set in their options;
+# a script of one's own gets it on k6's command line, read from that line.
+k6_trend_stats() {
+  sed -n "s/^export const TREND_STATS = \[\(.*\)\];\$/\1/p" "$LT_ROOT/scenarios/lib/summary.js" | tr -d "' "
 }
 
 # k6_start CELL_ASSOC CELL_DIR TARGET_URL LIMIT_S [OPTION...]: start

@@ -114,6 +114,21 @@ JS
     '--summary-trend-stats=min,avg,med,p(90),p(95),p(99),max,count')"
 }
 
+@test "the trend statistics a script of one's own gets are the list of scenarios/lib/summary.js, read from it" {
+  # A copy of the suite whose summary.js lists one statistic more: the command line follows it.
+  local root="$BATS_TEST_TMPDIR/suite"
+  mkdir -p "$root/scenarios/lib"
+  sed "s/'max', 'count'\]/'max', 'count', 'p(99.9)']/" "$LT_ROOT/scenarios/lib/summary.js" >"$root/scenarios/lib/summary.js"
+  LT_ROOT="$root" run k6_trend_stats
+  assert_output 'min,avg,med,p(90),p(95),p(99),max,count,p(99.9)'
+  # Without the line, a script of one's own is refused, naming the file, rather than run without p99.
+  printf 'export const OTHER = 1;\n' >"$root/scenarios/lib/summary.js"
+  printf '{}' >"$BATS_TEST_TMPDIR/inspected.json"
+  LT_ROOT="$root" run k6_script_args /srv/my-test.js "$BATS_TEST_TMPDIR/inspected.json" r1 01_a-1
+  assert_failure
+  assert_output --partial "scenarios/lib/summary.js: no 'export const TREND_STATS = [...];' line"
+}
+
 @test "a script of one's own is bounded by its own total duration" {
   mkdir -p "$BATS_TEST_TMPDIR/cell"
   printf '{"totalDuration": "1m5s"}' >"$BATS_TEST_TMPDIR/cell/k6-script.json"
