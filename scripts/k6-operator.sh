@@ -45,16 +45,13 @@ main() {
 
   matrix_resolve "$OPT_MATRIX"
   fanout_config_load "$LT_FANOUT_ENV"
-  (( OPT_CELL <= $(matrix_cell_count) )) || usage_error "--cell $OPT_CELL: the matrix has $(matrix_cell_count) cell(s)"
-  cell_id="$(matrix_cell_id $((OPT_CELL - 1)))"
-  # A knob left at auto gets its value here (ltsuite.cell resolve), as in a local run.
-  matrix_cell_values $((OPT_CELL - 1)) | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell resolve >"$work/cell.env"
+  cell_id="$(fanout_cell "$OPT_CELL" "$work")"
   # The manifest is made to be applied: its load goes where a run's would.
   fanout_use_cell_target "$work/cell.env" run
   run_id="${OPT_RUN_ID:-$(date +%Y%m%d-%H%M%S)-$(basename "$OPT_MATRIX" .matrix)-k8s}"
   name="$(k8s_name "k6-$run_id-$cell_id")"
 
-  make_archive "$work/cell.env" "$run_id" "$cell_id" "$work"
+  ssm_prepare_script "$work/cell.env" "${FANOUT[TARGET_URL]}" "$run_id" "$cell_id" "$work" || abort "$CELL_ERROR"
   k6_script_args "$(cell_env_get "$work/cell.env" SCENARIO)" "$work/k6-script.json" "$run_id" "$cell_id" >"$work/k6-args.txt"
   local -a own=()
   ! k6_own_script "$(cell_env_get "$work/cell.env" SCENARIO)" || own=(--own-script)
@@ -135,20 +132,6 @@ k8s_name() {
     name="${name%-}"
   done
   printf '%s\n' "$name"
-}
-
-# make_archive CELL_ENV RUN_ID CELL_ID DIR: the scenario (a shipped one or a
-# script of one's own, in its entry module) and its imports as a k6 archive,
-# DIR/script.tar, with its inspection DIR/k6-script.json (k6_archive).
-# shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
-make_archive() {
-  local -A cell=()
-  [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools'"
-  load_cell_env "$1" cell
-  cell[RUN_ID]="$2"
-  cell[CELL_ID]="$3"
-  cell_error ""
-  k6_archive cell "${FANOUT[TARGET_URL]}" "$4" || abort "$CELL_ERROR"
 }
 
 main "$@"

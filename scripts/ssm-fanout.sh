@@ -43,7 +43,6 @@ cell_error ""
 RUN_ID=""
 RUN_DIR=""
 CELL_ID=""
-CELL_INDEX=0
 LT_OVERRIDES=""
 FINISHED=0
 # How the instances were found, for the dry run's report.
@@ -80,7 +79,7 @@ main() {
 
   resolve_matrix "$OPT_MATRIX"
   fanout_config_load "$LT_FANOUT_ENV"
-  pick_cell
+  CELL_ID="$(fanout_cell "$OPT_CELL" "$WORK_DIR")"
   fanout_use_cell_target "$WORK_DIR/cell.env" "$([[ $OPT_DRY_RUN -eq 1 ]] && echo dry-run || echo run)"
   [[ -n "${FANOUT[FANOUT_S3_BUCKET]}" ]] \
     || usage_error "FANOUT_S3_BUCKET is empty: SSM needs an S3 output location to return each instance's full output (its API gives only 24,000 characters); set it in env/fanout.env or as FANOUT_S3_BUCKET=NAME"
@@ -158,17 +157,6 @@ parse_args() {
 resolve_matrix() {
   matrix_resolve "$1"
   LT_OVERRIDES="$(matrix_overrides)"
-}
-
-# pick_cell: the cell --cell names (1-based); its values into WORK_DIR/cell.env.
-pick_cell() {
-  local total
-  total="$(matrix_cell_count)"
-  ((OPT_CELL <= total)) || usage_error "--cell $OPT_CELL: the matrix has $total cell(s)"
-  CELL_INDEX=$((OPT_CELL - 1))
-  CELL_ID="$(matrix_cell_id "$CELL_INDEX")"
-  # A knob left at auto gets its value here (ltsuite.cell resolve), as in a local run.
-  matrix_cell_values "$CELL_INDEX" | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell resolve >"$WORK_DIR/cell.env"
 }
 
 # new_run_id MATRIX: a run id such as 20250101-120000-default-ssm.

@@ -39,6 +39,19 @@ fanout_check_url() {
   fi
 }
 
+# fanout_cell NUMBER WORK_DIR: the cell both fan-outs (SSM, k6-operator)
+# send: cell NUMBER (1-based) of the resolved matrix, its values with every
+# knob left at auto given its value (ltsuite.cell resolve, as in a local run)
+# in WORK_DIR/cell.env; prints the cell's id. Then fanout_use_cell_target
+# takes its target, and ssm_prepare_script its script.
+fanout_cell() {
+  local number="$1" work="$2" total
+  total="$(matrix_cell_count)"
+  ((number <= total)) || usage_error "--cell $number: the matrix has $total cell(s)"
+  matrix_cell_values $((number - 1)) | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell resolve >"$work/cell.env"
+  matrix_cell_id $((number - 1))
+}
+
 # fanout_use_cell_target CELL_ENV MODE: take TARGET_URL and ALLOW_REMOTE_TARGET
 # from the cell (they are knobs), and check them and the InfluxDB URLs. MODE
 # "run" (a fan-out, or a k6-operator manifest that someone will apply): a
@@ -92,6 +105,7 @@ ssm_prepare_script() {
   local cell_env="$1" target_url="$2" run_id="$3" cell_id="$4" dir="$5"
   local -A cell=()
   [[ -x "$LT_K6" ]] || abort "k6 not found at $LT_K6; run 'make tools' (the scenario is checked with it before anything is sent)"
+  cell_error ""
   load_cell_env "$cell_env" cell
   cell[RUN_ID]="$run_id"
   cell[CELL_ID]="$cell_id"
