@@ -47,9 +47,12 @@ ports_between() {
   run jq -e '.warmup_s >= 3 and .warmup_path == "/hello?name=warm" and .warmup_reqs > 0
     and .warmup_failed_reqs == 0 and .warmup_first_ms > 0 and .warmup_last_ms > 0' "$RUN_DIR/cells/$WARM/row.json"
   assert_success
-  run jq -c '[.warmup_s, .warmup_path, .warmup_reqs, .warmup_failed_reqs, .warmup_first_ms, .warmup_last_ms]' \
-    "$RUN_DIR/cells/$COLD/row.json"
-  assert_output '[null,null,null,null,null,null]'
+  run jq -c '[.warmup_s, .warmup_path, .warmup_reqs, .warmup_failed_reqs, .warmup_first_ms, .warmup_last_ms,
+    .warmup_ended_by, .warmup_settled_ms]' "$RUN_DIR/cells/$COLD/row.json"
+  assert_output '[null,null,null,null,null,null,null,null]'
+  # WARMUP set in the matrix: ended by time, as WARMUP_UNTIL's default says.
+  run jq -c '[.warmup_ended_by, .warmup_settled_ms]' "$RUN_DIR/cells/$WARM/row.json"
+  assert_output '["time",null]'
   [ ! -e "$RUN_DIR/cells/$COLD/warmup-summary.json" ]
   # In results.csv too, empty for the cold cell.
   run lt_csv_column "$RUN_DIR/results.csv" warmup_reqs
@@ -90,6 +93,35 @@ ports_between() {
   # The server's deltas too (its accepts also count the sampler's actuator connection).
   [ "$(lt_row_value "$WARM" server_accepts)" -eq "$(lt_row_value "$COLD" server_accepts)" ]
   [ "$(lt_row_value "$WARM" server_accepts)" -lt "$((2 + vus))" ]
+}
+
+@test "left at its default, a jar of one's own warms up until the application's time settled, and the row says so" {
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  # No WARMUP: a jar of one's own gets 60s at most, ended when settled. The greeting's 100 ms
+  # is flat from its first requests: it settles as early as the rule allows (8 s of requests).
+  printf '%s\n' "TARGET_JAR=$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar" \
+    "TARGET_ENV_FILE=$LT_ROOT/tests/fixtures/ownapp/greeting-100ms.env" 'TARGET_PATH=/hello?name=settle' \
+    SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=5 CONNECTION_REUSE=1 DURATION=10s GRACEFUL_STOP=5s \
+    REQUEST_TIMEOUT=5s DELAY_MS=100 K6_HTML_REPORT=0 MONITORING=off >"$BATS_TEST_TMPDIR/settle.matrix"
+  run "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/settle.matrix"
+  assert_success
+  local name cell
+  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  name="$(ls "$RUN_DIR/cells")"
+  cell="$RUN_DIR/cells/$name"
+  grep -qx 'WARMUP=60s' "$cell/cell.env"
+  grep -qx 'WARMUP_UNTIL=settled' "$cell/cell.env"
+  [ "$(lt_row_value "$name" status)" = ok ] || fail "$(lt_row_value "$name" error)"
+  [ "$(lt_row_value "$name" warmup_ended_by)" = settled ]
+  run jq -e '.warmup_s < 30 and .warmup_settled_ms >= 95 and .warmup_settled_ms < 150 and .warmup_failed_reqs == 0
+    and .http_reqs == 10 and .app_reqs == 10' "$cell/row.json"
+  assert_success
+  # What it saw: its last check, the second it settled, each window 100 ms or so.
+  run jq -e '.ended_by == "settled" and .settled_second == .checks[-1].second
+    and (.checks[-1] | .early_med_ms >= 95 and .late_med_ms >= 95)' "$cell/warmup-settle.json"
+  assert_success
+  # k6 ended on the runner's SIGINT and still wrote the warm-up's summary.
+  [ "$(jq .metrics.http_reqs.values.count "$cell/warmup-summary.json")" -eq "$(lt_row_value "$name" warmup_reqs)" ]
 }
 
 # (The runner's health checks leave TIME-WAITs of their own, from ports below
