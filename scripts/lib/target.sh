@@ -434,34 +434,49 @@ target_health_default() {
   printf '%s\n' "$TARGET_JAR_HEALTH_PATH"
 }
 
-# How long a Spring Boot jar of one's own warms up before each cell's load
-# when WARMUP is left at its default (0s, no warm-up: the suite's own target
-# keeps the seeds' figures): its JVM starts cold, without Spring AOT code.
-readonly TARGET_JAR_WARMUP=5s
+# The warm-up a run's cells get when WARMUP and WARMUP_UNTIL were left at
+# their defaults (env/defaults.env: 5s, ended by time, for the suite's own
+# target; its /hello a sleep, it keeps the seeds' exact figures): a Spring
+# Boot jar of one's own warms up until the application's own time at the
+# path has settled (ltsuite.warmsettle), at most TARGET_JAR_WARMUP; a
+# TARGET_CMD server and an external TARGET_URL keep their own (none: the
+# suite does not know what warms them).
+readonly TARGET_JAR_WARMUP=60s
+readonly TARGET_JAR_WARMUP_UNTIL=settled
+readonly TARGET_OTHER_WARMUP=0s
 
-# target_warmup_default ORIGINS_ASSOC VALUES_ASSOC: the warm-up a run's cells
-# get when WARMUP was not set (origin "defaults"): TARGET_JAR_WARMUP for a
-# Spring Boot jar of one's own, nothing to change otherwise (the suite's own
-# target, a TARGET_CMD server, an external TARGET_URL).
+# target_warmup_default ORIGINS_ASSOC VALUES_ASSOC: "WARMUP WARMUP_UNTIL"
+# for the run's cells when WARMUP was not set (origin "defaults"), each
+# left as it is (-) when set; nothing for the suite's own target (the
+# defaults hold).
 target_warmup_default() {
   local -n warm_origin="$1" warm_value="$2"
-  [[ "${warm_origin[WARMUP]}" == defaults && -n "${warm_value[TARGET_JAR]}" \
-    && -z "${warm_value[TARGET_CMD]}" && -z "${warm_value[TARGET_URL]}" ]] || return 0
-  printf '%s\n' "$TARGET_JAR_WARMUP"
+  local warmup until="-"
+  [[ "${warm_origin[WARMUP]}" == defaults ]] || return 0
+  if [[ -n "${warm_value[TARGET_CMD]}" || -n "${warm_value[TARGET_URL]}" ]]; then
+    warmup="$TARGET_OTHER_WARMUP"
+  elif [[ -n "${warm_value[TARGET_JAR]}" ]]; then
+    warmup="$TARGET_JAR_WARMUP"
+    [[ "${warm_origin[WARMUP_UNTIL]:-defaults}" != defaults ]] || until="$TARGET_JAR_WARMUP_UNTIL"
+  else
+    return 0
+  fi
+  printf '%s %s\n' "$warmup" "$until"
 }
 
 # target_apply_defaults ORIGINS_ASSOC VALUES_ASSOC: the knobs whose default
 # depends on the kind of target, resolved in VALUES_ASSOC before the cells
 # are made (the cells, and k6, get them): TARGET_HEALTH_PATH
-# (target_health_default) and WARMUP (target_warmup_default).
+# (target_health_default), WARMUP and WARMUP_UNTIL (target_warmup_default).
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 target_apply_defaults() {
-  local path warmup
+  local path warmup="" until=""
   path="$(target_health_default "$1" "$2")"
-  warmup="$(target_warmup_default "$1" "$2")"
+  read -r warmup until < <(target_warmup_default "$1" "$2") || true
   local -n applied_value="$2"
   [[ -z "$path" ]] || applied_value[TARGET_HEALTH_PATH]="$path"
   [[ -z "$warmup" ]] || applied_value[WARMUP]="$warmup"
+  [[ -z "$until" || "$until" == - ]] || applied_value[WARMUP_UNTIL]="$until"
 }
 
 # target_health_probe CELL_ASSOC BASE_URL: "SIDE URL": where the runner asks

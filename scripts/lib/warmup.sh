@@ -31,14 +31,19 @@ readonly WARMUP_SETTLE_S=3
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 warmup_run() {
   local -n warm_values="$1"
-  local cell_dir="$2" users_url="$3" users_port="$4" target_port="${5:-$4}" seconds status=0 first
+  local cell_dir="$2" users_url="$3" users_port="$4" target_port="${5:-$4}" seconds status=0 first ended start_ms limit_s
   seconds="$(k6_duration_seconds "${warm_values[WARMUP]:-0s}")"
   ((seconds > 0)) || return 0
+  start_ms="${EPOCHREALTIME/[.,]/}"
+  start_ms="${start_ms%???}"
+  limit_s="$((seconds + $(k6_duration_seconds "${warm_values[REQUEST_TIMEOUT]}") + 30))"
   phase_mark "$cell_dir" warmup_start
-  warmup_k6_start warm_values "$cell_dir" "$users_url" \
-    "$((seconds + $(k6_duration_seconds "${warm_values[REQUEST_TIMEOUT]}") + 30))"
+  warmup_k6_start warm_values "$cell_dir" "$users_url" "$limit_s"
+  ended="$(warmup_until "${warm_values[WARMUP_UNTIL]:-time}" "$cell_dir" "$limit_s" "$start_ms")"
   wait "$WARMUP_PID" || status=$?
   WARMUP_PID=""
+  # k6 ends at 105 on the SIGINT that ended a settled warm-up.
+  [[ "$ended" != settled || "$status" != 105 ]] || status=0
   if [[ "$status" != 0 && "$status" != 99 ]]; then
     first="$(grep -m1 -iE 'error|panic' "$cell_dir/warmup.log" 2>/dev/null | cut -c1-200 || true)"
     cell_error "the warm-up's k6 exited with status $status: ${first:-no error line in warmup.log}"
@@ -75,6 +80,22 @@ warmup_k6_start() {
       "${in_namespace[@]}" "$k6" run --no-usage-report --address "" -e "LT_RUN_ID=$run_id" "$script"
   ) >"$cell_dir/warmup.log" 2>&1 9>&- & # 9>&-: not the run lock
   WARMUP_PID=$!
+}
+
+# warmup_until UNTIL CELL_DIR SECONDS START_MS: with UNTIL settled, watch the
+# application's time at the path in the cell's access log while the
+# warm-up's k6 (WARMUP_PID) runs (ltsuite.warmsettle, which writes
+# warmup-settle.json), until k6 ends or at most SECONDS, and end k6 (SIGINT: it writes its
+# summary) once the time has settled. Prints the rule that ended it:
+# settled, or time (UNTIL time, or k6 ended or SECONDS passed first).
+warmup_until() {
+  local until="$1" cell_dir="$2" seconds="$3" start_ms="$4" ended=time
+  if [[ "$until" == settled ]]; then
+    ended="$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.warmsettle watch "$cell_dir" \
+      "$start_ms" "$seconds" "$WARMUP_PID")" || ended="time"
+    [[ "$ended" != settled ]] || kill -INT "$WARMUP_PID" 2>/dev/null || true
+  fi
+  printf '%s\n' "$ended"
 }
 
 # warmup_stop: end a warm-up still running (Ctrl-C, a failed step).

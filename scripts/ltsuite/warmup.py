@@ -6,6 +6,8 @@ beside the row, read from its own files, never the load's.
   warmup.tsv           side, time_wait_removed, time_wait_left: the TIME-WAIT sockets its
                        connections left, removed before the load (ss -K): the client's and the
                        server's towards the users' port, and nginx's to the target (upstream)
+  warmup-settle.json   with WARMUP_UNTIL=settled, what ended it (time or settled) and the
+                       application's time when it settled (ltsuite.warmsettle)
   phases.tsv           warmup_start .. warmup_end
 
 A cell without a warm-up (WARMUP=0s, or one that failed before it) has none of these files: its
@@ -16,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import warmsettle
 from .cellfiles import Phases, Summary, read_json, read_text
 from .numbers import num, to_number
 
@@ -24,7 +27,8 @@ SOCKETS = "warmup.tsv"
 #: warmup.tsv's sides, as the notes name them.
 WHERE = {"client": "in the client namespace", "server": "in the server namespace",
          "upstream": "between nginx and the target"}
-COLUMNS = ("warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs", "warmup_first_ms", "warmup_last_ms")
+COLUMNS = ("warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs", "warmup_first_ms", "warmup_last_ms",
+           "warmup_ended_by", "warmup_settled_ms")
 
 
 def _summary(cell_dir: Path) -> tuple[Summary, dict[str, Any]] | None:
@@ -48,7 +52,8 @@ def _median(summary: Summary, name: str) -> Any:
 def row_columns(cell_dir: Path, phases: Phases) -> dict[str, Any]:
     """warmup_s (its phase's wall time: k6's start, its requests, the sockets' close and removal),
     the path it asked, its requests and failed requests, and the median time of the requests
-    answered in its first and in its last second (ms, as k6 measured them)."""
+    answered in its first and in its last second (ms, as k6 measured them); what ended it (time,
+    unless warmup-settle.json says settled) and the application's time when it settled."""
     seconds = phases.seconds("warmup_start", "warmup_end")
     read = _summary(cell_dir)
     out: dict[str, Any] = dict.fromkeys(COLUMNS)
@@ -65,6 +70,10 @@ def row_columns(cell_dir: Path, phases: Phases) -> dict[str, Any]:
         "warmup_first_ms": _median(summary, "warmup_first_second"),
         "warmup_last_ms": _median(summary, "warmup_last_second"),
     })
+    settle = warmsettle.read(cell_dir) or {}
+    out["warmup_ended_by"] = "settled" if settle.get("ended_by") == "settled" else "time"
+    out["warmup_settled_ms"] = num(settle["settled_med_ms"]) if out["warmup_ended_by"] == "settled" \
+        and isinstance(settle.get("settled_med_ms"), (int, float)) else None
     return out
 
 

@@ -4,7 +4,8 @@
 # (the delayer), once without a warm-up and once after WARMUP=3s, in one run:
 # the warmed cell's row has the warm-up's figures, its requests are in
 # neither the load's figures, the kernel's deltas nor the delayer's, and it
-# leaves no TIME-WAIT socket behind.
+# leaves no TIME-WAIT socket behind; left at its default, a jar of one's own
+# warms up until the application's time settled, and the row says so.
 
 setup_file() {
   load '../test_helper'
@@ -47,9 +48,12 @@ ports_between() {
   run jq -e '.warmup_s >= 3 and .warmup_path == "/hello?name=warm" and .warmup_reqs > 0
     and .warmup_failed_reqs == 0 and .warmup_first_ms > 0 and .warmup_last_ms > 0' "$RUN_DIR/cells/$WARM/row.json"
   assert_success
-  run jq -c '[.warmup_s, .warmup_path, .warmup_reqs, .warmup_failed_reqs, .warmup_first_ms, .warmup_last_ms]' \
-    "$RUN_DIR/cells/$COLD/row.json"
-  assert_output '[null,null,null,null,null,null]'
+  run jq -c '[.warmup_s, .warmup_path, .warmup_reqs, .warmup_failed_reqs, .warmup_first_ms, .warmup_last_ms,
+    .warmup_ended_by, .warmup_settled_ms]' "$RUN_DIR/cells/$COLD/row.json"
+  assert_output '[null,null,null,null,null,null,null,null]'
+  # WARMUP set in the matrix: ended by time, as WARMUP_UNTIL's default says.
+  run jq -c '[.warmup_ended_by, .warmup_settled_ms]' "$RUN_DIR/cells/$WARM/row.json"
+  assert_output '["time",null]'
   [ ! -e "$RUN_DIR/cells/$COLD/warmup-summary.json" ]
   # In results.csv too, empty for the cold cell.
   run lt_csv_column "$RUN_DIR/results.csv" warmup_reqs
@@ -132,4 +136,32 @@ ports_between() {
   # were removed. (The load's own, sampled each second, differ from cell to cell: not compared.)
   run awk -F'\t' '$1 == "upstream" { print ($2 >= '"$(lt_row_value "$WARM" warmup_reqs)"') " " $3 }' "$RUN_DIR/cells/$WARM/warmup.tsv"
   assert_output '1 0'
+}
+
+@test "left at its default, a jar of one's own warms up until the application's time settled, and the row says so" {
+  local results="$BATS_TEST_TMPDIR/settle-results" name cell RUN_DIR
+  # No WARMUP: a jar of one's own gets 60s at most, ended when settled. The greeting's 100 ms
+  # is flat from its first requests: it settles as early as the rule allows (8 s of requests).
+  printf '%s\n' "TARGET_JAR=$LT_ROOT/tests/fixtures/ownapp/target/greeting-service.jar" \
+    "TARGET_ENV_FILE=$LT_ROOT/tests/fixtures/ownapp/greeting-100ms.env" 'TARGET_PATH=/hello?name=settle' \
+    SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=5 CONNECTION_REUSE=1 DURATION=10s GRACEFUL_STOP=5s \
+    REQUEST_TIMEOUT=5s DELAY_MS=100 K6_HTML_REPORT=0 MONITORING=off >"$BATS_TEST_TMPDIR/settle.matrix"
+  run env LT_RESULTS_DIR="$results" "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/settle.matrix"
+  assert_success
+  RUN_DIR="$(readlink -f "$results/latest")"
+  name="$(ls "$RUN_DIR/cells")"
+  cell="$RUN_DIR/cells/$name"
+  grep -qx 'WARMUP=60s' "$cell/cell.env"
+  grep -qx 'WARMUP_UNTIL=settled' "$cell/cell.env"
+  [ "$(lt_row_value "$name" status)" = ok ] || fail "$(lt_row_value "$name" error)"
+  [ "$(lt_row_value "$name" warmup_ended_by)" = settled ]
+  run jq -e '.warmup_s < 30 and .warmup_settled_ms >= 95 and .warmup_settled_ms < 150 and .warmup_failed_reqs == 0
+    and .http_reqs == 10 and .app_reqs == 10' "$cell/row.json"
+  assert_success
+  # What it saw: its last check, the second it settled, each window 100 ms or so.
+  run jq -e '.ended_by == "settled" and .settled_second == .checks[-1].second
+    and (.checks[-1] | .early_med_ms >= 95 and .late_med_ms >= 95)' "$cell/warmup-settle.json"
+  assert_success
+  # k6 ended on the runner's SIGINT and still wrote the warm-up's summary.
+  [ "$(jq .metrics.http_reqs.values.count "$cell/warmup-summary.json")" -eq "$(lt_row_value "$name" warmup_reqs)" ]
 }

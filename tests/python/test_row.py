@@ -51,7 +51,7 @@ ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_appl
                         "fail_interrupted", "failed_wait_med_ms", "failed_wait_p99_ms",
                         "reqs_never_seen_by_app_interrupted",
                         "cold_start_ratio", "warmup_s", "warmup_path", "warmup_reqs", "warmup_failed_reqs",
-                        "warmup_first_ms", "warmup_last_ms", "net_unread_p99_ms", "net_unread_peak", "net_held_peak_per_s",
+                        "warmup_first_ms", "warmup_last_ms", "warmup_ended_by", "warmup_settled_ms", "net_unread_p99_ms", "net_unread_peak", "net_held_peak_per_s",
                         "t_connect_new_med_ms", "connect_delayer_ms", "connect_beyond_rtt_ms", "k6_release_cpu_pct",
                         "machine_release_busy_pct", "release_window_ms", "fail_tls", "t_handshake_med_ms",
                         "t_handshake_p99_ms", "new_conns", "new_conns_per_s", "tls_handshakes", "tls_handshakes_per_s",

@@ -21,7 +21,8 @@ WARM = FIXTURES / "petclinic-warm"
 def test_the_warm_up_s_columns_come_from_its_own_summary_and_marks():
     figures = warmup.row_columns(WARM, read_phases(WARM / "phases.tsv"))
     assert figures == {"warmup_s": 5.13, "warmup_path": "/owners?lastName=", "warmup_reqs": 396,
-                       "warmup_failed_reqs": 0, "warmup_first_ms": 31.808, "warmup_last_ms": 22.34}
+                       "warmup_failed_reqs": 0, "warmup_first_ms": 31.808, "warmup_last_ms": 22.34,
+                       "warmup_ended_by": "time", "warmup_settled_ms": None}
     # 4 VUs, each at most 99 requests on its connection (Tomcat's max-keep-alive-requests 100).
     assert json.loads((WARM / "warmup-summary.json").read_text())["warmup"]["vus"] * 99 == 396
 

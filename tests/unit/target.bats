@@ -390,26 +390,30 @@ lt_own_cell() {
   assert_output ''
 }
 
-@test "left at its default, a jar of one's own warms up for 5s; the suite's own target, TARGET_CMD and TARGET_URL do not" {
-  local -A origin=([WARMUP]=defaults) value=([WARMUP]=0s [TARGET_JAR]=app.jar [TARGET_CMD]='' [TARGET_URL]='')
+@test "left at its default, a jar of one's own warms up until settled (60s at most); TARGET_CMD and TARGET_URL get none; the suite's own target keeps 5s" {
+  local -A origin=([WARMUP]=defaults [WARMUP_UNTIL]=defaults) value=([WARMUP]=5s [TARGET_JAR]=app.jar [TARGET_CMD]='' [TARGET_URL]='')
   run target_warmup_default origin value
-  assert_output 5s
-  # Set anywhere (a matrix, the command line), it is kept, 0s included.
+  assert_output '60s settled'
+  # WARMUP_UNTIL set, it is kept (-).
+  origin[WARMUP_UNTIL]='m.matrix:3'
+  run target_warmup_default origin value
+  assert_output '60s -'
+  # WARMUP set anywhere (a matrix, the command line), both are kept, 0s included.
   origin[WARMUP]='m.matrix:2'
   run target_warmup_default origin value
   assert_output ''
-  origin[WARMUP]=defaults
+  origin=([WARMUP]=defaults [WARMUP_UNTIL]=defaults)
   value[TARGET_JAR]=''
   run target_warmup_default origin value
   assert_output ''
   value[TARGET_JAR]=app.jar
   value[TARGET_CMD]='python3 -m http.server'
   run target_warmup_default origin value
-  assert_output ''
+  assert_output '0s -'
   value[TARGET_CMD]=''
   value[TARGET_URL]=http://127.0.0.1:8080
   run target_warmup_default origin value
-  assert_output ''
+  assert_output '0s -'
 }
 
 @test "a matrix of a jar of one's own gets the default before its cells are made; one that sets WARMUP keeps it" {
@@ -419,13 +423,22 @@ lt_own_cell() {
   printf 'TARGET_JAR=%s\n' "$LT_ROOT/tests/fixtures/ownapp/pom.xml" | lt_write "$BATS_TEST_TMPDIR/jar.matrix"
   matrix_load "$BATS_TEST_TMPDIR/jar.matrix"
   target_apply_defaults MATRIX_ORIGIN MATRIX_VALUE
-  [ "${MATRIX_VALUE[WARMUP]}" = 5s ]
+  [ "${MATRIX_VALUE[WARMUP]}" = 60s ]
+  [ "${MATRIX_VALUE[WARMUP_UNTIL]}" = settled ]
   [ "${MATRIX_VALUE[TARGET_HEALTH_PATH]}" = /readyz ]
   matrix_init
   printf 'TARGET_JAR=%s\nWARMUP=0s 2s\n' "$LT_ROOT/tests/fixtures/ownapp/pom.xml" | lt_write "$BATS_TEST_TMPDIR/set.matrix"
   matrix_load "$BATS_TEST_TMPDIR/set.matrix"
   target_apply_defaults MATRIX_ORIGIN MATRIX_VALUE
   [ "${MATRIX_VALUE[WARMUP]}" = "0s 2s" ]
+  [ "${MATRIX_VALUE[WARMUP_UNTIL]}" = time ]
+  # The suite's own target keeps the defaults: 5s, ended by time.
+  matrix_init
+  printf 'VUS=2\n' | lt_write "$BATS_TEST_TMPDIR/own.matrix"
+  matrix_load "$BATS_TEST_TMPDIR/own.matrix"
+  target_apply_defaults MATRIX_ORIGIN MATRIX_VALUE
+  [ "${MATRIX_VALUE[WARMUP]}" = 5s ]
+  [ "${MATRIX_VALUE[WARMUP_UNTIL]}" = time ]
 }
 
 @test "a health path under /actuator/ is asked on the actuator's own port in the server namespace" {

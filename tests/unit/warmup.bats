@@ -13,9 +13,15 @@ setup() {
   LT_PROG='test'
 }
 
-@test "WARMUP is a duration knob, none by default; 0s and a duration are taken, a bare number is refused" {
+@test "WARMUP is a duration knob, 5s by default (ended by time); 0s and a duration are taken, a bare number is refused" {
   [ "${KNOB_TYPE[WARMUP]}" = duration ]
-  [ "${KNOB_DEFAULT[WARMUP]}" = 0s ]
+  [ "${KNOB_DEFAULT[WARMUP]}" = 5s ]
+  [ "${KNOB_TYPE[WARMUP_UNTIL]}" = 'enum:time|settled' ]
+  [ "${KNOB_DEFAULT[WARMUP_UNTIL]}" = time ]
+  printf 'WARMUP_UNTIL=count\n' | lt_write "$BATS_TEST_TMPDIR/until.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/until.matrix"
+  assert_failure 2
+  assert_output --partial "until.matrix:1: WARMUP_UNTIL"
   printf 'WARMUP=0s 5s 1m30s\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
   matrix_load "$BATS_TEST_TMPDIR/m.matrix"
   [ "${MATRIX_VALUE[WARMUP]}" = "0s 5s 1m30s" ]
@@ -23,6 +29,37 @@ setup() {
   run matrix_load "$BATS_TEST_TMPDIR/bad.matrix"
   assert_failure 2
   assert_output --partial "bad.matrix:1: WARMUP"
+}
+
+@test "WARMUP_UNTIL=settled ends the warm-up's k6 once the application's time settled; time leaves it to WARMUP" {
+  # A recorded warm-up's access log (Spring PetClinic, 30 s at 2 threads: it settled at its
+  # second 25, tests/python/test_warmsettle.py) and a process that stands for its k6.
+  local cell_dir="$BATS_TEST_TMPDIR/cell" start
+  cp -r "$LT_ROOT/tests/python/fixtures/advise-petclinic/calibrate" "$cell_dir"
+  start="$(awk -F '\t' '$1 == "warmup_start" { print $2 }' "$cell_dir/phases.tsv")"
+  # (A background process of a script ignores SIGINT; k6 under timeout does not.)
+  "$LT_PYTHON" -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(30)' &
+  WARMUP_PID=$!
+  run warmup_until time "$cell_dir" 20 "$start"
+  assert_success
+  assert_output time
+  [ ! -e "$cell_dir/warmup-settle.json" ]
+  kill -0 "$WARMUP_PID"
+  run warmup_until settled "$cell_dir" 20 "$start"
+  assert_success
+  assert_output settled
+  # It was sent SIGINT, as k6 is to write its summary and end.
+  local status=0
+  wait "$WARMUP_PID" || status=$?
+  [ "$status" = $((128 + 2)) ]
+  [ "$(jq -r '.ended_by + " " + (.settled_second | tostring)' "$cell_dir/warmup-settle.json")" = "settled 25" ]
+  # Nothing to settle on (no access log: a TARGET_CMD server): it ends when its k6 does, by time.
+  rm "$cell_dir/tomcat-access.log"
+  sleep 1 &
+  WARMUP_PID=$!
+  run warmup_until settled "$cell_dir" 20 "$start"
+  assert_output time
+  [ "$(jq -r .ended_by "$cell_dir/warmup-settle.json")" = time ]
 }
 
 @test "the warm-up is the runner's, not a scenario a cell may choose" {
