@@ -56,6 +56,10 @@ tls_knob_problems() {
       || printf "%s: TLS_KEY: '%s' is not a key type the suite makes (ec or rsa)\n" "${to_origin[TLS_KEY]:-defaults}" "$key"
   done
   [[ " ${to_value[TARGET_TLS]:-0} " == *" 1 "* ]] || return 0
+  if [[ " ${to_value[TLS_SESSION_RESUMPTION]:-1} " == *" 0 "* ]]; then
+    printf "%s: TLS_SESSION_RESUMPTION: '0' with TARGET_TLS=1 (%s): Spring Boot's server.ssl.* has no property that turns Tomcat's session cache or tickets off (JSSE keeps both on), so the suite cannot honour it without code; use 1, or nginx in front (PROXY=nginx PROXY_TLS=1), where it is ssl_session_cache and ssl_session_tickets\n" \
+      "${to_origin[TLS_SESSION_RESUMPTION]:-defaults}" "$where"
+  fi
   if [[ -n "${to_value[TARGET_CMD]:-}" ]]; then
     printf "%s: TARGET_TLS: HTTPS is set up as Spring Boot's server.ssl.* properties, but TARGET_CMD (%s) starts a server that is not Spring Boot; remove TARGET_TLS or TARGET_CMD\n" \
       "$where" "${to_origin[TARGET_CMD]:-defaults}"

@@ -290,6 +290,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("proxy_request_p99_ms", NUMBER, "ms", "99th percentile of nginx's $request_time"),
     Column("proxy_upstream_connect_p99_ms", NUMBER, "ms", "99th percentile of nginx's $upstream_connect_time "
            "(the requests that connected)", md=226),
+    Column("proxy_tls_handshakes", INTEGER, "connections", "the users' TLS connections nginx answered a request "
+           "on (PROXY_TLS=1: each connection's first request in its log); empty on plain HTTP"),
+    Column("proxy_tls_resumed", INTEGER, "connections", "of those, the handshakes that resumed a session "
+           "(nginx's $ssl_session_reused r; TLS_SESSION_RESUMPTION)"),
     Column("tomcat_threads_busy_peak", INTEGER, "threads", "most busy Tomcat threads (actuator tomcat.threads.busy)"),
     Column("k6_cpu_avg_pct", NUMBER, "%", "k6's mean CPU (100 = one core)"),
     Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),

@@ -148,3 +148,16 @@ print(tlsburst.read_calibration(Path(sys.argv[1])).cpu_ms)' "$BATS_TEST_TMPDIR/c
   tls_cell_prepare nginx "$BATS_TEST_TMPDIR/nginx"
   [ ! -e "$BATS_TEST_TMPDIR/plain/tls-calibration.tsv" ] && [ ! -e "$BATS_TEST_TMPDIR/nginx/tls-calibration.tsv" ]
 }
+
+@test "tls_knob_problems: TLS_SESSION_RESUMPTION=0 with TARGET_TLS=1 is refused where it was set (Spring Boot cannot turn JSSE's off); with nginx's TLS it passes" {
+  local -A origin=([TARGET_TLS]=m.matrix:1 [TLS_SESSION_RESUMPTION]=m.matrix:4)
+  local -A value=([TARGET_TLS]=1 [TLS_SESSION_RESUMPTION]="1 0")
+  run tls_knob_problems origin value
+  assert_output "m.matrix:4: TLS_SESSION_RESUMPTION: '0' with TARGET_TLS=1 (m.matrix:1): Spring Boot's server.ssl.* has no property that turns Tomcat's session cache or tickets off (JSSE keeps both on), so the suite cannot honour it without code; use 1, or nginx in front (PROXY=nginx PROXY_TLS=1), where it is ssl_session_cache and ssl_session_tickets"
+  value[TLS_SESSION_RESUMPTION]=1
+  run tls_knob_problems origin value
+  assert_output ''
+  local -A value=([TARGET_TLS]=0 [PROXY]=nginx [PROXY_TLS]=1 [TLS_SESSION_RESUMPTION]=0)
+  run tls_knob_problems origin value
+  assert_output ''
+}
