@@ -143,7 +143,8 @@ def verdict(env: dict[str, Any], row: dict[str, Any], predicted: dict[str, Any],
     ltsuite.design's prediction_verdict ("NAME measured where predicted was predicted"): {} when
     nothing was predicted or measured. A mismatch says how long each handshake held the cores
     (tls_handshakes_end_ms x cores / handshakes) against the calibrated server cost, and what
-    else the row shows on the cores."""
+    else the row shows on the cores: k6's CPU and the machine's while the users were released
+    (ltsuite.generator), a cold JVM, a late generator, a spread start."""
     checks = []
     end, p_end = row.get("tls_handshakes_end_ms"), predicted.get("predicted_tls_handshakes_end_ms")
     if end is not None and p_end is not None:
@@ -167,6 +168,10 @@ def verdict(env: dict[str, Any], row: dict[str, Any], predicted: dict[str, Any],
                    f"(tls_handshakes_end_ms x cores / tls_handshakes), {text(num(round(held / cost, 1)))} times the "
                    f"server's calibrated {text(cost)} ms: the users' half of each handshake (k6, on the same cores) "
                    "and whatever else ran there are not in the server's calibration")
+    k6_cpu, busy = row.get("k6_release_cpu_pct"), row.get("machine_release_busy_pct")
+    if k6_cpu is not None and busy is not None:
+        why.append(f"while the users were released k6 used {text(k6_cpu)} % of a core and the machine was "
+                   f"{text(busy)} % busy (k6_release_cpu_pct, machine_release_busy_pct)")
     if row.get("cold_start_ratio") is not None and or_default(row.get("cold_start_ratio"), 0) > 2:
         why.append(f"the load met a cold JVM (cold_start_ratio {text(row['cold_start_ratio'])}): the calibration "
                    "measured handshakes after a warm-up")

@@ -90,3 +90,15 @@ def test_a_burst_within_the_tolerance_matches_and_keeps_an_earlier_mismatch():
     assert queued["prediction_check"] == "mismatch"
     assert "accept_queue_peak 3 where 0 was predicted" in queued["prediction_notes"]
     assert tlsburst.verdict({}, {"tls_handshakes_end_ms": None}, predicted, 2) == {}
+
+
+def test_a_mismatch_names_k6_s_and_the_machine_s_cpu_while_the_users_were_released():
+    # Run 20261129-043151-tls-burst's figures: 200 handshakes ended 1058 ms after the first request.
+    predicted = {"tls_handshake_cpu_ms": 3.224, "predicted_tls_handshakes_end_ms": 322.4,
+                 "predicted_tls_accept_queue_peak": 0}
+    row = {"tls_handshakes_end_ms": 1058, "accept_queue_peak": 0, "tls_handshakes": 200,
+           "k6_release_cpu_pct": 59.2, "machine_release_busy_pct": 95.2}
+    notes = tlsburst.verdict({}, row, predicted, 2)["prediction_notes"]
+    assert notes.startswith("tls_handshakes_end_ms 1058 where 322.4 was predicted (within 25 % and 50 ms)")
+    assert "held the 2 cores 10.58 ms" in notes and "3.3 times the server's calibrated 3.224 ms" in notes
+    assert "k6 used 59.2 % of a core and the machine was 95.2 % busy" in notes
