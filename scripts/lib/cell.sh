@@ -214,7 +214,7 @@ run_cell_steps() {
   # The netns backend marks target_start again once its namespaces are set
   # up (the last mark counts), so setup_s is the namespaces' share.
   # HTTPS (TARGET_TLS): the run's key, before the target that serves it.
-  cell_step "making the TLS key" tls_cell_prepare values || return 1
+  cell_step "making the TLS key" tls_cell_prepare values "$cell_dir" || return 1
   phase_mark "$cell_dir" target_start
   backend_start values "$cell_dir" "$base_url" || return 1
   phase_mark "$cell_dir" target_ready

@@ -6,10 +6,11 @@
 # handshake is verified, never skipped.
 #
 #   tls_knob_problems ORIGINS VALUES  refusals before anything starts
-#   tls_cell_prepare CELL             the cell's key (made once per run and key
+#   tls_cell_prepare CELL [DIR]       the cell's key (made once per run and key
 #                                     type), TLS_CERT_FILE and curl's CA, for
 #                                     TARGET_TLS=1 or nginx with PROXY_TLS=1
 #   tls_spring_env CELL               SERVER_SSL_* lines for target_spring_env
+#   tls_copy_calibration CELL_DIR     the newest make tls-calibrate into the cell
 #
 # Needs common.sh and the run's LT_RUN_DIR.
 
@@ -55,6 +56,10 @@ tls_knob_problems() {
       || printf "%s: TLS_KEY: '%s' is not a key type the suite makes (ec or rsa)\n" "${to_origin[TLS_KEY]:-defaults}" "$key"
   done
   [[ " ${to_value[TARGET_TLS]:-0} " == *" 1 "* ]] || return 0
+  if [[ " ${to_value[TLS_SESSION_RESUMPTION]:-1} " == *" 0 "* ]]; then
+    printf "%s: TLS_SESSION_RESUMPTION: '0' with TARGET_TLS=1 (%s): Spring Boot's server.ssl.* has no property that turns Tomcat's session cache or tickets off (JSSE keeps both on), so the suite cannot honour it without code; use 1, or nginx in front (PROXY=nginx PROXY_TLS=1), where it is ssl_session_cache and ssl_session_tickets\n" \
+      "${to_origin[TLS_SESSION_RESUMPTION]:-defaults}" "$where"
+  fi
   if [[ -n "${to_value[TARGET_CMD]:-}" ]]; then
     printf "%s: TARGET_TLS: HTTPS is set up as Spring Boot's server.ssl.* properties, but TARGET_CMD (%s) starts a server that is not Spring Boot; remove TARGET_TLS or TARGET_CMD\n" \
       "$where" "${to_origin[TARGET_CMD]:-defaults}"
@@ -102,17 +107,47 @@ tls_make() {
   }
 }
 
-# tls_cell_prepare CELL_ASSOC: for a cell whose users meet TLS
+# tls_calibration: the calibration a cell's row predicts its handshakes from
+# (ltsuite.tlsburst): LT_TLS_CALIBRATION when set, else the newest
+# RESULTS/tls-calibration-*/calibration.tsv (make tls-calibrate); nothing
+# when there is none.
+tls_calibration() {
+  if [[ -n "${LT_TLS_CALIBRATION:-}" ]]; then
+    printf '%s\n' "$LT_TLS_CALIBRATION"
+    return 0
+  fi
+  local newest="" file
+  for file in "${LT_RESULTS_DIR:-$LT_ROOT/results}"/tls-calibration-*/calibration.tsv; do
+    [[ -s "$file" ]] && newest="$file"
+  done
+  [[ -z "$newest" ]] || printf '%s\n' "$newest"
+}
+
+# tls_copy_calibration CELL_DIR: the calibration (tls_calibration) into the
+# cell as tls-calibration.tsv, under a "# from PATH" line naming it, so the
+# row is rebuilt from the same figures later; nothing without one.
+tls_copy_calibration() {
+  local source
+  source="$(tls_calibration)"
+  [[ -n "$source" && -s "$source" ]] || return 0
+  { printf '# from %s\n' "${source#"$LT_ROOT"/}"; cat "$source"; } >"$1/tls-calibration.tsv"
+}
+
+# tls_cell_prepare CELL_ASSOC [CELL_DIR]: for a cell whose users meet TLS
 # (tls_users_wanted), the run's key of its
 # TLS_KEY (made by the first cell that needs it, for SERVER_ADDR), its
 # certificate as TLS_CERT_FILE, and exported as CURL_CA_BUNDLE so the
 # runner's curl (health checks, the server's stats) verifies the target
-# with it; for a plain cell both emptied.
+# with it; with CELL_DIR and HTTPS at the target, the calibration copied
+# there (tls_copy_calibration); for a plain cell both emptied.
 tls_cell_prepare() {
   local -n tp_values="$1"
   TLS_CERT_FILE=""
   unset CURL_CA_BUNDLE
   tls_users_wanted "$1" || return 0
+  if [[ -n "${2:-}" ]] && tls_wanted "$1"; then
+    tls_copy_calibration "$2"
+  fi
   local key="${tp_values[TLS_KEY]:-ec}" dir
   dir="$(tls_dir "$key")"
   [[ -s "$dir/cert.pem" ]] || tls_make "$dir" "$key" "${tp_values[SERVER_ADDR]}" || return 1

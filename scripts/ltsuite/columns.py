@@ -222,6 +222,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("tls_handshakes", INTEGER, "handshakes", "TLS handshakes k6 made for the load's requests (their "
            "http_req_tls_handshaking above 0); empty on plain HTTP"),
     Column("tls_handshakes_per_s", NUMBER, "per second", "tls_handshakes over the load's window (load_window_s)"),
+    Column("tls_handshakes_end_ms", NUMBER, "ms", "the last TLS handshake's end after the load's first request "
+           "started (k6's start + blocked of the last handshaking request); empty on plain HTTP"),
+    Column("tls_handshake_cpu_ms", NUMBER, "ms", "the server's CPU per full handshake of the cell's TLS_KEY, from "
+           "the newest make tls-calibrate (copied into the cell as tls-calibration.tsv); TARGET_TLS=1 only"),
     Column("t_queued_med_ms", NUMBER, "ms", "median time from the request leaving k6 to Tomcat starting it (accept "
            "queue, max-connections, thread pool)"),
     Column("t_queued_p99_ms", NUMBER, "ms", "99th percentile queued time", md=176),
@@ -286,6 +290,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("proxy_request_p99_ms", NUMBER, "ms", "99th percentile of nginx's $request_time"),
     Column("proxy_upstream_connect_p99_ms", NUMBER, "ms", "99th percentile of nginx's $upstream_connect_time "
            "(the requests that connected)", md=226),
+    Column("proxy_tls_handshakes", INTEGER, "connections", "the users' TLS connections nginx answered a request "
+           "on (PROXY_TLS=1: each connection's first request in its log); empty on plain HTTP"),
+    Column("proxy_tls_resumed", INTEGER, "connections", "of those, the handshakes that resumed a session "
+           "(nginx's $ssl_session_reused r; TLS_SESSION_RESUMPTION)"),
     Column("tomcat_threads_busy_peak", INTEGER, "threads", "most busy Tomcat threads (actuator tomcat.threads.busy)"),
     Column("k6_cpu_avg_pct", NUMBER, "%", "k6's mean CPU (100 = one core)"),
     Column("k6_cpu_peak_pct", NUMBER, "%", "k6's highest CPU sample (100 = one core)"),
@@ -316,6 +324,11 @@ COLUMNS: tuple[Column, ...] = (
            "the k-th waiting (k - 1) x DELAY_MS"),
     Column("predicted_t_connect_p99_ms", NUMBER, "ms", "the rules' t_connect_p99_ms: users past the queues connect "
            "at the SYN schedule's next retransmit once room frees"),
+    Column("predicted_tls_handshakes_end_ms", NUMBER, "ms", "the rule's tls_handshakes_end_ms: users x "
+           "tls_handshake_cpu_ms / min(cores, workers), for a one-request burst the server holds (docs/tls.md)"),
+    Column("predicted_tls_accept_queue_peak", INTEGER, "connections", "the accept queue that burst implies: 0 "
+           "while max-connections holds every user (Tomcat accepts them; the handshakes wait inside it), else "
+           "the users past max-connections, at most backlog + 1"),
     Column("prediction_check", TEXT, "", "match or mismatch of the kernel figures against the predictions; empty "
            "when no rule applies", md=320),
     Column("prediction_notes", TEXT, "", "what a mismatch differs in, and the counters that explain it", md=920),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, warmup
+from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, tlsburst, warmup
 from .causes import INTERRUPTED, failure_causes
 from . import formats
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
@@ -610,6 +610,9 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         row["design_notes"] = "; ".join(f.note for f in findings)
     if app is not None:
         row["cold_start_ratio"] = None if cold is None or cold.ratio is None else r2(cold.ratio)
+    # A burst's TLS handshakes on the server's cores, predicted from the calibration and checked
+    # (ltsuite.tlsburst).
+    row.update(tlsburst.row_columns(cell.dir, env, cell.sysctls, row, machine.get("cpus")))
     row.update(start_figures(cell))
     row.update(warmup.row_columns(cell.dir, cell.phases))
     if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":

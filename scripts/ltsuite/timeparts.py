@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import accesslog, design, formats, rules
+from . import accesslog, design, formats, rules, tlsburst
 from .accesslog import AppRequest
 from .cellfiles import read_cell_env, read_sysctls
 from .latency import percentile, read_lines, sample_files
@@ -415,18 +415,23 @@ def connection_figures(k6: list[K6Request] | None, tls: bool, window_s: Any) -> 
     has no times at all), and per second of the load (the row's load_window_s: the first
     request's start to the last one's end, as tps); tls_handshakes and
     tls_handshakes_per_s the same for the TLS handshakes (tls_handshaking above 0), only on
-    HTTPS (`tls`). None without k6's samples, and the rates without a duration."""
+    HTTPS (`tls`); tls_handshakes_end_ms, the last handshake's end after the first request's
+    start (ltsuite.tlsburst). None without k6's samples, and the rates without a duration."""
     if k6 is None:
-        return {"new_conns": None, "new_conns_per_s": None, "tls_handshakes": None, "tls_handshakes_per_s": None}
+        return {"new_conns": None, "new_conns_per_s": None, "tls_handshakes": None, "tls_handshakes_per_s": None,
+                "tls_handshakes_end_ms": None}
     seconds = to_number(window_s)
     new = sum(1 for r in k6 if r.connecting > 0)
     handshakes = sum(1 for r in k6 if r.tls_handshaking > 0) if tls else None
+    # The last handshake's end: its request's start + blocked (the connection's whole set-up).
+    ends = [r.start_ms + r.blocked for r in k6 if r.tls_handshaking > 0] if tls else []
 
     def rate(count: int | None) -> Any:
         return None if count is None or not seconds else num(count / seconds)
 
     return {"new_conns": new, "new_conns_per_s": rate(new), "tls_handshakes": handshakes,
-            "tls_handshakes_per_s": rate(handshakes)}
+            "tls_handshakes_per_s": rate(handshakes),
+            "tls_handshakes_end_ms": tlsburst.handshakes_end_ms([r.start_ms for r in k6], ends)}
 
 
 def cell_tls(env: dict[str, Any]) -> bool:

@@ -195,3 +195,8 @@ SH
 @test "a TLS key type the suite does not make" {
   refused 'TARGET_TLS=1' 'TLS_KEY=dsa' -- "bad.matrix:2: TLS_KEY: 'dsa' is not one of: ec, rsa"
 }
+
+@test "TLS session resumption off at Tomcat, which Spring Boot cannot turn off" {
+  refused 'TARGET_TLS=1' 'TLS_SESSION_RESUMPTION=0' \
+    -- "bad.matrix:2: TLS_SESSION_RESUMPTION: '0' with TARGET_TLS=1 ($MATRIX:1): Spring Boot's server.ssl.* has no property that turns Tomcat's session cache or tickets off"
+}

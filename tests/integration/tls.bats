@@ -83,9 +83,41 @@ JS
   row="$run_dir/cells/01/row.json"
   grep -q 'Tomcat started on port 8080 (http)' "$run_dir/cells/01/target.log"
   grep -q ' ssl backlog=' "$run_dir/cells/01/nginx.conf"
-  run jq -c '{http_reqs, failed_reqs, fail_tls, proxy_reqs, t_handshake_med_ms, tls_handshakes}' "$row"
+  run jq -c '{http_reqs, failed_reqs, fail_tls, proxy_reqs, t_handshake_med_ms, tls_handshakes, proxy_tls_handshakes, proxy_tls_resumed}' "$row"
   echo "# $output" >&3
+  # nginx logged each of the 40 connections' handshake, with or without a resumed session
+  # (its session cache and tickets on: TLS_SESSION_RESUMPTION=1).
   jq -e '.status == "ok" and .http_reqs == 40 and .failed_reqs == 0 and .proxy_reqs >= 40
-         and .tls_handshakes == 40 and .t_handshake_med_ms > 0' "$row"
+         and .tls_handshakes == 40 and .t_handshake_med_ms > 0
+         and .proxy_tls_handshakes >= 40 and .proxy_tls_resumed >= 0' "$row"
+  grep -q 'ssl_session_cache shared:ltsuite:10m;' "$run_dir/cells/01/nginx.conf"
   [ "$(stat -c %a "$run_dir/tls/ec/key.pem")" = 600 ]
+}
+
+@test "a burst of new TLS connections: the row predicts its handshakes' end from this machine's calibration and checks it" {
+  CALIBRATE_S=3 WARM_S=2 run "$LT_ROOT/scripts/tls-calibrate.sh" ec
+  assert_success
+  local cost
+  cost="$(awk -F'\t' '$1 == "ec" { print $6 }' "$LT_RESULTS_DIR"/tls-calibration-*/calibration.tsv)"
+  [ -n "$cost" ]
+  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/tests/fixtures/tls-burst.matrix"
+  assert_success
+  local run_dir row
+  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  row="$run_dir/cells/01/row.json"
+  grep -q "^# from .*/tls-calibration-.*/calibration.tsv" "$run_dir/cells/01/tls-calibration.tsv"
+  run jq -c '{tls_handshakes, tls_handshakes_end_ms, tls_handshake_cpu_ms, predicted_tls_handshakes_end_ms,
+              accept_queue_peak, predicted_tls_accept_queue_peak, prediction_check, prediction_notes}' "$row"
+  echo "# $output" >&3
+  # 100 handshakes of the calibrated cost over the cores (200 threads: the cores bound), to 0.1 ms.
+  local cores
+  cores="$(nproc)"
+  jq -e --argjson cost "$cost" --argjson cores "$cores" '.status == "ok" and .tls_handshakes == 100
+         and .tls_handshake_cpu_ms == ($cost * 1000 | round / 1000)
+         and (.predicted_tls_handshakes_end_ms - 100 * $cost / ([$cores, 200] | min) | fabs) <= 0.051
+         and .predicted_tls_accept_queue_peak == 0 and .tls_handshakes_end_ms > 0
+         and .prediction_check != null' "$row"
+  # Either within the rule's tolerance, or the mismatch says how long each handshake held the cores.
+  jq -e '(.prediction_notes // "" | test("tls_handshakes_end_ms [0-9.]+ where") | not)
+         or (.prediction_notes | test("times the server.s calibrated"))' "$row"
 }

@@ -13,7 +13,7 @@ from pathlib import Path
 KEEP = ("cell.env", "summary.json", "samples.tsv", "phases.tsv", "sysctls.tsv", "netstat-delta.tsv",
         "connector.json", "k6-script.json", "waiting-room-stats.json", "websocket-stats.json", "k6-warnings.txt",
         "sampler.json", "row.json", "tomcat-access.log", "target-start.txt", "nginx-access.log", "nginx-error.log",
-        "warmup-summary.json", "warmup.tsv", "k6-cpu.tsv", "netdelay.json")
+        "warmup-summary.json", "warmup.tsv", "k6-cpu.tsv", "netdelay.json", "tls-calibration.tsv")
 
 
 def main(argv):

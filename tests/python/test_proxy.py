@@ -146,4 +146,33 @@ def test_config_with_proxy_tls_terminates_https_with_the_runs_key(tmp_path: Path
     # The upstream stays plain HTTP.
     assert "proxy_pass http://target;" in conf
     plain = proxy.render_config({**ENV, "PROXY_TLS": "0"}, cell_dir)
-    assert "ssl" not in plain
+    assert " ssl " not in plain and "ssl_certificate" not in plain
+
+
+def test_session_resumption_on_gives_a_shared_cache_and_tickets_off_turns_both_off(tmp_path: Path) -> None:
+    cell_dir = tmp_path / "run" / "cells" / "01"
+    cell_dir.mkdir(parents=True)
+    on = proxy.render_config({**ENV, "PROXY_TLS": "1"}, cell_dir)
+    assert "ssl_session_cache shared:ltsuite:10m;" in on and "ssl_session_tickets on;" in on
+    off = proxy.render_config({**ENV, "PROXY_TLS": "1", "TLS_SESSION_RESUMPTION": "0"}, cell_dir)
+    assert "ssl_session_cache off;" in off and "ssl_session_tickets off;" in off
+    # Plain HTTP has no session to resume; its log format still names the fields (logged "-").
+    plain = proxy.render_config({**ENV, "PROXY_TLS": "0", "TLS_SESSION_RESUMPTION": "0"}, cell_dir)
+    assert "ssl_session_cache" not in plain and "$ssl_session_reused\\t$connection_requests" in plain
+
+
+def test_handshakes_and_resumed_sessions_are_counted_on_each_connection_s_first_request() -> None:
+    # nginx 1.22's format: a full handshake (.), its connection's second request, a resumed one (r),
+    # and a six-field line of an older log.
+    lines = ["1795734767.501\t200\t200\t0.002\t0.000\t0.001\t.\t1",
+             "1795734767.502\t200\t200\t0.002\t0.000\t0.001\t.\t2",
+             "1795734767.503\t200\t200\t0.002\t0.000\t0.001\tr\t1",
+             "1795734767.504\t200\t200\t0.002\t0.000\t0.001"]
+    assert proxy.parse_access_line(lines[2]) == proxy.ProxyRequest(200, 200, 2.0, 0.0, 1.0, True, 1)
+    assert proxy.parse_access_line(lines[3]) == proxy.ProxyRequest(200, 200, 2.0, 0.0, 1.0, None, None)
+    cols = proxy.columns(lines, [])
+    assert (cols["proxy_reqs"], cols["proxy_tls_handshakes"], cols["proxy_tls_resumed"]) == (4, 2, 1)
+    # Plain HTTP ("-") and the old format: nothing to count, empty rather than 0.
+    plain = proxy.columns(["1795734767.501\t200\t200\t0.002\t0.000\t0.001\t-\t1"], [])
+    assert plain["proxy_tls_handshakes"] is None and plain["proxy_tls_resumed"] is None
+    assert proxy.columns(lines[3:], [])["proxy_tls_handshakes"] is None

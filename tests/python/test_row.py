@@ -55,7 +55,9 @@ ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_appl
                         "t_connect_new_med_ms", "connect_delayer_ms", "connect_beyond_rtt_ms", "k6_release_cpu_pct",
                         "machine_release_busy_pct", "release_window_ms", "fail_tls", "t_handshake_med_ms",
                         "t_handshake_p99_ms", "new_conns", "new_conns_per_s", "tls_handshakes", "tls_handshakes_per_s",
-                        "format"}
+                        "proxy_tls_handshakes", "proxy_tls_resumed",
+                        "tls_handshakes_end_ms", "tls_handshake_cpu_ms", "predicted_tls_handshakes_end_ms",
+                        "predicted_tls_accept_queue_peak", "format"}
 
 
 def since_recorded(row, rec):

@@ -81,11 +81,24 @@ def test_new_connections_and_handshakes_a_second_count_only_dialed_connections()
              + k6_lines(13_000, "2-0-1", status=0, error_code=1310, blocked=0.0, connecting=0.0))
     k6 = timeparts.k6_requests(lines)
     assert timeparts.connection_figures(k6, True, 2.0) == {
-        "new_conns": 1, "new_conns_per_s": 0.5, "tls_handshakes": 1, "tls_handshakes_per_s": 0.5}
+        "new_conns": 1, "new_conns_per_s": 0.5, "tls_handshakes": 1, "tls_handshakes_per_s": 0.5,
+        "tls_handshakes_end_ms": 8.0}
     assert timeparts.connection_figures(k6, False, 2.0) == {
-        "new_conns": 1, "new_conns_per_s": 0.5, "tls_handshakes": None, "tls_handshakes_per_s": None}
+        "new_conns": 1, "new_conns_per_s": 0.5, "tls_handshakes": None, "tls_handshakes_per_s": None,
+        "tls_handshakes_end_ms": None}
     assert timeparts.connection_figures(k6, True, None)["tls_handshakes_per_s"] is None
     assert set(timeparts.connection_figures(None, True, 2.0).values()) == {None}
+
+
+def test_the_last_handshake_ends_at_its_start_plus_blocked_after_the_first_request_s_start():
+    # Started at 10,000 (handshake ended at 10,008), at 10,100 (blocked 150: ended at 10,250)
+    # and a plain reused request at 10,050 that made no handshake.
+    lines = (k6_lines(10_910, "1-0-1", **TLS_ONE)
+             + k6_lines(10_050 + 0.01 + 902, "1-0-2", **dict(ONE, blocked=0.01, connecting=0.0))
+             + k6_lines(10_100 + 150 + 902, "2-0-1", **dict(ONE, blocked=150.0, tls_handshaking=140.0)))
+    k6 = timeparts.k6_requests(lines)
+    assert timeparts.connection_figures(k6, True, 1.0)["tls_handshakes_end_ms"] == 250.0
+    assert timeparts.connection_figures(k6[:2], True, 1.0)["tls_handshakes_end_ms"] == 8.0
 
 
 def test_tomcat_starting_before_the_request_left_k6_is_out_of_order():

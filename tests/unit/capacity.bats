@@ -33,7 +33,7 @@ assert_refused() {
   [ ! -e "$LT_RESULTS_DIR" ]
 }
 
-@test "an axis, a model the search or the advice does not have, a budget of one cell are refused, naming file, line and key" {
+@test "an axis, a model the search or the advice does not have (HTTPS too), a budget of one cell are refused, naming file, line and key" {
   local script base lines message
   while IFS='|' read -r script base lines message; do
     assert_refused "$script" "$base" "$lines" "$message"
@@ -44,6 +44,10 @@ capacity|seed003-capacity.env|ADVISE_MAX_CELLS=1|ADVISE_MAX_CELLS: '1': at least
 capacity|seed003-capacity.env|SCENARIO=burst\nREQUESTS_PER_VU=3|REQUESTS_PER_VU: '3': the burst's model is one request a user (REQUESTS_PER_VU=1)
 advise|small-burst.env|TOMCAT_MAX_THREADS=10 20|TOMCAT_MAX_THREADS: an advice is for one load: '10 20' is an axis (give one value; the advice chooses the cells)
 advise|small-burst.env|ADVISE_MAX_CELLS=1|ADVISE_MAX_CELLS: '1': at least 2 (a verifying cell and a boundary cell)
+advise|small-burst.env|TARGET_TLS=1|TARGET_TLS: '1': the model has no TLS handshake (its waves are the thread pool's and its queues the kernel's; a burst's handshakes take the server's cores, and the suite does not yet predict them well enough to advise on: docs/tls.md); measure HTTPS with make run-matrix, whose rows predict and check a burst's handshakes
+capacity|seed003-capacity.env|TARGET_TLS=1|TARGET_TLS: '1': the model has no TLS handshake (its waves are the thread pool's and its queues the kernel's; a burst's handshakes take the server's cores, and the suite does not yet predict them well enough to advise on: docs/tls.md); measure HTTPS with make run-matrix, whose rows predict and check a burst's handshakes
+advise|small-burst.env|PROXY=nginx\nPROXY_TLS=1|PROXY_TLS: '1': the model has no TLS handshake (its waves are the thread pool's and its queues the kernel's; a burst's handshakes take the server's cores, and the suite does not yet predict them well enough to advise on: docs/tls.md); measure HTTPS with make run-matrix, whose rows predict and check a burst's handshakes
+capacity|seed003-capacity.env|PROXY=nginx\nPROXY_TLS=1|PROXY_TLS: '1': the model has no TLS handshake (its waves are the thread pool's and its queues the kernel's; a burst's handshakes take the server's cores, and the suite does not yet predict them well enough to advise on: docs/tls.md); measure HTTPS with make run-matrix, whose rows predict and check a burst's handshakes
 TABLE
 }
 

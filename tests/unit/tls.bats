@@ -121,3 +121,43 @@ setup() {
   run proxy_knob_problems origin value
   assert_output --partial "m.matrix:4: PROXY_TLS: a setting of nginx in front, but PROXY is none"
 }
+
+@test "tls_cell_prepare with a cell directory: the newest calibration is copied into a TARGET_TLS cell, naming its source" {
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  mkdir -p "$LT_RESULTS_DIR/tls-calibration-20261129-010000" "$LT_RESULTS_DIR/tls-calibration-20261129-020000" \
+    "$BATS_TEST_TMPDIR/cell" "$BATS_TEST_TMPDIR/plain" "$BATS_TEST_TMPDIR/nginx"
+  printf 'key\tserver_cpu_ms_per_handshake\nec\t9.000\n' >"$LT_RESULTS_DIR/tls-calibration-20261129-010000/calibration.tsv"
+  printf 'key\tserver_cpu_ms_per_handshake\nec\t3.443\n' >"$LT_RESULTS_DIR/tls-calibration-20261129-020000/calibration.tsv"
+  local -A cell=([TARGET_TLS]=1 [TLS_KEY]=ec [SERVER_ADDR]=127.0.0.1)
+  tls_cell_prepare cell "$BATS_TEST_TMPDIR/cell"
+  run cat "$BATS_TEST_TMPDIR/cell/tls-calibration.tsv"
+  assert_output "# from $LT_RESULTS_DIR/tls-calibration-20261129-020000/calibration.tsv
+key	server_cpu_ms_per_handshake
+ec	3.443"
+  # The row reads it (ltsuite.tlsburst).
+  run env PYTHONPATH="$LT_ROOT/scripts" python3 -c 'import sys; from pathlib import Path; from ltsuite import tlsburst
+print(tlsburst.read_calibration(Path(sys.argv[1])).cpu_ms)' "$BATS_TEST_TMPDIR/cell/tls-calibration.tsv"
+  assert_output "{'ec': 3.443}"
+  # LT_TLS_CALIBRATION names another; a plain cell and nginx's TLS get none.
+  LT_TLS_CALIBRATION="$LT_RESULTS_DIR/tls-calibration-20261129-010000/calibration.tsv" \
+    tls_cell_prepare cell "$BATS_TEST_TMPDIR/cell"
+  grep -q '^ec	9.000$' "$BATS_TEST_TMPDIR/cell/tls-calibration.tsv"
+  local -A plain=([TARGET_TLS]=0 [SERVER_ADDR]=127.0.0.1)
+  tls_cell_prepare plain "$BATS_TEST_TMPDIR/plain"
+  local -A nginx=([TARGET_TLS]=0 [PROXY]=nginx [PROXY_TLS]=1 [TLS_KEY]=ec [SERVER_ADDR]=127.0.0.1)
+  tls_cell_prepare nginx "$BATS_TEST_TMPDIR/nginx"
+  [ ! -e "$BATS_TEST_TMPDIR/plain/tls-calibration.tsv" ] && [ ! -e "$BATS_TEST_TMPDIR/nginx/tls-calibration.tsv" ]
+}
+
+@test "tls_knob_problems: TLS_SESSION_RESUMPTION=0 with TARGET_TLS=1 is refused where it was set (Spring Boot cannot turn JSSE's off); with nginx's TLS it passes" {
+  local -A origin=([TARGET_TLS]=m.matrix:1 [TLS_SESSION_RESUMPTION]=m.matrix:4)
+  local -A value=([TARGET_TLS]=1 [TLS_SESSION_RESUMPTION]="1 0")
+  run tls_knob_problems origin value
+  assert_output "m.matrix:4: TLS_SESSION_RESUMPTION: '0' with TARGET_TLS=1 (m.matrix:1): Spring Boot's server.ssl.* has no property that turns Tomcat's session cache or tickets off (JSSE keeps both on), so the suite cannot honour it without code; use 1, or nginx in front (PROXY=nginx PROXY_TLS=1), where it is ssl_session_cache and ssl_session_tickets"
+  value[TLS_SESSION_RESUMPTION]=1
+  run tls_knob_problems origin value
+  assert_output ''
+  local -A value=([TARGET_TLS]=0 [PROXY]=nginx [PROXY_TLS]=1 [TLS_SESSION_RESUMPTION]=0)
+  run tls_knob_problems origin value
+  assert_output ''
+}
