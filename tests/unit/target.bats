@@ -432,12 +432,12 @@ lt_own_cell() {
   target_apply_defaults MATRIX_ORIGIN MATRIX_VALUE
   [ "${MATRIX_VALUE[WARMUP]}" = "0s 2s" ]
   [ "${MATRIX_VALUE[WARMUP_UNTIL]}" = time ]
-  # The suite's own target keeps the defaults: 5s, ended by time.
+  # The suite's own target keeps the defaults: 2s, ended by time.
   matrix_init
   printf 'VUS=2\n' | lt_write "$BATS_TEST_TMPDIR/own.matrix"
   matrix_load "$BATS_TEST_TMPDIR/own.matrix"
   target_apply_defaults MATRIX_ORIGIN MATRIX_VALUE
-  [ "${MATRIX_VALUE[WARMUP]}" = 5s ]
+  [ "${MATRIX_VALUE[WARMUP]}" = 2s ]
   [ "${MATRIX_VALUE[WARMUP_UNTIL]}" = time ]
 }
 

@@ -13,9 +13,9 @@ setup() {
   LT_PROG='test'
 }
 
-@test "WARMUP is a duration knob, 5s by default (ended by time); 0s and a duration are taken, a bare number is refused" {
+@test "WARMUP is a duration knob, 2s by default (ended by time); 0s and a duration are taken, a bare number is refused" {
   [ "${KNOB_TYPE[WARMUP]}" = duration ]
-  [ "${KNOB_DEFAULT[WARMUP]}" = 5s ]
+  [ "${KNOB_DEFAULT[WARMUP]}" = 2s ]
   [ "${KNOB_TYPE[WARMUP_UNTIL]}" = 'enum:time|settled' ]
   [ "${KNOB_DEFAULT[WARMUP_UNTIL]}" = time ]
   printf 'WARMUP_UNTIL=count\n' | lt_write "$BATS_TEST_TMPDIR/until.matrix"
