@@ -55,6 +55,7 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
             cells_s: (map(.cells_s | add) | spread),
             after_last_cell_s: (map(.after_last_cell_s) | spread),
             last_finish_s: (map(.last_finish_s) | spread),
+            python_make: (map(.python_make) | spread),
             python_before: (map(.python_before) | spread),
             python_cells: (map(.python_cells) | spread),
             python_live: (map(.python_live) | spread),

@@ -17,8 +17,8 @@ record of every program the run started (``tests/tools/execwatch.py``'s log, epo
 - ``after_last_cell``: the last cell's ``stopped`` to the end: its finish (deltas, row, tables),
   then the run's own tables, manifest and ``report.html``.
 
-Python starts (an exe named ``python3*``, once a process) are placed the same way: before the
-first cell, in the cells (the live line apart), after the last.
+Python starts (an exe named ``python3*``, once a process) are placed the same way: in make,
+before the first cell, in the cells (the live line apart), after the last.
 """
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ class Breakdown:
     cells_s: list[float] = field(default_factory=list)
     after_last_cell_s: float | None = None
     last_finish_s: float | None = None
+    python_make: int = 0
     python_before: int = 0
     python_cells: int = 0
     python_live: int = 0
@@ -85,11 +86,12 @@ def _r3(seconds: float) -> float:
 
 def read_execs(path: Path) -> list[Exec]:
     """execwatch's lines "ms<TAB>pid<TAB>exe<TAB>args"; LOST lines are refused (a count would be
-    short)."""
+    short). A program's arguments may hold newlines (jq's programs): a line that does not begin
+    with "ms<TAB>pid" goes on the one before and is skipped."""
     execs = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         parts = line.split("\t", 3)
-        if len(parts) < 3:
+        if len(parts) < 3 or not parts[0].isdigit() or not parts[1].isdigit():
             continue
         if parts[2] == "LOST":
             raise ValueError(f"{path}: execwatch lost events; the counts would be short")
@@ -128,11 +130,13 @@ def read_cells(run_dir: Path) -> list[Cell]:
 
 
 def lock_wait_ms(execs: list[Exec]) -> int:
-    """The runner's wait for the run lock: from its ``flock -w`` to the next program started
-    (flock exits as it takes the lock); 0 when it did not wait."""
+    """The runner's wait for the run lock: from its ``flock -w`` to the next program started that
+    execwatch could read (flock exits as it takes the lock; a process gone before it was read,
+    exe "?", may be another's whose parents could not be followed); 0 when it did not wait."""
     for i, ex in enumerate(execs):
-        if ex.args.startswith("flock -w") and i + 1 < len(execs):
-            return execs[i + 1].ms - ex.ms
+        if ex.args.startswith("flock -w"):
+            after = next((e for e in execs[i + 1:] if e.exe != "?"), None)
+            return after.ms - ex.ms if after else 0
     return 0
 
 
@@ -165,7 +169,9 @@ def breakdown(execs: list[Exec], cells: list[Cell], start_ms: int, end_ms: int) 
             continue
         seen.add(ex.pid)
         what = " ".join(w for w in ex.args.split() if w.startswith("ltsuite.") or w.endswith(".py"))[:80] or ex.args[:80]
-        if ex.ms < first.start_ms:
+        if runner is not None and ex.ms < runner:
+            out.python_make += 1
+        elif ex.ms < first.start_ms:
             out.python_before += 1
             out.python_before_what.append(what)
         elif last.stopped_ms is not None and ex.ms > last.stopped_ms:
