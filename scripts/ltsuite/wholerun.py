@@ -130,12 +130,15 @@ def read_cells(run_dir: Path) -> list[Cell]:
 
 
 def lock_wait_ms(execs: list[Exec]) -> int:
-    """The runner's wait for the run lock: from its ``flock -w`` to the next program started that
-    execwatch could read (flock exits as it takes the lock; a process gone before it was read,
-    exe "?", may be another's whose parents could not be followed); 0 when it did not wait."""
+    """The runner's wait for the run lock: from its ``flock -w`` to its first step once it holds
+    it, the lock's state file written (``mktemp LOCK_FILE.pid.XXXXXX`` then ``mv -fT`` of it,
+    lock_state_write in scripts/lib/lock.sh; the first of the two execwatch could read); 0 when
+    it did not wait. Not the next program logged: a process execwatch could not follow to its
+    parents (another's, on a busy host) is logged too."""
     for i, ex in enumerate(execs):
         if ex.args.startswith("flock -w"):
-            after = next((e for e in execs[i + 1:] if e.exe != "?"), None)
+            after = next((e for e in execs[i + 1:]
+                          if e.args.startswith(("mktemp ", "mv -fT ")) and ".pid." in e.args), None)
             return after.ms - ex.ms if after else 0
     return 0
 
