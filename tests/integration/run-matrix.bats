@@ -317,7 +317,7 @@ setup() {
   [ "${#lines[@]}" -eq 1 ]
   run awk -F'\t' -v last="$last" '$1 > last && $2 ~ /ltsuite[.](columns|reportseries)|ltsuite[.]tables head/' \
     "$BATS_FILE_TMPDIR/python-starts.log"
-  assert_output 
+  [ -z "$output" ]
   # The page still has its results table and every cell's series.
   grep -q '<th>cell</th>' "$RUN_DIR/report.html"
   sed -n '/<script type="application\/json" id="report-data">/,/<\/script>/p' "$RUN_DIR/report.html" | sed '1d;$d' \
