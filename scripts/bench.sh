@@ -4,7 +4,8 @@
 #        BENCH_START_VUS="1000 5000 12000 30000"; BENCH_USERS_PER_VU=auto; BENCH_START_MODES="jar cds aot";
 #        BENCH_NETDELAY_RATES="20000 40000"; BENCH_NETDELAY_BURSTS="500 1000 2000 3000";
 #        BENCH_WARMUP=5s (the orchestration cells' warm-up);
-#        BENCH_SECTIONS="orchestration perturbation capacity start wrk sampler ownscript netdelay", a subset runs only those)
+#        BENCH_WHOLERUN_CELLS="1 3" (the whole run's sizes);
+#        BENCH_SECTIONS="orchestration wholerun perturbation capacity start wrk sampler ownscript netdelay", a subset runs only those)
 #
 # The machines are shared and noisy, so every figure is a ratio of two
 # variants measured side by side (alternating, in the same bench run), the
@@ -14,6 +15,13 @@
 #      seconds (BENCH_WARMUP) apart from the overhead, for each start of
 #      the target (TARGET_START_MODE=jar|cds|aot: plain java -jar, the
 #      class-data-sharing archive, the JDK 25 AOT cache), runs alternating
+#   1b. the whole run: `make run-matrix` as a user types it, for matrices of
+#      BENCH_WHOLERUN_CELLS cells (spike, 3 VUs, 3 s, a 50 ms endpoint),
+#      its wall against k6's test time and the target's bare start (the
+#      default start, taken under the run lock right before and after), and
+#      where the time outside k6 goes: make, before the first cell, each
+#      cell, after the last (ltsuite.wholerun), with the Python starts the
+#      kernel saw in each (tests/tools/execwatch.py)
 #   2. metrics perturbation: the same cell with the suite's monitoring
 #      defaults versus none, in the seeds' regime and with k6 saturated
 #   3. generator capacity: the largest spike against a 5 s endpoint that one
@@ -52,7 +60,8 @@ readonly NETDELAY_BURSTS="${BENCH_NETDELAY_BURSTS:-500 1000 2000 3000}"
 # The orchestration cells' warm-up: a jar of one's own's default (target.sh's
 # target_warmup_default), its seconds shown apart from the cell's overhead.
 readonly WARMUP_S="${BENCH_WARMUP:-5s}"
-readonly SECTIONS="${BENCH_SECTIONS:-orchestration perturbation capacity start wrk sampler ownscript netdelay}"
+readonly WHOLERUN_CELLS="${BENCH_WHOLERUN_CELLS:-1 3}"
+readonly SECTIONS="${BENCH_SECTIONS:-orchestration wholerun perturbation capacity start wrk sampler ownscript netdelay}"
 BENCH_DIR=""
 STARTED_MONITORING=0
 
@@ -61,6 +70,7 @@ main() {
   [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || usage_error "BENCH_REPS: '$REPS' is not a count"
   [[ "$NETDELAY_BURSTS" =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] || usage_error "BENCH_NETDELAY_BURSTS: '$NETDELAY_BURSTS' is not a list of counts"
   [[ "$BATCH_USERS" =~ ^([1-9][0-9]*|auto)$ ]] || usage_error "BENCH_USERS_PER_VU: '$BATCH_USERS' is not a count or auto"
+  [[ "$WHOLERUN_CELLS" =~ ^[1-9][0-9]?( [1-9][0-9]?)*$ ]] || usage_error "BENCH_WHOLERUN_CELLS: '$WHOLERUN_CELLS' is not a list of cell counts (1-99)"
   [[ "$WARMUP_S" =~ ^([0-9]+(ms|s|m|h))+$ ]] || usage_error "BENCH_WARMUP: '$WARMUP_S' is not a duration (e.g. 5s, 0s)"
   local section mode
   for mode in $START_MODES; do
@@ -68,8 +78,8 @@ main() {
   done
   for section in $SECTIONS; do
     case "$section" in
-      orchestration | perturbation | capacity | start | wrk | sampler | ownscript | netdelay) ;;
-      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration perturbation capacity start wrk sampler ownscript netdelay)" ;;
+      orchestration | wholerun | perturbation | capacity | start | wrk | sampler | ownscript | netdelay) ;;
+      *) usage_error "BENCH_SECTIONS: unknown section '$section' (orchestration wholerun perturbation capacity start wrk sampler ownscript netdelay)" ;;
     esac
   done
   [[ $EUID -eq 0 ]] || abort "the benchmarks run the suite, which needs root"
@@ -118,7 +128,7 @@ record() {
 # run: its wall time from its first cell on, minus k6's test time, over its
 # cells (what a user waits per cell; all the modes of the run together).
 bench_orchestration() {
-  say "1/6 orchestration overhead: 4 short cells per start mode ($START_MODES), alternating cell by cell"
+  say "1/8 orchestration overhead: 4 short cells per start mode ($START_MODES), alternating cell by cell"
   local rep run_dir started ended mode
   for ((rep = 1; rep <= REPS; rep++)); do
     bench_bare_starts "$rep"
@@ -204,6 +214,75 @@ bench_bare_start() {
        cpu_s: ($cpu_s | if . == "" then null else tonumber end),
        spring_s: ($started.s // null | if . == null then null else tonumber end),
        jvm_to_spring_s: (if $started == null then null else (($started.p | tonumber) - ($started.s | tonumber)) * 1000 | round / 1000 end)}'
+}
+
+# bench_wholerun: BENCH_REPS times, for each size of BENCH_WHOLERUN_CELLS, the
+# whole run as its user waits for it: `make run-matrix` of that many cells
+# (TOMCAT_ACCEPT_COUNT 70, 71, ...; SCENARIO=spike VUS=3 DURATION=3s
+# DELAY_MS=50, every other knob at its default), timed from the command to
+# its exit, every program it started logged by the kernel
+# (tests/tools/execwatch.py), and split by ltsuite.wholerun. The floor, the
+# target's bare start with the default start mode, is taken under the run
+# lock right before and right after each repetition's runs.
+bench_wholerun() {
+  say "1b/8 the whole run: make run-matrix of $WHOLERUN_CELLS cell(s), against the target's bare start"
+  local rep cells
+  for ((rep = 1; rep <= REPS; rep++)); do
+    bench_bare_starts_of "$rep" auto wholerun-bare-start
+    for cells in $WHOLERUN_CELLS; do
+      record wholerun "$(bench_wholerun_one "$rep" "$cells")"
+    done
+    bench_bare_starts_of "$rep" auto wholerun-bare-start
+  done
+}
+
+# bench_bare_starts_of REP MODE FIGURE: one bare start (bench_bare_start)
+# with start mode MODE under the run lock, recorded as FIGURE.
+bench_bare_starts_of() {
+  bench_lock
+  record "$3" "$(bench_bare_start "$1" "$2")"
+  bench_unlock
+}
+
+# bench_wholerun_one REP CELLS: one `make run-matrix` of CELLS cells, watched;
+# its breakdown as one JSON line (ltsuite.wholerun) with the machine's load
+# average as it began and ended.
+bench_wholerun_one() {
+  local rep="$1" cells="$2" name matrix log execs t0 t1 load0 run_dir i counts=""
+  name="wholerun-$cells-$rep"
+  matrix="$BENCH_DIR/runs/$name.matrix"
+  for ((i = 0; i < cells; i++)); do counts+="${counts:+ }$((70 + i))"; done
+  printf '%s
+' "SCENARIO=spike" "VUS=3" "DURATION=3s" "DELAY_MS=50" "TOMCAT_ACCEPT_COUNT=$counts" >"$matrix"
+  log="$BENCH_DIR/runs/$name.log"
+  execs="$BENCH_DIR/runs/$name.execs"
+  load0="$(cut -d' ' -f1 /proc/loadavg)"
+  read -r t0 t1 < <(bench_watched "$execs" "$log" env LT_RESULTS_DIR="$BENCH_DIR/runs/$name" LT_LOCK_WAIT=1800     make -s -C "$LT_ROOT" run-matrix MATRIX="$matrix")
+  run_dir="$(readlink -f "$BENCH_DIR/runs/$name/latest")"
+  [[ -d "$run_dir" ]] || { warn "run $name made no run directory; see $log"; return 0; }
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.wholerun "$run_dir" "$execs" "$t0" "$t1"     | jq -c --argjson rep "$rep" --arg load0 "$load0" --arg load1 "$(cut -d' ' -f1 /proc/loadavg)"       --arg run "$(basename "$run_dir")"       '. + {rep: $rep, variant: "\(.cells) cell(s)", run: $run, load_avg_start: ($load0 | tonumber), load_avg_end: ($load1 | tonumber)}'
+}
+
+# bench_watched EXECS LOG COMMAND...: run COMMAND (its output to LOG) in a
+# subshell whose every program the kernel's process events connector logs to
+# EXECS (tests/tools/execwatch.py, from the subshell down); print the
+# command's start and end, epoch ms.
+bench_watched() {
+  local execs="$1" log="$2"
+  shift 2
+  (
+    local root="$BASHPID" ready="" t0 t1 watcher
+    coproc WATCH { exec "$LT_PYTHON" "$LT_ROOT/tests/tools/execwatch.py" "$root" "$execs" 3>&- 9>&-; }
+    watcher="$WATCH_PID"
+    ready="$(timeout 10 head -n 1 <&"${WATCH[0]}")" || true
+    [[ "$ready" == ready ]] || warn "execwatch did not start: the Python starts of $log are not counted"
+    t0="${EPOCHREALTIME/./}"
+    "$@" >"$log" 2>&1 9>&- || warn "the run failed; see $log"
+    t1="${EPOCHREALTIME/./}"
+    end_child "$watcher" TERM 5 || true
+    printf '%s %s
+' "${t0%???}" "${t1%???}"
+  )
 }
 
 # bench_free_port: a TCP port nothing listens on at 127.0.0.1 (the kernel's choice).

@@ -43,6 +43,18 @@ def s: if (.n // 0) == 0 then "-" else "\(.median | f) (\(.min | f)..\(.max | f)
 (.orchestration as $o | $o.start_s as $t | ($t.spring_s // {} | keys[]) as $mode
   | "| \($mode) | \($t.jvm_to_spring_s[$mode] | s) | \($t.spring_s[$mode] | s) | \($t.ready_after_log_s[$mode] | s) | \($t.checks_s[$mode] // {} | s) | \($t.target_start_cpu_s[$mode] // {} | s) | \($o.bare_jvm_to_spring_s[$mode] // {} | s) | \($o.bare_spring_s[$mode] // {} | s) |"),
 "",
+"## 1b. The whole run as its user waits for it (`make run-matrix`, spike, 3 VUs, 3 s, 50 ms endpoint)",
+"",
+"Its wall from the command to its exit, less k6's test time and any wait for another run's lock: the time outside k6, against the floor (its cells x the target's bare start, default start mode, taken in the same bench run under the run lock: \(.wholerun.bare_start_s // {} | s) s). Where it goes: make's prerequisites, before the first cell (checks, plan, run directory), each cell's start to the next cell's start outside k6, after the last cell (its finish, the run's tables, manifest and report.html); Python starts as the kernel saw them (execve).",
+"",
+"| cells | wall s | k6 s | outside k6 s | / floor | make | before first cell | a cell | after last cell (its finish) | Python starts in make / before / in cells (+ live) / after | load average |",
+"|---|---|---|---|---|---|---|---|---|---|---|",
+(.wholerun.sizes // [] | .[]
+  | "| \(.cells) | \(.wall_s | s) | \(.k6_s | s) | \(.outside_k6_s | s) | \(.over_floor | f) | \(.make_s | s) | \(.before_first_cell_s | s) | \(.per_cell_s | s) | \(.after_last_cell_s | s) (\(.last_finish_s.median | f)) | \(.python_make.median | f) / \(.python_before.median | f) / \(.python_cells.median | f) (+\(.python_live.median | f)) / \(.python_after.median | f) | \(.load_avg.min | f)..\(.load_avg.max | f) |"),
+"",
+(.wholerun.sizes // [] | .[0] // empty
+  | "Python before the first cell: \(.python_before_what | join("; ")); after the last: \(.python_after_what | join("; ")). Runs: \(.runs | join(", "))."),
+"",
 "## 2. Metrics perturbation (suite's monitoring defaults / none)",
 "",
 "| regime | TPS ratio | p95 ratio | TPS none | TPS defaults | k6 CPU % none | k6 CPU % defaults |",

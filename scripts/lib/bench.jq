@@ -33,6 +33,38 @@ def by_variant($field): group_by(.variant) | map({key: .[0].variant, value: (map
           over_bare_start: (([$all[] | select(.figure == "bare-start")] | by_variant("start_s")) as $bare
             | $o | by_variant("period_overhead_s") | with_entries(.value = (ratio(.value.median; $bare[.key].median // null) | r3)))
         }),
+    # The whole run as a user waits for it (bench_wholerun): per size, the
+    # medians of its parts, and its time outside k6 over the floor, its cells
+    # times the bare start's median of the same bench run.
+    wholerun: (
+      ([$all[] | select(.figure == "wholerun-bare-start") | .start_s] | spread) as $bare
+      | [$all[] | select(.figure == "wholerun")] as $w
+      | {
+          bare_start_s: $bare,
+          sizes: ($w | group_by(.cells) | map(. as $runs | {
+            cells: .[0].cells,
+            runs: (map(.run)),
+            load_avg: ([.[] | .load_avg_start, .load_avg_end] | spread),
+            wall_s: (map(.wall_s) | spread),
+            k6_s: (map(.k6_s) | spread),
+            lock_wait_s: (map(.lock_wait_s) | spread),
+            outside_k6_s: (map(.outside_k6_s) | spread),
+            make_s: (map(.make_s) | spread),
+            before_first_cell_s: (map(.before_first_cell_s) | spread),
+            per_cell_s: ([.[].cells_s[]] | spread),
+            cells_s: (map(.cells_s | add) | spread),
+            after_last_cell_s: (map(.after_last_cell_s) | spread),
+            last_finish_s: (map(.last_finish_s) | spread),
+            python_make: (map(.python_make) | spread),
+            python_before: (map(.python_before) | spread),
+            python_cells: (map(.python_cells) | spread),
+            python_live: (map(.python_live) | spread),
+            python_after: (map(.python_after) | spread),
+            python_before_what: (.[0].python_before_what // []),
+            python_after_what: (.[0].python_after_what // []),
+            over_floor: (ratio((map(.outside_k6_s) | spread).median; if $bare.median == null then null else $bare.median * $runs[0].cells end) | r3)
+          }))
+        }),
     perturbation: (
       ["seeds", "saturated"] | map(. as $regime
         | [$all[] | select(.figure == "perturbation-" + $regime)] as $p

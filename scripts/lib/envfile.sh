@@ -19,7 +19,7 @@ envfile_each() {
     line_no=$((line_no + 1))
     line="${raw%$'\r'}"
     line="${line//$'\t'/ }"
-    line="$(envfile_trim "$line")"
+    envfile_trim_into line "$line"
     if [[ -z "$line" ]]; then
       continue
     fi
@@ -36,7 +36,7 @@ envfile_each() {
       usage_error "$file:$line_no: malformed line (expected KEY=VALUE): $line"
     fi
     key="${BASH_REMATCH[1]}"
-    value="$(envfile_trim "${BASH_REMATCH[2]}")"
+    envfile_trim_into value "${BASH_REMATCH[2]}"
     if [[ ! "$key" =~ ^[A-Z][A-Z0-9_]*$ ]]; then
       usage_error "$file:$line_no: $key: keys are upper case (A-Z, 0-9, _)"
     fi
@@ -44,7 +44,7 @@ envfile_each() {
       usage_error "$file:$line_no: $key: set twice (first on line ${seen_at[$key]})"
     fi
     seen_at[$key]="$line_no"
-    value="$(envfile_unquote "$file" "$line_no" "$key" "$value")" || exit "$EX_USAGE"
+    envfile_unquote_into value "$file" "$line_no" "$key" "$value" || exit "$EX_USAGE"
     ENVFILE_TYPE="$type_hint"
     "$callback" "$file" "$line_no" "$key" "$value"
     type_hint=""
@@ -97,27 +97,50 @@ envfile_exported() {
 
 # envfile_trim STRING: STRING without leading and trailing whitespace.
 envfile_trim() {
-  local s="$1"
-  s="${s#"${s%%[![:space:]]*}"}"
-  s="${s%"${s##*[![:space:]]}"}"
+  local s
+  envfile_trim_into s "$1"
   printf '%s' "$s"
+}
+
+# envfile_trim_into VAR STRING: envfile_trim's STRING into the caller's VAR,
+# in the shell itself: envfile_each reads every line of env/defaults.env
+# (about 1,400 with the values) and a command substitution a line was a fork
+# each, 0.9-1.6 s before a run's first check (docs/performance.md).
+envfile_trim_into() {
+  local _tr_s="$2"
+  _tr_s="${_tr_s#"${_tr_s%%[![:space:]]*}"}"
+  _tr_s="${_tr_s%"${_tr_s##*[![:space:]]}"}"
+  printf -v "$1" '%s' "$_tr_s"
 }
 
 # envfile_unquote FILE LINE KEY VALUE: VALUE without one pair of matching
 # surrounding quotes; a quote left open is an error.
 envfile_unquote() {
-  local file="$1" line_no="$2" key="$3" value="$4" first last
-  [[ -n "$value" ]] || return 0
-  first="${value:0:1}"
-  last="${value: -1}"
-  if [[ "$first" == '"' || "$first" == "'" ]]; then
-    if [[ ${#value} -lt 2 || "$last" != "$first" ]]; then
-      printf '%s: %s:%s: %s: unterminated quote\n' "${LT_PROG:-${0##*/}}" "$file" "$line_no" "$key" >&2
+  local out
+  envfile_unquote_into out "$@" || return 1
+  printf '%s' "$out"
+}
+
+# envfile_unquote_into VAR FILE LINE KEY VALUE: envfile_unquote's answer into
+# the caller's VAR (envfile_trim_into says why); fails, saying why, on a quote
+# left open.
+envfile_unquote_into() {
+  # Names of its own, so the caller's VAR (envfile_each's "value") is not one of them.
+  local _uq_into="$1" _uq_value="$5" _uq_first _uq_last
+  if [[ -z "$_uq_value" ]]; then
+    printf -v "$_uq_into" '%s' ""
+    return 0
+  fi
+  _uq_first="${_uq_value:0:1}"
+  _uq_last="${_uq_value: -1}"
+  if [[ "$_uq_first" == '"' || "$_uq_first" == "'" ]]; then
+    if [[ ${#_uq_value} -lt 2 || "$_uq_last" != "$_uq_first" ]]; then
+      printf '%s: %s:%s: %s: unterminated quote\n' "${LT_PROG:-${0##*/}}" "$2" "$3" "$4" >&2
       return 1
     fi
-    value="${value:1:${#value}-2}"
+    _uq_value="${_uq_value:1:${#_uq_value}-2}"
   fi
-  printf '%s' "$value"
+  printf -v "$_uq_into" '%s' "$_uq_value"
 }
 
 # envfile_check_type TYPE VALUE: succeed if VALUE fits TYPE, otherwise print

@@ -7,7 +7,7 @@
 # links to every file of the cell. The charting library (uPlot, pinned in
 # scripts/report/package-lock.json) and the data are inlined, so the page
 # opens from disk with no network. Needs results.sh (write_atomic,
-# results_env_json, results_tables, results_columns_json).
+# results_env_json).
 
 REPORT_LIB_DIR="$(dirname "${BASH_SOURCE[0]}")"
 REPORT_SOURCE_DIR="$REPORT_LIB_DIR/../report"
@@ -15,16 +15,22 @@ REPORT_UPLOT_DIR="${REPORT_UPLOT_DIR:-$LT_ROOT/.tools/report/node_modules/uplot/
 # Answered requests drawn per cell at most; a larger cell draws every Nth.
 REPORT_LATENCY_POINTS="${REPORT_LATENCY_POINTS:-4000}"
 
-# report_render RUN_DIR [MANIFEST]: write RUN_DIR/report.html from what the
-# run has so far, with the facts of MANIFEST (RUN_DIR/manifest.json when not
-# given; the runner's last render gives the manifest as it will be).
+# report_render RUN_DIR [MANIFEST] [INPUTS]: write RUN_DIR/report.html from
+# what the run has so far, with the facts of MANIFEST (RUN_DIR/manifest.json
+# when not given; the runner's last render gives the manifest as it will be).
+# INPUTS: what the page reads from Python (the results' header, the columns'
+# schema, the cells' series: ltsuite.reportseries --inputs), when the caller
+# made it already (the runner, with the run's tables: results_render_final);
+# otherwise made here, in one Python start.
 report_render() {
-  local run_dir="$1" manifest="${2:-$1/manifest.json}" charts=1
+  local run_dir="$1" manifest="${2:-$1/manifest.json}" inputs="${3:-}" charts=1 mine=0 status=0
   [[ -f "$manifest" ]] || return 0
   if [[ ! -s "$REPORT_UPLOT_DIR/uPlot.iife.min.js" ]]; then
     warn "report: no charting library in $REPORT_UPLOT_DIR (scripts/setup/install-report-tools.sh installs it); report.html has tables only"
     charts=0
   fi
+  [[ -z "$inputs" || ! -s "$inputs" ]] || REPORT_INPUTS="$inputs"
+  report_inputs_begin "$run_dir" "$charts" && mine=1
   local designed
   designed="$(report_as_designed "$run_dir")"
   {
@@ -40,7 +46,54 @@ report_render() {
       report_scripts "$run_dir"
     fi
     printf '</body>\n</html>\n'
-  } | write_atomic "$run_dir/report.html"
+  } | write_atomic "$run_dir/report.html" || status=$?
+  ((mine == 0)) || report_inputs_end
+  [[ "$REPORT_INPUTS" != "$inputs" ]] || REPORT_INPUTS=""
+  return "$status"
+}
+
+# The file of the page's inputs while it renders (report_inputs).
+REPORT_INPUTS=""
+
+# report_inputs_begin RUN_DIR CHARTS: make the page's inputs (report_inputs)
+# into a temporary file, REPORT_INPUTS, unless there is one already; succeeds
+# when it made it (its caller then ends it: report_inputs_end), fails when
+# the inputs were there (the caller's caller's).
+report_inputs_begin() {
+  [[ -z "$REPORT_INPUTS" ]] || return 1
+  REPORT_INPUTS="$(mktemp)"
+  report_inputs "$1" "$2" >"$REPORT_INPUTS" || true
+}
+
+# report_inputs_end: remove the inputs report_inputs_begin made.
+report_inputs_end() {
+  rm -f "$REPORT_INPUTS"
+  REPORT_INPUTS=""
+}
+
+# report_inputs RUN_DIR CHARTS: what the page reads from Python as one JSON
+# object, in one start (ltsuite.reportseries --inputs): {"head": results.csv's
+# header, "columns": the columns' schema, "series": every cell's series over
+# time (k6's samples as requests per second by cause and the answered
+# requests' latency at their start, scripts/lib/k6-series.py, which reads only
+# the two metrics it needs, in whole lines: a file cut short by a killed k6
+# gives what it has; about 10 s for a cell of 539,291 requests; and each
+# request split into connect, queued, service and rest, ltsuite.timeparts
+# bars, drawn by scripts/report/time-parts.js), null when CHARTS is 0.
+report_inputs() {
+  local -a series=()
+  [[ "$2" == 1 ]] || series=(--no-series)
+  PYTHONPATH="$REPORT_LIB_DIR/.." "$LT_PYTHON" -S -m ltsuite.reportseries --inputs "${series[@]}" "$1" \
+    "$REPORT_LATENCY_POINTS" "$REPORT_TIME_PART_BARS"
+}
+
+# report_input KEY: one part of the page's inputs (REPORT_INPUTS:
+# report_inputs_begin), compact JSON; null when they could not be made.
+report_input() {
+  if [[ -s "$REPORT_INPUTS" ]]; then
+    jq -c --arg key "$1" '.[$key]' "$REPORT_INPUTS" 2>/dev/null && return 0
+  fi
+  printf 'null\n'
 }
 
 # report_as_designed RUN_DIR: {cells_as_designed, first_design_reason} from
@@ -161,12 +214,13 @@ report_across() {
 # of results.md: md_figures of scripts/ltsuite/columns.py) as the median
 # (min..max) of its repetitions (scripts/lib/repeats.jq); nothing otherwise.
 report_repeats() {
-  local run_dir="$1" axes_json
+  local run_dir="$1" axes_json mine=0 status=0
   results_rows "$run_dir" | jq -es 'any(.[]; (.repeat // 1) > 1)' >/dev/null || return 0
+  report_inputs_begin "$run_dir" 0 && mine=1
   axes_json="$(jq -c '.axes // []' "$run_dir/manifest.json")"
   printf '<h2>Repetitions</h2>\n<p>Each matrix cell run %s times in a shuffled order; every figure is the median (min..max) of its repetitions.</p>\n' \
     "$(jq -r '.repeat.n // "several"' "$run_dir/manifest.json")"
-  jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" --argjson columns "$(results_columns_json)" '
+  jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" --argjson columns "$(report_input columns)" '
     include "repeats";
     . as $rows | $columns.md_figures as $figures
     | "<div class=\"results\"><table id=\"repeats\">",
@@ -178,7 +232,9 @@ report_repeats() {
          + ([$figures[] | . as $f | "<td class=\"n\">\($g | group_value($rows; $f) | @html)</td>"] | join(""))
          + "</tr>"),
       "</table></div>"
-  ' < <(results_rows "$run_dir")
+  ' < <(results_rows "$run_dir") || status=$?
+  ((mine == 0)) || report_inputs_end
+  return "$status"
 }
 
 # report_tiers RUN_DIR: with nginx in front in some cell (proxy_reqs in a
@@ -209,14 +265,16 @@ report_tiers() {
 # report_results RUN_DIR: the rows (every cells/*/row.json) as an HTML table,
 # with the columns of results.csv; each cell name links to its section below.
 report_results() {
-  local run_dir="$1" head_json
+  local run_dir="$1" head_json mine=0
   printf '<h2>Results</h2>\n'
   if [[ -z "$(find "$run_dir/cells" -mindepth 2 -maxdepth 2 -name row.json -type f -size +0 -print -quit 2>/dev/null)" ]]; then
     printf '<p>No cell finished.</p>\n'
     return
   fi
   printf '<p><a href="results.csv">results.csv</a> · <a href="results.md">results.md</a> · <a href="manifest.json">manifest.json</a></p>\n'
-  head_json="$(results_tables head "$run_dir")"
+  report_inputs_begin "$run_dir" 0 && mine=1
+  head_json="$(report_input head)"
+  ((mine == 0)) || report_inputs_end
   jq -rs --argjson head "$head_json" '
     def cell_html: if . == null then "<td></td>"
       elif type == "number" then "<td class=\"n\">\(.)</td>"
@@ -277,40 +335,30 @@ report_scripts() {
 # larger cell draws every Nth (in order of start).
 REPORT_TIME_PART_BARS="${REPORT_TIME_PART_BARS:-2000}"
 
-# report_series RUN_DIR: every cell's series over time in one process
-# (ltsuite.reportseries): {"k6": {CELL: series}, "time_parts": {"cells":
-# {CELL: parts}}}: k6's samples as requests per second by cause and the
-# answered requests' latency at their start (scripts/lib/k6-series.py, which
-# reads only the two metrics it needs, in whole lines: a file cut short by a
-# killed k6 gives what it has; about 10 s for a cell of 539,291 requests),
-# and each request split into connect, queued, service and rest
-# (ltsuite.timeparts bars, drawn by scripts/report/time-parts.js).
-report_series() {
-  PYTHONPATH="$REPORT_LIB_DIR/.." "$LT_PYTHON" -S -m ltsuite.reportseries "$1" \
-    "$REPORT_LATENCY_POINTS" "$REPORT_TIME_PART_BARS"
-}
-
 # report_data RUN_DIR: what the charts draw, as one JSON object: the run's
 # axes, the titles of the columns charted across cells (labels, from
 # scripts/ltsuite/columns.py) and, per cell, its row, the knobs the charts
 # use, the columns of samples.tsv and the series made from k6's samples (null
 # without them).
 report_data() {
-  local run_dir="$1" cell_dir
+  local run_dir="$1" cell_dir mine=0 status=0
+  report_inputs_begin "$run_dir" 1 && mine=1
   {
     for cell_dir in "$run_dir"/cells/*/; do
       [[ -d "$cell_dir" ]] || continue
       report_cell_data "${cell_dir%/}"
     done
-  } | jq -cs --slurpfile manifest "$run_dir/manifest.json" --argjson columns "$(results_columns_json)" \
-    --slurpfile series <(report_series "$run_dir") \
+  } | jq -cs --slurpfile manifest "$run_dir/manifest.json" --argjson columns "$(report_input columns)" \
+    --slurpfile series <(report_input series) \
     '($series[0] // {}) as $s
      | {run_id: $manifest[0].run_id, axes: ($manifest[0].axes // []), labels: $columns.labels,
-        cells: [.[] | .k6 = (($s.k6 // {})[.cell] // null)], time_parts: ($s.time_parts // {cells: {}})}'
+        cells: [.[] | .k6 = (($s.k6 // {})[.cell] // null)], time_parts: ($s.time_parts // {cells: {}})}' || status=$?
+  ((mine == 0)) || report_inputs_end
+  return "$status"
 }
 
 # report_cell_data CELL_DIR: one cell's entry of report_data (its k6 series
-# are added by report_data, from report_series).
+# are added by report_data, from the page's inputs).
 report_cell_data() {
   local cell_dir="$1" row='{}' env='{}' samples='{}'
   [[ -s "$cell_dir/row.json" ]] && row="$(cat "$cell_dir/row.json")"

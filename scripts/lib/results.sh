@@ -61,6 +61,13 @@ results_render() {
   results_tables render "$1"
 }
 
+# results_render_final RUN_DIR INPUTS: results_render, and in the same Python
+# start the report's inputs into INPUTS (report_inputs, report.sh): the run's
+# last step starts Python once for its tables and its report (needs report.sh).
+results_render_final() {
+  results_tables render "$1" --report-inputs "$2" "$REPORT_LATENCY_POINTS" "$REPORT_TIME_PART_BARS"
+}
+
 # results_tables ARGS...: scripts/ltsuite/tables.py (render RUN_DIR: write the
 # tables; head RUN_DIR: results.csv's header as a JSON array).
 results_tables() {

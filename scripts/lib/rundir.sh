@@ -183,21 +183,23 @@ cells_without_row() {
 # it will be). A render that fails makes the run failed, with a warning
 # naming what could not be written, and this fails.
 finish_run() {
-  local status="$1" final problem=""
+  local status="$1" final inputs problem=""
   final="$(mktemp)"
-  if ! results_render "$LT_RUN_DIR"; then
+  inputs="$(mktemp)"
+  if ! results_render_final "$LT_RUN_DIR" "$inputs"; then
     problem="cannot write results.csv and results.md"
     status=failed
   fi
   if ! manifest_finished "$LT_RUN_DIR" "$status" "$problem" >"$final"; then
-    rm -f "$final"
+    rm -f "$final" "$inputs"
     return 1
   fi
-  if ! report_render "$LT_RUN_DIR" "$final"; then
+  if ! report_render "$LT_RUN_DIR" "$final" "$inputs"; then
     problem="${problem:+$problem; }cannot write report.html"
     status=failed
     manifest_finished "$LT_RUN_DIR" "$status" "$problem" >"$final" || true
   fi
+  rm -f "$inputs"
   if ! write_atomic "$LT_RUN_DIR/manifest.json" <"$final"; then
     rm -f "$final"
     return 1

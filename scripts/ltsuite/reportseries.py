@@ -1,6 +1,7 @@
 """The report's series over time, every cell of a run in one process.
 
   python3 -S -m ltsuite.reportseries RUN_DIR LATENCY_POINTS TIME_PART_BARS
+  python3 -S -m ltsuite.reportseries --inputs [--no-series] RUN_DIR LATENCY_POINTS TIME_PART_BARS
 
 One JSON object on stdout: {"k6": {CELL: series}, "time_parts": {"cells": {CELL: bars}}}, where a cell's
 series are k6's samples as requests per second by cause and the answered requests' latency at their
@@ -9,6 +10,12 @@ request's parts (ltsuite.timeparts bars, for cells whose target wrote tomcat-acc
 whose files cannot be read gets null, never a figure. report.sh draws them (report.js, time-parts.js).
 The rule: decisions and readings of data in Python, called once per phase (here once per report), not
 once per cell and question.
+
+With --inputs, everything the report reads from Python, in that one start (report_inputs):
+{"head": results.csv's header (ltsuite.tables head), "columns": the columns' schema (ltsuite.columns
+--json), "series": the object above, or null with --no-series (a report without charts)}. The
+runner's last step makes the same object in the process that renders the run's tables
+(ltsuite.tables render --report-inputs), so a run ends with one Python start, not four.
 """
 from __future__ import annotations
 
@@ -90,12 +97,34 @@ def run_series(run_dir: Path, latency_points: int, time_part_bars: int) -> dict[
     return out
 
 
+def report_inputs(run_dir: Path, latency_points: int, time_part_bars: int, series: bool = True) -> dict[str, Any]:
+    """What report.html reads from Python, in one object (see the module's doc)."""
+    from . import columns, tables  # the series alone need neither
+
+    return {"head": tables.csv_head(tables.load_run(run_dir)), "columns": columns.export(),
+            "series": run_series(run_dir, latency_points, time_part_bars) if series else None}
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = sys.argv[1:] if argv is None else list(argv)
+    inputs = bool(args) and args[0] == "--inputs"
+    if inputs:
+        args = args[1:]
+    series = not (inputs and args[:1] == ["--no-series"])
+    if not series:
+        args = args[1:]
     if len(args) != 3 or not args[1].isdigit() or not args[2].isdigit():
-        sys.stderr.write("usage: python3 -m ltsuite.reportseries RUN_DIR LATENCY_POINTS TIME_PART_BARS\n")
+        sys.stderr.write("usage: python3 -m ltsuite.reportseries [--inputs [--no-series]] RUN_DIR LATENCY_POINTS TIME_PART_BARS\n")
         return 2
-    json.dump(run_series(Path(args[0]), int(args[1]), int(args[2])), sys.stdout, separators=(",", ":"))
+    if inputs:
+        try:
+            out = report_inputs(Path(args[0]), int(args[1]), int(args[2]), series)
+        except (OSError, ValueError) as err:
+            sys.stderr.write(f"ltsuite.reportseries: {err}\n")
+            return 1
+    else:
+        out = run_series(Path(args[0]), int(args[1]), int(args[2]))
+    json.dump(out, sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
     return 0
 

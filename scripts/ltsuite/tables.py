@@ -394,16 +394,35 @@ def render(run_dir: Path, with_words: bool = True) -> None:
             (run_dir / name).unlink(missing_ok=True)
 
 
+def _write_report_inputs(run_dir: Path, file: str, points: str, bars: str) -> None:
+    """FILE: the report's inputs (see main); on failure nothing, said on stderr."""
+    from . import reportseries
+
+    try:
+        data = reportseries.report_inputs(run_dir, int(points), int(bars))
+        write_atomic(Path(file), json.dumps(data, separators=(",", ":")) + "\n")
+    except (OSError, ValueError, TableError) as err:
+        Path(file).unlink(missing_ok=True)
+        print(f"{PROG}: the report's inputs: {err}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     """render RUN_DIR: write results.csv and results.md; head RUN_DIR: results.csv's header as
-    a JSON array. Exit 1 with the file's name when the run cannot be read."""
+    a JSON array. Exit 1 with the file's name when the run cannot be read. render's
+    --report-inputs FILE LATENCY_POINTS TIME_PART_BARS also writes FILE: what report.html reads
+    from Python (ltsuite.reportseries report_inputs), so the runner's last step, the tables and
+    the report, starts Python once; a FILE that cannot be made is left out (the report then
+    makes its own), the tables stand."""
     parser = argparse.ArgumentParser(prog=PROG, description="results.csv and results.md of a run.")
     parser.add_argument("command", choices=("render", "head"))
     parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--report-inputs", nargs=3, metavar=("FILE", "LATENCY_POINTS", "TIME_PART_BARS"))
     args = parser.parse_args(argv)
     try:
         if args.command == "render":
             render(args.run_dir)
+            if args.report_inputs:
+                _write_report_inputs(args.run_dir, *args.report_inputs)
         else:
             print(json.dumps(csv_head(load_run(args.run_dir)), separators=(",", ":")))
     except (TableError, OSError) as err:

@@ -304,6 +304,26 @@ setup() {
   assert_output 0
 }
 
+@test "after its last cell a run starts Python twice: that cell's finish, and its tables with what report.html reads" {
+  local last starts
+  execwatch_whole
+  last="$(cat "$RUN_DIR"/cells/*/phases.tsv | awk -F'\t' '$1 == "stopped" && $2 > m { m = $2 } END { print m }')"
+  [ -n "$last" ]
+  starts="$(awk -F'\t' -v last="$last" '$1 > last' "$BATS_FILE_TMPDIR/python-starts.log" | wc -l)"
+  echo "$starts Python starts after the last cell stopped"
+  awk -F'\t' -v last="$last" '$1 > last { print substr($2, 1, 120) }' "$BATS_FILE_TMPDIR/python-starts.log"
+  [ "$starts" -eq 2 ]
+  run awk -F'\t' -v last="$last" '$1 > last && $2 ~ /ltsuite[.]tables render .*--report-inputs/' "$BATS_FILE_TMPDIR/python-starts.log"
+  [ "${#lines[@]}" -eq 1 ]
+  run awk -F'\t' -v last="$last" '$1 > last && $2 ~ /ltsuite[.](columns|reportseries)|ltsuite[.]tables head/' \
+    "$BATS_FILE_TMPDIR/python-starts.log"
+  [ -z "$output" ]
+  # The page still has its results table and every cell's series.
+  grep -q '<th>cell</th>' "$RUN_DIR/report.html"
+  sed -n '/<script type="application\/json" id="report-data">/,/<\/script>/p' "$RUN_DIR/report.html" | sed '1d;$d' \
+    | jq -e '[.cells[].k6 != null] | all and length == 4'
+}
+
 @test "results/latest points at the run" {
   # The run is the one directory the runner created; latest names it, relative
   # to results/ so the tree can move.

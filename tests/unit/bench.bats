@@ -44,6 +44,23 @@ JSON
   assert_output --partial "| aot | 1.2 (1.1..1.3, n=3) | 1.7 (1.6..1.8, n=3) | 1.33 |"
 }
 
+@test "the whole run: its time outside k6 over its cells times the bare start, and where it went, per size" {
+  run summarise <<'JSON'
+{"figure":"wholerun-bare-start","rep":1,"variant":"auto","start_s":1.0}
+{"figure":"wholerun-bare-start","rep":1,"variant":"auto","start_s":1.2}
+{"figure":"wholerun","rep":1,"variant":"3 cell(s)","run":"r1","cells":3,"wall_s":14,"k6_s":9,"lock_wait_s":0,"outside_k6_s":5,"make_s":0.2,"before_first_cell_s":0.6,"cells_s":[1.3,1.2,1.4],"after_last_cell_s":0.8,"last_finish_s":0.3,"python_make":0,"python_before":3,"python_cells":6,"python_live":3,"python_after":2,"python_before_what":["ltsuite.cell"],"python_after_what":["ltsuite.cell","ltsuite.tables"],"load_avg_start":1,"load_avg_end":2}
+{"figure":"wholerun","rep":2,"variant":"3 cell(s)","run":"r2","cells":3,"wall_s":15,"k6_s":9,"lock_wait_s":4,"outside_k6_s":6,"make_s":0.2,"before_first_cell_s":0.7,"cells_s":[1.5,1.6,1.7],"after_last_cell_s":0.9,"last_finish_s":0.3,"python_make":0,"python_before":3,"python_cells":6,"python_live":3,"python_after":2,"load_avg_start":1,"load_avg_end":3}
+JSON
+  assert_success
+  jq -e '.wholerun.bare_start_s.median == 1.1' <<<"$output"
+  # 5.5 s outside k6 (the median of 5 and 6) over 3 cells x 1.1 s.
+  jq -e '.wholerun.sizes[0] | .cells == 3 and .outside_k6_s.median == 5.5 and .over_floor == 1.667
+    and .per_cell_s.n == 6 and .runs == ["r1", "r2"]' <<<"$output"
+  run jq -r -f "$LT_ROOT/scripts/lib/bench-md.jq" <<<"$output"
+  assert_output --partial "| 3 | 14.5 (14..15, n=2) | 9 (9..9, n=2) | 5.5 (5..6, n=2) | 1.67 | 0.2 (0.2..0.2, n=2) | 0.65 (0.6..0.7, n=2) |"
+  assert_output --partial "| 0 / 3 / 6 (+3) / 2 | 1..3 |"
+}
+
 @test "perturbation ratios pair the variants of the same repetition" {
   run summarise <<'JSON'
 {"figure":"perturbation-saturated","rep":1,"variant":"none","tps":1000,"p95_ms":10}

@@ -81,6 +81,32 @@ report_cell() {
   assert_output 1
 }
 
+@test "a run's last step starts Python once: the tables' process makes the report's inputs, and the page is the same" {
+  results_render "$RUN_DIR"
+  report_render "$RUN_DIR"
+  cp "$RUN_DIR/report.html" "$BATS_TEST_TMPDIR/alone.html"
+  local real="$LT_PYTHON"
+  printf '#!/bin/bash\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$BATS_TEST_TMPDIR/starts" "$real" >"$BATS_TEST_TMPDIR/python"
+  chmod +x "$BATS_TEST_TMPDIR/python"
+  export LT_PYTHON="$BATS_TEST_TMPDIR/python"
+  results_render_final "$RUN_DIR" "$BATS_TEST_TMPDIR/inputs"
+  report_render "$RUN_DIR" "$RUN_DIR/manifest.json" "$BATS_TEST_TMPDIR/inputs"
+  run cat "$BATS_TEST_TMPDIR/starts"
+  assert_output --regexp '^-m ltsuite.tables render .* --report-inputs '
+  assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/starts")" 1
+  [ -s "$RUN_DIR/results.csv" ] && [ -s "$RUN_DIR/results.md" ]
+  jq -e '(.head | index("cell")) != null and .columns.labels != null and (.series.k6 | keys) == ["01_vus-4"]' \
+    "$BATS_TEST_TMPDIR/inputs"
+  cmp "$BATS_TEST_TMPDIR/alone.html" "$RUN_DIR/report.html"
+  # Inputs that could not be made: the page makes its own, in one start.
+  : >"$BATS_TEST_TMPDIR/starts"
+  report_render "$RUN_DIR" "$RUN_DIR/manifest.json" "$BATS_TEST_TMPDIR/missing"
+  run cat "$BATS_TEST_TMPDIR/starts"
+  assert_output --regexp '^-S -m ltsuite.reportseries --inputs '
+  assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/starts")" 1
+  cmp "$BATS_TEST_TMPDIR/alone.html" "$RUN_DIR/report.html"
+}
+
 @test "the report shows the run, its facts and its warnings, escaped" {
   report_render "$RUN_DIR"
   run cat "$RUN_DIR/report.html"

@@ -42,18 +42,21 @@ setup() {
 }
 
 # finish_fixture: a run whose manifest says running, with stubs for the two
-# renders that record the manifest on disk while they run.
+# renders that record the manifest on disk while they run (the tables'
+# render also makes the report's inputs, which the report is given).
 finish_fixture() {
   unset -f manifest_update
   LT_RUN_DIR="$BATS_TEST_TMPDIR/run"
   mkdir -p "$LT_RUN_DIR"
   printf '{"run_id": "r", "status": "running", "ended_at": null, "warnings": []}\n' >"$LT_RUN_DIR/manifest.json"
   RESULTS_FAIL=0 REPORT_FAIL=0
-  results_render() {
+  results_render_final() {
     jq -r .status "$1/manifest.json" >"$BATS_TEST_TMPDIR/status-at-results"
+    printf '{"head": ["cell"]}\n' >"$2"
     return "$RESULTS_FAIL"
   }
   report_render() {
+    cp "$3" "$BATS_TEST_TMPDIR/inputs-given"
     jq -r .status "$1/manifest.json" >"$BATS_TEST_TMPDIR/status-at-report"
     jq -r .status "$2" >"$BATS_TEST_TMPDIR/status-shown"
     return "$REPORT_FAIL"
@@ -67,6 +70,8 @@ finish_fixture() {
   [ "$(cat "$BATS_TEST_TMPDIR/status-at-report")" = running ]
   # The report shows the status the run ends with.
   [ "$(cat "$BATS_TEST_TMPDIR/status-shown")" = complete ]
+  # The report is drawn from what the tables' process made for it.
+  jq -e '.head == ["cell"]' "$BATS_TEST_TMPDIR/inputs-given"
   [ "$(jq -r .status "$LT_RUN_DIR/manifest.json")" = complete ]
   jq -e '.ended_at != null' "$LT_RUN_DIR/manifest.json"
 }
