@@ -23,7 +23,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 # Column types: what a value of the column is in row.json (null is always allowed: unmeasured
 # is empty, never 0).
@@ -432,6 +432,17 @@ BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
 def scenario_columns() -> list[Column]:
     """The columns scenarios add, in COLUMNS order."""
     return [c for c in COLUMNS if c.scenario is not None]
+
+
+def extra_names(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """The scenarios' own columns the rows carry (row.json's "extra"), in the order the rows
+    first name them."""
+    names: list[str] = []
+    for row in rows:
+        for key in row.get("extra") or {}:
+            if key not in names:
+                names.append(key)
+    return names
 
 
 def csv_head(axes: Iterable[str], extra: Iterable[str]) -> list[str]:

@@ -99,9 +99,10 @@ def run_series(run_dir: Path, latency_points: int, time_part_bars: int) -> dict[
 
 def report_inputs(run_dir: Path, latency_points: int, time_part_bars: int, series: bool = True) -> dict[str, Any]:
     """What report.html reads from Python, in one object (see the module's doc)."""
-    from . import columns, tables  # the series alone need neither
+    from . import columns  # the series alone need it not
 
-    return {"head": tables.csv_head(tables.load_run(run_dir)), "columns": columns.export(),
+    run = formats.load_run(run_dir)
+    return {"head": columns.csv_head(run.axes, columns.extra_names(run.rows)), "columns": columns.export(),
             "series": run_series(run_dir, latency_points, time_part_bars) if series else None}
 
 

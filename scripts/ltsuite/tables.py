@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import across, columns, words
+from .columns import extra_names
 from .formats import Run, TableError, load_run  # TableError: what callers of render catch (ltsuite.cell)
 
 PROG = "ltsuite.tables"
@@ -131,17 +132,6 @@ def is_number(value: Any) -> bool:
 
 
 # --- rows ---------------------------------------------------------------------------------------
-
-def extra_names(rows: Iterable[dict[str, Any]]) -> list[str]:
-    """The scenarios' own columns the rows carry (row.json's "extra"), in the order the rows
-    first name them."""
-    names: list[str] = []
-    for row in rows:
-        for key in row.get("extra") or {}:
-            if key not in names:
-                names.append(key)
-    return names
-
 
 def unknown_extra(names: Iterable[str]) -> list[str]:
     """Scenario columns a row carries that ltsuite.columns does not define."""
