@@ -250,6 +250,7 @@ on_exit() {
   stop_cell_processes
   # A cell's finish still running (cell_finish_begin): its row, its line.
   cell_finish_wait
+  run_end_leftovers
   # The reserve given back first: on a full disk the manifest still fits.
   [[ -z "$LT_RUN_DIR" ]] || space_release "$LT_RUN_DIR"
   if [[ -n "$LT_RUN_DIR" && $LT_FINISHED -eq 0 ]]; then
@@ -262,6 +263,20 @@ on_exit() {
   [[ -z "$LT_TMP_DIR" ]] || rm -rf "$LT_TMP_DIR"
   lock_state_clear
   exit "$status"
+}
+
+# run_end_leftovers: end (by pid) every process that still carries this run's
+# id (run_pids: the target's JVM, k6, the sampler, a TARGET_CMD server) once
+# the cell's processes were stopped: one started just as a signal came, before
+# the line that keeps its pid ran (target_start's TARGET_PID=$!), has no pid
+# for stop_cell_processes, and would run on unattended. Says which.
+run_end_leftovers() {
+  [[ -n "${LT_RUN_ID:-}" ]] || return 0
+  local -a pids=()
+  mapfile -t pids < <(run_pids "$LT_RUN_ID")
+  [[ ${#pids[@]} -gt 0 ]] || return 0
+  trap_say "ending what started as the run stopped: pid $(join_words ', ' "${pids[@]}")"
+  end_pids TERM 10 "${pids[@]}" || true
 }
 
 # run_tmp_dir: the run's temporary directory (TMPDIR for everything the run

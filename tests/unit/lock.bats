@@ -184,7 +184,7 @@ for lib in results manifest lock space cell; do source "$LT_ROOT/scripts/lib/$li
 stop_cell_processes() { say "stopping"; }
 results_render() { :; }
 report_render() { :; }
-LT_RUN_ID=r LT_RUN_DIR="$1" LT_FINISHED=0 LT_INTERRUPTED=0
+LT_RUN_ID="${RUNNER_RUN_ID:-r}" LT_RUN_DIR="$1" LT_FINISHED=0 LT_INTERRUPTED=0
 TMPDIR="$2" run_tmp_dir
 lock_state_write
 run_traps_set
@@ -194,6 +194,12 @@ if [[ "${RUNNER_FINISH_S:-0}" != 0 ]]; then
   mkdir -p "$1/cells/01"
   cell_finish_steps() { sleep "$RUNNER_FINISH_S"; printf '{"status": "ok"}\n' >"$1/row.json"; }
   cell_finish_begin "$1/cells/01" ok "" 1.0 0 1 "$SECONDS"
+fi
+# A process of the run's whose pid no variable kept (RUNNER_LEFTOVER=1): one
+# started just as the signal came. Only its id marks it as the run's.
+if [[ "${RUNNER_LEFTOVER:-0}" == 1 ]]; then
+  env -i "LT_RUN_ID=$LT_RUN_ID" sleep 300 9>&- &
+  printf '%s\n' "$!" >"$1/leftover.pid"
 fi
 printf 'ready\n' >"$3"
 while :; do sleep 0.05; done
@@ -281,4 +287,18 @@ SH
   assert_failure
   assert_output --partial "ltsuite is writable by other users (mode 1777)"
   [ ! -e "$LT_LOCK_FILE" ]
+}
+
+@test "SIGTERM: a process of the run whose pid nothing kept (started as the signal came) is ended by the run's id" {
+  RUNNER_RUN_ID="leftover-$$-$BATS_TEST_NUMBER" RUNNER_LEFTOVER=1 start_trapped_runner
+  local leftover
+  leftover="$(cat "$BATS_TEST_TMPDIR/run/leftover.pid")"
+  kill -0 "$leftover"
+  kill -TERM "$RUNNER_PID"
+  local status=0
+  wait "$RUNNER_PID" || status=$?
+  [ "$status" -eq 143 ]
+  # Gone, not a zombie of the runner's: its /proc entry is no more, or it is no longer that sleep.
+  run cat "/proc/$leftover/cmdline"
+  [[ "$status" -ne 0 || "$output" != sleep* ]] || fail "pid $leftover still runs: $output"
 }
