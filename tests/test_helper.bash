@@ -45,6 +45,22 @@ lt_run_matrix_once() {
   printf '%s\n' "$status" >"$BATS_FILE_TMPDIR/run.status"
 }
 
+# lt_latest [RESULTS_DIR]: the latest run under RESULTS_DIR (LT_RESULTS_DIR
+# when none is given), its path resolved: what lt_cells and lt_row_value read
+# as RUN_DIR.
+lt_latest() {
+  readlink -f "${1:-$LT_RESULTS_DIR}/latest"
+}
+
+# lt_setup_latest [RESULTS_DIR]: a setup() over the run its file's
+# setup_file made into RESULTS_DIR (BATS_FILE_TMPDIR/results when none is
+# given): root checked, RUN_DIR that run (lt_latest).
+lt_setup_latest() {
+  bats_require_minimum_version 1.5.0
+  lt_require_root
+  RUN_DIR="$(lt_latest "${1:-$BATS_FILE_TMPDIR/results}")"
+}
+
 # lt_run_settings_once NAME KEY=VALUE...: in setup_file, as root, one run of
 # a matrix of these lines (BATS_FILE_TMPDIR/NAME.matrix; lt_run_matrix_once).
 lt_run_settings_once() {

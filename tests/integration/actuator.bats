@@ -20,9 +20,7 @@ setup_file() {
 
 setup() {
   load '../test_helper'
-  bats_require_minimum_version 1.5.0
-  lt_require_root
-  RUN_DIR="$(readlink -f "$BATS_FILE_TMPDIR/results/latest")"
+  lt_setup_latest
 }
 
 # actuator_cell MODE: the cell that ran with TARGET_ACTUATOR=MODE.
@@ -63,7 +61,7 @@ actuator_cell() {
   [ -f tests/fixtures/ownapp-secured/target/secured-service.jar ] || make -s ownapp >/dev/null
   run scripts/run-matrix.sh tests/fixtures/secured-actuator.matrix
   [ "$status" -eq 0 ] || fail "the run failed: $output"
-  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  RUN_DIR="$(lt_latest)"
   local cell
   cell="$(lt_cells)"
   [ "$(lt_row_value "$cell" status)" = ok ]

@@ -34,7 +34,7 @@ setup() {
 
 # use_app APP: the run of APP's matrix is the one lt_cells and lt_row_value read.
 use_app() {
-  RUN_DIR="$(readlink -f "$BATS_FILE_TMPDIR/results-$1/latest")"
+  RUN_DIR="$(lt_latest "$BATS_FILE_TMPDIR/results-$1")"
 }
 
 @test "every cell of both applications runs as designed, the scripts unchanged, with busy threads measured and the connector checked" {

@@ -20,9 +20,7 @@ setup_file() {
 
 setup() {
   load '../test_helper'
-  bats_require_minimum_version 1.5.0
-  lt_require_root
-  RUN_DIR="$(readlink -f "$BATS_FILE_TMPDIR/results/latest")"
+  lt_setup_latest
 }
 
 @test "with no health path set, the jar is waited for at /readyz, and the scripts are told so" {
@@ -44,7 +42,7 @@ own_app_run() {
   cd "$LT_ROOT" || return 1
   status=0
   env TOMCAT_ACCEPT_COUNT=1 "$@" scripts/run-matrix.sh tests/fixtures/own-app.matrix >"$log" 2>&1 || status=$?
-  RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
+  RUN_DIR="$(lt_latest)"
 }
 
 # shellcheck disable=SC2030 # SC2030: each test reads the status own_app_run set in its own shell

@@ -14,12 +14,18 @@ teardown() {
   lt_end "${TARGET_PID:-}"
 }
 
-@test "a TARGET_TLS=1 cell: Tomcat serves HTTPS, every new connection's handshake is a measured part of the row" {
-  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/tests/fixtures/tls.matrix"
+# tls_cell MATRIX: one run of tests/fixtures/MATRIX (a cell of its own) into
+# the test's results, which must succeed; its run in RUN_DIR, its row in ROW.
+tls_cell() {
+  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/tests/fixtures/$1"
   assert_success
-  local run_dir row
-  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
-  row="$run_dir/cells/01/row.json"
+  RUN_DIR="$(lt_latest)"
+  ROW="$RUN_DIR/cells/01/row.json"
+}
+
+@test "a TARGET_TLS=1 cell: Tomcat serves HTTPS, every new connection's handshake is a measured part of the row" {
+  tls_cell tls.matrix
+  local run_dir="$RUN_DIR" row="$ROW"
   grep -q 'Tomcat started on port 8080 (https)' "$run_dir/cells/01/target.log"
   # The actuator's connector stays plain (the sampler read Tomcat's threads).
   grep -q 'Tomcat started on port 8081 (http)' "$run_dir/cells/01/target.log"
@@ -76,11 +82,8 @@ JS
 }
 
 @test "a PROXY_TLS=1 cell: nginx terminates TLS, Tomcat behind it stays plain, every handshake is measured" {
-  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/tests/fixtures/tls-proxy.matrix"
-  assert_success
-  local run_dir row
-  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
-  row="$run_dir/cells/01/row.json"
+  tls_cell tls-proxy.matrix
+  local run_dir="$RUN_DIR" row="$ROW"
   grep -q 'Tomcat started on port 8080 (http)' "$run_dir/cells/01/target.log"
   grep -q ' ssl backlog=' "$run_dir/cells/01/nginx.conf"
   run jq -c '{http_reqs, failed_reqs, fail_tls, proxy_reqs, t_handshake_med_ms, tls_handshakes, proxy_tls_handshakes, proxy_tls_resumed}' "$row"
@@ -100,11 +103,8 @@ JS
   local cost
   cost="$(awk -F'\t' '$1 == "ec" { print $6 }' "$LT_RESULTS_DIR"/tls-calibration-*/calibration.tsv)"
   [ -n "$cost" ]
-  run "$LT_ROOT/scripts/run-matrix.sh" "$LT_ROOT/tests/fixtures/tls-burst.matrix"
-  assert_success
-  local run_dir row
-  run_dir="$(readlink -f "$LT_RESULTS_DIR/latest")"
-  row="$run_dir/cells/01/row.json"
+  tls_cell tls-burst.matrix
+  local run_dir="$RUN_DIR" row="$ROW"
   grep -q "^# from .*/tls-calibration-.*/calibration.tsv" "$run_dir/cells/01/tls-calibration.tsv"
   run jq -c '{tls_handshakes, tls_handshakes_end_ms, tls_handshake_cpu_ms, predicted_tls_handshakes_end_ms,
               accept_queue_peak, predicted_tls_accept_queue_peak, prediction_check, prediction_notes}' "$row"
