@@ -39,11 +39,12 @@ warmup_run() {
   limit_s="$((seconds + $(k6_duration_seconds "${warm_values[REQUEST_TIMEOUT]}") + 30))"
   phase_mark "$cell_dir" warmup_start
   warmup_k6_start warm_values "$cell_dir" "$users_url" "$limit_s"
-  ended="$(warmup_until "${warm_values[WARMUP_UNTIL]:-time}" "$cell_dir" "$limit_s" "$start_ms")"
+  ended="$(warmup_until "${warm_values[WARMUP_UNTIL]:-time}" "$cell_dir" "$limit_s" "$start_ms" \
+    "${warm_values[WARMUP_REQUESTS]:-}")"
   wait "$WARMUP_PID" || status=$?
   WARMUP_PID=""
-  # k6 ends at 105 on the SIGINT that ended a settled warm-up.
-  [[ "$ended" != settled || "$status" != 105 ]] || status=0
+  # k6 ends at 105 on the SIGINT that ended a settled or counted warm-up.
+  [[ "$ended" == time || "$status" != 105 ]] || status=0
   if [[ "$status" != 0 && "$status" != 99 ]]; then
     first="$(grep -m1 -iE 'error|panic' "$cell_dir/warmup.log" 2>/dev/null | cut -c1-200 || true)"
     cell_error "the warm-up's k6 exited with status $status: ${first:-no error line in warmup.log}"
@@ -82,18 +83,21 @@ warmup_k6_start() {
   WARMUP_PID=$!
 }
 
-# warmup_until UNTIL CELL_DIR SECONDS START_MS: with UNTIL settled, watch the
-# application's time at the path in the cell's access log while the
-# warm-up's k6 (WARMUP_PID) runs (ltsuite.warmsettle, which writes
-# warmup-settle.json), until k6 ends or at most SECONDS, and end k6 (SIGINT: it writes its
-# summary) once the time has settled. Prints the rule that ended it:
-# settled, or time (UNTIL time, or k6 ended or SECONDS passed first).
+# warmup_until UNTIL CELL_DIR SECONDS START_MS [COUNT]: with UNTIL settled
+# or count, watch the cell's access log while the warm-up's k6 (WARMUP_PID)
+# runs (ltsuite.warmsettle, which writes warmup-settle.json), until k6 ends or
+# at most SECONDS, and end k6 (SIGINT: it writes its summary) once the
+# application's time at the path has settled, or (count) COUNT of the
+# warm-up's requests were logged. Prints the rule that ended it: settled,
+# count, or time (UNTIL time, or k6 ended or SECONDS passed first).
 warmup_until() {
-  local until="$1" cell_dir="$2" seconds="$3" start_ms="$4" ended=time
-  if [[ "$until" == settled ]]; then
+  local until="$1" cell_dir="$2" seconds="$3" start_ms="$4" count="${5:-}" ended=time
+  local -a rule=()
+  [[ "$until" != count ]] || rule=("$count")
+  if [[ "$until" == settled || "$until" == count ]]; then
     ended="$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.warmsettle watch "$cell_dir" \
-      "$start_ms" "$seconds" "$WARMUP_PID")" || ended="time"
-    [[ "$ended" != settled ]] || kill -INT "$WARMUP_PID" 2>/dev/null || true
+      "$start_ms" "$seconds" "$WARMUP_PID" "${rule[@]}")" || ended="time"
+    [[ "$ended" == time ]] || kill -INT "$WARMUP_PID" 2>/dev/null || true
   fi
   printf '%s\n' "$ended"
 }

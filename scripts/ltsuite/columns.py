@@ -352,8 +352,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("warmup_first_ms", NUMBER, "ms", "median time of the warm-up's requests answered in its first second"),
     Column("warmup_last_ms", NUMBER, "ms", "median time of the warm-up's requests answered in the last second of "
            "WARMUP (empty when it ended as settled before: warmup_settled_ms)"),
-    Column("warmup_ended_by", TEXT, "", "what ended the warm-up: time (WARMUP passed) or settled (WARMUP_UNTIL="
-           "settled: the application's own time at the path stopped falling, ltsuite.warmsettle; warmup-settle.json)"),
+    Column("warmup_ended_by", TEXT, "", "what ended the warm-up: time (WARMUP passed), settled (WARMUP_UNTIL="
+           "settled: the application's own time at the path stopped falling, ltsuite.warmsettle; warmup-settle.json) "
+           "or count (WARMUP_UNTIL=count: Tomcat logged WARMUP_REQUESTS of its requests)"),
     Column("warmup_settled_ms", NUMBER, "ms", "the application's median time (%D) at the path over the warm-up's last "
            "3 s when it settled (empty when it ended by time)"),
     Column("k6_prep_s", NUMBER, "s", "from the target healthy to k6's start (client counters, sampler), the warm-up "

@@ -1,4 +1,5 @@
-"""When a warm-up may end: the application's own time at the path has settled (WARMUP_UNTIL=settled).
+"""When a warm-up may end: the application's own time at the path has settled (WARMUP_UNTIL=settled),
+or it has answered WARMUP_REQUESTS of the warm-up's requests (WARMUP_UNTIL=count).
 
 A fresh JVM answers its first requests slowly (classes loading, the JIT compiling) and faster as
 they repeat, until its time stops falling. The warm-up (scripts/lib/warmup.sh) asks the load's
@@ -23,16 +24,22 @@ The rule (settled):
 - it has *settled* when it was steady at HOLD_S seconds in a row: one second's pause in a JIT's
   progress (a compilation not yet installed) is not the end of it.
 
+The rule (count): Tomcat has logged WARMUP_REQUESTS requests begun from the warm-up's start (its
+own account: the requests the application has done, answered or not, whatever the number of
+warm-up VUs). Its requests are logged as they end, so the warm-up ends within POLL_S of the
+count.
+
 So a warm-up settles at the earliest after 2 x WINDOW_S + HOLD_S - 1 seconds (8 s); a path
 asked too rarely (a slow endpoint: fewer than MIN_REQUESTS in a window) never settles and the
 warm-up ends by time. The figures were chosen over recorded warm-ups of Spring PetClinic's
 /owners (tests/python/fixtures/advise-petclinic: 30 s at 1 and 2 threads), whose time falls from
 20-30 ms to 5-8 ms over about 20 s, with single seconds that pause or go back up on the way.
 
-  python3 -m ltsuite.warmsettle watch CELL_DIR START_MS LIMIT_S PID
+  python3 -m ltsuite.warmsettle watch CELL_DIR START_MS LIMIT_S PID [COUNT]
       watches CELL_DIR/tomcat-access.log from START_MS (epoch ms) until the time settles (prints
-      "settled"), PID (the warm-up's k6) has ended or LIMIT_S has passed (prints "time"), and
-      writes what it saw to CELL_DIR/warmup-settle.json.
+      "settled"), or with COUNT until that many requests were logged (prints "count"), PID (the
+      warm-up's k6) has ended or LIMIT_S has passed (prints "time"), and writes what it saw to
+      CELL_DIR/warmup-settle.json.
 """
 from __future__ import annotations
 
@@ -156,31 +163,47 @@ def _alive(pid: int) -> bool:
     return ") Z " not in status
 
 
-def watch(cell_dir: Path, start_ms: int, limit_s: float, pid: int) -> str:
-    """Read the cell's access log every POLL_S until the time settles ("settled"), or pid ended or
-    limit_s passed ("time"); write SETTLE_FILE either way. Bounded by limit_s."""
+def counted(requests: list[AppRequest], start_ms: int) -> int:
+    """The warm-up's requests Tomcat has logged: those begun at or after start_ms (the count rule)."""
+    return sum(1 for r in requests if r.begin_ms >= start_ms)
+
+
+def watch(cell_dir: Path, start_ms: int, limit_s: float, pid: int, count: int | None = None) -> str:
+    """Read the cell's access log every POLL_S until the rule ends the warm-up: without COUNT the
+    time settles ("settled"), with it COUNT requests were logged ("count"); or pid ended or
+    limit_s passed ("time"). Write SETTLE_FILE either way. Bounded by limit_s."""
     unit_us = 1
     deadline = time.monotonic() + limit_s
     result = Settle()
     ended = "time"
+    logged = 0
     while True:
         if unit_us == 1:
             unit_us = service_unit_us(read_text(cell_dir / TARGET_LOG))
         log = read_access_log(cell_dir / ACCESS_LOG, unit_us)
-        result = settle(log.requests if log else [], start_ms, int(time.time() * 1000))
-        if result.settled_second is not None:
-            ended = "settled"
-            break
+        requests = log.requests if log else []
+        if count is not None:
+            logged = counted(requests, start_ms)
+            if logged >= count:
+                ended = "count"
+                break
+        else:
+            result = settle(requests, start_ms, int(time.time() * 1000))
+            if result.settled_second is not None:
+                ended = "settled"
+                break
         if not _alive(pid) or time.monotonic() >= deadline:
             break
         time.sleep(POLL_S)
-    write(cell_dir, ended, result)
+    write(cell_dir, ended, result, count, logged if count is not None else None)
     return ended
 
 
-def write(cell_dir: Path, ended: str, result: Settle) -> None:
-    """SETTLE_FILE: the rule that ended the warm-up, the second it settled and its checks."""
-    body = {"ended_by": ended, "settled_second": result.settled_second, "settled_med_ms": result.settled_med_ms,
+def write(cell_dir: Path, ended: str, result: Settle, count: int | None = None, logged: int | None = None) -> None:
+    """SETTLE_FILE: the rule that ended the warm-up, the second it settled and its checks (the
+    count asked and the requests logged, for the count rule)."""
+    body = {"ended_by": ended, "count": count, "counted": logged,
+            "settled_second": result.settled_second, "settled_med_ms": result.settled_med_ms,
             "rule": {"window_s": WINDOW_S, "min_requests": MIN_REQUESTS, "fall_fraction": FALL_FRACTION,
                      "fall_floor_ms": FALL_FLOOR_MS, "hold_s": HOLD_S},
             "checks": [asdict(c) for c in result.checks]}
@@ -198,10 +221,10 @@ def read(cell_dir: Path) -> dict | None:
 def main(argv: list[str] | None = None) -> int:
     """The watch command of the module's docstring."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 5 or args[0] != "watch":
-        print("usage: python3 -m ltsuite.warmsettle watch CELL_DIR START_MS LIMIT_S PID", file=sys.stderr)
+    if len(args) not in (5, 6) or args[0] != "watch":
+        print("usage: python3 -m ltsuite.warmsettle watch CELL_DIR START_MS LIMIT_S PID [COUNT]", file=sys.stderr)
         return 2
-    print(watch(Path(args[1]), int(args[2]), float(args[3]), int(args[4])))
+    print(watch(Path(args[1]), int(args[2]), float(args[3]), int(args[4]), int(args[5]) if len(args) == 6 else None))
     return 0
 
 

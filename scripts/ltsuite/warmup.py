@@ -71,7 +71,7 @@ def row_columns(cell_dir: Path, phases: Phases) -> dict[str, Any]:
         "warmup_last_ms": _median(summary, "warmup_last_second"),
     })
     settle = warmsettle.read(cell_dir) or {}
-    out["warmup_ended_by"] = "settled" if settle.get("ended_by") == "settled" else "time"
+    out["warmup_ended_by"] = settle.get("ended_by") if settle.get("ended_by") in ("settled", "count") else "time"
     out["warmup_settled_ms"] = num(settle["settled_med_ms"]) if out["warmup_ended_by"] == "settled" \
         and isinstance(settle.get("settled_med_ms"), (int, float)) else None
     return out

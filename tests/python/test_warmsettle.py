@@ -106,3 +106,21 @@ def test_the_watcher_writes_what_ended_the_warm_up_and_the_row_says_it(tmp_path)
     columns = warmup.row_columns(cell, read_phases(cell / "phases.tsv"))
     assert columns["warmup_ended_by"] == "time" and columns["warmup_settled_ms"] is None
     assert warmsettle.read(cell)["checks"] == []
+
+
+def test_the_count_rule_ends_the_warm_up_once_tomcat_logged_that_many_of_its_requests(tmp_path):
+    cell = tmp_path / "cell"
+    shutil.copytree(ADVISE / "calibrate", cell)
+    start = read_phases(cell / "phases.tsv").last()["warmup_start"]
+    logged = sum(1 for line in (cell / "tomcat-access.log").read_text().split("\n")
+                 if line and int(line.split(" ")[0]) >= start)
+    assert logged > 500
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        assert warmsettle.watch(cell, start, 20, sleeper.pid, count=500) == "count"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert warmsettle.read(cell)["counted"] == logged and warmsettle.read(cell)["count"] == 500
+    columns = warmup.row_columns(cell, read_phases(cell / "phases.tsv"))
+    assert columns["warmup_ended_by"] == "count" and columns["warmup_settled_ms"] is None

@@ -16,9 +16,10 @@ setup() {
 @test "WARMUP is a duration knob, 2s by default (ended by time); 0s and a duration are taken, a bare number is refused" {
   [ "${KNOB_TYPE[WARMUP]}" = duration ]
   [ "${KNOB_DEFAULT[WARMUP]}" = 2s ]
-  [ "${KNOB_TYPE[WARMUP_UNTIL]}" = 'enum:time|settled' ]
+  [ "${KNOB_TYPE[WARMUP_UNTIL]}" = 'enum:time|settled|count' ]
   [ "${KNOB_DEFAULT[WARMUP_UNTIL]}" = time ]
-  printf 'WARMUP_UNTIL=count\n' | lt_write "$BATS_TEST_TMPDIR/until.matrix"
+  [ "${KNOB_TYPE[WARMUP_REQUESTS]}" = count ]
+  printf 'WARMUP_UNTIL=requests\n' | lt_write "$BATS_TEST_TMPDIR/until.matrix"
   run matrix_load "$BATS_TEST_TMPDIR/until.matrix"
   assert_failure 2
   assert_output --partial "until.matrix:1: WARMUP_UNTIL"
@@ -60,6 +61,30 @@ setup() {
   run warmup_until settled "$cell_dir" 20 "$start"
   assert_output time
   [ "$(jq -r .ended_by "$cell_dir/warmup-settle.json")" = time ]
+}
+
+@test "WARMUP_UNTIL=count ends the warm-up's k6 once Tomcat logged WARMUP_REQUESTS of its requests" {
+  # The recorded warm-up logged more than 500 requests after its start.
+  local cell_dir="$BATS_TEST_TMPDIR/cell" start logged
+  cp -r "$LT_ROOT/tests/python/fixtures/advise-petclinic/calibrate" "$cell_dir"
+  start="$(awk -F '\t' '$1 == "warmup_start" { print $2 }' "$cell_dir/phases.tsv")"
+  logged="$(awk -v start="$start" '$1 >= start' "$cell_dir/tomcat-access.log" | wc -l)"
+  ((logged > 500))
+  "$LT_PYTHON" -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(30)' &
+  WARMUP_PID=$!
+  run warmup_until count "$cell_dir" 20 "$start" 500
+  assert_success
+  assert_output count
+  local status=0
+  wait "$WARMUP_PID" || status=$?
+  [ "$status" = $((128 + 2)) ]
+  [ "$(jq -c '[.ended_by, .count, .counted]' "$cell_dir/warmup-settle.json")" = "[\"count\",500,$logged]" ]
+  # More than were logged: it ends with its k6, by time.
+  sleep 1 &
+  WARMUP_PID=$!
+  run warmup_until count "$cell_dir" 20 "$start" $((logged + 1))
+  assert_output time
+  [ "$(jq -c '[.ended_by, .counted]' "$cell_dir/warmup-settle.json")" = "[\"time\",$logged]" ]
 }
 
 @test "the warm-up is the runner's, not a scenario a cell may choose" {
