@@ -192,11 +192,13 @@ def test_the_k6_trace_sees_a_real_k6_busy_for_a_second(tmp_path):
     script.write_text("export default function () { const end = Date.now() + 1200; while (Date.now() < end) {} }\n")
     trace = tmp_path / "k6-cpu.tsv"
     stop = threading.Event()
-    tracer = threading.Thread(target=sampler.k6_trace, args=(str(trace), "LT_RUN_ID=trace-test", 200, stop))
+    # A mark of this test's own: another run of it beside this one has its own k6.
+    mark = f"LT_RUN_ID=trace-test-{os.getpid()}"
+    tracer = threading.Thread(target=sampler.k6_trace, args=(str(trace), mark, 200, stop))
     tracer.start()
     try:
         started = time.time()
-        subprocess.run([str(k6), "run", "-q", "-e", "LT_RUN_ID=trace-test", "--iterations", "1",
+        subprocess.run([str(k6), "run", "-q", "-e", mark, "--iterations", "1",
                         str(script)], check=True, timeout=60, capture_output=True,
                        env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
     finally:
