@@ -166,6 +166,24 @@ warmup_k6() {
   jq -e '.metrics.http_reqs.values.count == 80 and .metrics.http_req_failed.values.passes == 0' "$BATS_TEST_TMPDIR/long.json"
 }
 
+@test "a /hello whose delay could not end within the warm-up is asked without it, so no warm-up request holds a thread into the load" {
+  # The path's query only: /hello?delayMs=... answers 404 from a plain file server, which k6 counts.
+  local port
+  mkdir -p "$BATS_TEST_TMPDIR/www"
+  port="$(lt_free_port)"
+  python3 -m http.server --bind 127.0.0.1 --directory "$BATS_TEST_TMPDIR/www" "$port" >/dev/null 2>&1 3>&- &
+  HTTP_PID=$!
+  local delay
+  for delay in 300 1000 30000; do
+    "$LT_K6" run -q --address "" -e "TARGET_URL=http://127.0.0.1:$port" -e SCENARIO=spike -e "DELAY_MS=$delay" \
+      -e WARMUP=1s -e REQUEST_TIMEOUT=2s -e TOMCAT_MAX_KEEP_ALIVE_REQUESTS=100 -e TOMCAT_MAX_THREADS=1 \
+      -e TOMCAT_MAX_CONNECTIONS=1 -e "SUMMARY_FILE=$BATS_TEST_TMPDIR/$delay.json" "$LT_ROOT/scenarios/lib/warmup.js" >/dev/null 2>&1 || true
+  done
+  [ "$(jq -r .warmup.path "$BATS_TEST_TMPDIR/300.json")" = "/hello?delayMs=300" ]
+  [ "$(jq -r .warmup.path "$BATS_TEST_TMPDIR/1000.json")" = "/hello?delayMs=0" ]
+  [ "$(jq -r .warmup.path "$BATS_TEST_TMPDIR/30000.json")" = "/hello?delayMs=0" ]
+}
+
 teardown() {
   [[ -z "${HTTP_PID:-}" ]] || lt_end "$HTTP_PID"
 }
