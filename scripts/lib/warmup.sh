@@ -77,7 +77,12 @@ warmup_k6_start() {
     local k6="$LT_K6" run_id="$LT_RUN_ID" cell_id="${cell_dir%/}" script="$LT_ROOT/scenarios/lib/warmup.js"
     k6_environment_only "${env_args[@]}" "SUMMARY_FILE=$PWD/warmup-summary.json" \
       "RUN_ID=$run_id" "CELL_ID=${cell_id##*/}" TARGET_CHECKED=1
-    exec timeout --signal=INT --kill-after=10 "$limit_s" \
+    # --foreground: a signal timeout is sent (the SIGINT that ends a settled
+    # or counted warm-up) reaches k6 once; in a group of its own, timeout
+    # sends it to k6 and again to the whole group (coreutils' cleanup()), and
+    # k6, taking the second as an abort, ended by the signal with no summary
+    # (status 130, seen on tests/fixtures/own-app.matrix).
+    exec timeout --foreground --signal=INT --kill-after=10 "$limit_s" \
       "${in_namespace[@]}" "$k6" run --no-usage-report --address "" -e "LT_RUN_ID=$run_id" "$script"
   ) >"$cell_dir/warmup.log" 2>&1 9>&- & # 9>&-: not the run lock
   WARMUP_PID=$!

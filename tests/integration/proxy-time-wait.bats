@@ -36,13 +36,16 @@ pool_cell() {
   fail "no cell with PROXY_UPSTREAM_KEEPALIVE=$1"
 }
 
-# proxied_before_last_row CELL: the requests nginx had answered (its access
-# log's $msec) 0.1 s before the sampler's last row: those whose upstream
-# connection had closed by then.
+# proxied_before_last_row CELL: the load's requests nginx had answered (its
+# access log's $msec, from the cell's k6_start mark: the warm-up's came
+# before it, and their TIME-WAITs were removed) 0.1 s before the sampler's
+# last row: those whose upstream connection had closed by then.
 proxied_before_last_row() {
-  local dir="$RUN_DIR/cells/$1" last
+  local dir="$RUN_DIR/cells/$1" last start
   last="$(tail -n 1 "$dir/samples.tsv" | cut -f 1)"
-  awk -F'\t' -v last="$last" '$1 + 0.1 <= last { n++ } END { print n + 0 }' "$dir/nginx-access.log"
+  start="$(awk -F'\t' '$1 == "k6_start" { print $2 / 1000 }' "$dir/phases.tsv" | tail -n 1)"
+  awk -F'\t' -v last="$last" -v start="$start" '$1 >= start && $1 + 0.1 <= last { n++ } END { print n + 0 }' \
+    "$dir/nginx-access.log"
 }
 
 @test "without upstream keep-alive each request leaves one TIME-WAIT on the upstream end that closed first" {
