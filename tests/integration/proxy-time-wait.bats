@@ -43,7 +43,7 @@ pool_cell() {
 proxied_before_last_row() {
   local dir="$RUN_DIR/cells/$1" last start
   last="$(tail -n 1 "$dir/samples.tsv" | cut -f 1)"
-  start="$(awk -F'\t' '$1 == "k6_start" { print $2 / 1000 }' "$dir/phases.tsv" | tail -n 1)"
+  start="$(awk -F'\t' '$1 == "k6_start" { printf "%.3f\n", $2 / 1000 }' "$dir/phases.tsv" | tail -n 1)"
   awk -F'\t' -v last="$last" -v start="$start" '$1 >= start && $1 + 0.1 <= last { n++ } END { print n + 0 }' \
     "$dir/nginx-access.log"
 }
