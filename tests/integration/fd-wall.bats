@@ -90,10 +90,12 @@ setup() {
   # The runner started with 600 files (prlimit on the process this test
   # starts); the JVM inherits them unless the runner may raise its hard
   # limit (CAP_SYS_RESOURCE), so the expectation is computed from the limit
-  # the cell recorded.
+  # the cell recorded. No warm-up: the JVM's own files are counted just before
+  # the load, and a warm-up's last sockets, still closing, were once among them
+  # (the prediction 2 low: 639 against 641 connected).
   printf '%s\n' SCENARIO=burst VUS=800 REQUESTS_PER_VU=1 DELAY_MS=4000 BURST_LEAD_MS=1500 DURATION=2s \
     GRACEFUL_STOP=8s REQUEST_TIMEOUT=10s TOMCAT_MAX_THREADS=800 TOMCAT_MAX_CONNECTIONS=2000 K6_HTML_REPORT=0 \
-    MONITORING=off >"$BATS_TEST_TMPDIR/srv.matrix"
+    MONITORING=off WARMUP=0s >"$BATS_TEST_TMPDIR/srv.matrix"
   LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results" run prlimit --nofile=600:600 "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/srv.matrix"
   assert_success
   local dir limit own expected peak
