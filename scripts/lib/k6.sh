@@ -442,16 +442,12 @@ k6_cells_values() {
 # child: `ip netns exec` and env exec it. Waits up to 5 s for the child;
 # writes nothing when there is none (the wrapper already ended).
 k6_pid_file() {
-  local wrapper="$1" file="$2" child="" tries comm
+  local wrapper="$1" file="$2" child="" tries
   [[ ! -e "$file" ]] || rm -f "$file"
   for ((tries = 0; tries < 500; tries++)); do
     [[ -d "/proc/$wrapper" ]] || return 0
-    comm=""
-    read -r comm 2>/dev/null <"/proc/$wrapper/comm" || true
-    if [[ "$comm" == timeout ]]; then
-      read -r child _ 2>/dev/null <"/proc/$wrapper/task/$wrapper/children" || true
-      [[ -z "$child" ]] || break
-    fi
+    k6_child_into child "$wrapper"
+    [[ -z "$child" ]] || break
     sleep 0.01
   done
   [[ -z "$child" ]] || printf '%s\n' "$child" >"$file"
@@ -685,10 +681,14 @@ k6_merge_summaries() {
 }
 
 # k6_stop: interrupt running k6 processes (they write their summaries) and reap them.
+# The signal goes to k6 itself, not to the timeout it runs under: timeout
+# passes a signal on to its child and then to its whole process group, so k6
+# would get SIGINT twice, and a second SIGINT aborts k6 without its summary.
 k6_stop() {
-  local pid
+  local pid child
   for pid in "${K6_PIDS[@]}"; do
-    kill -INT "$pid" 2>/dev/null || true
+    k6_child_into child "$pid"
+    kill -INT "${child:-$pid}" 2>/dev/null || true
   done
   # Interrupted, k6 writes its summary and ends in a second or two; a
   # second SIGINT would abort it without one.
@@ -697,6 +697,20 @@ k6_stop() {
   done
   [[ -z "$K6_CELL_DIR" ]] || k6_remove_pid_files "$K6_CELL_DIR"
   K6_PIDS=()
+}
+
+# k6_child_into VAR WRAPPER_PID: set VAR to the pid of the program the
+# timeout WRAPPER_PID runs (k6: `ip netns exec` and env exec it), or to ""
+# while WRAPPER_PID is not yet timeout or has no child. Into a variable, not
+# on stdout: k6_pid_file asks up to 500 times, and each command substitution
+# is a process.
+k6_child_into() {
+  local wrapper="$2" comm="" _k6_child=""
+  read -r comm 2>/dev/null <"/proc/$wrapper/comm" || true
+  if [[ "$comm" == timeout ]]; then
+    read -r _k6_child _ 2>/dev/null <"/proc/$wrapper/task/$wrapper/children" || true
+  fi
+  printf -v "$1" '%s' "$_k6_child"
 }
 
 # k6_remove_pid_files CELL_DIR: remove the cell's k6 pid files (k6.pid,

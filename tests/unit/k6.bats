@@ -470,3 +470,46 @@ processes_of() {
   grep -qx K6_WEB_DASHBOARD_PORT=32767 "$cell_dir/summary.json.env"
   [ "$took_ms" -lt 1400 ] || fail "k6_start took $took_ms ms"
 }
+
+@test "k6_stop interrupts k6 once: the signal goes to k6, not to the timeout that would pass it to k6's whole group again" {
+  local cell_dir="$BATS_TEST_TMPDIR/cell"
+  mkdir -p "$cell_dir"
+  # A stand-in k6 with a child of its own in its process group: the child
+  # records a SIGINT that reaches the group, as a second SIGINT reaches k6
+  # (and aborts it without its summary) when timeout passes it on to the group.
+  cat >"$BATS_TEST_TMPDIR/k6" <<PY
+#!$(command -v python3)
+import os, signal, time
+out = os.environ["SUMMARY_FILE"]
+child = os.fork()
+if child == 0:
+    signal.signal(signal.SIGINT, lambda *_: open(out + ".group", "a").write("INT\n"))
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        time.sleep(0.05)
+    os._exit(0)
+got = []
+signal.signal(signal.SIGINT, lambda *_: got.append(1))
+open(out + ".ready", "w").write("ready\n")
+end = time.monotonic() + 20
+while not got and time.monotonic() < end:
+    time.sleep(0.02)
+time.sleep(0.5)
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
+open(out, "w").write("{}\n")
+PY
+  chmod +x "$BATS_TEST_TMPDIR/k6"
+  LT_K6="$BATS_TEST_TMPDIR/k6" NETNS_HOST_MODE=1 LT_RUN_ID=r
+  local -A cell=([SCENARIO]=spike [VUS]=2)
+  k6_start cell "$cell_dir" http://127.0.0.1:9 60
+  local tries
+  for ((tries = 0; tries < 500; tries++)); do
+    [[ ! -e "$cell_dir/summary.json.ready" ]] || break
+    sleep 0.02
+  done
+  [ -e "$cell_dir/summary.json.ready" ] || fail "the stand-in k6 did not start"
+  k6_stop
+  [ -s "$cell_dir/summary.json" ] || fail "k6 ended without its summary"
+  [ ! -e "$cell_dir/summary.json.group" ] || fail "k6's process group got SIGINT too: $(cat "$cell_dir/summary.json.group")"
+}
