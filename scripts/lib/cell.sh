@@ -238,7 +238,8 @@ run_cell_steps() {
   local users_port="$load_port" proxy_port=""
   [[ "${values[PROXY]:-none}" != nginx ]] || users_port="${values[PROXY_PORT]}" proxy_port="${values[PROXY_PORT]}"
   # The warm-up (WARMUP) where the users come from, before every snapshot.
-  cell_step "warming the target up" warmup_run values "$cell_dir" "$users_url" "$users_port" "$load_port" || return 1
+  cell_step "warming the target up" warmup_run values "$cell_dir" "$users_url" "$users_port" "$load_port" \
+    "$((limit - 60))" || return 1
   # Both sides' counters after the health checks and the warm-up, so their
   # connections are not in the deltas.
   if backend_has_server_side; then

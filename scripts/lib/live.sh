@@ -1,8 +1,11 @@
 # shellcheck shell=bash
 # Summary: the live line while a cell's k6 runs (ltsuite.live).
 
-# The running live line: state of this file only, read by live_stop.
+# The running live line: state of this file only, read by live_stop. LIVE_WAITS:
+# 1 while a live process started with the warm-up waits for the load to show
+# its line (live_start signals it).
 LIVE_PID=""
+LIVE_WAITS=0
 # Seconds between plain lines without a terminal (ltsuite.live --every, which
 # has no default of its own).
 readonly LIVE_EVERY_DEFAULT=5
@@ -17,24 +20,74 @@ readonly LIVE_EVERY_DEFAULT=5
 # namespace's TcpActiveOpens (client_connects). LT_LIVE=off shows nothing,
 # and so does a cell planned to end before its first plain line (no
 # terminal, EXPECTED_S under LT_LIVE_EVERY): a Python start, beside k6's own,
-# for nothing.
+# for nothing. A live process the warm-up started (live_start_with_warmup)
+# is told the load started (SIGUSR1) instead of a second one started.
 live_start() {
-  local cell_dir="$1" expected_s="$2" i n="${#K6_PIDS[@]}"
-  [[ "${LT_LIVE:-on}" != off ]] || return 0
-  local -a args=(--samples "$cell_dir/samples.tsv" --expected-s "$expected_s" --max-s "$((expected_s + 60))")
-  if [[ -t 2 ]]; then
-    args+=(--tty)
-  else
-    local every="${LT_LIVE_EVERY:-$LIVE_EVERY_DEFAULT}"
-    ((expected_s >= every)) || return 0
-    args+=(--every "$every")
+  local cell_dir="$1" expected_s="$2"
+  local -a args
+  if [[ -n "$LIVE_PID" ]]; then
+    if ((LIVE_WAITS)); then
+      kill -USR1 "$LIVE_PID" 2>/dev/null || true
+    fi
+    return 0
   fi
+  live_line_args_into args "$cell_dir" "$expected_s" "${#K6_PIDS[@]}" || return 0
+  live_python "${args[@]}"
+}
+
+# live_start_with_warmup CELL_DIR EXPECTED_S INSTANCES START_MS LIMIT_S PID [COUNT]:
+# the live process, started as the warm-up's k6 (PID) starts, watches the
+# warm-up first (ltsuite.live --warmup-cell: WARMUP_UNTIL=settled, or count
+# with COUNT) and ends that k6 by the rule, then waits for live_start to show
+# the line of the load's INSTANCES k6 processes (EXPECTED_S), or ends when
+# there is none to show: the rule costs the cell no Python start of its own.
+live_start_with_warmup() {
+  local cell_dir="$1" expected_s="$2" instances="$3" stat="" started
+  local -a args=() fields watch=(--warmup-cell "$1" --warmup-start-ms "$4" --warmup-limit-s "$5" --warmup-pid "$6")
+  # PID's start time (field 22 of /proc/PID/stat, after its name's last ")"),
+  # read while it is this shell's child not yet waited for, so that no other
+  # process that takes its pid later is taken for it.
+  read -r stat 2>/dev/null <"/proc/$6/stat" || true
+  read -ra fields <<<"${stat##*) }"
+  started="${fields[19]:-}"
+  [[ -z "$started" ]] || watch+=(--warmup-started "$started")
+  [[ -z "${7:-}" ]] || watch+=(--warmup-count "$7")
+  if live_line_args_into args "$cell_dir" "$expected_s" "$instances"; then
+    LIVE_WAITS=1
+  else
+    args=(--no-line)
+  fi
+  live_python "${watch[@]}" "${args[@]}"
+}
+
+# live_line_args_into ARRAY CELL_DIR EXPECTED_S INSTANCES: ARRAY set to
+# ltsuite.live's arguments for the line of a cell of INSTANCES k6 processes;
+# fails when there is no line to show (LT_LIVE=off, or no terminal and
+# EXPECTED_S under LT_LIVE_EVERY). Into an array: no process.
+live_line_args_into() {
+  local -n line_args="$1"
+  local cell_dir="$2" expected_s="$3" n="$4" i every
+  line_args=()
+  [[ "${LT_LIVE:-on}" != off ]] || return 1
+  if [[ -t 2 ]]; then
+    line_args+=(--tty)
+  else
+    every="${LT_LIVE_EVERY:-$LIVE_EVERY_DEFAULT}"
+    ((expected_s >= every)) || return 1
+    line_args+=(--every "$every")
+  fi
+  line_args=(--samples "$cell_dir/samples.tsv" --expected-s "$expected_s" --max-s "$((expected_s + 60))"
+    "${line_args[@]}")
   for ((i = 0; i < n; i++)); do
-    args+=(--k6-samples "$(k6_instance_file "$cell_dir" "$i" "$n" samples)")
+    line_args+=(--k6-samples "$(k6_instance_file "$cell_dir" "$i" "$n" samples)")
   done
+}
+
+# live_python ARGS...: ltsuite.live with ARGS in the background (LIVE_PID).
+live_python() {
   # A simple command in the background: $! is the process; not the run lock
   # (run-matrix.sh LT_LOCK_FD).
-  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.live "${args[@]}" 9>&- &
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.live "$@" 9>&- &
   LIVE_PID=$!
 }
 
@@ -43,4 +96,5 @@ live_stop() {
   [[ -n "$LIVE_PID" ]] || return 0
   end_child "$LIVE_PID" TERM 5 || true
   LIVE_PID=""
+  LIVE_WAITS=0
 }

@@ -13,38 +13,48 @@
 # sockets are those of the client namespace's ephemeral range: the runner's
 # own (health checks, k6's dashboard) take ports outside it (netns.sh).
 #
-# Needs common.sh, netns.sh (and the netdelay.sh it sources), k6.sh and cell.sh
-# (phase_mark).
+# Needs common.sh, netns.sh (and the netdelay.sh it sources), k6.sh, live.sh
+# and cell.sh (phase_mark).
 
 # The warm-up's k6 (state of this file: warmup_stop ends it).
 WARMUP_PID=""
 # Seconds the warm-up's connections may take to close once its k6 ended.
 readonly WARMUP_SETTLE_S=3
 
-# warmup_run CELL_ASSOC CELL_DIR USERS_URL USERS_PORT [TARGET_PORT]: the
-# warm-up of the cell (nothing at WARMUP=0s), marked warmup_start..warmup_end
-# in its phases.tsv. TARGET_PORT: the target's port when nginx is in front
-# (USERS_PORT nginx's), so its connections to the target are seen to too.
+# warmup_run CELL_ASSOC CELL_DIR USERS_URL USERS_PORT TARGET_PORT EXPECTED_S:
+# the warm-up of the cell (nothing at WARMUP=0s), marked
+# warmup_start..warmup_end in its phases.tsv. TARGET_PORT: the target's port
+# when nginx is in front (USERS_PORT nginx's), so its connections to the
+# target are seen to too. EXPECTED_S: the load's planned seconds, for the
+# live line a watched warm-up's process goes on to show (live_start_with_warmup).
 # Fails, the reason in CELL_ERROR, when its k6 does not end at 0 or 99; a
 # request that failed is a figure of the row (warmup_failed_reqs), not a
 # failed cell.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one
 warmup_run() {
   local -n warm_values="$1"
-  local cell_dir="$2" users_url="$3" users_port="$4" target_port="${5:-$4}" seconds status=0 first ended start_ms limit_s
+  local cell_dir="$2" users_url="$3" users_port="$4" target_port="${5:-$4}" expected_s="${6:-0}"
+  local seconds status=0 first start_ms limit_s until
   seconds="$(k6_duration_seconds "${warm_values[WARMUP]:-0s}")"
   ((seconds > 0)) || return 0
   start_ms="${EPOCHREALTIME/[.,]/}"
   start_ms="${start_ms%???}"
   limit_s="$((seconds + $(k6_duration_seconds "${warm_values[REQUEST_TIMEOUT]}") + 30))"
   phase_mark "$cell_dir" warmup_start
+  until="${warm_values[WARMUP_UNTIL]:-time}"
   warmup_k6_start warm_values "$cell_dir" "$users_url" "$limit_s"
-  ended="$(warmup_until "${warm_values[WARMUP_UNTIL]:-time}" "$cell_dir" "$limit_s" "$start_ms" \
-    "${warm_values[WARMUP_REQUESTS]:-}")"
+  if [[ "$until" == settled || "$until" == count ]]; then
+    # The rule is watched, and k6 ended by it, by the cell's live process.
+    local -a rule=()
+    [[ "$until" != count ]] || rule=("${warm_values[WARMUP_REQUESTS]}")
+    live_start_with_warmup "$cell_dir" "$expected_s" "${warm_values[K6_INSTANCES]:-1}" "$start_ms" "$limit_s" \
+      "$WARMUP_PID" "${rule[@]}"
+  fi
   wait "$WARMUP_PID" || status=$?
   WARMUP_PID=""
-  # k6 ends at 105 on the SIGINT that ended a settled or counted warm-up.
-  [[ "$ended" == time || "$status" != 105 ]] || status=0
+  # k6 ends at 105 on the SIGINT that ended a settled or counted warm-up (the
+  # watch's: timeout's own bound ends at 124).
+  [[ "$until" == time || "$status" != 105 ]] || status=0
   if [[ "$status" != 0 && "$status" != 99 ]]; then
     first="$(grep -m1 -iE 'error|panic' "$cell_dir/warmup.log" 2>/dev/null | cut -c1-200 || true)"
     cell_error "the warm-up's k6 exited with status $status: ${first:-no error line in warmup.log}"
@@ -86,25 +96,6 @@ warmup_k6_start() {
       "${in_namespace[@]}" "$k6" run --no-usage-report --address "" -e "LT_RUN_ID=$run_id" "$script"
   ) >"$cell_dir/warmup.log" 2>&1 9>&- & # 9>&-: not the run lock
   WARMUP_PID=$!
-}
-
-# warmup_until UNTIL CELL_DIR SECONDS START_MS [COUNT]: with UNTIL settled
-# or count, watch the cell's access log while the warm-up's k6 (WARMUP_PID)
-# runs (ltsuite.warmsettle, which writes warmup-settle.json), until k6 ends or
-# at most SECONDS, and end k6 (SIGINT: it writes its summary) once the
-# application's time at the path has settled, or (count) COUNT of the
-# warm-up's requests were logged. Prints the rule that ended it: settled,
-# count, or time (UNTIL time, or k6 ended or SECONDS passed first).
-warmup_until() {
-  local until="$1" cell_dir="$2" seconds="$3" start_ms="$4" count="${5:-}" ended=time
-  local -a rule=()
-  [[ "$until" != count ]] || rule=("$count")
-  if [[ "$until" == settled || "$until" == count ]]; then
-    ended="$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.warmsettle watch "$cell_dir" \
-      "$start_ms" "$seconds" "$WARMUP_PID" "${rule[@]}")" || ended="time"
-    [[ "$ended" == time ]] || kill -INT "$WARMUP_PID" 2>/dev/null || true
-  fi
-  printf '%s\n' "$ended"
 }
 
 # warmup_stop: end a warm-up still running (Ctrl-C, a failed step).

@@ -2,7 +2,10 @@
 
 Usage:
   python3 -m ltsuite.live --samples FILE --expected-s N [--k6-samples FILE]... (--tty | --every S)
-                          [--max-s N]
+                          [--max-s N] [WARM-UP]
+  python3 -m ltsuite.live --no-line WARM-UP
+  WARM-UP: --warmup-cell DIR --warmup-start-ms MS --warmup-limit-s S --warmup-pid PID
+           [--warmup-started TICKS] [--warmup-count N]
 
 Each tick it reads the new bytes of every k6 process's per-request samples file (--k6-samples:
 k6-samples.json.gz, k6-samples-2.json.gz, ...; k6's `--out json=` that the suite already asks
@@ -32,6 +35,14 @@ a few lines, not one a second. A figure nobody could read (no samples file: K6_S
 k6's live InfluxDB output; nothing written yet; a scenario without HTTP requests; no sampler
 row yet) is left out of the line, never shown as 0. It ends on SIGTERM, when the process that
 started it dies, or after --max-s seconds, whichever comes first.
+
+With WARM-UP (a cell whose warm-up ends when the application's time settled or after a count of
+requests, WARMUP_UNTIL=settled|count) the same process first watches the warm-up
+(ltsuite.warmsettle.watch: it writes warmup-settle.json and sends the warm-up's k6 SIGINT when
+the rule ends it), so that rule costs the cell no Python start of its own (a cell starts Python
+at most three times: the sampler, this, its finish; docs/how-a-run-works.md). It then waits for
+SIGUSR1, which the runner sends as the load's k6 starts, before its first line; with --no-line
+(no line to show: LT_LIVE=off, or a cell too short for a plain line) it ends after the watch.
 """
 from __future__ import annotations
 
@@ -65,6 +76,30 @@ _REQUEST_END = re.compile(rb'\{"metric":"http_req_failed","type":"Point","data":
 
 class Stop(Exception):
     """SIGTERM: the cell's k6 ended."""
+
+
+#: Set by SIGUSR1: the load's k6 started (after a watched warm-up).
+_LOAD_STARTED: list[bool] = [False]
+
+
+def _on_usr1(_signum, _frame):
+    _LOAD_STARTED[0] = True
+
+
+def wait_for_load(max_s: float, poll_s: float = 0.05) -> bool:
+    """Sleep until SIGUSR1 said the load started (True) or max_s passed (False)."""
+    deadline = time.monotonic() + max_s
+    while not _LOAD_STARTED[0] and time.monotonic() < deadline:
+        time.sleep(poll_s)
+    return _LOAD_STARTED[0]
+
+
+def watch_warmup(args: argparse.Namespace) -> str:
+    """The warm-up's watch (ltsuite.warmsettle.watch, which ends the warm-up's k6 by its rule)."""
+    from ltsuite import warmsettle  # only cells with such a warm-up read the access log
+    die_with_parent()
+    return warmsettle.watch(args.warmup_cell, args.warmup_start_ms, args.warmup_limit_s, args.warmup_pid,
+                            args.warmup_count, end=True, started=args.warmup_started)
 
 
 @dataclass
@@ -273,9 +308,11 @@ def run(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # First: the runner may signal the load's start as soon as it started this process.
+    signal.signal(signal.SIGUSR1, _on_usr1)
     parser = argparse.ArgumentParser(prog=PROG, description="The live line of a running cell.")
-    parser.add_argument("--samples", type=Path, required=True, help="the cell's samples.tsv")
-    parser.add_argument("--expected-s", type=int, required=True, help="the cell's planned seconds")
+    parser.add_argument("--samples", type=Path, help="the cell's samples.tsv")
+    parser.add_argument("--expected-s", type=int, help="the cell's planned seconds")
     parser.add_argument("--k6-samples", type=Path, action="append", default=[],
                         help="a k6 process's per-request samples (--out json=FILE.gz), once per process")
     parser.add_argument("--tty", action="store_true", help="rewrite one line in place each second")
@@ -283,12 +320,34 @@ def main(argv: list[str] | None = None) -> int:
     # line for a cell that ends before the first one.
     parser.add_argument("--every", type=int, help="seconds between plain lines (without --tty)")
     parser.add_argument("--max-s", type=int, default=3600, help="end after this many seconds")
+    parser.add_argument("--no-line", action="store_true", help="only watch the warm-up (no line to show)")
+    warm = parser.add_argument_group("the warm-up, watched first (ltsuite.warmsettle)")
+    warm.add_argument("--warmup-cell", type=Path, help="the cell's directory (its tomcat-access.log)")
+    warm.add_argument("--warmup-start-ms", type=int, help="the warm-up's start, epoch ms")
+    warm.add_argument("--warmup-limit-s", type=float, help="watch at most this many seconds")
+    warm.add_argument("--warmup-pid", type=int, help="the warm-up's k6 (the timeout it runs under)")
+    warm.add_argument("--warmup-started", type=int,
+                      help="the warm-up's k6's start time (field 22 of /proc/PID/stat), so no other process is taken for it")
+    warm.add_argument("--warmup-count", type=int, help="end after this many requests (the count rule)")
     args = parser.parse_args(argv)
-    if not args.tty and args.every is None:
-        parser.error("--every S (seconds between plain lines) or --tty")
-    if args.every is not None and args.every < 1:
-        parser.error("--every: at least 1 second")
+    watched = (args.warmup_cell, args.warmup_start_ms, args.warmup_limit_s, args.warmup_pid)
+    if any(v is not None for v in watched) and any(v is None for v in watched):
+        parser.error("--warmup-cell, --warmup-start-ms, --warmup-limit-s and --warmup-pid go together")
+    if args.no_line:
+        if args.warmup_cell is None:
+            parser.error("--no-line: only with the warm-up's watch (--warmup-cell ...)")
+    else:
+        if args.samples is None or args.expected_s is None:
+            parser.error("--samples FILE and --expected-s N (or --no-line)")
+        if not args.tty and args.every is None:
+            parser.error("--every S (seconds between plain lines) or --tty")
+        if args.every is not None and args.every < 1:
+            parser.error("--every: at least 1 second")
     try:
+        if args.warmup_cell is not None:
+            watch_warmup(args)
+            if args.no_line or not wait_for_load(args.max_s):
+                return 0
         run(args)
     except Stop:
         # SIGTERM before run() reached its loop (live_stop right after live_start): nothing shown yet.

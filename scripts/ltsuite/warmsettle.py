@@ -35,17 +35,18 @@ warm-up ends by time. The figures were chosen over recorded warm-ups of Spring P
 /owners (tests/python/fixtures/advise-petclinic: 30 s at 1 and 2 threads), whose time falls from
 20-30 ms to 5-8 ms over about 20 s, with single seconds that pause or go back up on the way.
 
-  python3 -m ltsuite.warmsettle watch CELL_DIR START_MS LIMIT_S PID [COUNT]
-      watches CELL_DIR/tomcat-access.log from START_MS (epoch ms) until the time settles (prints
-      "settled"), or with COUNT until that many requests were logged (prints "count"), PID (the
-      warm-up's k6) has ended or LIMIT_S has passed (prints "time"), and writes what it saw to
-      CELL_DIR/warmup-settle.json.
+The watch (`watch`) runs in the cell's live process (`ltsuite.live --warmup-cell`, started with
+the warm-up's k6 by scripts/lib/warmup.sh), so a settled or counted warm-up starts no Python of its
+own: it reads CELL_DIR/tomcat-access.log from the warm-up's start until the rule ends the warm-up
+(it then sends k6 SIGINT), k6 ends, or the bound passes, and writes what it saw to
+CELL_DIR/warmup-settle.json.
 """
 from __future__ import annotations
 
 import json
 import os
-import sys
+import select
+import signal
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -151,16 +152,49 @@ def settle(requests: list[AppRequest], start_ms: int, now_ms: int) -> Settle:
     return out
 
 
-def _alive(pid: int) -> bool:
-    """Whether the process pid is still there (a zombie counts as ended only once reaped)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    status = read_text(Path(f"/proc/{pid}/stat")) or ""
-    return ") Z " not in status
+def start_ticks(pid: int) -> int | None:
+    """The process's start time (clock ticks after boot, field 22 of /proc/PID/stat, proc(5)),
+    None when there is no such process."""
+    stat = read_text(Path(f"/proc/{pid}/stat")) or ""
+    fields = stat.rpartition(")")[2].split()
+    return int(fields[19]) if len(fields) > 19 else None
+
+
+@dataclass
+class Watched:
+    """The process a watch may end, held by a pidfd (pidfd_open(2)): once the runner reaped it,
+    its pid may be another process's, and neither the check nor the signal may reach that one."""
+    fd: int | None
+
+    @classmethod
+    def open(cls, pid: int, started: int | None = None) -> "Watched":
+        """The process pid, as the one that started at STARTED (start_ticks) when given; ended
+        (fd None) when there is no such process any more."""
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return cls(None)
+        if started is not None and start_ticks(pid) != started:
+            os.close(fd)
+            return cls(None)
+        return cls(fd)
+
+    def alive(self) -> bool:
+        """Whether it runs (a pidfd is readable once the process ended, a zombie too)."""
+        return self.fd is not None and not select.select([self.fd], [], [], 0)[0]
+
+    def interrupt(self) -> None:
+        """SIGINT to it, if it still runs."""
+        if self.alive():
+            try:
+                signal.pidfd_send_signal(self.fd, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def counted(requests: list[AppRequest], start_ms: int) -> int:
@@ -168,10 +202,24 @@ def counted(requests: list[AppRequest], start_ms: int) -> int:
     return sum(1 for r in requests if r.begin_ms >= start_ms)
 
 
-def watch(cell_dir: Path, start_ms: int, limit_s: float, pid: int, count: int | None = None) -> str:
+def watch(cell_dir: Path, start_ms: int, limit_s: float, pid: int, count: int | None = None,
+          end: bool = False, started: int | None = None) -> str:
     """Read the cell's access log every POLL_S until the rule ends the warm-up: without COUNT the
     time settles ("settled"), with it COUNT requests were logged ("count"); or pid ended or
-    limit_s passed ("time"). Write SETTLE_FILE either way. Bounded by limit_s."""
+    limit_s passed ("time"). Write SETTLE_FILE either way. Bounded by limit_s. With END, a warm-up
+    the rule ended gets SIGINT (pid: the timeout k6 runs under in the foreground, which passes it
+    to k6 once; k6 writes its summary and ends), after SETTLE_FILE is written, so the runner that
+    waits for k6 finds the rule there. STARTED: the process's start_ticks, so a pid the runner
+    already reaped and the system gave another process is not taken for it."""
+    process = Watched.open(pid, started)
+    try:
+        return _watch(cell_dir, start_ms, limit_s, process, count, end)
+    finally:
+        process.close()
+
+
+def _watch(cell_dir: Path, start_ms: int, limit_s: float, process: Watched, count: int | None,
+           end: bool) -> str:
     unit_us = 1
     deadline = time.monotonic() + limit_s
     result = Settle()
@@ -192,10 +240,12 @@ def watch(cell_dir: Path, start_ms: int, limit_s: float, pid: int, count: int | 
             if result.settled_second is not None:
                 ended = "settled"
                 break
-        if not _alive(pid) or time.monotonic() >= deadline:
+        if not process.alive() or time.monotonic() >= deadline:
             break
         time.sleep(POLL_S)
     write(cell_dir, ended, result, count, logged if count is not None else None)
+    if end and ended != "time":
+        process.interrupt()
     return ended
 
 
@@ -216,17 +266,3 @@ def read(cell_dir: Path) -> dict | None:
     """SETTLE_FILE of a cell, None when it has none (a warm-up ended by time alone)."""
     value = read_json(cell_dir / SETTLE_FILE)
     return value if isinstance(value, dict) else None
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The watch command of the module's docstring."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) not in (5, 6) or args[0] != "watch":
-        print("usage: python3 -m ltsuite.warmsettle watch CELL_DIR START_MS LIMIT_S PID [COUNT]", file=sys.stderr)
-        return 2
-    print(watch(Path(args[1]), int(args[2]), float(args[3]), int(args[4]), int(args[5]) if len(args) == 6 else None))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

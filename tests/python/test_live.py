@@ -278,3 +278,44 @@ def test_without_a_terminal_it_needs_the_runners_interval(tmp_path, capsys):
         live_module.main(["--samples", str(tmp_path / "samples.tsv"), "--expected-s", "10"])
     assert ended.value.code == 2
     assert "--every S" in capsys.readouterr().err
+
+
+def test_the_warm_up_s_watch_takes_its_arguments_together_and_no_line_only_with_it(tmp_path, capsys):
+    """--no-line is the warm-up's watch alone; the watch's four arguments come together."""
+    from ltsuite import live as live_module
+
+    with pytest.raises(SystemExit) as ended:
+        live_module.main(["--no-line"])
+    assert ended.value.code == 2
+    assert "--no-line: only with the warm-up's watch" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as ended:
+        live_module.main(["--no-line", "--warmup-cell", str(tmp_path), "--warmup-pid", "1"])
+    assert ended.value.code == 2
+    assert "go together" in capsys.readouterr().err
+
+
+def test_after_a_watched_warm_up_the_line_waits_for_the_load_s_start(monkeypatch, tmp_path):
+    """After the watch, the line starts on SIGUSR1 (live_start: the load's k6 started), and the
+    process ends without a line when none comes within --max-s."""
+    from ltsuite import live as live_module
+
+    watched, shown = [], []
+    monkeypatch.setattr(live_module, "watch_warmup", lambda args: watched.append(args.warmup_pid) or "settled")
+    monkeypatch.setattr(live_module, "run", lambda args: shown.append(args.expected_s))
+    monkeypatch.setattr(live_module, "_LOAD_STARTED", [False])
+    line = ["--samples", str(tmp_path / "samples.tsv"), "--expected-s", "10", "--every", "5",
+            "--warmup-cell", str(tmp_path), "--warmup-start-ms", "0", "--warmup-limit-s", "5", "--warmup-pid", "7"]
+    started = time.monotonic()
+    assert live_module.main(line + ["--max-s", "1"]) == 0
+    assert time.monotonic() - started >= 1
+    assert (watched, shown) == ([7], [])
+    timer = __import__("threading").Timer(0.3, lambda: signal.raise_signal(signal.SIGUSR1))
+    timer.start()
+    started = time.monotonic()
+    assert live_module.main(line + ["--max-s", "30"]) == 0
+    timer.join()
+    assert time.monotonic() - started < 5
+    assert (watched, shown) == ([7, 7], [10])
+    # --no-line: the watch alone, no wait.
+    assert live_module.main(["--no-line"] + line[6:] + ["--max-s", "30"]) == 0
+    assert (watched, shown) == ([7, 7, 7], [10])

@@ -57,3 +57,44 @@ live_args() {
   [ -z "$LIVE_PID" ]
   [ ! -e "$BATS_TEST_TMPDIR/args" ]
 }
+
+@test "a watched warm-up's live process is the cell's live line: live_start signals it the load started, and starts no second one" {
+  # A python that writes its arguments, then waits (at most 10 s) for SIGUSR1 and says so.
+  cat >"$BATS_TEST_TMPDIR/python" <<SCRIPT
+#!/bin/bash
+printf '%s\n' "\$@" >'$BATS_TEST_TMPDIR/args'
+trap 'echo load >"$BATS_TEST_TMPDIR/usr1"; exit 0' USR1
+for ((i = 0; i < 200; i++)); do sleep 0.05; done
+SCRIPT
+  LT_LIVE_EVERY=2
+  sleep 5 &
+  local warm=$!
+  live_start_with_warmup /cells/01 20 2 1700000000000 40 "$warm" 500
+  local first="$LIVE_PID" tries
+  [ "$LIVE_WAITS" = 1 ]
+  for ((tries = 0; tries < 100; tries++)); do
+    [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || break
+    sleep 0.05
+  done
+  run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
+  assert_output --regexp "^-S -m ltsuite.live --warmup-cell /cells/01 --warmup-start-ms 1700000000000 --warmup-limit-s 40 --warmup-pid $warm --warmup-started [0-9]+ --warmup-count 500 --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 2 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz \$"
+  K6_PIDS=(101 102)
+  live_start /cells/01 20
+  [ "$LIVE_PID" = "$first" ]
+  wait "$LIVE_PID"
+  [ "$(cat "$BATS_TEST_TMPDIR/usr1")" = load ]
+  kill "$warm"
+  # No line to show: the watch alone.
+  LIVE_PID="" LIVE_WAITS=0 LT_LIVE=off
+  rm "$BATS_TEST_TMPDIR/args"
+  live_start_with_warmup /cells/01 20 1 1700000000000 40 "$$"
+  [ "$LIVE_WAITS" = 0 ]
+  for ((tries = 0; tries < 100; tries++)); do
+    [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || break
+    sleep 0.05
+  done
+  kill "$LIVE_PID"
+  wait "$LIVE_PID" || true
+  run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
+  assert_output --regexp "--warmup-pid $$ --warmup-started [0-9]+ --no-line \$"
+}

@@ -6,7 +6,7 @@
 
 setup() {
   load '../test_helper'
-  lt_source_libs envfile matrix netns target k6 cell warmup
+  lt_source_libs envfile matrix netns target k6 live cell warmup
   knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
@@ -32,59 +32,85 @@ setup() {
   assert_output --partial "bad.matrix:1: WARMUP"
 }
 
-@test "WARMUP_UNTIL=settled ends the warm-up's k6 once the application's time settled; time leaves it to WARMUP" {
+# watched UNTIL CELL_DIR START [COUNT]: a process that stands for the warm-up's
+# k6 (it ends on SIGINT, as k6 under a foreground timeout does; 30 s at most),
+# watched as warmup_run has it watched: by the cell's live process
+# (live_start_with_warmup, the real ltsuite.live; no live line to show), then
+# waited for. Prints its exit status and whether the live process ended.
+watched() {
+  local until="$1" cell_dir="$2" start="$3" status=0
+  local -a rule=()
+  [[ "$until" != count ]] || rule=("$4")
+  # (A background process of a script ignores SIGINT; k6 under timeout does not.)
+  "$LT_PYTHON" -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(30)' &
+  local k6=$!
+  LT_LIVE=off live_start_with_warmup "$cell_dir" 20 1 "$start" 20 "$k6" "${rule[@]}"
+  wait "$k6" || status=$?
+  local live="running" tries
+  for ((tries = 0; tries < 100; tries++)); do
+    kill -0 "$LIVE_PID" 2>/dev/null || { live="ended"; break; }
+    sleep 0.05
+  done
+  wait "$LIVE_PID" || true
+  LIVE_PID=""
+  printf '%s %s\n' "$status" "$live"
+}
+
+@test "WARMUP_UNTIL=settled: the cell's live process ends the warm-up's k6 once the application's time settled, and starts no line of its own" {
   # A recorded warm-up's access log (Spring PetClinic, 30 s at 2 threads: it settled at its
-  # second 25, tests/python/test_warmsettle.py) and a process that stands for its k6.
+  # second 25, tests/python/test_warmsettle.py).
   local cell_dir="$BATS_TEST_TMPDIR/cell" start
   cp -r "$LT_ROOT/tests/python/fixtures/advise-petclinic/calibrate" "$cell_dir"
   start="$(awk -F '\t' '$1 == "warmup_start" { print $2 }' "$cell_dir/phases.tsv")"
-  # (A background process of a script ignores SIGINT; k6 under timeout does not.)
-  "$LT_PYTHON" -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(30)' &
-  WARMUP_PID=$!
-  run warmup_until time "$cell_dir" 20 "$start"
-  assert_success
-  assert_output time
-  [ ! -e "$cell_dir/warmup-settle.json" ]
-  kill -0 "$WARMUP_PID"
-  run warmup_until settled "$cell_dir" 20 "$start"
-  assert_success
-  assert_output settled
+  run watched settled "$cell_dir" "$start"
   # It was sent SIGINT, as k6 is to write its summary and end.
-  local status=0
-  wait "$WARMUP_PID" || status=$?
-  [ "$status" = $((128 + 2)) ]
+  assert_output "$((128 + 2)) ended"
   [ "$(jq -r '.ended_by + " " + (.settled_second | tostring)' "$cell_dir/warmup-settle.json")" = "settled 25" ]
   # Nothing to settle on (no access log: a TARGET_CMD server): it ends when its k6 does, by time.
   rm "$cell_dir/tomcat-access.log"
   sleep 1 &
-  WARMUP_PID=$!
-  run warmup_until settled "$cell_dir" 20 "$start"
-  assert_output time
+  LT_LIVE=off live_start_with_warmup "$cell_dir" 20 1 "$start" 20 "$!"
+  wait "$!" || true
+  wait "$LIVE_PID"
+  LIVE_PID=""
   [ "$(jq -r .ended_by "$cell_dir/warmup-settle.json")" = time ]
 }
 
-@test "WARMUP_UNTIL=count ends the warm-up's k6 once Tomcat logged WARMUP_REQUESTS of its requests" {
+@test "WARMUP_UNTIL=count: the cell's live process ends the warm-up's k6 once Tomcat logged WARMUP_REQUESTS of its requests" {
   # The recorded warm-up logged more than 500 requests after its start.
   local cell_dir="$BATS_TEST_TMPDIR/cell" start logged
   cp -r "$LT_ROOT/tests/python/fixtures/advise-petclinic/calibrate" "$cell_dir"
   start="$(awk -F '\t' '$1 == "warmup_start" { print $2 }' "$cell_dir/phases.tsv")"
   logged="$(awk -v start="$start" '$1 >= start' "$cell_dir/tomcat-access.log" | wc -l)"
   ((logged > 500))
-  "$LT_PYTHON" -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(30)' &
-  WARMUP_PID=$!
-  run warmup_until count "$cell_dir" 20 "$start" 500
-  assert_success
-  assert_output count
-  local status=0
-  wait "$WARMUP_PID" || status=$?
-  [ "$status" = $((128 + 2)) ]
+  run watched count "$cell_dir" "$start" 500
+  assert_output "$((128 + 2)) ended"
   [ "$(jq -c '[.ended_by, .count, .counted]' "$cell_dir/warmup-settle.json")" = "[\"count\",500,$logged]" ]
   # More than were logged: it ends with its k6, by time.
   sleep 1 &
-  WARMUP_PID=$!
-  run warmup_until count "$cell_dir" 20 "$start" $((logged + 1))
-  assert_output time
+  LT_LIVE=off live_start_with_warmup "$cell_dir" 20 1 "$start" 20 "$!" $((logged + 1))
+  wait "$!" || true
+  wait "$LIVE_PID"
+  LIVE_PID=""
   [ "$(jq -c '[.ended_by, .counted]' "$cell_dir/warmup-settle.json")" = "[\"time\",$logged]" ]
+}
+
+@test "a watched warm-up's k6 the runner already waited for: the watch takes no later process of its pid for it" {
+  local cell_dir="$BATS_TEST_TMPDIR/cell" start other status=0
+  cp -r "$LT_ROOT/tests/python/fixtures/advise-petclinic/calibrate" "$cell_dir"
+  start="$(awk -F '\t' '$1 == "warmup_start" { print $2 }' "$cell_dir/phases.tsv")"
+  # Another process in the place of the warm-up's k6: its pid, a later start than the one
+  # the runner read (as when the pid was reaped and given again).
+  "$LT_PYTHON" -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(30)' &
+  other=$!
+  PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.live --no-line --warmup-cell "$cell_dir" \
+    --warmup-start-ms "$start" --warmup-limit-s 20 --warmup-pid "$other" --warmup-started 1
+  kill -0 "$other" || fail "the watch sent SIGINT to a process that was not the warm-up's"
+  kill "$other"
+  wait "$other" || status=$?
+  [ "$status" = $((128 + 15)) ]
+  # The recorded time settled, and there was no warm-up's k6 left to end.
+  [ "$(jq -r .ended_by "$cell_dir/warmup-settle.json")" = settled ]
 }
 
 @test "the warm-up is the runner's, not a scenario a cell may choose" {
