@@ -181,6 +181,46 @@ lt_end() {
   done
 }
 
+# lt_execwatch_start LOG: every program this shell's descendants start from
+# now on, as the kernel reports it (tests/tools/execwatch.py: its process
+# events, every execve however started), logged to LOG until
+# lt_execwatch_stop LOG; its pid in LT_EXECWATCH_PID. A watcher that did not
+# start is written to LOG.failed (lt_execwatch_whole).
+lt_execwatch_start() {
+  local log="$1" ready="" root="$BASHPID"
+  coproc WATCH { exec python3 "$LT_ROOT/tests/tools/execwatch.py" "$root" "$log" 3>&-; }
+  LT_EXECWATCH_PID="$WATCH_PID"
+  ready="$(timeout 10 head -n 1 <&"${WATCH[0]}")" || true
+  [[ "$ready" == ready ]] || printf 'execwatch did not start\n' >"$log.failed"
+}
+
+# lt_execwatch_stop LOG: end the watcher lt_execwatch_start started; a
+# watcher that ended before (so saw not all) or lost events (its socket's
+# buffer overflowed: a count would be short) is written to LOG.failed.
+lt_execwatch_stop() {
+  local log="$1" stat
+  stat="$(cat "/proc/$LT_EXECWATCH_PID/stat" 2>/dev/null)" || stat="gone) Z"
+  [[ "${stat##*) }" != Z* ]] || printf 'execwatch ended before the run did\n' >>"$log.failed"
+  lt_end "$LT_EXECWATCH_PID"
+  ! grep -q $'\tLOST\t' "$log" \
+    || printf 'execwatch lost events (its socket buffer overflowed): the counts would be short\n' >>"$log.failed"
+}
+
+# lt_execwatch_whole LOG: fail when the watcher did not see the whole run
+# (it did not start, ended early or lost events): a count over LOG would be short.
+lt_execwatch_whole() {
+  [[ ! -e "$1.failed" ]] || fail "$(cat "$1.failed")"
+}
+
+# lt_python_starts: from execwatch's log on stdin, every process that became
+# Python (its exe python3*), once, as "epoch ms<TAB>arguments". A process
+# whose /proc was gone before it was read (exe "?", most often a short
+# sleep or cat) is not counted: a Python among them would make a count
+# short, never right.
+lt_python_starts() {
+  awk -F'\t' '$3 ~ /\/python3[.0-9]*$/ && !seen[$2]++ { print $1 "\t" $4 }'
+}
+
 # lt_cells: the run's cell ids, in order.
 lt_cells() {
   lt_csv_column "$RUN_DIR/results.csv" cell

@@ -8,33 +8,15 @@ setup_file() {
   # The live line every 2 s (its output is no terminal here).
   export LT_LIVE_EVERY=2
   # Every program the run starts, as the kernel reports it (tests/tools/execwatch.py).
-  local watcher ready="" root="$BASHPID" stat
-  coproc WATCH { exec python3 "$LT_ROOT/tests/tools/execwatch.py" "$root" "$BATS_FILE_TMPDIR/execs.log" 3>&-; }
-  watcher="$WATCH_PID"
-  ready="$(timeout 10 head -n 1 <&"${WATCH[0]}")" || true
-  [[ "$ready" == ready ]] || printf 'execwatch did not start\n' >"$BATS_FILE_TMPDIR/execwatch.failed"
+  lt_execwatch_start "$BATS_FILE_TMPDIR/execs.log"
   lt_run_matrix_once "$LT_ROOT/env/matrices/default.matrix"
-  stat="$(cat "/proc/$watcher/stat" 2>/dev/null)" || stat="gone) Z"
-  [[ "${stat##*) }" != Z* ]] || printf 'execwatch ended before the run did\n' >>"$BATS_FILE_TMPDIR/execwatch.failed"
-  lt_end "$watcher"
-  ! grep -q $'\tLOST\t' "$BATS_FILE_TMPDIR/execs.log" \
-    || printf 'execwatch lost events (its socket buffer overflowed): the counts would be short\n' >>"$BATS_FILE_TMPDIR/execwatch.failed"
+  lt_execwatch_stop "$BATS_FILE_TMPDIR/execs.log"
   lt_python_starts <"$BATS_FILE_TMPDIR/execs.log" >"$BATS_FILE_TMPDIR/python-starts.log"
 }
 
-# lt_python_starts: from execwatch's log on stdin, every process that became
-# Python (its exe python3*), once, as "epoch ms<TAB>arguments". A process
-# whose /proc was gone before it was read (exe "?", most often a short
-# sleep or cat) is not counted: a Python among them would make a count
-# short, never right.
-lt_python_starts() {
-  awk -F'\t' '$3 ~ /\/python3[.0-9]*$/ && !seen[$2]++ { print $1 "\t" $4 }'
-}
-
-# execwatch_whole: fail when execwatch did not see the whole run (it did not
-# start, ended early or lost events): a count over its log would be short.
+# execwatch_whole: fail when execwatch did not see the whole run.
 execwatch_whole() {
-  [[ ! -e "$BATS_FILE_TMPDIR/execwatch.failed" ]] || fail "$(cat "$BATS_FILE_TMPDIR/execwatch.failed")"
+  lt_execwatch_whole "$BATS_FILE_TMPDIR/execs.log"
 }
 
 setup() {
@@ -43,7 +25,6 @@ setup() {
   RUN_DIR="$(readlink -f "$LT_RESULTS_DIR/latest")"
   CSV="$RUN_DIR/results.csv"
 }
-
 
 @test "the run succeeds and prints progress and the table" {
   run cat "$BATS_FILE_TMPDIR/run.log"

@@ -146,11 +146,29 @@ ports_between() {
     "TARGET_ENV_FILE=$LT_ROOT/tests/fixtures/ownapp/greeting-100ms.env" 'TARGET_PATH=/hello?name=settle' \
     SCENARIO=keepalive VUS=2 REQUESTS_PER_VU=5 CONNECTION_REUSE=1 DURATION=10s GRACEFUL_STOP=5s \
     REQUEST_TIMEOUT=5s DELAY_MS=100 K6_HTML_REPORT=0 MONITORING=off >"$BATS_TEST_TMPDIR/settle.matrix"
-  run env LT_RESULTS_DIR="$results" "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/settle.matrix"
+  # Every program the run starts, as the kernel reports it.
+  lt_execwatch_start "$BATS_TEST_TMPDIR/execs.log"
+  run env LT_RESULTS_DIR="$results" LT_LIVE_EVERY=2 "$LT_ROOT/scripts/run-matrix.sh" "$BATS_TEST_TMPDIR/settle.matrix"
+  lt_execwatch_stop "$BATS_TEST_TMPDIR/execs.log"
   assert_success
   RUN_DIR="$(readlink -f "$results/latest")"
   name="$(ls "$RUN_DIR/cells")"
   cell="$RUN_DIR/cells/$name"
+  # The rule was watched by the cell's live process, given the load's line to show next (this
+  # load of 10 requests ends before its first): the cell started Python three times (the
+  # sampler, that one, its finish), no watch of its own.
+  lt_execwatch_whole "$BATS_TEST_TMPDIR/execs.log"
+  local from to
+  from="$(awk -F'\t' '$1 == "cell_start" { print $2 }' "$cell/phases.tsv")"
+  to="$(awk -F'\t' '$1 == "tables" { print $2 }' "$cell/phases.tsv")"
+  lt_python_starts <"$BATS_TEST_TMPDIR/execs.log" \
+    | awk -F'\t' -v from="$from" -v to="$to" '$1 >= from && $1 <= to { print $2 }' >"$BATS_TEST_TMPDIR/python-starts"
+  run cat "$BATS_TEST_TMPDIR/python-starts"
+  [ "${#lines[@]}" -eq 3 ] || fail "$(printf 'Python started %s times in the cell:\n%s' "${#lines[@]}" "$output")"
+  assert_line --regexp 'sampler[.]py run'
+  assert_line --regexp 'ltsuite[.]live --warmup-cell .* --samples '
+  assert_line --regexp 'ltsuite[.]cell finish'
+
   grep -qx 'WARMUP=60s' "$cell/cell.env"
   grep -qx 'WARMUP_UNTIL=settled' "$cell/cell.env"
   [ "$(lt_row_value "$name" status)" = ok ] || fail "$(lt_row_value "$name" error)"
