@@ -1,35 +1,25 @@
-"""The fan-out's steps around the sends (scripts/ssm-fanout.sh), with boto3 as the one AWS client
-(ltsuite.awscalls): finding the k6 instances, ending a run that stopped midway, and the dry run's
-plan, which prints the very calls (awscalls.Call) the real run makes.
+"""The fan-out's steps around the sends (ltsuite.fanoutmain), with boto3 as the one AWS client
+(ltsuite.awscalls): finding the k6 instances (find_instances: the running ones whose tag matches,
+sorted; a tag filter that is not KEY=PATTERN is an awscalls.UsageError), ending a run that stopped
+midway, and the dry run's plan, which prints the very calls (awscalls.Call) the real run makes.
 
-  python3 -m ltsuite.fanoutrun find --tag-filter KEY=PATTERN [--region R] [--profile P] [--quick]
-  python3 -m ltsuite.fanoutrun end MANIFEST --why TEXT
-  python3 -m ltsuite.fanoutrun plan MANIFEST DIR --lookup NOTE --delivery-timeout S --run-timeout S
-                                    --cells-total N
-
-find prints the ids of the running instances whose tag matches, one a line, sorted; a tag filter
-that is not KEY=PATTERN exits 2, a lookup that fails exits 1 with AWS's reason on stderr.
-
-end: the run (its manifest: state of every instance, ltsuite.ssm.Invocation) ended before it
+end_run: the run (its manifest: state of every instance, ltsuite.ssm.Invocation) ended before it
 finished, for the reason WHY ("interrupted by SIGHUP", "stopped by an error (exit status 1)").
 Every invocation that was sent and has not ended is cancelled, so no instance goes on loading the
 target unattended; each is named in its error (a failed cancel says so: check the instance). The
-warning the manifest gets is printed on stdout.
+warning the manifest gets is returned.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .awscalls import (Call, Clients, UsageError, cancel_call, describe_call, get_call, instance_ids,
+from .awscalls import (Call, Clients, cancel_call, describe_call, get_call, instance_ids,
                        invocation_call, list_call)
 from .ssm import (HISTOGRAM_BEGIN, HISTOGRAM_END, SUMMARY_BEGIN, SUMMARY_END, Invocation, cancel,
-                  instance_send_call, output_prefix, ssm_client, storage_calls, _write_json)
+                  instance_send_call, output_prefix, storage_calls, _write_json)
 
 
 def find_instances(clients: Clients, tag_filter: str) -> list[str]:
@@ -127,52 +117,3 @@ def plan_text(data: dict[str, Any], commands_dir: Path, *, lookup: str, delivery
     else:
         out += [last + " (empty if some instance shipped none)."]
     return "\n".join(out) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.fanoutrun", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    find = sub.add_parser("find", help="the running instances whose tag matches")
-    find.add_argument("--tag-filter", required=True)
-    find.add_argument("--region", default="")
-    find.add_argument("--profile", default="")
-    find.add_argument("--quick", action="store_true", help="short connect and read timeouts (the dry run)")
-    end = sub.add_parser("end", help="cancel what was sent and has not ended; print the manifest's warning")
-    end.add_argument("manifest", type=Path)
-    end.add_argument("--why", required=True)
-    plan = sub.add_parser("plan", help="the dry run's report")
-    plan.add_argument("manifest", type=Path)
-    plan.add_argument("dir", type=Path)
-    plan.add_argument("--lookup", required=True)
-    plan.add_argument("--delivery-timeout", type=int, required=True)
-    plan.add_argument("--run-timeout", type=int, required=True)
-    plan.add_argument("--cells-total", type=int, required=True)
-    args = parser.parse_args(argv)
-    prog = os.environ.get("LT_PROG", "ssm-fanout")
-    if args.command == "find":
-        try:
-            ids = find_instances(Clients(args.region, args.profile, args.quick), args.tag_filter)
-        except UsageError as error:
-            print(f"{prog}: {error}", file=sys.stderr)
-            return 2
-        except Exception as error:  # botocore's errors: the reason, on one line
-            print(" ".join(str(error).split())[:300], file=sys.stderr)
-            return 1
-        print("\n".join(ids))
-    elif args.command == "end":
-        fanout = json.loads(args.manifest.read_text(encoding="utf-8")).get("fanout") or {}
-        try:
-            client = ssm_client(fanout.get("region") or "", fanout.get("profile") or "")
-        except Exception:  # no client (a profile that is not there): every cancel fails, and is named
-            client = None
-        print(end_run(client, args.manifest, args.why,
-                      warn=lambda text: print(f"{prog}: warning: {text}", file=sys.stderr, flush=True)))
-    else:
-        data = json.loads(args.manifest.read_text(encoding="utf-8"))
-        sys.stdout.write(plan_text(data, args.dir, lookup=args.lookup, delivery_timeout=args.delivery_timeout,
-                                   run_timeout=args.run_timeout, cells_total=args.cells_total))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
