@@ -17,12 +17,7 @@ set -euo pipefail
 LT_PROG=k6-operator
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=scripts/lib/fanout.sh
+source "$LT_ROOT/scripts/lib/fanout.sh"
 
-if [[ " $* " == *" -h "* || " $* " == *" --help "* ]]; then
-  print_summary "${BASH_SOURCE[0]}"
-  exit 0
-fi
-# The Python with PyYAML (.tools/venv's) when there, to read the TestRun back.
-python="$LT_PYTHON"
-[[ ! -x "$LT_ROOT/.tools/venv/bin/python" ]] || python="$LT_ROOT/.tools/venv/bin/python"
-LT_PROG="$LT_PROG" PYTHONPATH="$LT_ROOT/scripts" exec "$python" -m ltsuite.k6operator "$@"
+fanout_exec ltsuite.k6operator 0 "$@"

@@ -21,10 +21,7 @@ set -euo pipefail
 LT_PROG=ssm-fanout
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
+# shellcheck source=scripts/lib/fanout.sh
+source "$LT_ROOT/scripts/lib/fanout.sh"
 
-if [[ " $* " == *" -h "* || " $* " == *" --help "* ]]; then
-  print_summary "${BASH_SOURCE[0]}"
-  exit 0
-fi
-[[ -x "$LT_ROOT/.tools/venv/bin/python" ]] || abort "boto3 was not found in .tools/venv; run 'make aws-tools'"
-LT_PROG="$LT_PROG" PYTHONPATH="$LT_ROOT/scripts" exec "$LT_ROOT/.tools/venv/bin/python" -m ltsuite.fanoutmain "$@"
+fanout_exec ltsuite.fanoutmain 1 "$@"

@@ -52,7 +52,7 @@ setup() {
 @test "fanout.env holds no credentials and is never sourced" {
   run grep -iE 'secret|password|token|access_key' "$LT_ROOT/env/fanout.env"
   refute_output --regexp '^[A-Z_]*(SECRET|PASSWORD|TOKEN|ACCESS_KEY)[A-Z_]*='
-  run grep -nE '(source|\.)[[:space:]]+[^ ]*fanout\.env' "$LT_ROOT/scripts/ssm-fanout.sh" "$LT_ROOT/scripts/fanout-cell.sh" "$LT_ROOT/scripts/k6-operator.sh"
+  run grep -nE '(source|\.)[[:space:]]+[^ ]*fanout\.env' "$LT_ROOT/scripts/ssm-fanout.sh" "$LT_ROOT/scripts/fanout-cell.sh" "$LT_ROOT/scripts/lib/fanout.sh" "$LT_ROOT/scripts/k6-operator.sh"
   assert_failure
 }
 
