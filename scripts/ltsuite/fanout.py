@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["instance-row"]:
         return instance_row_main(argv[1:])
     if argv[:1] == ["segments"] and len(argv) == 2 and argv[1].isdigit() and int(argv[1]) > 0:
-        # One line an instance: its segment and the sequence, a tab between (ssm_plan_segments).
+        # One line an instance: its segment and the sequence, a tab between.
         for index in range(int(argv[1])):
             print(f"{segment(index, int(argv[1]))}\t{segment_sequence(int(argv[1]))}")
         return 0

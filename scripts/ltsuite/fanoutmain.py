@@ -161,8 +161,10 @@ def run_python(run: Run, *args: str) -> None:
     sent, for the reason it printed."""
     out = run.work / "python.out"
     with out.open("w", encoding="utf-8") as stdout:
+        # In a process group of its own: a Ctrl-C at the terminal reaches this run only, which
+        # stops the child itself (end_child) before it cancels and records.
         run.child = subprocess.Popen([sys.executable, "-m", "ltsuite.ssm", *args], stdout=stdout,
-                                     env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")})
+                                     env={**os.environ, "PYTHONPATH": str(ROOT / "scripts")}, process_group=0)
         status = run.child.wait()
     run.child = None
     status = 128 - status if status < 0 else status

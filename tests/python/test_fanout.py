@@ -1,5 +1,5 @@
 """The row of a fan-out cell (ltsuite.fanout) from its instances' rows (the cases
-tests/unit/ssm.bats checked on ssm_aggregate_row)."""
+tests/unit/ssm.bats once checked in shell)."""
 import json
 import subprocess
 import sys
@@ -11,7 +11,7 @@ from ltsuite.fanout import aggregate_row
 
 from conftest import ROOT
 
-#: The rows of two instances, as ssm_instance_row writes them.
+#: The rows of two instances, as write_instance_row writes them.
 TWO_ROWS = [
     {"vus_max": 3, "duration_s": 10, "http_reqs": 100, "lat_min_ms": 5, "lat_avg_ms": 10, "lat_med_ms": 9,
      "lat_p95_ms": 20, "lat_max_ms": 50, "lat_count": 90, "failed_reqs": 10, "fail_connect": 4, "fail_timeout": 6,
