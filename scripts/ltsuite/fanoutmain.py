@@ -31,18 +31,16 @@ import sys
 import tempfile
 import time
 import traceback
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from . import fanoutmanifest as manifest
 from .fanoutmanifest import shown
 from .fanoutplan import (ROOT, Cell, Script, ScriptError, Stop, check_target, common_parser, matrix_path,
                          prepare_script, prog, resolve_cell, say, usage_error, warn)
+from .fanoutrun import find_targets
 from .fanoutsend import build_commands, delivery_timeout, key_prefix, run_timeout, write_plan
 from .cellfiles import read_json
-from .ssm import one_line
 
 ENDING = {signal.SIGHUP: "SIGHUP", signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 
@@ -89,47 +87,6 @@ def parse(argv: list[str]):
             usage_error(f"'{iid}' is not an instance id (i-... or mi-...)")
     args.instances = sorted(set(ids))
     return args
-
-
-@contextmanager
-def attempts(count: int) -> Iterator[None]:
-    """AWS_MAX_ATTEMPTS=COUNT unless set, for the calls of the block only."""
-    before = os.environ.get("AWS_MAX_ATTEMPTS")
-    os.environ.setdefault("AWS_MAX_ATTEMPTS", str(count))
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("AWS_MAX_ATTEMPTS", None)
-
-
-def find_targets(args, cell: Cell) -> tuple[list[str], str]:
-    """The instances (--instances, or the tag lookup) and how they were found, for the dry run.
-    A dry run whose lookup fails (no AWS reachable) goes on with placeholders."""
-    if args.instances:
-        return args.instances, "skipped: --instances given"
-    from .awscalls import Clients, UsageError
-    from .fanoutrun import find_instances
-
-    s = cell.settings
-    try:
-        with attempts(1 if args.dry_run else 3):
-            ids = find_instances(Clients(s.get("FANOUT_REGION", ""), s.get("FANOUT_PROFILE", ""), args.dry_run),
-                                 s.get("FANOUT_TAG_FILTER", ""))
-    except UsageError as error:
-        raise Stop(str(error), 2) from None
-    except Exception as error:  # botocore's errors: the reason, on one line
-        why = one_line(str(error))
-        if not args.dry_run:
-            raise Stop(f"the instance lookup (ec2.describe_instances) failed: {why}") from None
-        warn(f"the instance lookup failed ({why}); showing the plan for 2 placeholder instances "
-             "(give --instances ID,ID for your fleet)")
-        return ["i-placeholder1", "i-placeholder2"], f"this call ran and failed: {why}"
-    if not ids:
-        region = s.get("FANOUT_REGION", "")
-        raise Stop(f"no running instance has the tag {s.get('FANOUT_TAG_FILTER')}{' in ' + region if region else ''}; "
-                   "start the k6 machines (or set FANOUT_TAG_FILTER / FANOUT_REGION)")
-    return ids, "read-only; this call did run"
 
 
 def create_run_dir(run: Run, run_id: str, cell: Cell) -> str:

@@ -1,6 +1,6 @@
 """The fan-out's steps around the sends (ltsuite.fanoutmain), with boto3 as the one AWS client
-(ltsuite.awscalls): finding the k6 instances (find_instances: the running ones whose tag matches,
-sorted; a tag filter that is not KEY=PATTERN is an awscalls.UsageError), ending a run that stopped
+(ltsuite.awscalls): finding the k6 instances (find_targets: --instances, else the running ones whose
+tag matches, sorted; a tag filter that is not KEY=PATTERN is a usage error before any call), ending a run that stopped
 midway, and the dry run's plan, which prints the very calls (awscalls.Call) the real run makes.
 
 end_run: the run (its manifest: state of every instance, ltsuite.ssm.Invocation) ended before it
@@ -12,19 +12,60 @@ warning the manifest gets is returned.
 from __future__ import annotations
 
 import json
+import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from .awscalls import (Call, Clients, cancel_call, describe_call, get_call, instance_ids,
+from .awscalls import (Call, Clients, UsageError, cancel_call, describe_call, get_call, instance_ids,
                        invocation_call, list_call)
 from .ssm import (HISTOGRAM_BEGIN, HISTOGRAM_END, SUMMARY_BEGIN, SUMMARY_END, Invocation, cancel,
-                  instance_send_call, output_prefix, storage_calls, _write_json)
+                  instance_send_call, one_line, output_prefix, storage_calls, _write_json)
+from .fanoutplan import Cell, Stop, warn
 
 
 def find_instances(clients: Clients, tag_filter: str) -> list[str]:
     """The running instances whose tag matches TAG_FILTER (KEY=PATTERN), sorted."""
     return instance_ids(clients.run(describe_call(tag_filter)))
+
+
+@contextmanager
+def attempts(count: int) -> Iterator[None]:
+    """AWS_MAX_ATTEMPTS=COUNT unless set, for the calls of the block only."""
+    before = os.environ.get("AWS_MAX_ATTEMPTS")
+    os.environ.setdefault("AWS_MAX_ATTEMPTS", str(count))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("AWS_MAX_ATTEMPTS", None)
+
+
+def find_targets(args, cell: Cell) -> tuple[list[str], str]:
+    """The instances (--instances, or the tag lookup) and how they were found, for the dry run.
+    A dry run whose lookup fails (no AWS reachable) goes on with placeholders."""
+    if args.instances:
+        return args.instances, "skipped: --instances given"
+    s = cell.settings
+    try:
+        with attempts(1 if args.dry_run else 3):
+            ids = find_instances(Clients(s.get("FANOUT_REGION", ""), s.get("FANOUT_PROFILE", ""), args.dry_run),
+                                 s.get("FANOUT_TAG_FILTER", ""))
+    except UsageError as error:
+        raise Stop(str(error), 2) from None
+    except Exception as error:  # botocore's errors: the reason, on one line
+        why = one_line(str(error))
+        if not args.dry_run:
+            raise Stop(f"the instance lookup (ec2.describe_instances) failed: {why}") from None
+        warn(f"the instance lookup failed ({why}); showing the plan for 2 placeholder instances "
+             "(give --instances ID,ID for your fleet)")
+        return ["i-placeholder1", "i-placeholder2"], f"this call ran and failed: {why}"
+    if not ids:
+        region = s.get("FANOUT_REGION", "")
+        raise Stop(f"no running instance has the tag {s.get('FANOUT_TAG_FILTER')}{' in ' + region if region else ''}; "
+                   "start the k6 machines (or set FANOUT_TAG_FILTER / FANOUT_REGION)")
+    return ids, "read-only; this call did run"
 
 
 def end_run(client: Any, manifest: Path, why: str,

@@ -14,7 +14,7 @@ from moto import mock_aws
 from argparse import Namespace
 from pathlib import Path
 
-from ltsuite import awscalls, fanoutmain, fanoutrun, ssm
+from ltsuite import awscalls, fanoutrun, ssm
 from ltsuite.fanoutplan import Cell, Stop
 from ltsuite.awscalls import Clients, UsageError
 
@@ -50,7 +50,7 @@ def test_a_tag_filter_without_key_and_pattern_is_a_usage_error(bad):
     cell = Cell(matrix=Path("m.matrix"), number=1, of=1, id="01", work=Path("."), env={},
                 settings={"FANOUT_TAG_FILTER": bad})
     with pytest.raises(Stop) as stop:
-        fanoutmain.find_targets(Namespace(instances=[], dry_run=False), cell)
+        fanoutrun.find_targets(Namespace(instances=[], dry_run=False), cell)
     assert (stop.value.code, str(stop.value)) == (2, f"FANOUT_TAG_FILTER: '{bad}' is not KEY=PATTERN (e.g. Name=k6-*)")
 
 
