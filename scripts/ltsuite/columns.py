@@ -72,6 +72,14 @@ class Column:
     csv       False for a key some rows carry that results.csv does not show
     influx    "tag", "field" or None (not sent); by default a row-level column is a field
     axis      the stand-in for the matrix's axes (one column per knob the matrix varies)
+    fanout    how a fan-out's row (ltsuite.fanout: SSM instances, k6-operator pods) makes the column
+              from its instances' rows, each a row of k6's summary on that instance: "sum" (counts
+              and rates of parts running at once), "min", "max", "mean" (weighted by the answered
+              requests, lat_count), "merged" (a percentile of the merged latency histograms),
+              "derived" (computed from the other columns of the fan-out's row), "same" (a setting:
+              the instances' common value); None: not in a fan-out's row (only a local run measures
+              it: the server's counters, the sampler, the access log; or a percentile of a trend
+              whose histogram the instances do not ship)
     """
 
     name: str
@@ -84,6 +92,7 @@ class Column:
     csv: bool = True
     influx: str | None = FIELD
     axis: bool = False
+    fanout: str | None = None
 
     @property
     def numeric(self) -> bool:
@@ -118,9 +127,9 @@ class Column:
         return tuple(t for t in TABLES if shown[t])
 
 
-def _extra(scenario: str, name: str, type_: str, unit: str, meaning: str) -> Column:
+def _extra(scenario: str, name: str, type_: str, unit: str, meaning: str, fanout: str | None = None) -> Column:
     """A column a scenario adds (row.json's "extra"): in results.csv and results.md."""
-    return Column(name, type_, unit, meaning, md=MD_EXTRA, scenario=scenario)
+    return Column(name, type_, unit, meaning, md=MD_EXTRA, scenario=scenario, fanout=fanout)
 
 
 AXES = Column("<axis>", TEXT, "", "one column per knob the matrix varies, named by the knob: the cell's value",
@@ -140,26 +149,29 @@ COLUMNS: tuple[Column, ...] = (
            "empty when it could not be judged", md=3),
     Column("design_notes", TEXT, "", "why the load differed from the design (late starts, a saturated k6, cut "
            "iterations, a connector that differs from the knobs)", md=910),
-    Column("vus_max", INTEGER, "VUs", "the most VUs k6 had (vus_max); users when a VU carries several (USERS_PER_VU)", md=100),
-    Column("vus_started", INTEGER, "VUs", "VUs (users, when a VU carries several) that sent at least one request", md=110),
-    Column("duration_s", NUMBER, "s", "k6's test run duration, setup and graceful stop included"),
+    Column("vus_max", INTEGER, "VUs", "the most VUs k6 had (vus_max); users when a VU carries several (USERS_PER_VU)", md=100,
+           fanout="sum"),
+    Column("vus_started", INTEGER, "VUs", "VUs (users, when a VU carries several) that sent at least one request", md=110,
+           fanout="sum"),
+    Column("duration_s", NUMBER, "s", "k6's test run duration, setup and graceful stop included", fanout="max"),
     Column("load_window_s", NUMBER, "s", "from the first request's start to the last one's end"),
     Column("first_request_after_s", NUMBER, "s", "from k6's start to the first request"),
     Column("first_request_spread_ms", INTEGER, "ms", "between the first and the last VU's first request", md=120),
     Column("http_reqs", INTEGER, "requests", "load requests sent (k6's http_reqs with traffic:load, plus "
-           "fail_interrupted: requests cut off while they waited, which k6 does not count)", md=130),
+           "fail_interrupted: requests cut off while they waited, which k6 does not count)", md=130, fanout="sum"),
     Column("tps", NUMBER, "req/s", "load requests per second over load_window_s, failed ones included", md=140,
-           label="requests per second (every request sent, failed ones included)"),
+           label="requests per second (every request sent, failed ones included)", fanout="derived"),
     Column("answered_tps", NUMBER, "req/s", "answered load requests (http_reqs - failed_reqs) per second over "
            "load_window_s: what predicted_tps predicts", label="answered requests per second"),
-    Column("lat_min_ms", NUMBER, "ms", "fastest answered (2xx/3xx) request"),
-    Column("lat_avg_ms", NUMBER, "ms", "mean latency of answered requests"),
-    Column("lat_med_ms", NUMBER, "ms", "median latency of answered requests", md=150),
-    Column("lat_p90_ms", NUMBER, "ms", "90th percentile latency of answered requests"),
+    Column("lat_min_ms", NUMBER, "ms", "fastest answered (2xx/3xx) request", fanout="min"),
+    Column("lat_avg_ms", NUMBER, "ms", "mean latency of answered requests", fanout="mean"),
+    Column("lat_med_ms", NUMBER, "ms", "median latency of answered requests", md=150, fanout="merged"),
+    Column("lat_p90_ms", NUMBER, "ms", "90th percentile latency of answered requests", fanout="merged"),
     Column("lat_p95_ms", NUMBER, "ms", "95th percentile latency of answered requests", md=160,
-           label="p95 latency of answered requests (ms)"),
-    Column("lat_p99_ms", NUMBER, "ms", "99th percentile latency of answered requests", md=170),
-    Column("lat_max_ms", NUMBER, "ms", "slowest answered request", md=180, label="slowest answered request (ms)"),
+           label="p95 latency of answered requests (ms)", fanout="merged"),
+    Column("lat_p99_ms", NUMBER, "ms", "99th percentile latency of answered requests", md=170, fanout="merged"),
+    Column("lat_max_ms", NUMBER, "ms", "slowest answered request", md=180, label="slowest answered request (ms)",
+           fanout="max"),
     # The failed requests' own time (scripts/ltsuite/timeparts.py, from k6's samples).
     Column("failed_wait_med_ms", NUMBER, "ms", "median wait of the failed requests k6 gave a result for, from being "
            "sent (lt_requests_sent) to their failure: a timeout's whole timeout, a failed connect's SYNs"),
@@ -176,22 +188,23 @@ COLUMNS: tuple[Column, ...] = (
            "and above the rest's p99, the load met a cold JVM (design_notes; WARMUP)", md=177),
     Column("failed_reqs", INTEGER, "requests", "requests with no answer or a status outside 200-399 "
            "(http_req_failed), plus fail_interrupted; the fail_* columns add up to it", md=190,
-           label="failed requests"),
-    Column("failed_rate", NUMBER, "fraction", "failed_reqs / http_reqs", label="failed rate"),
+           label="failed requests", fanout="sum"),
+    Column("failed_rate", NUMBER, "fraction", "failed_reqs / http_reqs", label="failed rate", fanout="derived"),
     Column("fail_connect", INTEGER, "requests", "failed to connect: k6 error_code 1210-1219 (dial timeout, refused, "
-           "no free port), other than fail_no_fd", md=200),
+           "no free port), other than fail_no_fd", md=200, fanout="sum"),
     Column("fail_no_fd", INTEGER, "requests", "no file descriptor for the connection: k6's dial failed with \"too many "
-           "open files\" (the k6 process's open-file limit; K6_INSTANCES spreads the VUs)", md=205),
-    Column("fail_reset", INTEGER, "requests", "connection reset by the peer (error_code 1220)", md=210),
+           "open files\" (the k6 process's open-file limit; K6_INSTANCES spreads the VUs)", md=205, fanout="sum"),
+    Column("fail_reset", INTEGER, "requests", "connection reset by the peer (error_code 1220)", md=210, fanout="sum"),
     Column("fail_tls", INTEGER, "requests", "connected but the TLS handshake failed (error_code 1300-1399: "
-           "a certificate not trusted, a handshake cut off)"),
-    Column("fail_timeout", INTEGER, "requests", "request timeout after connecting (error_code 1050)", md=220),
-    Column("fail_http_4xx", INTEGER, "requests", "answered with a 4xx status"),
-    Column("fail_http_5xx", INTEGER, "requests", "answered with a 5xx status"),
-    Column("fail_other", INTEGER, "requests", "failed for any other reason"),
+           "a certificate not trusted, a handshake cut off)", fanout="sum"),
+    Column("fail_timeout", INTEGER, "requests", "request timeout after connecting (error_code 1050)", md=220,
+           fanout="sum"),
+    Column("fail_http_4xx", INTEGER, "requests", "answered with a 4xx status", fanout="sum"),
+    Column("fail_http_5xx", INTEGER, "requests", "answered with a 5xx status", fanout="sum"),
+    Column("fail_other", INTEGER, "requests", "failed for any other reason", fanout="sum"),
     Column("fail_interrupted", INTEGER, "requests", "still waiting (to connect, or for the answer) when the "
            "scenario's graceful stop or ramp-down cut its iteration: sent (lt_requests_sent) and never given back "
-           "by k6/http (lt_requests_returned); k6 records nothing for them"),
+           "by k6/http (lt_requests_returned); k6 records nothing for them", fanout="sum"),
     Column("fail_no_local_port", INTEGER, "requests", "dial errors \"cannot assign requested address\" in k6's log: "
            "the client ran out of ephemeral ports"),
     # Each request split (scripts/ltsuite/timeparts.py: k6's samples joined with the access log by
@@ -233,11 +246,13 @@ COLUMNS: tuple[Column, ...] = (
     Column("t_service_p99_ms", NUMBER, "ms", "99th percentile processing time of the joined requests"),
     Column("parts_out_of_order", INTEGER, "requests", "joined requests whose Tomcat start or end falls outside k6's "
            "own window of the request by more than 10 ms (the parts then do not add up)"),
-    Column("iterations", INTEGER, "iterations", "iterations k6 completed (a user's requests, when a VU carries several users)"),
-    Column("iterations_started", INTEGER, "iterations", "iterations that started"),
+    Column("iterations", INTEGER, "iterations", "iterations k6 completed (a user's requests, when a VU carries several users)",
+           fanout="sum"),
+    Column("iterations_started", INTEGER, "iterations", "iterations that started", fanout="sum"),
     Column("iterations_interrupted", INTEGER, "iterations", "started but not completed (cut by the graceful stop "
-           "or ramp-down: GRACEFUL_STOP, or a script's own options)"),
-    Column("dropped_iterations", INTEGER, "iterations", "iterations an arrival-rate executor could not start"),
+           "or ramp-down: GRACEFUL_STOP, or a script's own options)", fanout="sum"),
+    Column("dropped_iterations", INTEGER, "iterations", "iterations an arrival-rate executor could not start",
+           fanout="sum"),
     Column("client_connects", INTEGER, "connections", "TcpActiveOpens delta in the client namespace"),
     Column("server_accepts", INTEGER, "connections", "TcpPassiveOpens delta in the server namespace"),
     Column("listen_overflows", INTEGER, "SYNs", "TcpExtListenOverflows delta on the server: the accept queue was full",
@@ -366,20 +381,21 @@ COLUMNS: tuple[Column, ...] = (
     Column("k6_exit", INTEGER, "", "k6's exit status (99: a threshold crossed)"),
     # The waiting room (scenarios/waiting-room.js; the server's counts from
     # GET /api/waiting-room/stats after the cell).
-    _extra("waiting-room", "wr_visitors", INTEGER, "visitors", "visitors who registered (POST /api/wait)"),
-    _extra("waiting-room", "wr_admitted", INTEGER, "visitors", "visitors k6 saw admitted (canEnter)"),
-    _extra("waiting-room", "wr_gave_up", INTEGER, "visitors", "visitors who stopped after MAX_POLLS polls"),
+    _extra("waiting-room", "wr_visitors", INTEGER, "visitors", "visitors who registered (POST /api/wait)", fanout="sum"),
+    _extra("waiting-room", "wr_admitted", INTEGER, "visitors", "visitors k6 saw admitted (canEnter)", fanout="sum"),
+    _extra("waiting-room", "wr_gave_up", INTEGER, "visitors", "visitors who stopped after MAX_POLLS polls",
+           fanout="sum"),
     _extra("waiting-room", "wr_forgotten", INTEGER, "visitors", "polls answered 404 (the room forgot the visitor, "
-           "who registers again)"),
-    _extra("waiting-room", "wr_wait_requests", INTEGER, "requests", "POST /api/wait requests"),
-    _extra("waiting-room", "wr_entry_requests", INTEGER, "requests", "POST /api/entry polls"),
-    _extra("waiting-room", "wr_can_enter_true", INTEGER, "answers", "answers with canEnter true"),
-    _extra("waiting-room", "wr_can_enter_false", INTEGER, "answers", "answers with canEnter false"),
+           "who registers again)", fanout="sum"),
+    _extra("waiting-room", "wr_wait_requests", INTEGER, "requests", "POST /api/wait requests", fanout="sum"),
+    _extra("waiting-room", "wr_entry_requests", INTEGER, "requests", "POST /api/entry polls", fanout="sum"),
+    _extra("waiting-room", "wr_can_enter_true", INTEGER, "answers", "answers with canEnter true", fanout="sum"),
+    _extra("waiting-room", "wr_can_enter_false", INTEGER, "answers", "answers with canEnter false", fanout="sum"),
     _extra("waiting-room", "wr_admission_med_ms", NUMBER, "ms", "median time from registering to admission"),
     _extra("waiting-room", "wr_admission_p95_ms", NUMBER, "ms", "95th percentile time to admission"),
-    _extra("waiting-room", "wr_admission_max_ms", NUMBER, "ms", "longest time to admission"),
+    _extra("waiting-room", "wr_admission_max_ms", NUMBER, "ms", "longest time to admission", fanout="max"),
     _extra("waiting-room", "wr_admit_per_second", NUMBER, "visitors/s", "the room's admission rate "
-           "(WAITING_ROOM_ADMIT_PER_SECOND)"),
+           "(WAITING_ROOM_ADMIT_PER_SECOND)", fanout="same"),
     _extra("waiting-room", "wr_server_admitted", INTEGER, "visitors", "visitors the room admitted, by its own count"),
     _extra("waiting-room", "wr_server_max_admitted_in_one_second", INTEGER, "visitors", "most admissions in any "
            "1000 ms window, by the room's count"),
@@ -387,23 +403,27 @@ COLUMNS: tuple[Column, ...] = (
            "once, by the room's count"),
     # The open model (scenarios/spike-open.js).
     _extra("spike-open", "arrival_rate_per_s", NUMBER, "iterations/s", "the arrival rate asked for (RATE per "
-           "TIME_UNIT)"),
-    _extra("spike-open", "iteration_rate_per_s", NUMBER, "iterations/s", "the rate of iterations k6 completed"),
+           "TIME_UNIT)", fanout="same"),
+    _extra("spike-open", "iteration_rate_per_s", NUMBER, "iterations/s", "the rate of iterations k6 completed",
+           fanout="sum"),
     # WebSocket sessions (scenarios/websocket.js; the endpoint's counts from GET /ws/stats).
-    _extra("websocket", "ws_sessions", INTEGER, "sessions", "sessions k6 started"),
-    _extra("websocket", "ws_sessions_ok", INTEGER, "sessions", "sessions that ended cleanly"),
-    _extra("websocket", "ws_sessions_failed", INTEGER, "sessions", "the others: the four ws_fail_* added up"),
-    _extra("websocket", "ws_fail_refused", INTEGER, "sessions", "the handshake failed (refused, reset, or not 101)"),
-    _extra("websocket", "ws_fail_handshake_timeout", INTEGER, "sessions", "the handshake timed out"),
+    _extra("websocket", "ws_sessions", INTEGER, "sessions", "sessions k6 started", fanout="sum"),
+    _extra("websocket", "ws_sessions_ok", INTEGER, "sessions", "sessions that ended cleanly", fanout="sum"),
+    _extra("websocket", "ws_sessions_failed", INTEGER, "sessions", "the others: the four ws_fail_* added up",
+           fanout="sum"),
+    _extra("websocket", "ws_fail_refused", INTEGER, "sessions", "the handshake failed (refused, reset, or not 101)",
+           fanout="sum"),
+    _extra("websocket", "ws_fail_handshake_timeout", INTEGER, "sessions", "the handshake timed out", fanout="sum"),
     _extra("websocket", "ws_fail_abnormal_close", INTEGER, "sessions", "the server closed first with a code other "
-           "than 1000/1001, or the connection broke"),
-    _extra("websocket", "ws_fail_timeout", INTEGER, "sessions", "no reply or Close frame within REQUEST_TIMEOUT"),
+           "than 1000/1001, or the connection broke", fanout="sum"),
+    _extra("websocket", "ws_fail_timeout", INTEGER, "sessions", "no reply or Close frame within REQUEST_TIMEOUT",
+           fanout="sum"),
     _extra("websocket", "ws_connect_p95_ms", NUMBER, "ms", "95th percentile time to open a session"),
     _extra("websocket", "ws_message_p95_ms", NUMBER, "ms", "95th percentile time from a job to its reply"),
-    _extra("websocket", "ws_message_max_ms", NUMBER, "ms", "slowest reply"),
+    _extra("websocket", "ws_message_max_ms", NUMBER, "ms", "slowest reply", fanout="max"),
     _extra("websocket", "ws_close_p95_ms", NUMBER, "ms", "95th percentile time of close() to the closed session"),
     _extra("websocket", "ws_close_p99_ms", NUMBER, "ms", "99th percentile close time"),
-    _extra("websocket", "ws_close_max_ms", NUMBER, "ms", "slowest close"),
+    _extra("websocket", "ws_close_max_ms", NUMBER, "ms", "slowest close", fanout="max"),
     _extra("websocket", "ws_server_sessions", INTEGER, "sessions", "sessions the endpoint opened, by its own count"),
     _extra("websocket", "ws_server_replies", INTEGER, "replies", "replies the endpoint sent"),
     _extra("websocket", "ws_server_replies_lost", INTEGER, "replies", "replies the endpoint could not send"),

@@ -10,15 +10,19 @@ instance's k6 summary (instance-row, write_instance_row).
 reads CELL_DIR/cell.env, CELL_DIR/instances/*/row.json and their histogram.json, and prints the
 cell's row.
 
-Counters and VUs add up over the instances; min and max are the extremes; the mean latency is
-weighted by each instance's answered requests (lat_count); the failed rate is the failed requests
-over the requests, empty when no instance measured its failed requests (unmeasured is empty,
-never 0). Percentiles of parts do not combine:
+The columns of the cell's row, and how each is made from the instances' rows, are those of
+ltsuite.columns with a fanout rule (the one table of columns; fanout_columns, combine): counters,
+VUs and rates add up; min and max are the extremes; the mean latency is weighted by each
+instance's answered requests (lat_count); tps and the failed rate are computed from the sums (the
+failed rate empty when no instance measured its failed requests: unmeasured is empty, never 0).
+Percentiles of parts do not combine:
 they come from the merge of every instance's latency histogram (ltsuite.histogram: those of all
 raw samples within its 0.5 %), else from InfluxDB's PERCENTILE over every raw sample
-(--percentiles, with its --notes), else stay empty; never an average of percentiles. What only
-a local run measures (the server's counters, queues and the sampler's peaks) is left out: the
-instances do not see the server.
+(--percentiles, with its --notes), else stay empty; never an average of percentiles. The
+percentiles of a scenario's own trends (ws_*_p95_ms, wr_admission_*) stay out: the instances
+ship a histogram of the answered requests' latency only. What only a local run measures (the
+server's counters, queues and the sampler's peaks) is left out: the instances do not see the
+server.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from . import histogram
 from .causes import failure_causes
 from . import formats
 from .cellfiles import read_cell_env, read_json
+from .columns import COLUMNS, Column
 from .numbers import num, or_default, tidy
 
 def fraction(num: int, den: int) -> str:
@@ -56,56 +61,60 @@ def segment_sequence(count: int) -> str:
 #: from causes.tsv (ltsuite.causes), the one list of them.
 TOTALS = tuple(f"fail_{cause}" for cause in failure_causes())
 
+#: The identity of a row, the same in every instance's row and the cell's.
+IDENTITY = ("run_id", "cell", "scenario", "status", "axes")
+
+
+def fanout_columns(scenario: str | None = None) -> list[Column]:
+    """The columns a fan-out's row has (those with a fanout rule in ltsuite.columns, the one table of
+    columns): every row's, and those of SCENARIO's own (its "extra") when given."""
+    return [c for c in COLUMNS if c.fanout and (c.scenario is None if scenario is None else c.scenario == scenario)]
+
+
+def combine(column: Column, rows: list[dict[str, Any]], percentiles: dict[str, Any]) -> Any:
+    """COLUMN of the cell's row from its instances' ROWS (or their "extra"), by its fanout rule;
+    None when no instance measured it ("derived" columns are computed by aggregate_row)."""
+    values = [row[column.name] for row in rows if row.get(column.name) is not None]
+    rule = column.fanout
+    if rule == "merged":
+        return percentiles.get(column.name)
+    if rule == "mean":
+        timed = [row for row in rows if row.get(column.name) is not None and or_default(row.get("lat_count"), 0) > 0]
+        return (None if not timed else
+                num(sum(r[column.name] * r["lat_count"] for r in timed) / sum(r["lat_count"] for r in timed)))
+    if not values or rule == "derived":
+        return None
+    if rule == "same":
+        return values[0] if len(set(map(str, values))) == 1 and len(values) == len(rows) else None
+    return {"sum": sum, "min": min, "max": max}[rule](values)
+
 
 def aggregate_row(rows: list[dict[str, Any]], *, run_id: str, cell: str, axes: Any, env: dict[str, str],
                   status: str, error: str, percentiles: dict[str, Any] | None, notes: str,
                   backend: str = "ssm") -> dict[str, Any]:
     """The cell's row from its instances' rows (see the module's docstring for the rules)."""
-    def present(key: str) -> list[Any]:
-        return [row[key] for row in rows if row.get(key) is not None]
-
-    def total(key: str) -> Any:
-        values = present(key)
-        return sum(values) if values else None
-
-    reqs = total("http_reqs")
-    durations = present("duration_s")
-    duration = max(durations) if durations else None
-    failed = total("failed_reqs")
-    timed = [row for row in rows if row.get("lat_avg_ms") is not None and or_default(row.get("lat_count"), 0) > 0]
     pct = percentiles or {}
-    lat_min, lat_max = present("lat_min_ms"), present("lat_max_ms")
-    row: dict[str, Any] = {
-        "format": formats.RUN_FORMAT, "run_id": run_id, "cell": cell, "scenario": env.get("SCENARIO"), "status": status, "axes": axes,
-        "backend": backend, "instances": len(rows),
-        "vus_max": total("vus_max"),
-        "duration_s": duration,
-        "http_reqs": reqs,
-        "tps": None if reqs is None or or_default(duration, 0) == 0 else num(reqs / duration),
-        "lat_min_ms": min(lat_min) if lat_min else None,
-        "lat_avg_ms": (None if not timed else
-                       num(sum(r["lat_avg_ms"] * r["lat_count"] for r in timed) / sum(r["lat_count"] for r in timed))),
-        "lat_med_ms": pct.get("lat_med_ms"),
-        "lat_p90_ms": pct.get("lat_p90_ms"),
-        "lat_p95_ms": pct.get("lat_p95_ms"),
-        "lat_p99_ms": pct.get("lat_p99_ms"),
-        "lat_max_ms": max(lat_max) if lat_max else None,
-        "failed_reqs": failed,
-        "failed_rate": None if failed is None or reqs is None or reqs == 0 else num(failed / reqs),
-    }
-    row.update({key: total(key) for key in TOTALS})
-    row["iterations"] = total("iterations")
-    row["dropped_iterations"] = total("dropped_iterations")
+    scenario = env.get("SCENARIO")
+    row: dict[str, Any] = {"format": formats.RUN_FORMAT, "run_id": run_id, "cell": cell, "scenario": scenario,
+                           "status": status, "axes": axes, "backend": backend, "instances": len(rows)}
+    row.update({column.name: combine(column, rows, pct) for column in fanout_columns()})
+    reqs, duration, failed = row.get("http_reqs"), row.get("duration_s"), row.get("failed_reqs")
+    row["tps"] = None if reqs is None or or_default(duration, 0) == 0 else num(reqs / duration)
+    row["failed_rate"] = None if failed is None or reqs is None or reqs == 0 else num(failed / reqs)
+    extras = [row_["extra"] for row_ in rows if isinstance(row_.get("extra"), dict)]
+    extra = {column.name: combine(column, extras, pct) for column in fanout_columns(scenario or "")}
+    if extras and any(value is not None for value in extra.values()):
+        row["extra"] = extra
     row["error"] = error
     row["notes"] = notes
     return {key: tidy(value) for key, value in row.items()}
 
 
-#: The fields of an instance's row: those k6's summary gives. The others (the target's kernel
-#: counters and samples) only a local run measures, so they stay empty instead of a misleading 0.
-ROW_FIELDS = ("run_id", "cell", "scenario", "status", "axes", "vus_max", "duration_s", "http_reqs", "tps",
-              "lat_min_ms", "lat_avg_ms", "lat_med_ms", "lat_p90_ms", "lat_p95_ms", "lat_p99_ms", "lat_max_ms",
-              "failed_reqs", "failed_rate", *TOTALS, "iterations", "dropped_iterations", "error", "extra")
+#: The fields of an instance's row: the identity, the columns a fan-out's row has (fanout_columns)
+#: and the scenario's own ("extra"), with the instance's own figures (its percentiles are exact
+#: for it). The others (the target's kernel counters and samples) only a local run measures, so
+#: they stay empty instead of a misleading 0.
+ROW_FIELDS = (*IDENTITY, *(column.name for column in fanout_columns()), "error", "extra")
 #: The summary's metric whose count the instance's latency mean is over (to weigh means with).
 ANSWERED = "http_req_duration{traffic:load,expected_response:true}"
 
@@ -178,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["instance-row"]:
         return instance_row_main(argv[1:])
     if argv[:1] == ["segments"] and len(argv) == 2 and argv[1].isdigit() and int(argv[1]) > 0:
-        # One line an instance: its segment and the sequence, a tab between (ssm_plan_segments).
+        # One line an instance: its segment and the sequence, a tab between.
         for index in range(int(argv[1])):
             print(f"{segment(index, int(argv[1]))}\t{segment_sequence(int(argv[1]))}")
         return 0

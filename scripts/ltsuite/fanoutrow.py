@@ -1,10 +1,9 @@
-"""A fan-out cell's rows, once its outputs are collected (scripts/ssm-fanout.sh): each instance that
+"""A fan-out cell's rows, once its outputs are collected (ltsuite.fanoutmain): each instance that
 did not fail gets its row (ltsuite.fanout.write_instance_row, from its summary.json and the cell's
 env), then the cell gets one row from them (ltsuite.fanout.aggregate_row), written as
 cells/<cell>/row.json; the manifest gets the row's notes.
 
   python3 -m ltsuite.fanoutrow RUN_DIR
-  python3 -m ltsuite.fanoutrow influx-db URL   (the database an InfluxDB URL names, or "")
 
 The instances, their errors, the axes and the InfluxDB settings come from RUN_DIR/manifest.json.
 The percentiles come from the merge of the instances' latency histograms (ltsuite.fanout); only
@@ -26,18 +25,13 @@ from typing import Any
 
 from . import fanout, formats
 from .cellfiles import read_cell_env
+from .fanoutplan import influx_db
 from .numbers import num
 from .ssm import _write_json
 
 NOT_MERGEABLE = ("percentiles not mergeable: each instance's summary has its own, and percentiles of parts do not "
                  "combine; set FANOUT_INFLUXDB_URL to get them from the raw samples (min, max and the "
                  "request-weighted mean are exact)")
-
-
-def influx_db(url: str) -> str:
-    """The database an InfluxDB v1 URL names by its path (http://HOST:8086/DATABASE)."""
-    rest = url.split("://", 1)[-1]
-    return re.split(r"[/?]", rest.split("/", 1)[1])[0] if "/" in rest else ""
 
 
 def influx_percentiles(url: str, query_url: str, run_id: str, cell: str,
@@ -125,12 +119,8 @@ def write_rows(run_dir: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) == 2 and argv[0] == "influx-db":
-        # The settings' check (scripts/lib/ssm.sh fanout_use_cell_target): the database of a URL.
-        print(influx_db(argv[1]))
-        return 0
     if len(argv) != 1:
-        print("usage: python3 -m ltsuite.fanoutrow RUN_DIR | influx-db URL", file=sys.stderr)
+        print("usage: python3 -m ltsuite.fanoutrow RUN_DIR", file=sys.stderr)
         return 2
     write_rows(Path(argv[0]))
     return 0

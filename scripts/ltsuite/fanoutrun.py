@@ -1,40 +1,71 @@
-"""The fan-out's steps around the sends (scripts/ssm-fanout.sh), with boto3 as the one AWS client
-(ltsuite.awscalls): finding the k6 instances, ending a run that stopped midway, and the dry run's
-plan, which prints the very calls (awscalls.Call) the real run makes.
+"""The fan-out's steps around the sends (ltsuite.fanoutmain), with boto3 as the one AWS client
+(ltsuite.awscalls): finding the k6 instances (find_targets: --instances, else the running ones whose
+tag matches, sorted; a tag filter that is not KEY=PATTERN is a usage error before any call), ending a run that stopped
+midway, and the dry run's plan, which prints the very calls (awscalls.Call) the real run makes.
 
-  python3 -m ltsuite.fanoutrun find --tag-filter KEY=PATTERN [--region R] [--profile P] [--quick]
-  python3 -m ltsuite.fanoutrun end MANIFEST --why TEXT
-  python3 -m ltsuite.fanoutrun plan MANIFEST DIR --lookup NOTE --delivery-timeout S --run-timeout S
-                                    --cells-total N
-
-find prints the ids of the running instances whose tag matches, one a line, sorted; a tag filter
-that is not KEY=PATTERN exits 2, a lookup that fails exits 1 with AWS's reason on stderr.
-
-end: the run (its manifest: state of every instance, ltsuite.ssm.Invocation) ended before it
+end_run: the run (its manifest: state of every instance, ltsuite.ssm.Invocation) ended before it
 finished, for the reason WHY ("interrupted by SIGHUP", "stopped by an error (exit status 1)").
 Every invocation that was sent and has not ended is cancelled, so no instance goes on loading the
 target unattended; each is named in its error (a failed cancel says so: check the instance). The
-warning the manifest gets is printed on stdout.
+warning the manifest gets is returned.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .awscalls import (Call, Clients, UsageError, cancel_call, describe_call, get_call, instance_ids,
                        invocation_call, list_call)
 from .ssm import (HISTOGRAM_BEGIN, HISTOGRAM_END, SUMMARY_BEGIN, SUMMARY_END, Invocation, cancel,
-                  instance_send_call, output_prefix, ssm_client, storage_calls, _write_json)
+                  instance_send_call, one_line, output_prefix, storage_calls, _write_json)
+from .fanoutplan import Cell, Stop, warn
 
 
 def find_instances(clients: Clients, tag_filter: str) -> list[str]:
     """The running instances whose tag matches TAG_FILTER (KEY=PATTERN), sorted."""
     return instance_ids(clients.run(describe_call(tag_filter)))
+
+
+@contextmanager
+def attempts(count: int) -> Iterator[None]:
+    """AWS_MAX_ATTEMPTS=COUNT unless set, for the calls of the block only."""
+    before = os.environ.get("AWS_MAX_ATTEMPTS")
+    os.environ.setdefault("AWS_MAX_ATTEMPTS", str(count))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("AWS_MAX_ATTEMPTS", None)
+
+
+def find_targets(args, cell: Cell) -> tuple[list[str], str]:
+    """The instances (--instances, or the tag lookup) and how they were found, for the dry run.
+    A dry run whose lookup fails (no AWS reachable) goes on with placeholders."""
+    if args.instances:
+        return args.instances, "skipped: --instances given"
+    s = cell.settings
+    try:
+        with attempts(1 if args.dry_run else 3):
+            ids = find_instances(Clients(s.get("FANOUT_REGION", ""), s.get("FANOUT_PROFILE", ""), args.dry_run),
+                                 s.get("FANOUT_TAG_FILTER", ""))
+    except UsageError as error:
+        raise Stop(str(error), 2) from None
+    except Exception as error:  # botocore's errors: the reason, on one line
+        why = one_line(str(error))
+        if not args.dry_run:
+            raise Stop(f"the instance lookup (ec2.describe_instances) failed: {why}") from None
+        warn(f"the instance lookup failed ({why}); showing the plan for 2 placeholder instances "
+             "(give --instances ID,ID for your fleet)")
+        return ["i-placeholder1", "i-placeholder2"], f"this call ran and failed: {why}"
+    if not ids:
+        region = s.get("FANOUT_REGION", "")
+        raise Stop(f"no running instance has the tag {s.get('FANOUT_TAG_FILTER')}{' in ' + region if region else ''}; "
+                   "start the k6 machines (or set FANOUT_TAG_FILTER / FANOUT_REGION)")
+    return ids, "read-only; this call did run"
 
 
 def end_run(client: Any, manifest: Path, why: str,
@@ -127,52 +158,3 @@ def plan_text(data: dict[str, Any], commands_dir: Path, *, lookup: str, delivery
     else:
         out += [last + " (empty if some instance shipped none)."]
     return "\n".join(out) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m ltsuite.fanoutrun", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    find = sub.add_parser("find", help="the running instances whose tag matches")
-    find.add_argument("--tag-filter", required=True)
-    find.add_argument("--region", default="")
-    find.add_argument("--profile", default="")
-    find.add_argument("--quick", action="store_true", help="short connect and read timeouts (the dry run)")
-    end = sub.add_parser("end", help="cancel what was sent and has not ended; print the manifest's warning")
-    end.add_argument("manifest", type=Path)
-    end.add_argument("--why", required=True)
-    plan = sub.add_parser("plan", help="the dry run's report")
-    plan.add_argument("manifest", type=Path)
-    plan.add_argument("dir", type=Path)
-    plan.add_argument("--lookup", required=True)
-    plan.add_argument("--delivery-timeout", type=int, required=True)
-    plan.add_argument("--run-timeout", type=int, required=True)
-    plan.add_argument("--cells-total", type=int, required=True)
-    args = parser.parse_args(argv)
-    prog = os.environ.get("LT_PROG", "ssm-fanout")
-    if args.command == "find":
-        try:
-            ids = find_instances(Clients(args.region, args.profile, args.quick), args.tag_filter)
-        except UsageError as error:
-            print(f"{prog}: {error}", file=sys.stderr)
-            return 2
-        except Exception as error:  # botocore's errors: the reason, on one line
-            print(" ".join(str(error).split())[:300], file=sys.stderr)
-            return 1
-        print("\n".join(ids))
-    elif args.command == "end":
-        fanout = json.loads(args.manifest.read_text(encoding="utf-8")).get("fanout") or {}
-        try:
-            client = ssm_client(fanout.get("region") or "", fanout.get("profile") or "")
-        except Exception:  # no client (a profile that is not there): every cancel fails, and is named
-            client = None
-        print(end_run(client, args.manifest, args.why,
-                      warn=lambda text: print(f"{prog}: warning: {text}", file=sys.stderr, flush=True)))
-    else:
-        data = json.loads(args.manifest.read_text(encoding="utf-8"))
-        sys.stdout.write(plan_text(data, args.dir, lookup=args.lookup, delivery_timeout=args.delivery_timeout,
-                                   run_timeout=args.run_timeout, cells_total=args.cells_total))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -178,7 +178,7 @@ def poll_manifest(manifest: Path, client: Any = None, **kwargs: Any) -> list[Inv
     return invocations
 
 
-#: The signals that end a fan-out: scripts/ssm-fanout.sh traps them, and its on_exit ends a
+#: The signals that end a fan-out: ltsuite.fanoutmain catches them, and ends a
 #: running ltsuite.ssm with SIGTERM.
 ENDING_SIGNALS = frozenset({signal.SIGHUP, signal.SIGINT, signal.SIGTERM})
 
@@ -207,7 +207,7 @@ def comment(data: dict[str, Any], number: int) -> str:
 def instance_send_call(data: dict[str, Any], commands_dir: Path, instance_id: str, number: int,
                        delivery_timeout: int) -> Call:
     """The SendCommand of instance NUMBER (1-based) of the run whose manifest is DATA, its command
-    from COMMANDS_DIR/params-<id>.json (ssm_params_json)."""
+    from COMMANDS_DIR/params-<id>.json (ltsuite.ssmcommand)."""
     fanout = data.get("fanout") or {}
     return send_call(instance_id, str(commands_dir / f"params-{instance_id}.json"), fanout.get("s3_bucket") or "",
                      fanout.get("s3_key_prefix") or "", delivery_timeout, comment(data, number))
@@ -250,7 +250,7 @@ def send(client: Any, manifest: Path, commands_dir: Path, delivery_timeout: int,
          report: Callable[[str], None] = lambda text: None,
          warn: Callable[[str], None] = lambda text: None) -> list[Invocation]:
     """One SendCommand per instance the manifest lists, with its parameters from
-    COMMANDS_DIR/params-<id>.json (ssm_params_json), the output to the run's S3 location. The
+    COMMANDS_DIR/params-<id>.json (ltsuite.ssmcommand), the output to the run's S3 location. The
     manifest is written after each send, with the signals that end a run held back from the send
     until the write is done (signals_deferred), so whatever stops the run midway knows every
     command that was sent and can cancel it. A send that fails leaves that instance NotSent,
@@ -459,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         clients = Clients(fanout.get("region") or "", fanout.get("profile") or "")
         why = prepare_storage(clients, args.manifest, args.commands_dir)
         if why:
-            # Nothing was sent: the reason on stdout, for the manifest (ssm-fanout.sh finish_failed).
+            # Nothing was sent: the reason on stdout, for the manifest (ltsuite.fanoutmain finish_failed).
             print(why)
             return 3
         send(clients.client("ssm"), args.manifest, args.commands_dir,

@@ -4,8 +4,6 @@ operator's profile; the end of a run that stopped midway (botocore's Stubber, fo
 works, which moto's SSM lacks)."""
 import copy
 import json
-import subprocess
-import sys
 
 import boto3
 import botocore
@@ -13,10 +11,13 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from argparse import Namespace
+from pathlib import Path
+
 from ltsuite import awscalls, fanoutrun, ssm
+from ltsuite.fanoutplan import Cell, Stop
 from ltsuite.awscalls import Clients, UsageError
 
-from conftest import ROOT
 
 BUCKET = "lt-out"
 PREFIX = "k6-fanout/r1/01"
@@ -45,11 +46,12 @@ def test_the_tag_filter_becomes_a_filter_on_running_instances():
 def test_a_tag_filter_without_key_and_pattern_is_a_usage_error(bad):
     with pytest.raises(UsageError, match="is not KEY=PATTERN"):
         awscalls.describe_call(bad)
-    run = subprocess.run([sys.executable, "-m", "ltsuite.fanoutrun", "find", "--tag-filter", bad],
-                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "scripts"), "LT_PROG": "t"},
-                         timeout=60, check=False)
-    assert (run.returncode, run.stdout) == (2, "")
-    assert run.stderr == f"t: FANOUT_TAG_FILTER: '{bad}' is not KEY=PATTERN (e.g. Name=k6-*)\n"
+    # The fan-out's lookup stops with a usage error (exit 2) before any AWS call.
+    cell = Cell(matrix=Path("m.matrix"), number=1, of=1, id="01", work=Path("."), env={},
+                settings={"FANOUT_TAG_FILTER": bad})
+    with pytest.raises(Stop) as stop:
+        fanoutrun.find_targets(Namespace(instances=[], dry_run=False), cell)
+    assert (stop.value.code, str(stop.value)) == (2, f"FANOUT_TAG_FILTER: '{bad}' is not KEY=PATTERN (e.g. Name=k6-*)")
 
 
 def test_the_operators_calls_use_the_profile_given():

@@ -1,5 +1,5 @@
 """The row of a fan-out cell (ltsuite.fanout) from its instances' rows (the cases
-tests/unit/ssm.bats checked on ssm_aggregate_row)."""
+tests/unit/ssm.bats once checked in shell)."""
 import json
 import subprocess
 import sys
@@ -11,7 +11,7 @@ from ltsuite.fanout import aggregate_row
 
 from conftest import ROOT
 
-#: The rows of two instances, as ssm_instance_row writes them.
+#: The rows of two instances, as write_instance_row writes them.
 TWO_ROWS = [
     {"vus_max": 3, "duration_s": 10, "http_reqs": 100, "lat_min_ms": 5, "lat_avg_ms": 10, "lat_med_ms": 9,
      "lat_p95_ms": 20, "lat_max_ms": 50, "lat_count": 90, "failed_reqs": 10, "fail_connect": 4, "fail_timeout": 6,
@@ -176,3 +176,33 @@ def test_every_cause_of_causes_tsv_adds_up_and_fanout_py_names_none_itself():
     import re
 
     assert re.findall(r'"fail_[a-z]', (ROOT / "scripts/ltsuite/fanout.py").read_text()) == []
+
+
+def test_the_fields_of_a_fan_out_row_are_the_columns_table_s_with_a_fanout_rule():
+    from ltsuite.columns import COLUMNS
+
+    ruled = {c.name for c in COLUMNS if c.fanout and c.scenario is None}
+    assert ruled <= set(fanout.ROW_FIELDS)
+    # Only a local run measures the server's counters and the sampler's peaks: no rule, no field.
+    assert not {"listen_overflows", "server_conns_peak", "k6_cpu_peak_pct", "app_lat_p99_ms"} & set(fanout.ROW_FIELDS)
+    # Every rule is one combine() knows.
+    assert {c.fanout for c in COLUMNS if c.fanout} <= {"sum", "min", "max", "mean", "merged", "derived", "same"}
+    row = aggregate([{**r, "vus_started": v, "iterations_started": 7} for r, v in zip(TWO_ROWS, (3, 1))])
+    assert [row["vus_started"], row["iterations_started"]] == [4, 14]
+
+
+def test_a_scenarios_own_columns_combine_by_their_rule_and_its_trend_percentiles_stay_empty():
+    extras = [{"ws_sessions": 5, "ws_sessions_ok": 4, "ws_fail_timeout": 1, "ws_message_max_ms": 12.5,
+               "ws_message_p95_ms": 9, "ws_close_p99_ms": 3},
+              {"ws_sessions": 6, "ws_sessions_ok": 6, "ws_fail_timeout": 0, "ws_message_max_ms": 30,
+               "ws_message_p95_ms": 20, "ws_close_p99_ms": 4}]
+    rows = [{**r, "extra": e} for r, e in zip(TWO_ROWS, extras)]
+    row = aggregate_row(rows, run_id="run1", cell="01", axes={}, env={"SCENARIO": "websocket"}, status="ok",
+                        error="", percentiles=None, notes="")
+    extra = row["extra"]
+    assert [extra["ws_sessions"], extra["ws_sessions_ok"], extra["ws_fail_timeout"], extra["ws_message_max_ms"]] == \
+        [11, 10, 1, 30]
+    # Percentiles of parts do not combine, and the instances ship no histogram of ws_message.
+    assert "ws_message_p95_ms" not in extra and "ws_close_p99_ms" not in extra
+    # Another scenario's row has no extra at all.
+    assert "extra" not in aggregate(rows)

@@ -307,7 +307,7 @@ def test_a_signal_between_the_send_and_its_record_still_leaves_the_command_id_re
     assert run.returncode == -number, run.stderr
     written = {e["instance_id"]: e for e in json.loads(manifest.read_text())["instances"]}
     # ...so the invocation SSM accepted is in the manifest, not ended: what ssm-fanout.sh's on_exit
-    # reads back (load_instances) and cancels (fanout_record_end).
+    # reads back (load_instances) and cancels (ltsuite.fanoutmain record_end).
     assert (written["i-a"]["command_id"], written["i-a"]["status"]) == (CMD, "Pending")
     # Nothing was sent after it.
     assert (written["i-b"]["command_id"], written["i-b"]["status"]) == ("", "")

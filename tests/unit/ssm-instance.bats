@@ -42,7 +42,7 @@ SH
   export K6_SAMPLES_FIXTURE="$LT_ROOT/tests/python/fixtures/tiny-spike/k6-samples.json.gz"
 }
 
-# bundle_with_modules: the bundle as ssm_bundle makes it: the scenario files
+# bundle_with_modules: the bundle as ltsuite.fanoutsend.bundle makes it: the scenario files
 # and the modules that reduce k6's samples.
 bundle_with_modules() {
   PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.ssm instance-modules "$BATS_TEST_TMPDIR/src"

@@ -14,7 +14,7 @@ setup_file() {
 
 setup() {
   load '../test_helper'
-  lt_source_libs envfile matrix k6 results ssm
+  lt_source_libs envfile matrix k6 results
   LT_PROG="test"
   PYTHON="$LT_ROOT/.tools/venv/bin/python"
   MATRIX="$BATS_TEST_TMPDIR/small.matrix"
@@ -29,33 +29,42 @@ setup() {
 
 @test "fanout.env: a key in the environment overrides the file" {
   export FANOUT_POLL_INTERVAL=9 FANOUT_S3_BUCKET=my-results
-  fanout_config_load "$LT_ROOT/env/fanout.env"
-  [ "${FANOUT[FANOUT_POLL_INTERVAL]}" = 9 ]
-  [ "${FANOUT[FANOUT_S3_BUCKET]}" = my-results ]
-  [ "${FANOUT[FANOUT_TAG_FILTER]}" = "Name=k6-*" ]
+  run "$LT_ROOT/scripts/fanout-cell.sh" cell "$MATRIX" 1 "$BATS_TEST_TMPDIR"
+  assert_success
+  run cat "$BATS_TEST_TMPDIR/settings.env"
+  assert_line FANOUT_POLL_INTERVAL=9
+  assert_line FANOUT_S3_BUCKET=my-results
+  assert_line "FANOUT_TAG_FILTER=Name=k6-*"
+  run cat "$BATS_TEST_TMPDIR/cell-info.env"
+  assert_line CELL_ID=01_delay_ms-10
+  assert_line CELLS_TOTAL=2
+  assert_line AXES=DELAY_MS
 }
 
-@test "fanout.env: a bad value from the environment is a usage error" {
-  export FANOUT_POLL_INTERVAL=soon
-  run fanout_config_load "$LT_ROOT/env/fanout.env"
+@test "fanout.env: a bad value from the environment is a usage error, before anything is sent" {
+  FANOUT_POLL_INTERVAL=soon TARGET_URL=http://127.0.0.1:9 FANOUT_S3_BUCKET=b \
+    run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-1 "$MATRIX"
   assert_failure 2
-  assert_output --partial "FANOUT_POLL_INTERVAL"
+  assert_output --partial "ssm-fanout: command line: FANOUT_POLL_INTERVAL"
+  refute_output --partial "Dry run"
 }
 
 @test "fanout.env holds no credentials and is never sourced" {
   run grep -iE 'secret|password|token|access_key' "$LT_ROOT/env/fanout.env"
   refute_output --regexp '^[A-Z_]*(SECRET|PASSWORD|TOKEN|ACCESS_KEY)[A-Z_]*='
-  run grep -nE '(source|\.)[[:space:]]+[^ ]*fanout\.env' "$LT_ROOT/scripts/ssm-fanout.sh" "$LT_ROOT/scripts/lib/ssm.sh" "$LT_ROOT/scripts/k6-operator.sh"
+  run grep -nE '(source|\.)[[:space:]]+[^ ]*fanout\.env' "$LT_ROOT/scripts/ssm-fanout.sh" "$LT_ROOT/scripts/fanout-cell.sh" "$LT_ROOT/scripts/lib/fanout.sh" "$LT_ROOT/scripts/k6-operator.sh"
   assert_failure
 }
 
 @test "a URL with a user or password in it is refused" {
-  run fanout_check_url FANOUT_INFLUXDB_URL http://k6:s3cret@10.0.0.5:8086/k6
+  FANOUT_INFLUXDB_URL=http://k6:s3cret@10.0.0.5:8086/k6 TARGET_URL=http://127.0.0.1:9 FANOUT_S3_BUCKET=b \
+    run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-1 "$MATRIX"
   assert_failure 2
-  assert_output --partial "user or password"
+  assert_output --partial "FANOUT_INFLUXDB_URL: the URL has a user or password"
   refute_output --partial "s3cret@10"
-  run fanout_check_url TARGET_URL ftp://x
+  TARGET_URL=ftp://x FANOUT_S3_BUCKET=b run "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-1 "$MATRIX"
   assert_failure 2
+  assert_output --partial "TARGET_URL: 'ftp://x' is not an http"
 }
 
 # The tag filter as DescribeInstances' filters: tests/python/test_awscalls.py.
@@ -69,29 +78,24 @@ setup() {
 # The InfluxDB database of a URL: tests/python/test_fanoutrow.py.
 
 # build_command [WITH_INFLUXDB]: the command of one instance (i-0abc, the
-# second of 3) for the small matrix (ltsuite.ssmcommand); with an argument,
-# it writes to InfluxDB. MAX_BYTES (FANOUT_MAX_COMMAND_BYTES) small: the
-# scenario files go through S3, not inline.
+# second of 3) for the small matrix, as a dry run writes it (the real run
+# builds it with the same functions); with an argument, it writes to
+# InfluxDB. MAX_BYTES (FANOUT_MAX_COMMAND_BYTES) small: the scenario files go
+# through S3, not inline. PLAN_DIR is the dry run's directory.
 # shellcheck disable=SC2120 # the argument comes through bats' run, which shellcheck does not follow
 build_command() {
-  local dir="$BATS_TEST_TMPDIR"
-  knobs_load "$LT_ROOT/env/defaults.env"
-  sysctls_load "$LT_ROOT/env/sysctls.tsv"
-  matrix_init
-  matrix_load "$MATRIX"
-  matrix_cell_values 0 >"$dir/cell.env"
-  fanout_config_load "$LT_ROOT/env/fanout.env"
-  FANOUT[TARGET_URL]=http://10.9.8.7:8080
-  ssm_prepare_script "$dir/cell.env" "${FANOUT[TARGET_URL]}" run1 01_delay_ms-10 "$dir" >&2
-  k6_script_args "$(cell_env_get "$dir/cell.env" SCENARIO)" "$dir/k6-script.json" run1 01_delay_ms-10 >"$dir/k6-args"
-  ssm_bundle "$dir" "$dir/scenarios.tar.gz"
-  mkdir -p "$dir/commands"
-  PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.ssmcommand "$dir/commands" --instances i-0aaa,i-0abc,i-0bbb \
-    --run-id run1 --cell-id 01_delay_ms-10 --start-at 1700000000 --cell-env "$dir/cell.env" --k6-args "$dir/k6-args" \
-    --bundle "$dir/scenarios.tar.gz" --target-url "${FANOUT[TARGET_URL]}" --timeout 60 \
-    --max-bytes "${MAX_BYTES:-${FANOUT[FANOUT_MAX_COMMAND_BYTES]}}" --bucket lt-bucket --key-prefix prefix \
-    --influxdb-url "${1:+http://10.0.0.5:8086/k6}" --region "${FANOUT[FANOUT_REGION]}" >&2
-  cat "$dir/commands/command-i-0abc.sh"
+  local -a influx=()
+  [[ -z "${1:-}" ]] || influx=(FANOUT_INFLUXDB_URL=http://10.0.0.5:8086/k6)
+  env "${influx[@]}" TARGET_URL=http://10.9.8.7:8080 FANOUT_S3_BUCKET=lt-bucket FANOUT_S3_PREFIX=prefix \
+    FANOUT_MAX_COMMAND_BYTES="${MAX_BYTES:-40000}" TMPDIR="$BATS_TEST_TMPDIR" \
+    "$LT_ROOT/scripts/ssm-fanout.sh" --dry-run --instances i-0abc,i-0bbb,i-0aaa "$MATRIX" >"$BATS_TEST_TMPDIR/plan.txt"
+  PLAN_DIR="$(echo "$BATS_TEST_TMPDIR"/ssm-fanout-dry-run.*)"
+  cat "$PLAN_DIR/command-i-0abc.sh"
+}
+
+# run_id_of_plan: the run id the dry run planned (its manifest's).
+run_id_of_plan() {
+  jq -r .run_id "$(echo "$BATS_TEST_TMPDIR"/ssm-fanout-dry-run.*)/manifest.json"
 }
 
 @test "an instance's command: its segment, the tags, the cell's env, POSIX sh" {
@@ -100,7 +104,8 @@ build_command() {
   assert_line --partial "--execution-segment 1/3:2/3"
   assert_line --partial "--execution-segment-sequence 0,1/3,2/3,1"
   assert_line --partial "--tag instance=i-0abc"
-  assert_line --partial "--tag run_id=run1"
+  assert_line --partial "--tag run_id=$(run_id_of_plan)"
+  assert_line --partial "--tag cell=01_delay_ms-10"
   assert_line --partial "-e VUS=4"
   assert_line --partial "-e DELAY_MS=10"
   assert_line --partial "-e TARGET_URL=http://10.9.8.7:8080"
@@ -124,7 +129,7 @@ build_command() {
   # The instance's aws copies the scenario files in the region, with its own role.
   assert_line "LT_AWS_ARGS='--region"
   assert_line "eu-west-1'"
-  assert_line "LT_BUNDLE_S3=s3://lt-bucket/prefix/scenarios.tar.gz"
+  assert_line "LT_BUNDLE_S3=s3://lt-bucket/prefix/$(run_id_of_plan)/01_delay_ms-10/scenarios.tar.gz"
   refute_output --partial "ops-admin"
   refute_output --partial "--profile"
   # The operator's own calls (boto3's) keep it.
@@ -179,13 +184,15 @@ build_command() {
   assert_line --partial "--tag team=pay"
   assert_line --partial "--summary-trend-stats="
   assert_line --partial "-e BASE_URL=http://10.9.8.7:8080"
+  tar -xzf "$PLAN_DIR/scenarios.tar.gz" -C "$BATS_TEST_TMPDIR" script.tar
   run tar -tf "$BATS_TEST_TMPDIR/script.tar"
-  assert_line "file$BATS_TEST_TMPDIR/k6-entry.js"
+  assert_line --regexp "^file$BATS_TEST_TMPDIR/ssm-fanout\.[A-Za-z0-9_]+/k6-entry\.js\$"
   assert_line "file$BATS_TEST_TMPDIR/mine/test.js"
   assert_line "file$BATS_TEST_TMPDIR/mine/helpers/paths.js"
   assert_line "file$LT_ROOT/scenarios/lib/own-script.js"
-  run k6_run_tags "$BATS_TEST_TMPDIR/mine/test.js" "$BATS_TEST_TMPDIR/k6-script.json" run1 01
-  assert_output "$(printf '%s\n' team=pay run_id=run1 cell=01 traffic=load)"
+  # The script's own tags, then the suite's, in that order.
+  run grep -o -- "--tag [^ ']*" "$BATS_TEST_TMPDIR/command.sh"
+  assert_output "$(printf -- '--tag %s\n' team=pay "run_id=$(run_id_of_plan)" cell=01 traffic=load instance=i-0abc)"
 }
 
 @test "ssm-fanout: no S3 bucket is a usage error that says why" {
