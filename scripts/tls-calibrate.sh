@@ -19,10 +19,17 @@
 # runtime, its VUs, its summary) cancels out and what is left is a new
 # connection's dial, handshake, request and answer in k6.
 #
+# nginx's side (PROXY_TLS=1): nginx started on 127.0.0.1 with the same key,
+# one worker process as the suite's (scripts/ltsuite/proxy.py), answering
+# every request itself (return 200), no session cache or tickets, and
+# `openssl s_time -new` against it as against the target: the worker's CPU
+# (utime + stime) over the handshakes.
+#
 # Usage: scripts/tls-calibrate.sh [KEY...]   (default: ec rsa)
 # Prints one TSV line per key type, after a header:
 #   key handshakes seconds handshakes_per_s server_cpu_ms server_cpu_ms_per_handshake
 #   client_handshakes client_cpu_ms client_cpu_ms_per_handshake
+#   nginx_handshakes nginx_cpu_ms nginx_cpu_ms_per_handshake
 # and writes the same to RESULTS/tls-calibration-<time>/calibration.tsv.
 # It takes the run lock (one measurement at a time on this host).
 set -euo pipefail
@@ -42,6 +49,7 @@ CLIENT_VUS="${CLIENT_VUS:-2}"
 CLIENT_FEW="${CLIENT_FEW:-200}"
 CLIENT_MANY="${CLIENT_MANY:-1200}"
 CAL_PID=""
+NGINX_PID=""
 
 # cal_cpu_ticks PID: the process's user + system CPU time, in clock ticks.
 cal_cpu_ticks() {
@@ -85,11 +93,62 @@ print(sys.argv[1], round((int(u_m) * 60 + float(u_s) + int(s_m) * 60 + float(s_s
     "$count" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}"
 }
 
+# cal_free_port: a free TCP port on 127.0.0.1.
+cal_free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# cal_nginx KEY_DIR: nginx's CPU over full handshakes with the key in KEY_DIR
+# (cert.pem, key.pem); prints "HANDSHAKES CPU_MS". nginx runs in the
+# foreground in the background (NGINX_PID, its master), its one worker read.
+cal_nginx() {
+  local keys="$1" port dir worker deadline before after count seconds tick
+  port="$(cal_free_port)"
+  dir="$LT_RUN_DIR/nginx-$(basename "$keys")"
+  mkdir -p "$dir"
+  cat >"$dir/nginx.conf" <<EOF
+daemon off;
+user $(id -un) $(id -gn);
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log error;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:$port ssl;
+    ssl_certificate $keys/cert.pem;
+    ssl_certificate_key $keys/key.pem;
+    ssl_session_cache off;
+    ssl_session_tickets off;
+    location / { return 200 "ok\n"; }
+  }
+}
+EOF
+  nginx -e "$dir/error.log" -c "$dir/nginx.conf" -p "$dir" >"$dir/nginx.log" 2>&1 9>&- &
+  NGINX_PID=$!
+  deadline=$((SECONDS + 20))
+  until worker="$(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null | head -n 1 | tr -d ' ')" && [[ -n "$worker" ]] \
+      && curl -fsS --cacert "$keys/cert.pem" -o /dev/null --max-time 1 "https://127.0.0.1:$port/" 2>/dev/null; do
+    ((SECONDS < deadline)) || abort "nginx did not start: $(tail -n 2 "$dir/error.log" "$dir/nginx.log" 2>/dev/null)"
+    pid_running "$NGINX_PID" || abort "nginx exited: $(tail -n 2 "$dir/error.log" "$dir/nginx.log" 2>/dev/null)"
+    sleep 0.2
+  done
+  cal_s_time "$port" "$WARM_S" "$keys/cert.pem" >/dev/null
+  before="$(cal_cpu_ticks "$worker")"
+  read -r count seconds < <(cal_s_time "$port" "$CALIBRATE_S" "$keys/cert.pem")
+  after="$(cal_cpu_ticks "$worker")"
+  end_child "$NGINX_PID" TERM 10 || true
+  NGINX_PID=""
+  tick="$(getconf CLK_TCK)"
+  printf '%s %s\n' "$count" $(((after - before) * 1000 / tick))
+}
+
 # cal_key KEY DIR: one key type's line.
 # shellcheck disable=SC2034 # SC2034: cell is read through a nameref (tls.sh)
 cal_key() {
-  local key="$1" port mgmt deadline before after count seconds tick few few_ms many many_ms
-  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  local key="$1" port mgmt deadline before after count seconds tick few few_ms many many_ms ngx ngx_ms
+  port="$(cal_free_port)"
   mgmt=$((port + 1))
   local -A cell=([TARGET_TLS]=1 [TLS_KEY]="$key" [SERVER_ADDR]=127.0.0.1 [SERVER_PORT]="$port" [MANAGEMENT_PORT]="$mgmt")
   tls_cell_prepare cell || abort "$CELL_ERROR"
@@ -114,15 +173,17 @@ cal_key() {
   [[ -n "${few_ms:-}" && -n "${many_ms:-}" ]] || abort "k6's half of the calibration failed (above)"
   end_child "$CAL_PID" TERM 10 || true
   CAL_PID=""
+  read -r ngx ngx_ms < <(cal_nginx "$(dirname "$TLS_CERT_FILE")")
+  [[ -n "${ngx_ms:-}" ]] || abort "nginx's calibration failed (above)"
   tick="$(getconf CLK_TCK)"
   python3 -c 'import sys
 key, count, seconds, ticks, tick = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-few, few_ms, many, many_ms = (int(a) for a in sys.argv[6:10])
+few, few_ms, many, many_ms, ngx, ngx_ms = (int(a) for a in sys.argv[6:12])
 cpu_ms = ticks * 1000 / tick
 client = f"{(many_ms - few_ms) / (many - few):.3f}" if many > few and many_ms > few_ms else ""
 print(f"{key}\t{count}\t{seconds}\t{count / seconds:.1f}\t{cpu_ms:.0f}\t{cpu_ms / count:.3f}"
-      f"\t{many - few}\t{many_ms - few_ms}\t{client}")' \
-    "$key" "$count" "$seconds" "$((after - before))" "$tick" "$few" "$few_ms" "$many" "$many_ms"
+      f"\t{many - few}\t{many_ms - few_ms}\t{client}\t{ngx}\t{ngx_ms}\t{ngx_ms / ngx:.3f}")' \
+    "$key" "$count" "$seconds" "$((after - before))" "$tick" "$few" "$few_ms" "$many" "$many_ms" "$ngx" "$ngx_ms"
 }
 
 main() {
@@ -141,12 +202,13 @@ main() {
   mkdir -p "$LT_RUN_DIR"
   exec 9>>"$LT_LOCK_FILE"
   flock -w "${LT_LOCK_WAIT:-1800}" 9 || abort "the run lock $LT_LOCK_FILE stayed taken"
-  trap '[[ -z "$CAL_PID" ]] || end_child "$CAL_PID" TERM 10 || true' EXIT
+  trap '[[ -z "$CAL_PID" ]] || end_child "$CAL_PID" TERM 10 || true; [[ -z "$NGINX_PID" ]] || end_child "$NGINX_PID" TERM 10 || true' EXIT
   # Not a pipeline: cal_key sets CAL_PID in this shell, so the EXIT trap stops
   # the target whatever ends the calibration.
   {
     printf 'key\thandshakes\tseconds\thandshakes_per_s\tserver_cpu_ms\tserver_cpu_ms_per_handshake'
-    printf '\tclient_handshakes\tclient_cpu_ms\tclient_cpu_ms_per_handshake\n'
+    printf '\tclient_handshakes\tclient_cpu_ms\tclient_cpu_ms_per_handshake'
+    printf '\tnginx_handshakes\tnginx_cpu_ms\tnginx_cpu_ms_per_handshake\n'
   } >"$LT_RUN_DIR/calibration.tsv"
   for key in "${keys[@]}"; do
     cal_key "$key" >>"$LT_RUN_DIR/calibration.tsv"

@@ -224,13 +224,15 @@ COLUMNS: tuple[Column, ...] = (
     Column("tls_handshakes_per_s", NUMBER, "per second", "tls_handshakes over the load's window (load_window_s)"),
     Column("tls_handshakes_end_ms", NUMBER, "ms", "the last TLS handshake's end after the load's first request "
            "started (k6's start + blocked of the last handshaking request); empty on plain HTTP"),
-    Column("tls_handshake_cpu_ms", NUMBER, "ms", "the server's CPU per full handshake of the cell's TLS_KEY, from "
-           "the newest make tls-calibrate (copied into the cell as tls-calibration.tsv); TARGET_TLS=1 only"),
+    Column("tls_handshake_cpu_ms", NUMBER, "ms", "the server's CPU per full handshake of the cell's TLS_KEY (the "
+           "target's with TARGET_TLS=1, nginx's with PROXY_TLS=1), from the newest make tls-calibrate (copied into "
+           "the cell as tls-calibration.tsv)"),
     Column("tls_client_cpu_ms", NUMBER, "ms", "k6's CPU per new TLS connection of the cell's TLS_KEY (its dial, "
            "handshake, request and answer), from the same calibration; only when k6 shares the target's cores "
            "(the local runner)"),
     Column("tls_k6_cpu_ms_per_handshake", NUMBER, "ms", "k6's CPU over the handshakes (the first request's start "
-           "to tls_handshakes_end_ms, the sampler's 50 ms trace) per handshake; TARGET_TLS=1 only"),
+           "to tls_handshakes_end_ms, the sampler's 50 ms trace) per handshake, when every dialed connection's handshake "
+           "ended"),
     Column("tls_target_cpu_ms_per_handshake", NUMBER, "ms", "the target JVM's CPU over the same window per "
            "handshake (the trace's target column); empty when the sampler did not find the JVM"),
     Column("tls_machine_cpu_ms_per_handshake", NUMBER, "ms", "the machine's busy CPU (every core, every process) "

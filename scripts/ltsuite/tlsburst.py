@@ -48,11 +48,22 @@ failed_wait_med_ms within 25 % plus 50 ms of T. A mismatch names how much wall t
 on the cores (end x cores / N) against the calibrated s + c, and the measured CPU per handshake of
 k6 and of the machine, which tell the users' half from the rest.
 
+nginx in front (PROXY=nginx, PROXY_TLS=1): nginx makes the handshakes, its CPU n ms a full one
+(the same calibration: nginx with the run's key, one worker, ``openssl s_time -new``), in its one
+worker process (scripts/ltsuite/proxy.py's worker_processes 1), whose event loop interleaves every
+connection's handshake: one core for nginx, one wave of all N, so
+
+    predicted_tls_handshakes_end_ms = max(N x n, N x (n + c) / cores)
+    predicted_tls_failed = N when that end is past REQUEST_TIMEOUT, else 0
+
+for a burst nginx holds (N within half its worker_connections, a client and an upstream connection
+each, and within its listen backlog, PROXY_BACKLOG capped by somaxconn). The accept queue is
+not predicted there (the sampler's is Tomcat's listener, behind nginx).
+
 Where the costs come from: the run's copy of the newest calibration (the cell's
 tls-calibration.tsv, written by scripts/lib/tls.sh when the cell's key is made). Without one,
-or outside the rule (not a one-request burst at the target's own HTTPS, TARGET_TLS=1; nginx's
-handshakes, PROXY_TLS=1, are on nginx's cost, not calibrated; more users than the server
-holds), the predicted columns are empty.
+or outside the rule (not a one-request burst at the target's own HTTPS or at nginx's; more users
+than the server holds), the predicted columns are empty.
 """
 from __future__ import annotations
 
@@ -86,12 +97,14 @@ TRACE_COVER = 0.8
 @dataclass(frozen=True)
 class Calibration:
     """The server's CPU per full handshake (ms), per key type, k6's CPU per new TLS connection
-    (ms, per key type; absent from calibrations made before the client's half was measured), and
+    and nginx's per full handshake (ms, per key type; absent from calibrations made before they
+    were measured), and
     the file it was read from (its "# from" line: the calibration run's calibration.tsv)."""
 
     cpu_ms: dict[str, float]
     source: str
     client_cpu_ms: dict[str, float] | None = None
+    nginx_cpu_ms: dict[str, float] | None = None
 
 
 def read_calibration(path: Path) -> Calibration | None:
@@ -100,7 +113,7 @@ def read_calibration(path: Path) -> Calibration | None:
     cost. Lines starting with # are comments ("# from PATH" names the source)."""
     if not path.is_file():
         return None
-    source, header, costs, client = str(path), None, {}, {}
+    source, header, costs, client, nginx = str(path), None, {}, {}, {}
     for line in path.read_text().splitlines():
         if line.startswith("#"):
             if line.startswith("# from "):
@@ -115,16 +128,61 @@ def read_calibration(path: Path) -> Calibration | None:
         value = to_number(fields[header.index("server_cpu_ms_per_handshake")])
         if value is not None and value > 0:
             costs[fields[header.index("key")]] = float(value)
-        if "client_cpu_ms_per_handshake" in header:
-            value = to_number(fields[header.index("client_cpu_ms_per_handshake")])
-            if value is not None and value > 0:
-                client[fields[header.index("key")]] = float(value)
-    return Calibration(costs, source, client) if costs else None
+        for column, into in (("client_cpu_ms_per_handshake", client), ("nginx_cpu_ms_per_handshake", nginx)):
+            if column in header:
+                value = to_number(fields[header.index(column)])
+                if value is not None and value > 0:
+                    into[fields[header.index("key")]] = float(value)
+    return Calibration(costs, source, client, nginx) if costs else None
 
 
 def at_target(env: dict[str, Any]) -> bool:
     """The users' handshakes are the target's own (TARGET_TLS=1), not nginx's."""
     return str(env.get("TARGET_TLS") or "0") == "1"
+
+
+#: nginx's worker processes (scripts/ltsuite/proxy.py writes worker_processes 1).
+NGINX_WORKERS = 1
+
+
+def at_nginx(env: dict[str, Any]) -> bool:
+    """The users' handshakes are nginx's (PROXY=nginx with PROXY_TLS=1)."""
+    return env.get("PROXY") == "nginx" and str(env.get("PROXY_TLS") or "0") == "1"
+
+
+def nginx_holds(env: dict[str, Any], sysctls: dict[str, dict[str, str]], users: int) -> bool:
+    """nginx takes the whole burst at once: each user within half its worker_connections (a client
+    and an upstream connection each) and within its listen backlog (PROXY_BACKLOG, at most the
+    server namespace's somaxconn)."""
+    connections = to_number(env.get("PROXY_WORKER_CONNECTIONS") or "4096")
+    backlog = to_number(env.get("PROXY_BACKLOG") or "511")
+    somaxconn = to_number((sysctls.get("server") or {}).get("net.core.somaxconn"))
+    if None in (connections, backlog, somaxconn):
+        return False
+    return users <= connections // 2 and users <= min(backlog, somaxconn)
+
+
+def nginx_predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]], cpus: Any,
+                      calibration: Calibration) -> dict[str, Any]:
+    """The rule at nginx (the module's docstring): nginx's calibrated cost as tls_handshake_cpu_ms,
+    k6's as tls_client_cpu_ms, the end of the burst's handshakes and the users past REQUEST_TIMEOUT;
+    the accept queue not predicted."""
+    out = dict(EMPTY)
+    key = env.get("TLS_KEY") or "ec"
+    cost = (calibration.nginx_cpu_ms or {}).get(key)
+    client = (calibration.client_cpu_ms or {}).get(key) if shares_cores(env) else None
+    out["tls_handshake_cpu_ms"] = None if cost is None else num(round(cost, 3))
+    out["tls_client_cpu_ms"] = None if client is None else num(round(client, 3))
+    users, cores = design.designed_vus(env), to_number(cpus)
+    if cost is None or not burst_of_new(env) or users is None or not cores or not nginx_holds(env, sysctls, int(users)):
+        return out
+    end = max(users * cost / min(int(cores), NGINX_WORKERS), users * (cost + (client or 0.0)) / int(cores))
+    out["predicted_tls_handshakes_end_ms"] = num(round(end, 1))
+    timeout = rules.duration_ms(env.get("REQUEST_TIMEOUT") or "")
+    if timeout:
+        out["predicted_tls_failed"] = int(users) if end > timeout else 0
+        out["predicted_tls_failure_wait_ms"] = num(round(timeout, 1)) if end > timeout else None
+    return out
 
 
 def shares_cores(env: dict[str, Any]) -> bool:
@@ -148,6 +206,8 @@ def predictions(env: dict[str, Any], sysctls: dict[str, dict[str, str]], cpus: A
     when k6 shares the cores), predicted_tls_handshakes_end_ms, predicted_tls_accept_queue_peak,
     predicted_tls_failed and predicted_tls_failure_wait_ms (the module's rule; None outside it)."""
     out = dict(EMPTY)
+    if calibration is not None and at_nginx(env):
+        return nginx_predictions(env, sysctls, cpus, calibration)
     if not at_target(env) or calibration is None:
         return out
     key = env.get("TLS_KEY") or "ec"
@@ -282,10 +342,11 @@ def verdict(env: dict[str, Any], row: dict[str, Any], predicted: dict[str, Any],
     handshakes, cost = row.get("tls_handshakes"), predicted.get("tls_handshake_cpu_ms")
     client = predicted.get("tls_client_cpu_ms")
     cores = to_number(cpus)
+    server = "nginx's" if at_nginx(env) else "the server's"
     if end is not None and handshakes and cores and cost and whole:
         held = end * cores / handshakes
         both = cost + (client or 0)
-        calibrated = (f"the calibrated {text(cost)} ms of the server's and {text(client)} ms of k6's (on the same cores)"
+        calibrated = (f"the calibrated {text(cost)} ms of {server} and {text(client)} ms of k6's (on the same cores)"
                       if client else
                       f"the server's calibrated {text(cost)} ms: the users' half of each handshake (k6, on the same "
                       "cores) and whatever else ran there are not in the server's calibration")
@@ -294,7 +355,14 @@ def verdict(env: dict[str, Any], row: dict[str, Any], predicted: dict[str, Any],
                    f"{calibrated}")
     k6_each, machine_each = row.get("tls_k6_cpu_ms_per_handshake"), row.get("tls_machine_cpu_ms_per_handshake")
     target_each = row.get("tls_target_cpu_ms_per_handshake")
-    if k6_each is not None and machine_each is not None and target_each is not None:
+    if k6_each is not None and machine_each is not None and target_each is not None and at_nginx(env):
+        rest = num(round(max(0.0, machine_each - k6_each - target_each), 2))
+        why.append(f"over the handshakes the machine's cores were busy {text(machine_each)} ms a handshake: the target's "
+                   f"JVM behind nginx {text(target_each)} ms (answering the requests nginx passed on, not in the rule), "
+                   f"k6 {text(k6_each)} ms" + (f" (calibrated {text(client)} ms)" if client else "")
+                   + f", nginx and every other process {text(rest)} ms" + (f" (nginx's calibrated {text(cost)} ms)" if cost else "")
+                   + " (tls_target_cpu_ms_per_handshake, tls_k6_cpu_ms_per_handshake, tls_machine_cpu_ms_per_handshake)")
+    elif k6_each is not None and machine_each is not None and target_each is not None:
         rest = num(round(max(0.0, machine_each - k6_each - target_each), 2))
         why.append(f"over the handshakes the machine's cores were busy {text(machine_each)} ms a handshake: the target "
                    f"{text(target_each)} ms" + (f" ({text(num(round(target_each / cost, 1)))} times its calibrated "
@@ -346,6 +414,6 @@ def row_columns(cell_dir: Path, env: dict[str, Any], sysctls: dict[str, dict[str
     predicted = predictions(env, sysctls, cpus, read_calibration(cell_dir / CALIBRATION_FILE))
     out = dict(predicted)
     out.update(trace_cpu(cell_dir, first_request_ms, row.get("tls_handshakes_end_ms"), row.get("tls_handshakes"), cpus)
-               if at_target(env) and all_ended(row) else dict(TRACE_EMPTY))
+               if (at_target(env) or at_nginx(env)) and all_ended(row) else dict(TRACE_EMPTY))
     out.update(verdict(env, {**row, **out}, predicted, cpus))
     return out

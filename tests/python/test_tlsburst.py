@@ -206,3 +206,34 @@ def test_when_most_handshakes_never_ended_their_end_is_not_checked_and_the_failu
     assert "1 of the 200 connections' handshakes ended, the last 205.2 ms after the first request, with " \
            "REQUEST_TIMEOUT 250 ms" in got["prediction_notes"]
     assert not tlsburst.all_ended(row) and tlsburst.all_ended({"tls_handshakes": 200, "new_conns": 200})
+
+
+def test_nginx_s_handshakes_are_predicted_from_its_own_calibrated_cost_on_its_one_worker():
+    # Run 20261129-075448-tls-burst: the same burst at nginx (PROXY=nginx PROXY_TLS=1), calibration
+    # results/tls-calibration-20261129-073959 (nginx 0.366 ms, k6 1.29 ms a handshake).
+    env, sysctls, cal, row = cell("tls-burst-nginx")
+    assert cal.nginx_cpu_ms == {"ec": 0.366} and cal.client_cpu_ms == {"ec": 1.29}
+    got = tlsburst.predictions(env, sysctls, 2, cal)
+    # max(200 x 0.366 on nginx's one worker, 200 x (0.366 + 1.29) / 2 cores).
+    assert got == {"tls_handshake_cpu_ms": 0.366, "tls_client_cpu_ms": 1.29, "predicted_tls_handshakes_end_ms": 165.6,
+                   "predicted_tls_accept_queue_peak": None, "predicted_tls_failed": 0,
+                   "predicted_tls_failure_wait_ms": None}
+    # k6 elsewhere: nginx's one worker alone, 200 x 0.366.
+    assert tlsburst.predictions({**env, "TARGET_URL": "https://x"}, sysctls, 2, cal)[
+        "predicted_tls_handshakes_end_ms"] == 73.2
+    # All handshakes interleave in one event loop: past a 50 ms timeout, every user fails.
+    assert tlsburst.predictions({**env, "REQUEST_TIMEOUT": "50ms"}, sysctls, 2, cal)["predicted_tls_failed"] == 200
+    # More users than half of nginx's worker_connections: outside the rule.
+    assert tlsburst.predictions({**env, "PROXY_WORKER_CONNECTIONS": "300"}, sysctls, 2, cal)[
+        "predicted_tls_handshakes_end_ms"] is None
+    # A calibration without nginx's column: its cost unknown, nothing predicted.
+    old = tlsburst.read_calibration(FIXTURES / "tls-burst-shared" / tlsburst.CALIBRATION_FILE)
+    assert tlsburst.predictions(env, sysctls, 2, old)["predicted_tls_handshakes_end_ms"] is None
+
+
+def test_the_recorded_nginx_burst_s_mismatch_names_the_target_behind_it():
+    _, _, _, row = cell("tls-burst-nginx")
+    assert row["tls_handshakes_end_ms"] == 296.9 and row["prediction_check"] == "mismatch"
+    notes = row["prediction_notes"]
+    assert "1.8 times the calibrated 0.366 ms of nginx's and 1.29 ms of k6's" in notes
+    assert "the target's JVM behind nginx 1.45 ms" in notes and "nginx and every other process 0.4 ms" in notes
