@@ -162,3 +162,18 @@ print(tlsburst.read_calibration(Path(sys.argv[1])).cpu_ms)' "$BATS_TEST_TMPDIR/c
   run tls_knob_problems origin value
   assert_output ''
 }
+
+@test "tls-calibrate refuses a key type it cannot make and client counts that cannot give a difference, before anything starts" {
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  run "$LT_ROOT/scripts/tls-calibrate.sh" dsa
+  assert_failure 2
+  assert_output --partial "'dsa' is not a key type the suite makes (ec or rsa)"
+  CLIENT_FEW=1200 CLIENT_MANY=200 run "$LT_ROOT/scripts/tls-calibrate.sh" ec
+  assert_failure 2
+  assert_output --partial "CLIENT_MANY (200) must be above CLIENT_FEW (1200)"
+  CLIENT_VUS=x run "$LT_ROOT/scripts/tls-calibrate.sh" ec
+  assert_failure 2
+  assert_output --partial "CLIENT_VUS=x: a count of 1 or more"
+  # Nothing started: no calibration directory was made.
+  [ ! -e "$LT_RESULTS_DIR" ] || [ -z "$(ls -A "$LT_RESULTS_DIR")" ]
+}
