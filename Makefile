@@ -200,7 +200,7 @@ bench: tools ## Measure the suite's own overhead; writes results/bench-<id>/
 	scripts/bench.sh
 
 .PHONY: tls-calibrate
-tls-calibrate: tools ## The server's CPU per TLS handshake on this machine, per key type (TLS_KEY=ec rsa; docs/tls.md)
+tls-calibrate: tools ## The CPU per TLS handshake on this machine of Tomcat, k6 and nginx, per key type (TLS_KEY=ec rsa; docs/tls.md)
 	@scripts/tls-calibrate.sh $(or $(TLS_KEY),ec rsa)
 
 # --- Compose backend: the target in a container per cell (BACKEND=compose) ---------

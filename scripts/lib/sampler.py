@@ -4,7 +4,7 @@
 Usage:
   sampler.py run --out FILE --port P --mgmt-port M --interval S --max N [--client-port P]
                  [--proxy-port X] [--server-ns NS] [--client-ns NS | --client-host] [--k6-mark ARG] [--cost FILE]
-                 [--k6-trace FILE]
+                 [--k6-trace FILE] [--target-mark ARG]
   sampler.py probe --port P [--mgmt-port M] [--proxy-port X]
 
 run: append one row to FILE (and print it on stdout) at start + k x interval,
@@ -25,7 +25,11 @@ ticks (/proc/stat's cpu line) and which set of k6 processes was read (a
 count that goes up when they change: looked for every second, for
 instances that start late), so the CPU k6 and the machine used while a burst
 was released (a quarter of a second) can be read back (ltsuite.generator);
-once-a-second rows cannot see it. At most --max x --interval / TRACE_S lines.
+once-a-second rows cannot see it. With --target-mark, each line has a sixth
+column: the CPU ticks of the target's JVM (the java process whose arguments
+include ARG, the run's -Dltsuite.run_id=), empty while none is found, so a
+burst's CPU splits into k6's, the target's and the rest of the machine's
+(ltsuite.tlsburst). At most --max x --interval / TRACE_S lines.
 The thread reads /proc only: the namespace a tick enters is the main
 thread's alone (setns(2) changes the calling thread's).
 
@@ -278,12 +282,14 @@ class Probe:
 
 class K6Usage:
     """CPU percent (over the last tick) and resident MB of the k6 processes marked by an argument,
-    added up (K6_INSTANCES runs several)."""
+    added up (K6_INSTANCES runs several); with comm, the processes of that name instead (the
+    target's java)."""
 
     RESCAN_TICKS = 5
 
-    def __init__(self, mark):
+    def __init__(self, mark, comm="k6"):
         self.mark = mark.encode()
+        self.comm = comm
         self.pids = ()
         self.previous = None
         self.ticks = 0
@@ -296,7 +302,7 @@ class K6Usage:
                 continue
             try:
                 with open("/proc/%s/comm" % entry) as comm:
-                    if comm.read().strip() != "k6":
+                    if comm.read().strip() != self.comm:
                         continue
                 with open("/proc/%s/cmdline" % entry, "rb") as cmdline:
                     if self.mark in cmdline.read().split(b"\0"):
@@ -354,10 +360,26 @@ def machine_ticks():
     return sum(values) - idle, sum(values)
 
 
-def k6_trace(path, mark, lines, stop):
+def target_ticks(target, k):
+    """The target JVM's CPU ticks for a trace line ("" while it is not found or once it ended): looked
+    for every 5 steps until found."""
+    if target is None:
+        return None
+    if not target.pids and k % 5 == 0:
+        target.pids = target.find()
+    try:
+        return str(sum(target.usage(pid)[0] for pid in target.pids)) if target.pids else ""
+    except (OSError, IndexError, ValueError):
+        target.pids = ()
+        return ""
+
+
+def k6_trace(path, mark, lines, stop, target_mark=None):
     """Append one line every TRACE_S until stop is set or LINES lines (see the module's docstring):
-    the k6 processes are looked for every 5 steps until found, and again when one ends."""
+    the k6 processes are looked for every 5 steps until found, and again when one ends; with
+    target_mark, the target's JVM too (target_ticks)."""
     usage = K6Usage(mark)
+    target = K6Usage(target_mark, "java") if target_mark else None
     start = time.monotonic()
     generation = 0
     with open(path, "a") as out:
@@ -379,7 +401,9 @@ def k6_trace(path, mark, lines, stop):
             except (OSError, IndexError, ValueError):
                 usage.pids = ()
                 continue
-            out.write("%.4f\t%d\t%d\t%d\t%d\n" % (time.time(), ticks, busy, total, generation))
+            jvm = target_ticks(target, k)
+            out.write("%.4f\t%d\t%d\t%d\t%d%s\n" % (time.time(), ticks, busy, total, generation,
+                                                  "" if jvm is None else "\t" + jvm))
             out.flush()
 
 
@@ -404,7 +428,8 @@ def run(args):
         # release (they are gone, and the trace still starts before anything else).
         if args.k6_trace and args.k6_mark:
             tracer = threading.Thread(target=k6_trace, daemon=True, args=(
-                args.k6_trace, args.k6_mark, int(args.max * args.interval / TRACE_S) + 100, trace_stop))
+                args.k6_trace, args.k6_mark, int(args.max * args.interval / TRACE_S) + 100, trace_stop,
+                args.target_mark or None))
             tracer.start()
         if args.server_ns:
             probes["server"] = Probe(args.server_ns, args.port, args.mgmt_port, args.proxy_port)
@@ -476,6 +501,7 @@ def main(argv):
     p_run.add_argument("--k6-mark", default="")
     p_run.add_argument("--cost")
     p_run.add_argument("--k6-trace")
+    p_run.add_argument("--target-mark", default="")
     p_probe = sub.add_parser("probe")
     p_probe.add_argument("--port", type=int, required=True)
     p_probe.add_argument("--mgmt-port", type=port_or_none)

@@ -18,8 +18,8 @@ readonly SAMPLES_HEADER=$'ts\tlisten_recvq\tlisten_sendq\tserver_estab\tserver_s
 # server's TIME-WAIT is counted per end: the target's, nginx's towards it and
 # nginx's towards the users. One process (lib/sampler.py) keeps the time and reads
 # each namespace itself (setns, no process per namespace); sampler.json, next to
-# FILE, gets its own CPU cost, and k6-cpu.tsv k6's and the machine's CPU ticks
-# every 50 ms. LT_SAMPLER=off (for measuring that cost) writes the header only.
+# FILE, gets its own CPU cost, and k6-cpu.tsv k6's, the target JVM's and the
+# machine's CPU ticks every 50 ms. LT_SAMPLER=off (for measuring that cost) writes the header only.
 sampler_start() {
   local file="$1" port="$2" mgmt_port="$3" interval="$4" max_samples="$5" hook="${6:-}" client_port="${7:-$2}"
   local proxy_port="${8:-}"
@@ -27,7 +27,8 @@ sampler_start() {
   [[ "${LT_SAMPLER:-on}" != off ]] || return 0
   local -a args=(run --out "$file" --cost "$(dirname "$file")/sampler.json" --port "$port"
     --mgmt-port "$mgmt_port" --interval "$interval" --max "$max_samples" --k6-mark "LT_RUN_ID=$LT_RUN_ID"
-    --client-port "$client_port" --proxy-port "$proxy_port" --k6-trace "$(dirname "$file")/k6-cpu.tsv")
+    --client-port "$client_port" --proxy-port "$proxy_port" --k6-trace "$(dirname "$file")/k6-cpu.tsv"
+    "--target-mark=-Dltsuite.run_id=$LT_RUN_ID")
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then
     args+=(--client-host)
   else

@@ -138,14 +138,14 @@ tls_copy_calibration() {
 # TLS_KEY (made by the first cell that needs it, for SERVER_ADDR), its
 # certificate as TLS_CERT_FILE, and exported as CURL_CA_BUNDLE so the
 # runner's curl (health checks, the server's stats) verifies the target
-# with it; with CELL_DIR and HTTPS at the target, the calibration copied
-# there (tls_copy_calibration); for a plain cell both emptied.
+# with it; with CELL_DIR, the calibration copied there (tls_copy_calibration:
+# the target's, k6's and nginx's costs); for a plain cell both emptied.
 tls_cell_prepare() {
   local -n tp_values="$1"
   TLS_CERT_FILE=""
   unset CURL_CA_BUNDLE
   tls_users_wanted "$1" || return 0
-  if [[ -n "${2:-}" ]] && tls_wanted "$1"; then
+  if [[ -n "${2:-}" ]]; then
     tls_copy_calibration "$2"
   fi
   local key="${tp_values[TLS_KEY]:-ec}" dir

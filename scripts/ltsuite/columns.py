@@ -237,8 +237,19 @@ COLUMNS: tuple[Column, ...] = (
     Column("tls_handshakes_per_s", NUMBER, "per second", "tls_handshakes over the load's window (load_window_s)"),
     Column("tls_handshakes_end_ms", NUMBER, "ms", "the last TLS handshake's end after the load's first request "
            "started (k6's start + blocked of the last handshaking request); empty on plain HTTP"),
-    Column("tls_handshake_cpu_ms", NUMBER, "ms", "the server's CPU per full handshake of the cell's TLS_KEY, from "
-           "the newest make tls-calibrate (copied into the cell as tls-calibration.tsv); TARGET_TLS=1 only"),
+    Column("tls_handshake_cpu_ms", NUMBER, "ms", "the server's CPU per full handshake of the cell's TLS_KEY (the "
+           "target's with TARGET_TLS=1, nginx's with PROXY_TLS=1), from the newest make tls-calibrate (copied into "
+           "the cell as tls-calibration.tsv)"),
+    Column("tls_client_cpu_ms", NUMBER, "ms", "k6's CPU per new TLS connection of the cell's TLS_KEY (its dial, "
+           "handshake, request and answer), from the same calibration; only when k6 shares the target's cores "
+           "(the local runner)"),
+    Column("tls_k6_cpu_ms_per_handshake", NUMBER, "ms", "k6's CPU over the handshakes (the first request's start "
+           "to tls_handshakes_end_ms, the sampler's 50 ms trace) per handshake, when every dialed connection's handshake "
+           "ended"),
+    Column("tls_target_cpu_ms_per_handshake", NUMBER, "ms", "the target JVM's CPU over the same window per "
+           "handshake (the trace's target column); empty when the sampler did not find the JVM"),
+    Column("tls_machine_cpu_ms_per_handshake", NUMBER, "ms", "the machine's busy CPU (every core, every process) "
+           "over the same window, per handshake"),
     Column("t_queued_med_ms", NUMBER, "ms", "median time from the request leaving k6 to Tomcat starting it (accept "
            "queue, max-connections, thread pool)"),
     Column("t_queued_p99_ms", NUMBER, "ms", "99th percentile queued time", md=176),
@@ -339,11 +350,18 @@ COLUMNS: tuple[Column, ...] = (
            "the k-th waiting (k - 1) x DELAY_MS"),
     Column("predicted_t_connect_p99_ms", NUMBER, "ms", "the rules' t_connect_p99_ms: users past the queues connect "
            "at the SYN schedule's next retransmit once room frees"),
-    Column("predicted_tls_handshakes_end_ms", NUMBER, "ms", "the rule's tls_handshakes_end_ms: users x "
-           "tls_handshake_cpu_ms / min(cores, workers), for a one-request burst the server holds (docs/tls.md)"),
+    Column("predicted_tls_handshakes_end_ms", NUMBER, "ms", "the rule's tls_handshakes_end_ms: the larger of users x "
+           "tls_handshake_cpu_ms / min(cores, workers) and users x (tls_handshake_cpu_ms + tls_client_cpu_ms) / "
+           "cores, for a one-request burst the server holds (docs/tls.md)"),
     Column("predicted_tls_accept_queue_peak", INTEGER, "connections", "the accept queue that burst implies: 0 "
            "while max-connections holds every user (Tomcat accepts them; the handshakes wait inside it), else "
            "the users past max-connections, at most backlog + 1"),
+    Column("predicted_tls_failed", INTEGER, "requests", "the users whose handshake cannot end within "
+           "REQUEST_TIMEOUT: handshakes in waves of min(users, workers) sharing the cores, the users of the waves "
+           "past the timeout (docs/tls.md); checked against fail_timeout + fail_tls"),
+    Column("predicted_tls_failure_wait_ms", NUMBER, "ms", "how long each of them waits before it fails "
+           "(REQUEST_TIMEOUT; the first T after the burst's start), checked against failed_wait_med_ms; empty "
+           "when none is predicted"),
     Column("prediction_check", TEXT, "", "match or mismatch of the kernel figures against the predictions; empty "
            "when no rule applies", md=320),
     Column("prediction_notes", TEXT, "", "what a mismatch differs in, and the counters that explain it", md=920),

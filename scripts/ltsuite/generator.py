@@ -58,8 +58,8 @@ class Release:
 
 def read_trace(path: Path) -> list[tuple[float, int, int, int, int]]:
     """The trace's lines (epoch s, k6 ticks, busy ticks, all ticks, set of k6 processes; 0 in a
-    trace of four columns); [] when absent. A line cut short (the sampler stopped mid-write) is
-    left out."""
+    trace of four columns; the target's ticks of a sixth column are read_target's); [] when absent.
+    A line cut short (the sampler stopped mid-write) is left out."""
     try:
         lines = path.read_text(encoding="ascii").splitlines()
     except OSError:
@@ -67,12 +67,30 @@ def read_trace(path: Path) -> list[tuple[float, int, int, int, int]]:
     out = []
     for line in lines:
         cols = line.split("\t")
-        if len(cols) not in (4, 5):
+        if len(cols) not in (4, 5, 6):
             continue
         try:
             out.append((float(cols[0]), int(cols[1]), int(cols[2]), int(cols[3]), int(cols[4]) if len(cols) == 5 else 0))
         except ValueError:
             continue
+    return out
+
+
+def read_target(path: Path) -> dict[float, int]:
+    """The target JVM's CPU ticks by the trace line's epoch s (the sixth column, sampler.py's
+    --target-mark); lines without it, or with it empty (no JVM found), are left out."""
+    try:
+        lines = path.read_text(encoding="ascii").splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines:
+        cols = line.split("\t")
+        if len(cols) == 6 and cols[5].isdigit():
+            try:
+                out[float(cols[0])] = int(cols[5])
+            except ValueError:
+                continue
     return out
 
 

@@ -612,7 +612,8 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         row["cold_start_ratio"] = None if cold is None or cold.ratio is None else r2(cold.ratio)
     # A burst's TLS handshakes on the server's cores, predicted from the calibration and checked
     # (ltsuite.tlsburst).
-    row.update(tlsburst.row_columns(cell.dir, env, cell.sysctls, row, machine.get("cpus")))
+    row.update(tlsburst.row_columns(cell.dir, env, cell.sysctls, row, machine.get("cpus"),
+                                    first.get("min") if first else None))
     row.update(start_figures(cell))
     row.update(warmup.row_columns(cell.dir, cell.phases))
     if (cell.env.get("REQUIRE_AS_DESIGNED") or "0") == "1" and row["as_designed"] == 0 and row["status"] == "ok":

@@ -57,7 +57,9 @@ ADDED_SINCE_RECORDED = {"k6_prep_s", "fail_no_fd", "answered_tps", "net_rtt_appl
                         "t_handshake_p99_ms", "new_conns", "new_conns_per_s", "tls_handshakes", "tls_handshakes_per_s",
                         "proxy_tls_handshakes", "proxy_tls_resumed",
                         "tls_handshakes_end_ms", "tls_handshake_cpu_ms", "predicted_tls_handshakes_end_ms",
-                        "predicted_tls_accept_queue_peak", "format"}
+                        "predicted_tls_accept_queue_peak", "format", "tls_client_cpu_ms",
+                        "tls_k6_cpu_ms_per_handshake", "tls_target_cpu_ms_per_handshake", "tls_machine_cpu_ms_per_handshake", "predicted_tls_failed",
+                        "predicted_tls_failure_wait_ms"}
 
 
 def since_recorded(row, rec):

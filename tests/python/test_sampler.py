@@ -215,3 +215,59 @@ def test_the_k6_trace_sees_a_real_k6_busy_for_a_second(tmp_path):
     assert 15 <= rel.k6_cpu_pct <= 200
     assert lines[-1][1] - lines[0][1] >= 0.2 * os.sysconf("SC_CLK_TCK")
     assert started <= lines[0][0]
+
+
+def test_the_k6_trace_reads_the_target_jvm_marked_by_the_run_beside_k6(tmp_path):
+    """k6_trace with a target mark: a real JVM (the mark in its arguments, as the runner's
+    -Dltsuite.run_id=) spinning one core while a real k6 runs gets a sixth column of its CPU ticks,
+    read back by ltsuite.generator.read_target, never going down and at least a fifth of a second
+    of CPU over the trace; a JVM without the mark is not read."""
+    import os
+    import subprocess
+    import threading
+
+    from ltsuite import generator
+
+    sampler = load_sampler()
+    k6 = Path(__file__).resolve().parents[2] / ".tools" / "bin" / "k6"
+    script = tmp_path / "spin.js"
+    script.write_text("export default function () { const end = Date.now() + 1500; while (Date.now() < end) {} }\n")
+    spin = tmp_path / "Spin.java"
+    spin.write_text("class Spin { public static void main(String[] a) { long end = System.currentTimeMillis() + 6000;"
+                    " long x = 0; while (System.currentTimeMillis() < end) { x++; } System.out.println(x); } }\n")
+    trace = tmp_path / "k6-cpu.tsv"
+    stop = threading.Event()
+    mark = f"trace-target-test-{os.getpid()}"
+    jvm = subprocess.Popen(["java", f"-Dltsuite.run_id={mark}", str(spin)], stdout=subprocess.DEVNULL)
+    tracer = threading.Thread(target=sampler.k6_trace, args=(str(trace), f"LT_RUN_ID={mark}", 200, stop,
+                                                            f"-Dltsuite.run_id={mark}"))
+    tracer.start()
+    try:
+        subprocess.run([str(k6), "run", "-q", "-e", f"LT_RUN_ID={mark}", "--iterations", "1", str(script)],
+                       check=True, timeout=60, capture_output=True, env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+    finally:
+        stop.set()
+        tracer.join(5)
+        jvm.kill()
+        jvm.wait(timeout=10)
+    target = generator.read_target(trace)
+    assert len(target) >= 10
+    ticks = [target[t] for t in sorted(target)]
+    assert all(a <= b for a, b in zip(ticks, ticks[1:]))
+    assert ticks[-1] - ticks[0] >= 0.2 * os.sysconf("SC_CLK_TCK")
+    # read_trace reads the same lines, the sixth column aside.
+    assert len(generator.read_trace(trace)) >= len(target)
+    # Another mark finds no JVM: the column is there, empty.
+    other = tmp_path / "other.tsv"
+    stop = threading.Event()
+    tracer = threading.Thread(target=sampler.k6_trace, args=(str(other), f"LT_RUN_ID={mark}", 200, stop,
+                                                            "-Dltsuite.run_id=none-such"))
+    tracer.start()
+    try:
+        subprocess.run([str(k6), "run", "-q", "-e", f"LT_RUN_ID={mark}", "--iterations", "1", str(script)],
+                       check=True, timeout=60, capture_output=True, env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+    finally:
+        stop.set()
+        tracer.join(5)
+    assert generator.read_target(other) == {} and len(generator.read_trace(other)) >= 10
+    assert all(line.split("\t")[5] == "" for line in other.read_text().splitlines())

@@ -122,7 +122,7 @@ setup() {
   assert_output --partial "m.matrix:4: PROXY_TLS: a setting of nginx in front, but PROXY is none"
 }
 
-@test "tls_cell_prepare with a cell directory: the newest calibration is copied into a TARGET_TLS cell, naming its source" {
+@test "tls_cell_prepare with a cell directory: the newest calibration is copied into a TARGET_TLS or PROXY_TLS cell, naming its source" {
   export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
   mkdir -p "$LT_RESULTS_DIR/tls-calibration-20261129-010000" "$LT_RESULTS_DIR/tls-calibration-20261129-020000" \
     "$BATS_TEST_TMPDIR/cell" "$BATS_TEST_TMPDIR/plain" "$BATS_TEST_TMPDIR/nginx"
@@ -138,7 +138,7 @@ ec	3.443"
   run env PYTHONPATH="$LT_ROOT/scripts" python3 -c 'import sys; from pathlib import Path; from ltsuite import tlsburst
 print(tlsburst.read_calibration(Path(sys.argv[1])).cpu_ms)' "$BATS_TEST_TMPDIR/cell/tls-calibration.tsv"
   assert_output "{'ec': 3.443}"
-  # LT_TLS_CALIBRATION names another; a plain cell and nginx's TLS get none.
+  # LT_TLS_CALIBRATION names another; nginx's TLS gets it too (nginx's cost is in it), a plain cell none.
   LT_TLS_CALIBRATION="$LT_RESULTS_DIR/tls-calibration-20261129-010000/calibration.tsv" \
     tls_cell_prepare cell "$BATS_TEST_TMPDIR/cell"
   grep -q '^ec	9.000$' "$BATS_TEST_TMPDIR/cell/tls-calibration.tsv"
@@ -146,7 +146,8 @@ print(tlsburst.read_calibration(Path(sys.argv[1])).cpu_ms)' "$BATS_TEST_TMPDIR/c
   tls_cell_prepare plain "$BATS_TEST_TMPDIR/plain"
   local -A nginx=([TARGET_TLS]=0 [PROXY]=nginx [PROXY_TLS]=1 [TLS_KEY]=ec [SERVER_ADDR]=127.0.0.1)
   tls_cell_prepare nginx "$BATS_TEST_TMPDIR/nginx"
-  [ ! -e "$BATS_TEST_TMPDIR/plain/tls-calibration.tsv" ] && [ ! -e "$BATS_TEST_TMPDIR/nginx/tls-calibration.tsv" ]
+  [ ! -e "$BATS_TEST_TMPDIR/plain/tls-calibration.tsv" ]
+  grep -q '^ec	3.443$' "$BATS_TEST_TMPDIR/nginx/tls-calibration.tsv"
 }
 
 @test "tls_knob_problems: TLS_SESSION_RESUMPTION=0 with TARGET_TLS=1 is refused where it was set (Spring Boot cannot turn JSSE's off); with nginx's TLS it passes" {
@@ -160,4 +161,19 @@ print(tlsburst.read_calibration(Path(sys.argv[1])).cpu_ms)' "$BATS_TEST_TMPDIR/c
   local -A value=([TARGET_TLS]=0 [PROXY]=nginx [PROXY_TLS]=1 [TLS_SESSION_RESUMPTION]=0)
   run tls_knob_problems origin value
   assert_output ''
+}
+
+@test "tls-calibrate refuses a key type it cannot make and client counts that cannot give a difference, before anything starts" {
+  export LT_RESULTS_DIR="$BATS_TEST_TMPDIR/results"
+  run "$LT_ROOT/scripts/tls-calibrate.sh" dsa
+  assert_failure 2
+  assert_output --partial "'dsa' is not a key type the suite makes (ec or rsa)"
+  CLIENT_FEW=1200 CLIENT_MANY=200 run "$LT_ROOT/scripts/tls-calibrate.sh" ec
+  assert_failure 2
+  assert_output --partial "CLIENT_MANY (200) must be above CLIENT_FEW (1200)"
+  CLIENT_VUS=x run "$LT_ROOT/scripts/tls-calibrate.sh" ec
+  assert_failure 2
+  assert_output --partial "CLIENT_VUS=x: a count of 1 or more"
+  # Nothing started: no calibration directory was made.
+  [ ! -e "$LT_RESULTS_DIR" ] || [ -z "$(ls -A "$LT_RESULTS_DIR")" ]
 }
