@@ -6,13 +6,14 @@ the lines to paste. It imports none of the models, so they import it and not one
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import formats, rules, sysctls, virtualthreads
 from .cellfiles import env_text
@@ -185,6 +186,33 @@ def recommended_lines(advice: dict[str, Any]) -> tuple[list[str], list[str]]:
     if sysctls:
         paste += ["/etc/sysctl.d/90-advice.conf:", "", "```", *sysctls, "```", "", SYSCTL_NOTE, ""]
     return knobs, paste
+
+
+def verdict_lines(advice: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The advice's answer as markdown lines, first under the goal, and the lines to paste (none
+    when nothing was verified): a setting is recommended only when a real run verified it. One
+    text for the burst and the steady advice."""
+    if not advice["verified"]:
+        return (["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
+                 "Nothing is recommended that a run did not verify.", ""], [])
+    knobs, paste = recommended_lines(advice)
+    return ["**Recommended (verified by a real run)**:", "", *knobs], paste
+
+
+def write_advice(out: Path, advice: dict[str, Any], source: str, markdown: Callable[[dict[str, Any]], str]) -> int:
+    """OUT/advice.json and OUT/advice.md (MARKDOWN's text) of an advice from SOURCE, and its answer
+    on stdout; the exit status: 0 when a run verified the setting, 3 when nothing was verified."""
+    advice["source"] = source
+    advice["application_properties"], advice["sysctl_d"] = paste_lines(advice["recommended"],
+                                                                       advice["starting_from"])
+    (out / "advice.json").write_text(json.dumps(advice, indent=2) + "\n")
+    (out / "advice.md").write_text(markdown(advice))
+    if advice["verified"]:
+        print("recommended (verified): " + " ".join(f"{k}={v}" for k, v in advice["recommended"].items()))
+    else:
+        print("cannot recommend: " + (advice["cannot"] or "nothing verified"))
+    print(f"advice: {out}/advice.md")
+    return 0 if advice["verified"] else 3
 
 
 def starting_point(env: dict[str, str]) -> tuple[dict[str, int], Goal, list[str], int]:

@@ -25,7 +25,6 @@ matrix that are not tuned; OUT_DIR: results/advise-<id>/; SOURCE: the file given
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import resource
@@ -35,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from . import rules, steady, sysctls, virtualthreads
-from .advicebase import (TUNABLE, VIRTUAL, Goal, Runner, ms, not_as_asked, p99_rank, paste_lines, read_env,
-                         recommended_lines, starting_point, verification_axes, virtual_cannot, with_margin)
+from .advicebase import (TUNABLE, VIRTUAL, Goal, Runner, ms, not_as_asked, p99_rank, read_env,
+                         starting_point, verdict_lines, verification_axes, virtual_cannot, with_margin,
+                         write_advice)
 from .plan import Plan
 
 #: A Java thread's stack on x86_64 Linux (the JVM's default -Xss, 1 MiB): what a thread costs.
@@ -546,12 +546,9 @@ def markdown(advice: dict[str, Any]) -> str:
            + (f", p99 within {goal['p99_ms']} ms" if goal["p99_ms"] is not None else "") + ".", ""]
     if advice.get("stopped"):
         out += [f"**Stopped early**: {advice['stopped']}.", ""]
-    if not advice["verified"]:
-        out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
-                "Nothing is recommended that a run did not verify.", ""]
-    else:
-        knobs, paste = recommended_lines(advice)
-        out += ["**Recommended (verified by a real run)**:", "", *knobs]
+    verdict, paste = verdict_lines(advice)
+    out += verdict
+    if advice["verified"]:
         model = advice["model"]
         out += ["", f"Model: capacity {model['capacity']} (margin {model['capacity_margin']} users), "
                     f"{model['workers']} workers"
@@ -609,17 +606,7 @@ def main(argv: list[str] | None = None) -> int:
         # nothing is recommended; the runs that did happen stay in OUT_DIR/runs/.
         print(f"advise: {error}; nothing is recommended (runs so far: {out}/runs)", file=sys.stderr)
         return 1
-    advice["source"] = args[4]
-    advice["application_properties"], advice["sysctl_d"] = paste_lines(advice["recommended"],
-                                                                       advice["starting_from"])
-    (out / "advice.json").write_text(json.dumps(advice, indent=2) + "\n")
-    (out / "advice.md").write_text(markdown(advice))
-    if advice["verified"]:
-        print("recommended (verified): " + " ".join(f"{k}={v}" for k, v in advice["recommended"].items()))
-    else:
-        print("cannot recommend: " + (advice["cannot"] or "nothing verified"))
-    print(f"advice: {out}/advice.md")
-    return 0 if advice["verified"] else 3
+    return write_advice(out, advice, args[4], markdown)
 
 
 if __name__ == "__main__":

@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from . import accesslog, latency, ownscript, rules, virtualthreads
-from .advicebase import (TUNABLE, VIRTUAL, Goal, Runner, ms, not_as_asked, paste_lines, recommended_lines,
-                         starting_point, verification_axes, virtual_cannot, with_margin)
+from .advicebase import (TUNABLE, VIRTUAL, Goal, Runner, ms, not_as_asked, verdict_lines,
+                         starting_point, verification_axes, virtual_cannot, with_margin, write_advice)
 from .plan import Plan
 
 #: The scenarios of the open model and of the closed one with kept-alive connections.
@@ -606,12 +606,8 @@ def markdown(advice: dict[str, Any], source: str) -> str:
            + (f", p99 within {g['p99_ms']} ms" if g.get("p99_ms") is not None else "") + ".", ""]
     if g.get("script"):
         out += [f"The script's load (k6 inspect): {g['script']}.", ""]
-    if not advice["verified"]:
-        out += ["**Cannot recommend a setting**: " + (advice["cannot"] or "no cell verified one") + ".",
-                "Nothing is recommended that a run did not verify.", ""]
-    else:
-        knobs, paste = recommended_lines(advice)
-        out += ["**Recommended (verified by a real run)**:", "", *knobs, "", *paste]
+    verdict, paste = verdict_lines(advice)
+    out += verdict + (["", *paste] if advice["verified"] else [])
     m = advice.get("model")
     if m:
         out += [f"Model: the endpoint's time {m['service_ms']:.1f} ms ({m['service_source']}); "
@@ -651,21 +647,10 @@ def markdown(advice: dict[str, Any], source: str) -> str:
 def main(env: dict[str, str], runner: Runner, source: str) -> int:
     """advise.main for a steady load: advice.json and advice.md in the runner's directory; exit 0
     with a verified setting, 3 with none, 1 when a run did not happen."""
-    import json
     import sys
     try:
         advice = advise(env, runner)
     except RuntimeError as error:
         print(f"advise: {error}; nothing is recommended (runs so far: {runner.out}/runs)", file=sys.stderr)
         return 1
-    advice["source"] = source
-    advice["application_properties"], advice["sysctl_d"] = paste_lines(advice["recommended"],
-                                                                       advice["starting_from"])
-    (runner.out / "advice.json").write_text(json.dumps(advice, indent=2) + "\n")
-    (runner.out / "advice.md").write_text(markdown(advice, source))
-    if advice["verified"]:
-        print("recommended (verified): " + " ".join(f"{k}={v}" for k, v in advice["recommended"].items()))
-    else:
-        print("cannot recommend: " + (advice["cannot"] or "nothing verified"))
-    print(f"advice: {runner.out}/advice.md")
-    return 0 if advice["verified"] else 3
+    return write_advice(runner.out, advice, source, lambda a: markdown(a, source))
