@@ -60,6 +60,18 @@ cal_cpu_ticks() {
   printf '%s\n' $((fields[11] + fields[12]))
 }
 
+# cal_handshakes PORT PID CAFILE: after WARM_S of handshakes, full handshakes
+# with the server at PORT for CALIBRATE_S; prints how many, the seconds they
+# took and the CPU ticks the server process PID spent on them.
+cal_handshakes() {
+  local port="$1" pid="$2" cafile="$3" before after count seconds
+  cal_s_time "$port" "$WARM_S" "$cafile" >/dev/null
+  before="$(cal_cpu_ticks "$pid")"
+  read -r count seconds < <(cal_s_time "$port" "$CALIBRATE_S" "$cafile")
+  after="$(cal_cpu_ticks "$pid")"
+  printf '%s %s %s\n' "$count" "$seconds" "$((after - before))"
+}
+
 # cal_s_time PORT SECONDS CAFILE: full handshakes for SECONDS; prints how
 # many were made ("N connections in T real seconds").
 cal_s_time() {
@@ -102,7 +114,7 @@ cal_free_port() {
 # (cert.pem, key.pem); prints "HANDSHAKES CPU_MS". nginx runs in the
 # foreground in the background (NGINX_PID, its master), its one worker read.
 cal_nginx() {
-  local keys="$1" port dir worker deadline before after count seconds tick
+  local keys="$1" port dir worker deadline count seconds ticks tick
   port="$(cal_free_port)"
   dir="$LT_RUN_DIR/nginx-$(basename "$keys")"
   mkdir -p "$dir"
@@ -134,20 +146,17 @@ EOF
     pid_running "$NGINX_PID" || abort "nginx exited: $(tail -n 2 "$dir/error.log" "$dir/nginx.log" 2>/dev/null)"
     sleep 0.2
   done
-  cal_s_time "$port" "$WARM_S" "$keys/cert.pem" >/dev/null
-  before="$(cal_cpu_ticks "$worker")"
-  read -r count seconds < <(cal_s_time "$port" "$CALIBRATE_S" "$keys/cert.pem")
-  after="$(cal_cpu_ticks "$worker")"
+  read -r count seconds ticks < <(cal_handshakes "$port" "$worker" "$keys/cert.pem")
   end_child "$NGINX_PID" TERM 10 || true
   NGINX_PID=""
   tick="$(getconf CLK_TCK)"
-  printf '%s %s\n' "$count" $(((after - before) * 1000 / tick))
+  printf '%s %s\n' "$count" $((ticks * 1000 / tick))
 }
 
 # cal_key KEY DIR: one key type's line.
 # shellcheck disable=SC2034 # SC2034: cell is read through a nameref (tls.sh)
 cal_key() {
-  local key="$1" port mgmt deadline before after count seconds tick few few_ms many many_ms ngx ngx_ms
+  local key="$1" port mgmt deadline count seconds ticks tick few few_ms many many_ms ngx ngx_ms
   port="$(cal_free_port)"
   mgmt=$((port + 1))
   local -A cell=([TARGET_TLS]=1 [TLS_KEY]="$key" [SERVER_ADDR]=127.0.0.1 [SERVER_PORT]="$port" [MANAGEMENT_PORT]="$mgmt")
@@ -164,10 +173,7 @@ cal_key() {
     pid_running "$CAL_PID" || abort "the target exited: $(tail -n 2 "$LT_RUN_DIR/target-$key.log")"
     sleep 0.2
   done
-  cal_s_time "$port" "$WARM_S" "$TLS_CERT_FILE" >/dev/null
-  before="$(cal_cpu_ticks "$CAL_PID")"
-  read -r count seconds < <(cal_s_time "$port" "$CALIBRATE_S" "$TLS_CERT_FILE")
-  after="$(cal_cpu_ticks "$CAL_PID")"
+  read -r count seconds ticks < <(cal_handshakes "$port" "$CAL_PID" "$TLS_CERT_FILE")
   read -r few few_ms < <(cal_k6 "$port" "$CLIENT_FEW" "$TLS_CERT_FILE")
   read -r many many_ms < <(cal_k6 "$port" "$CLIENT_MANY" "$TLS_CERT_FILE")
   [[ -n "${few_ms:-}" && -n "${many_ms:-}" ]] || abort "k6's half of the calibration failed (above)"
@@ -183,7 +189,7 @@ cpu_ms = ticks * 1000 / tick
 client = f"{(many_ms - few_ms) / (many - few):.3f}" if many > few and many_ms > few_ms else ""
 print(f"{key}\t{count}\t{seconds}\t{count / seconds:.1f}\t{cpu_ms:.0f}\t{cpu_ms / count:.3f}"
       f"\t{many - few}\t{many_ms - few_ms}\t{client}\t{ngx}\t{ngx_ms}\t{ngx_ms / ngx:.3f}")' \
-    "$key" "$count" "$seconds" "$((after - before))" "$tick" "$few" "$few_ms" "$many" "$many_ms" "$ngx" "$ngx_ms"
+    "$key" "$count" "$seconds" "$ticks" "$tick" "$few" "$few_ms" "$many" "$many_ms" "$ngx" "$ngx_ms"
 }
 
 main() {
