@@ -23,6 +23,9 @@ LT_OVERRIDES=""
 # Read by the traps and the temporary directory's maker (lock.sh).
 # shellcheck disable=SC2034 # SC2034: read by the file this one sources (lock.sh)
 LT_FINISHED=0 LT_INTERRUPTED=0 LT_TMP_DIR=""
+# The run planned with its refusals (plan_ahead_dir), read after the lock;
+# removed by on_exit (lock.sh), or here on a refusal.
+LT_PLAN_DIR=""
 readonly LT_RESULTS_DIR="${LT_RESULTS_DIR:-$LT_ROOT/results}"
 
 main() {
@@ -58,7 +61,8 @@ main() {
   if [[ "$NETNS_HOST_MODE" == 1 ]]; then backend_use external; else backend_use "$LT_BACKEND"; fi
 
   require_runtime
-  k6_check_cells "$total" "$(design_machine_json)"
+  plan_ahead_dir "$resume"
+  k6_check_cells "$total" "$(design_machine_json)" "$LT_PLAN_DIR" "${MATRIX_VALUE[REPEAT]}"
   take_lock
   run_traps_set
   remove_stale_namespaces
@@ -203,12 +207,34 @@ resume_check_inputs() {
     || usage_error "RESUME: the inputs of run $run_id changed: $(join_words '; ' "${changes[@]}"); start a new run instead"
 }
 
+# plan_ahead_dir RUN_ID: LT_PLAN_DIR, an empty directory where the
+# refusals' Python start plans the run (k6_check_cells), unless the run is
+# resumed (its cells to run are known only after the lock) or a cell's
+# script is one of one's own (its plan waits for k6's inspection of it,
+# check_design). A refusal or an exit before the traps removes it.
+plan_ahead_dir() {
+  local scenario
+  [[ -z "$1" ]] || return 0
+  for scenario in ${MATRIX_VALUE[SCENARIO]}; do
+    ! k6_own_script "$scenario" || return 0
+  done
+  LT_PLAN_DIR="$(mktemp -d)"
+  # shellcheck disable=SC2064 # SC2064: the directory is known now; run_traps_set replaces this trap
+  trap "rm -rf '$LT_PLAN_DIR'" EXIT
+}
+
 # check_space RUN_ID PLAN_LINE...: the cells of the plan still to run (those
 # of run RUN_ID without a row when it is resumed) fit in the results
-# directory's free space (space_check).
+# directory's free space (space_check; a run planned with its refusals has
+# its estimate: plan_ahead_dir).
 check_space() {
   local resume="$1" line index k name
   shift
+  if [[ -n "$LT_PLAN_DIR" && -s "$LT_PLAN_DIR/space" ]]; then
+    mkdir -p "$LT_RESULTS_DIR"
+    space_check_need "$LT_RESULTS_DIR" "$(space_with_run "$(<"$LT_PLAN_DIR/space")")" "$#"
+    return
+  fi
   local -a todo=()
   for line in "$@"; do
     read -r index k name <<<"$line"

@@ -408,20 +408,23 @@ k6_file_limits() {
   printf 'target\t%s\t%s\n' "$limit" "${#fds[@]}" >>"$cell_dir/file-limits.tsv"
 }
 
-# k6_check_cells TOTAL MACHINE_JSON: refuse the run (exit 2) before anything
-# starts when a cell cannot run as designed on this machine at all
-# (ltsuite.design.refusals: a network knob out of range, more memory for its
-# VUs than is available), with the numbers. Every cell in one process
-# (ltsuite.cell refusals).
-# It runs before the run's traps: no temporary file (a Ctrl-C here leaves
-# nothing), the cells' settings reach Python through a pipe, each line after
-# its cell's index.
+# k6_check_cells TOTAL MACHINE_JSON [PLAN_DIR REPEAT]: refuse the run (exit
+# 2) before anything starts when a cell cannot run as designed on this
+# machine at all (ltsuite.design.refusals: a network knob out of range, more
+# memory for its VUs than is available), with the numbers. Every cell in one
+# process (ltsuite.cell refusals); with PLAN_DIR (an empty directory), when
+# none is refused, the same process plans the run there (its warnings, each
+# cell's resolved settings, the space its cells need, each REPEAT times:
+# ltsuite.cell plan_ahead), which the runner reads after its lock.
+# The cells' settings reach Python through a pipe, each line after its
+# cell's index.
 k6_check_cells() {
-  local total="$1" machine="$2" index reason
-  local -a reasons=()
+  local total="$1" machine="$2" plan_dir="${3:-}" index reason
+  local -a reasons=() plan=()
+  [[ -z "$plan_dir" ]] || plan=(--plan-dir "$plan_dir" --repeat "$4")
   while IFS=$'\t' read -r index reason; do
     [[ -z "$reason" ]] || reasons+=("cell $(matrix_cell_id "$index"): $reason")
-  done < <(k6_cells_values "$total" | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell refusals "$machine")
+  done < <(k6_cells_values "$total" | PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -S -m ltsuite.cell refusals "$machine" "${plan[@]}")
   [[ ${#reasons[@]} -eq 0 ]] || usage_error "cannot run as designed on this machine: $(printf '%s; ' "${reasons[@]}" | sed 's/; $//')"
 }
 

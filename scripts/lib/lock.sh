@@ -261,6 +261,7 @@ on_exit() {
   fi
   [[ -z "$LT_RUN_DIR" ]] || space_clean "$LT_RUN_DIR"
   [[ -z "$LT_TMP_DIR" ]] || rm -rf "$LT_TMP_DIR"
+  [[ -z "${LT_PLAN_DIR:-}" ]] || rm -rf "$LT_PLAN_DIR"
   lock_state_clear
   exit "$status"
 }

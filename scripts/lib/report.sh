@@ -73,13 +73,16 @@ report_inputs_end() {
 
 # report_inputs RUN_DIR CHARTS: what the page reads from Python as one JSON
 # object, in one start (ltsuite.reportseries --inputs): {"head": results.csv's
-# header, "columns": the columns' schema, "series": every cell's series over
-# time (k6's samples as requests per second by cause and the answered
-# requests' latency at their start, scripts/lib/k6-series.py, which reads only
-# the two metrics it needs, in whole lines: a file cut short by a killed k6
-# gives what it has; about 10 s for a cell of 539,291 requests; and each
-# request split into connect, queued, service and rest, ltsuite.timeparts
-# bars, drawn by scripts/report/time-parts.js), null when CHARTS is 0.
+# header, "columns": the columns' schema, "data": what the charts draw
+# (report_data: every cell's row, chart knobs and samples.tsv's columns, and
+# its series over time: k6's samples as requests per second by cause and the
+# answered requests' latency at their start, scripts/lib/k6-series.py, which
+# reads only the two metrics it needs, in whole lines: a file cut short by a
+# killed k6 gives what it has; about 10 s for a cell of 539,291 requests; and
+# each request split into connect, queued, service and rest, ltsuite.timeparts
+# bars, drawn by scripts/report/time-parts.js), null when CHARTS is 0,
+# "cells_html": the Cells section (report_cells)}. The shell then runs no loop
+# over the cells or their files (ltsuite.reportcells).
 report_inputs() {
   local -a series=()
   [[ "$2" == 1 ]] || series=(--no-series)
@@ -87,11 +90,12 @@ report_inputs() {
     "$REPORT_LATENCY_POINTS" "$REPORT_TIME_PART_BARS"
 }
 
-# report_input KEY: one part of the page's inputs (REPORT_INPUTS:
-# report_inputs_begin), compact JSON; null when they could not be made.
+# report_input KEY [FLAG]: one part of the page's inputs (REPORT_INPUTS:
+# report_inputs_begin), compact JSON (FLAG -j: a string as it is, with no
+# newline added); null when they could not be made.
 report_input() {
   if [[ -s "$REPORT_INPUTS" ]]; then
-    jq -c --arg key "$1" '.[$key]' "$REPORT_INPUTS" 2>/dev/null && return 0
+    jq "${2:--c}" --arg key "$1" '.[$key]' "$REPORT_INPUTS" 2>/dev/null && return 0
   fi
   printf 'null\n'
 }
@@ -292,30 +296,14 @@ report_results() {
   ' < <(results_rows "$run_dir")
 }
 
-# report_cells RUN_DIR: per cell, its charts, k6's report and every file.
+# report_cells RUN_DIR: per cell, its charts, k6's report and every file
+# (the page's inputs: cells_html, ltsuite.reportcells).
 report_cells() {
-  local run_dir="$1" cell_dir cell file name
-  printf '<h2>Cells</h2>\n'
-  for cell_dir in "$run_dir"/cells/*/; do
-    [[ -d "$cell_dir" ]] || continue
-    cell="$(basename "$cell_dir")"
-    printf '<h3 id="cell-%s"><code>%s</code></h3>\n' "$(report_escape "$cell")" "$(report_escape "$cell")"
-    printf '<div class="charts" id="charts-%s"></div>\n' "$(report_escape "$cell")"
-    if [[ -s "$cell_dir/k6-report.html" ]]; then
-      printf '<p><a href="cells/%s/k6-report.html">k6 report</a> (k6 web dashboard export: request rate, latency and VUs over time)</p>\n' \
-        "$(report_escape "$cell")"
-    else
-      printf '<p>No k6 report for this cell (K6_HTML_REPORT=0, or k6 did not finish).</p>\n'
-    fi
-    printf '<ul>\n'
-    for file in "$cell_dir"*; do
-      [[ -f "$file" ]] || continue
-      name="$(basename "$file")"
-      printf '<li><a href="cells/%s/%s">%s</a> (%s)</li>\n' "$(report_escape "$cell")" \
-        "$(report_escape "$name")" "$(report_escape "$name")" "$(report_size "$file")"
-    done
-    printf '</ul>\n'
-  done
+  local mine=0 status=0
+  report_inputs_begin "$1" 0 && mine=1
+  report_input cells_html -j || status=$?
+  ((mine == 0)) || report_inputs_end
+  return "$status"
 }
 
 # report_scripts RUN_DIR: the charting library, the run's data and the code
@@ -339,65 +327,24 @@ REPORT_TIME_PART_BARS="${REPORT_TIME_PART_BARS:-2000}"
 # axes, the titles of the columns charted across cells (labels, from
 # scripts/ltsuite/columns.py) and, per cell, its row, the knobs the charts
 # use, the columns of samples.tsv and the series made from k6's samples (null
-# without them).
+# without them): the page's inputs' data (ltsuite.reportcells chart_data).
 report_data() {
-  local run_dir="$1" cell_dir mine=0 status=0
-  report_inputs_begin "$run_dir" 1 && mine=1
-  {
-    for cell_dir in "$run_dir"/cells/*/; do
-      [[ -d "$cell_dir" ]] || continue
-      report_cell_data "${cell_dir%/}"
-    done
-  } | jq -cs --slurpfile manifest "$run_dir/manifest.json" --argjson columns "$(report_input columns)" \
-    --slurpfile series <(report_input series) \
-    '($series[0] // {}) as $s
-     | {run_id: $manifest[0].run_id, axes: ($manifest[0].axes // []), labels: $columns.labels,
-        cells: [.[] | .k6 = (($s.k6 // {})[.cell] // null)], time_parts: ($s.time_parts // {cells: {}})}' || status=$?
+  local mine=0 status=0
+  report_inputs_begin "$1" 1 && mine=1
+  report_input data || status=$?
   ((mine == 0)) || report_inputs_end
   return "$status"
 }
 
-# report_cell_data CELL_DIR: one cell's entry of report_data (its k6 series
-# are added by report_data, from the page's inputs).
-report_cell_data() {
-  local cell_dir="$1" row='{}' env='{}' samples='{}'
-  [[ -s "$cell_dir/row.json" ]] && row="$(cat "$cell_dir/row.json")"
-  [[ -s "$cell_dir/cell.env" ]] && env="$(results_env_json "$cell_dir/cell.env")"
-  [[ -s "$cell_dir/samples.tsv" ]] && samples="$(report_samples_json "$cell_dir/samples.tsv")"
-  jq -cn --arg cell "$(basename "$cell_dir")" --argjson row "$row" --argjson env "$env" \
-    --argjson samples "$samples" \
-    '{cell: $cell, row: $row, env: ($env | {TOMCAT_MAX_THREADS, TOMCAT_MAX_CONNECTIONS, DELAY_MS, K6_INSTANCES}),
-      samples: $samples}'
-}
-
-# report_samples_json SAMPLES_TSV: the file's columns by header name, e.g.
-# {"ts": [...], "listen_recvq": [...]}; an empty field is null.
-report_samples_json() {
-  jq -cRn '[inputs | split("\t")] as $lines
-    | ($lines[0] // []) as $head
-    | reduce range(0; $head | length) as $i ({};
-        .[$head[$i]] = [$lines[1:][] | .[$i] | if . == null or . == "" then null else (tonumber? // null) end])' <"$1"
-}
-
-# report_escape TEXT: TEXT with HTML's special characters escaped.
+# report_escape TEXT: TEXT with HTML's special characters escaped (the
+# replacements quoted: in bash 5.2 an unquoted & in one is the matched text).
 report_escape() {
   local s="$1"
-  s="${s//&/&amp;}"
-  s="${s//</&lt;}"
-  s="${s//>/&gt;}"
-  s="${s//\"/&quot;}"
+  s="${s//&/'&amp;'}"
+  s="${s//</'&lt;'}"
+  s="${s//>/'&gt;'}"
+  s="${s//\"/'&quot;'}"
   printf '%s' "$s"
-}
-
-# report_size FILE: the size of FILE for people (812 B, 14 KB, 3.2 MB).
-report_size() {
-  local bytes
-  bytes="$(stat -c %s "$1")"
-  awk -v b="$bytes" 'BEGIN {
-    if (b < 1024) printf "%d B", b
-    else if (b < 1048576) printf "%.0f KB", b / 1024
-    else printf "%.1f MB", b / 1048576
-  }'
 }
 
 # report_render_capacity DIR: DIR/report.html for a make capacity search

@@ -125,9 +125,15 @@ update_cell_counts() {
 # manifest too. They never stop the run: a user may mean it. The same process
 # resolves every cell's knobs left at auto (K6_INSTANCES, BURST_LEAD_MS,
 # USERS_PER_VU) into LT_RUN_DIR/cell-env/INDEX.env, which the cell records as
-# its cell.env (run_cell).
+# its cell.env (run_cell). A run planned with its refusals (LT_PLAN_DIR,
+# run-matrix.sh) has both already: no Python start here.
 check_design() {
-  local total="$1" index cell_id machine warning
+  local total="$1" index machine
+  if [[ -n "${LT_PLAN_DIR:-}" && -f "$LT_PLAN_DIR/warnings.tsv" && -d "$LT_PLAN_DIR/resolved" ]]; then
+    mv "$LT_PLAN_DIR/resolved" "$LT_RUN_DIR/cell-env"
+    check_design_warn <"$LT_PLAN_DIR/warnings.tsv"
+    return
+  fi
   machine="$(design_machine_json)"
   local cells_dir
   cells_dir="$(mktemp -d)"
@@ -143,13 +149,20 @@ check_design() {
     fi
   done
   # Every cell's warnings and resolved settings in one process.
+  check_design_warn < <(design_plan "$cells_dir" "$total" "$machine" "$LT_RUN_DIR/cell-env")
+  rm -rf "$cells_dir"
+}
+
+# check_design_warn: each "INDEX<TAB>warning" line on stdin said, and kept
+# in the manifest, with its cell's id.
+check_design_warn() {
+  local index warning cell_id
   while IFS=$'\t' read -r index warning; do
     [[ -n "$warning" ]] || continue
     cell_id="$(matrix_cell_id "$index")"
     warn "cell $cell_id: $warning"
     manifest_warn "$LT_RUN_DIR" "cell $cell_id: $warning"
-  done < <(design_plan "$cells_dir" "$total" "$machine" "$LT_RUN_DIR/cell-env")
-  rm -rf "$cells_dir"
+  done
 }
 
 # check_design_inspect CELL_ENV_FILE: k6's inspection of the cell's script

@@ -57,20 +57,32 @@ space_estimate() {
     bytes="$(PYTHONPATH="$LT_ROOT/scripts" "$LT_PYTHON" -m ltsuite.space "${args[@]}")" || bytes=0
   fi
   rm -rf "$dir"
-  printf '%s\n' "$((bytes + SPACE_RESERVE_BYTES + 262144))"
+  space_with_run "$bytes"
+}
+
+# space_with_run BYTES: the cells' BYTES (ltsuite/space.py) with a run's
+# reserve and manifest and report.
+space_with_run() {
+  printf '%s\n' "$((${1:-0} + SPACE_RESERVE_BYTES + 262144))"
 }
 
 # space_check DIR PLAN_LINE...: refuse (exit 1) a run whose cells to run
 # (PLAN_LINEs) would not fit in DIR's free space, naming DIR and how much to
 # free there.
 space_check() {
-  local dir="$1" need free
+  local dir="$1"
   shift
-  need="$(space_estimate "$@")"
+  space_check_need "$dir" "$(space_estimate "$@")" "$#"
+}
+
+# space_check_need DIR NEED CELLS: refuse (exit 1) a run of CELLS cells that
+# needs NEED bytes (space_estimate) when DIR's free space is less.
+space_check_need() {
+  local dir="$1" need="$2" cells="$3" free
   free="$(space_free "$dir")"
   [[ "$free" =~ ^[0-9]+$ ]] || return 0
   ((free < need)) || return 0
-  abort "not enough disk for this run: its $# cell(s) write about $(space_human "$need") to $dir, which has $(space_human "$free") free on $(space_mount "$dir"); free at least $(space_human $((need - free))) there, or set LT_RESULTS_DIR to a disk with room"
+  abort "not enough disk for this run: its $cells cell(s) write about $(space_human "$need") to $dir, which has $(space_human "$free") free on $(space_mount "$dir"); free at least $(space_human $((need - free))) there, or set LT_RESULTS_DIR to a disk with room"
 }
 
 # space_reserve RUN_DIR: keep SPACE_RESERVE_BYTES in RUN_DIR/.space-reserve,

@@ -2,7 +2,7 @@
 
   python3 -S -m ltsuite.cell finish CELL_DIR --run-dir RUN_DIR [ltsuite.row's options: --run-id ID
                             --status ok|failed --error TEXT --axes JSON --wall-s S --repeat JSON --k6-exit N]
-  python3 -S -m ltsuite.cell refusals MACHINE_JSON < "INDEX<TAB>KEY=VALUE" lines
+  python3 -S -m ltsuite.cell refusals MACHINE_JSON [--plan-dir DIR --repeat N] < "INDEX<TAB>KEY=VALUE" lines
   python3 -S -m ltsuite.cell plan CELLS_DIR TOTAL MACHINE_JSON [--resolved-dir DIR]
   python3 -S -m ltsuite.cell resolve [--inspected K6_INSPECT_JSON] < cell settings > resolved settings
 
@@ -13,7 +13,10 @@ value chosen (ltsuite.design resolve) on this machine's cores and k6's open-file
 with a warning on stderr.
 
 refusals, before the run takes its lock: why cells cannot run on this machine at all
-(ltsuite.design), "INDEX<TAB>reason" a line, every cell's settings read from stdin.
+(ltsuite.design), "INDEX<TAB>reason" a line, every cell's settings read from stdin. With --plan-dir
+and none refused, the same start plans the whole run (plan_ahead: what plan and ltsuite.space would
+say after the lock, for a run whose cells need no k6 inspection), so the work before the first cell
+starts Python once.
 
 plan, before the first cell: the design warnings of every cell (ltsuite.design), "INDEX<TAB>warning"
 a line, from CELLS_DIR/INDEX.env and INDEX.json (k6's inspection of a script of one's own, if any),
@@ -106,12 +109,39 @@ def refusals(args: argparse.Namespace) -> int:
     (cells_read). Nothing is written: the runner refuses the run before it has a directory, but
     the suite's modules, compiled (precompile), for the run's later Python starts."""
     machine = json.loads(args.machine)
-    for index, env in sorted(cells_read(sys.stdin).items()):
+    cells = cells_read(sys.stdin)
+    refused = False
+    for index, env in sorted(cells.items()):
         for reason in design.answers("refusals", env, machine, None):
             print(f"{index}\t{reason}")
+            refused = True
     sys.stdout.flush()
+    if args.plan_dir is not None and not refused:
+        plan_ahead(cells, machine, args.plan_dir, args.repeat)
     precompile()
     return 0
+
+
+def plan_ahead(cells: dict[int, dict[str, str]], machine: dict, plan_dir: Path, repeat: int) -> None:
+    """The run planned in the refusals' start, for cells with no script of one's own (no k6
+    inspection to wait for): PLAN_DIR/warnings.tsv, the design warnings as plan prints them;
+    PLAN_DIR/resolved/INDEX.env, each cell's settings with its auto knobs resolved, as plan writes
+    them; PLAN_DIR/space, the bytes the cells write, each REPEAT times (ltsuite.space estimate).
+    The runner reads them after its lock instead of starting Python twice more (check_space,
+    check_design)."""
+    from . import space
+
+    resolved = plan_dir / "resolved"
+    resolved.mkdir(parents=True, exist_ok=True)
+    warnings = []
+    for index, env in sorted(cells.items()):
+        warnings += [f"{index}\t{line}\n" for line in design.answers("warnings", env, machine, None)]
+        chosen = env_text("\n".join(design.answers("resolve", env, machine, None)))
+        settings = "".join(f"{key}={value}\n" for key, value in env.items())
+        (resolved / f"{index}.env").write_text(with_values(settings, chosen), encoding="utf-8")
+    (plan_dir / "warnings.tsv").write_text("".join(warnings), encoding="utf-8")
+    (plan_dir / "space").write_text(f"{space.estimate([(env, repeat) for env in cells.values()])}\n",
+                                    encoding="utf-8")
 
 
 def precompile() -> None:
@@ -216,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     ahead.add_argument("--resolved-dir", type=Path)
     refuse = commands.add_parser("refusals", help="why cells cannot run on this machine (settings on stdin)")
     refuse.add_argument("machine")
+    refuse.add_argument("--plan-dir", type=Path)
+    refuse.add_argument("--repeat", type=int, default=1)
     one = commands.add_parser("resolve", help="one cell's settings (stdin) with its auto knobs resolved here")
     one.add_argument("--inspected", type=Path)
     args = parser.parse_args(argv)

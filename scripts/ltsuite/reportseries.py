@@ -13,9 +13,12 @@ once per cell and question.
 
 With --inputs, everything the report reads from Python, in that one start (report_inputs):
 {"head": results.csv's header (ltsuite.tables head), "columns": the columns' schema (ltsuite.columns
---json), "series": the object above, or null with --no-series (a report without charts)}. The
-runner's last step makes the same object in the process that renders the run's tables
-(ltsuite.tables render --report-inputs), so a run ends with one Python start, not four.
+--json), "data": what the charts draw (ltsuite.reportcells chart_data: the manifest's run id and
+axes, the columns' labels, every cell's row, chart knobs, samples.tsv's columns and the series
+above), or null with --no-series (a report without charts), "cells_html": the page's Cells section
+(ltsuite.reportcells cells_html)}. The runner's last step makes the same object in the process that
+renders the run's tables (ltsuite.tables render --report-inputs), so a run ends with one Python
+start, not four, and the page's shell runs no loop over cells or files.
 """
 from __future__ import annotations
 
@@ -99,11 +102,16 @@ def run_series(run_dir: Path, latency_points: int, time_part_bars: int) -> dict[
 
 def report_inputs(run_dir: Path, latency_points: int, time_part_bars: int, series: bool = True) -> dict[str, Any]:
     """What report.html reads from Python, in one object (see the module's doc)."""
-    from . import columns  # the series alone need it not
+    from . import columns, reportcells  # the series alone need them not
 
     run = formats.load_run(run_dir)
-    return {"head": columns.csv_head(run.axes, columns.extra_names(run.rows)), "columns": columns.export(),
-            "series": run_series(run_dir, latency_points, time_part_bars) if series else None}
+    schema = columns.export()
+    data = None
+    if series:
+        data = reportcells.chart_data(run_dir, schema.get("labels"),
+                                      run_series(run_dir, latency_points, time_part_bars))
+    return {"head": columns.csv_head(run.axes, columns.extra_names(run.rows)), "columns": schema,
+            "data": data, "cells_html": reportcells.cells_html(run_dir)}
 
 
 def main(argv: list[str] | None = None) -> int:

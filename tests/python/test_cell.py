@@ -185,3 +185,35 @@ def test_resolve_takes_k6s_open_file_limit_from_K6_NOFILE_capped_at_the_hard_lim
     if hard != resource.RLIM_INFINITY:
         assert cell.machine_here({"K6_NOFILE": str(hard + 1)})["nofile"] == hard
         assert cell.machine_here({})["nofile"] == hard
+
+
+def test_refusals_with_a_plan_dir_plan_the_run_in_the_same_start_as_plan_and_space_would(tmp_path, monkeypatch, capsys):
+    machine = json.dumps({"cpus": 2, "nofile": 20000, "mem_available_mb": 8000})
+    recorded_env = (FIXTURES / "tiny-spike" / "cell.env").read_text()
+    lines = [line for line in recorded_env.splitlines() if "=" in line and not line.startswith("GRACEFUL_STOP=")]
+    texts = {0: "".join(f"{line}\n" for line in lines) + "GRACEFUL_STOP=0s\n",
+             1: "".join(f"{line}\n" for line in lines).replace("K6_INSTANCES=1\n", "K6_INSTANCES=auto\n")
+             + "GRACEFUL_STOP=5s\n"}
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    for index, text in texts.items():
+        (cells / f"{index}.env").write_text(text)
+    assert cell.main(["plan", str(cells), "2", machine, "--resolved-dir", str(tmp_path / "resolved")]) == 0
+    warnings = capsys.readouterr().out
+    assert warnings.startswith("0\t")
+    from ltsuite import space
+    expected_space = space.estimate([(space.read_cell_env(cells / f"{i}.env"), 3) for i in (0, 1)])
+    stream = "".join(f"{index}\t{line}\n" for index, text in texts.items() for line in text.splitlines())
+    monkeypatch.setattr("sys.stdin", io.StringIO(stream))
+    plan_dir = tmp_path / "ahead"
+    assert cell.main(["refusals", machine, "--plan-dir", str(plan_dir), "--repeat", "3"]) == 0
+    assert capsys.readouterr().out == ""
+    assert (plan_dir / "warnings.tsv").read_text() == warnings
+    for index in (0, 1):
+        assert (plan_dir / "resolved" / f"{index}.env").read_text() == (tmp_path / "resolved" / f"{index}.env").read_text()
+    assert (plan_dir / "space").read_text() == f"{expected_space}\n" and expected_space > 0
+    # A refused run is not planned.
+    monkeypatch.setattr("sys.stdin", io.StringIO("0\tSCENARIO=burst\n0\tVUS=100000\n0\tK6_INSTANCES=auto\n"))
+    assert cell.main(["refusals", machine, "--plan-dir", str(tmp_path / "refused"), "--repeat", "1"]) == 0
+    assert capsys.readouterr().out.startswith("0\t100000 VUs")
+    assert not (tmp_path / "refused").exists()

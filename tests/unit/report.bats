@@ -88,6 +88,7 @@ report_cell() {
   local real="$LT_PYTHON"
   printf '#!/bin/bash\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$BATS_TEST_TMPDIR/starts" "$real" >"$BATS_TEST_TMPDIR/python"
   chmod +x "$BATS_TEST_TMPDIR/python"
+  # shellcheck disable=SC2030 # SC2030: each test runs in its own process, the export is this test's
   export LT_PYTHON="$BATS_TEST_TMPDIR/python"
   results_render_final "$RUN_DIR" "$BATS_TEST_TMPDIR/inputs"
   report_render "$RUN_DIR" "$RUN_DIR/manifest.json" "$BATS_TEST_TMPDIR/inputs"
@@ -95,7 +96,8 @@ report_cell() {
   assert_output --regexp '^-m ltsuite.tables render .* --report-inputs '
   assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/starts")" 1
   [ -s "$RUN_DIR/results.csv" ] && [ -s "$RUN_DIR/results.md" ]
-  jq -e '(.head | index("cell")) != null and .columns.labels != null and (.series.k6 | keys) == ["01_vus-4"]' \
+  jq -e '(.head | index("cell")) != null and .columns.labels != null and [.data.cells[] | .k6 != null] == [true, false]
+         and (.cells_html | startswith("<h2>Cells</h2>"))' \
     "$BATS_TEST_TMPDIR/inputs"
   cmp "$BATS_TEST_TMPDIR/alone.html" "$RUN_DIR/report.html"
   # Inputs that could not be made: the page makes its own, in one start.
@@ -197,15 +199,57 @@ First reason: 01_vus-4: k6 at 197% of 2 cores for 3 s: the generator set the pac
 }
 
 @test "the chart data holds samples.tsv's columns by name, the row and the knobs the charts use" {
-  run report_cell_data "$RUN_DIR/cells/01_vus-4"
+  run report_cell 01_vus-4
   assert_success
   jq -e '.samples.ts == [1795400000.5, 1795400001.5] and .samples.listen_recvq == [0, 2]
          and .samples.new_column == [7, null]' <<<"$output"
   jq -e '.row.predicted_server_conns_peak == 4 and .env.TOMCAT_MAX_THREADS == "10"' <<<"$output"
-  run report_cell_data "$RUN_DIR/cells/02_vus-8"
-  jq -e '.samples == {}' <<<"$output"
   run report_cell "02_vus-8"
   jq -e '.samples == {} and .k6 == null' <<<"$output"
+}
+
+@test "the chart data is written as jq writes it: the row's numbers, the knobs in order, each field of samples.tsv as tonumber reads it" {
+  printf '{"cell": "02_vus-8", "status": "failed", "tps": 2.0, "p": 1e-7, "big": 1e20, "a": 1, "a": 2, "s": "caf\u00e9 \u007f"}\n' \
+    >"$RUN_DIR/cells/02_vus-8/row.json"
+  printf 'DELAY_MS=50\nK6_INSTANCES=\n' >"$RUN_DIR/cells/02_vus-8/cell.env"
+  printf 'ts\tq\tq\tr\n1.50\t01\t-0\t1e3\n2\t\t x \n\n3\tnan\t 4 \n' >"$RUN_DIR/cells/02_vus-8/samples.tsv"
+  run report_cell 02_vus-8
+  assert_success
+  assert_output '{"cell":"02_vus-8","row":{"cell":"02_vus-8","status":"failed","tps":2,"p":1e-07,"big":1e+20,"a":2,"s":"café \u007f"},"env":{"TOMCAT_MAX_THREADS":null,"TOMCAT_MAX_CONNECTIONS":null,"DELAY_MS":"50","K6_INSTANCES":""},"samples":{"ts":[1.5,2,null,3],"q":[-0,null,null,4],"r":[1000,null,null,null]},"k6":null}'
+}
+
+@test "each cell's section is written in one Python start: its k6 report, every file with its size, names escaped" {
+  head -c 1600000 /dev/zero >"$RUN_DIR/cells/02_vus-8/big <&\">.bin"
+  head -c 2000 /dev/zero >"$RUN_DIR/cells/02_vus-8/two.bin"
+  mkdir "$RUN_DIR/cells/02_vus-8/sub"
+  : >"$RUN_DIR/cells/02_vus-8/.hidden"
+  # shellcheck disable=SC2031 # SC2031: each test runs in its own process; the export above is another test's
+  local real="$LT_PYTHON"
+  printf '#!/bin/bash\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$BATS_TEST_TMPDIR/starts" "$real" >"$BATS_TEST_TMPDIR/python"
+  chmod +x "$BATS_TEST_TMPDIR/python"
+  LT_PYTHON="$BATS_TEST_TMPDIR/python" run report_cells "$RUN_DIR"
+  assert_success
+  assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/starts")" 1
+  assert_output '<h2>Cells</h2>
+<h3 id="cell-01_vus-4"><code>01_vus-4</code></h3>
+<div class="charts" id="charts-01_vus-4"></div>
+<p><a href="cells/01_vus-4/k6-report.html">k6 report</a> (k6 web dashboard export: request rate, latency and VUs over time)</p>
+<ul>
+<li><a href="cells/01_vus-4/cell.env">cell.env</a> ('"$(stat -c %s "$RUN_DIR/cells/01_vus-4/cell.env")"' B)</li>
+<li><a href="cells/01_vus-4/k6-report.html">k6-report.html</a> ('"$(stat -c %s "$RUN_DIR/cells/01_vus-4/k6-report.html")"' B)</li>
+<li><a href="cells/01_vus-4/k6-samples.json.gz">k6-samples.json.gz</a> ('"$(stat -c %s "$RUN_DIR/cells/01_vus-4/k6-samples.json.gz")"' B)</li>
+<li><a href="cells/01_vus-4/row.json">row.json</a> ('"$(stat -c %s "$RUN_DIR/cells/01_vus-4/row.json")"' B)</li>
+<li><a href="cells/01_vus-4/samples.tsv">samples.tsv</a> ('"$(stat -c %s "$RUN_DIR/cells/01_vus-4/samples.tsv")"' B)</li>
+</ul>
+<h3 id="cell-02_vus-8"><code>02_vus-8</code></h3>
+<div class="charts" id="charts-02_vus-8"></div>
+<p>No k6 report for this cell (K6_HTML_REPORT=0, or k6 did not finish).</p>
+<ul>
+<li><a href="cells/02_vus-8/big &lt;&amp;&quot;&gt;.bin">big &lt;&amp;&quot;&gt;.bin</a> (1.5 MB)</li>
+<li><a href="cells/02_vus-8/k6.log">k6.log</a> (2 B)</li>
+<li><a href="cells/02_vus-8/row.json">row.json</a> ('"$(stat -c %s "$RUN_DIR/cells/02_vus-8/row.json")"' B)</li>
+<li><a href="cells/02_vus-8/two.bin">two.bin</a> (2 KB)</li>
+</ul>'
 }
 
 @test "k6's samples become requests per second by cause and each answered request's latency at its start" {
