@@ -9,6 +9,7 @@
 #                                failure the reason is in CELL_ERROR
 #   backend_alive                the target still runs (an external one is not ours to watch)
 #   backend_has_server_side      the suite sees the server's namespace (counters, sysctls)
+#   backend_access_log DIR       where the running target's access log is read as it is written
 #   backend_stop                 stop what backend_start started
 #
 # netns: the target's JVM in the suite's server namespace (this file).
@@ -31,6 +32,12 @@ backend_start() { "${LT_BACKEND_NAME}_backend_start" "$@"; }
 backend_alive() { "${LT_BACKEND_NAME}_backend_alive"; }
 backend_stop() { [[ -z "$LT_BACKEND_NAME" ]] || "${LT_BACKEND_NAME}_backend_stop"; }
 backend_has_server_side() { [[ "$LT_BACKEND_NAME" != external ]]; }
+backend_access_log() { "${LT_BACKEND_NAME}_backend_access_log" "$@"; }
+
+# netns_backend_access_log CELL_DIR: the target writes its access log into
+# the cell's directory (an external target writes none there).
+netns_backend_access_log() { printf '%s/%s\n' "$1" "$TARGET_ACCESS_LOG_FILE"; }
+external_backend_access_log() { netns_backend_access_log "$@"; }
 
 # --- netns -----------------------------------------------------------------------
 

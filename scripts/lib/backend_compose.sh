@@ -337,4 +337,14 @@ compose_backend_start() {
   cell_step "starting the target container" compose_cell_start "$1" "$2" "$3"
 }
 compose_backend_alive() { compose_target_alive; }
+
+# compose_backend_access_log CELL_DIR: the running container's access log,
+# read through its JVM's root (/proc/PID/root): the copy in the cell's
+# directory is made only once the container stopped (compose_save_access_log).
+# Its output so far is saved as target.log first, so a reader knows which
+# Tomcat wrote the log (the unit of %D, ltsuite.accesslog.service_unit_us).
+compose_backend_access_log() {
+  compose_save_log
+  printf '/proc/%s/root%s/%s\n' "$COMPOSE_TARGET_PID" "$COMPOSE_ACCESS_LOG_DIR" "$TARGET_ACCESS_LOG_FILE"
+}
 compose_backend_stop() { compose_target_stop; }

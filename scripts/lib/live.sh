@@ -35,23 +35,25 @@ live_start() {
   live_python "${args[@]}"
 }
 
-# live_start_with_warmup CELL_DIR EXPECTED_S INSTANCES START_MS LIMIT_S PID [COUNT]:
+# live_start_with_warmup CELL_DIR ACCESS_LOG EXPECTED_S INSTANCES START_MS LIMIT_S PID [COUNT]:
 # the live process, started as the warm-up's k6 (PID) starts, watches the
 # warm-up first (ltsuite.live --warmup-cell: WARMUP_UNTIL=settled, or count
-# with COUNT) and ends that k6 by the rule, then waits for live_start to show
+# with COUNT, from the target's ACCESS_LOG as it is written:
+# backend_access_log) and ends that k6 by the rule, then waits for live_start to show
 # the line of the load's INSTANCES k6 processes (EXPECTED_S), or ends when
 # there is none to show: the rule costs the cell no Python start of its own.
 live_start_with_warmup() {
-  local cell_dir="$1" expected_s="$2" instances="$3" stat="" started
-  local -a args=() fields watch=(--warmup-cell "$1" --warmup-start-ms "$4" --warmup-limit-s "$5" --warmup-pid "$6")
+  local cell_dir="$1" expected_s="$3" instances="$4" stat="" started
+  local -a args=() fields watch=(--warmup-cell "$1" --warmup-access-log "$2" --warmup-start-ms "$5"
+    --warmup-limit-s "$6" --warmup-pid "$7")
   # PID's start time (field 22 of /proc/PID/stat, after its name's last ")"),
   # read while it is this shell's child not yet waited for, so that no other
   # process that takes its pid later is taken for it.
-  read -r stat 2>/dev/null <"/proc/$6/stat" || true
+  read -r stat 2>/dev/null <"/proc/$7/stat" || true
   read -ra fields <<<"${stat##*) }"
   started="${fields[19]:-}"
   [[ -z "$started" ]] || watch+=(--warmup-started "$started")
-  [[ -z "${7:-}" ]] || watch+=(--warmup-count "$7")
+  [[ -z "${8:-}" ]] || watch+=(--warmup-count "$8")
   if live_line_args_into args "$cell_dir" "$expected_s" "$instances"; then
     LIVE_WAITS=1
   else

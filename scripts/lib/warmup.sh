@@ -47,8 +47,8 @@ warmup_run() {
     # The rule is watched, and k6 ended by it, by the cell's live process.
     local -a rule=()
     [[ "$until" != count ]] || rule=("${warm_values[WARMUP_REQUESTS]}")
-    live_start_with_warmup "$cell_dir" "$expected_s" "${warm_values[K6_INSTANCES]:-1}" "$start_ms" "$limit_s" \
-      "$WARMUP_PID" "${rule[@]}"
+    live_start_with_warmup "$cell_dir" "$(backend_access_log "$cell_dir")" "$expected_s" \
+      "${warm_values[K6_INSTANCES]:-1}" "$start_ms" "$limit_s" "$WARMUP_PID" "${rule[@]}"
   fi
   wait "$WARMUP_PID" || status=$?
   WARMUP_PID=""

@@ -4,7 +4,7 @@ Usage:
   python3 -m ltsuite.live --samples FILE --expected-s N [--k6-samples FILE]... (--tty | --every S)
                           [--max-s N] [WARM-UP]
   python3 -m ltsuite.live --no-line WARM-UP
-  WARM-UP: --warmup-cell DIR --warmup-start-ms MS --warmup-limit-s S --warmup-pid PID
+  WARM-UP: --warmup-cell DIR [--warmup-access-log FILE] --warmup-start-ms MS --warmup-limit-s S --warmup-pid PID
            [--warmup-started TICKS] [--warmup-count N]
 
 Each tick it reads the new bytes of every k6 process's per-request samples file (--k6-samples:
@@ -99,7 +99,8 @@ def watch_warmup(args: argparse.Namespace) -> str:
     from ltsuite import warmsettle  # only cells with such a warm-up read the access log
     die_with_parent()
     return warmsettle.watch(args.warmup_cell, args.warmup_start_ms, args.warmup_limit_s, args.warmup_pid,
-                            args.warmup_count, end=True, started=args.warmup_started)
+                            args.warmup_count, end=True, started=args.warmup_started,
+                            access_log=args.warmup_access_log)
 
 
 @dataclass
@@ -323,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-line", action="store_true", help="only watch the warm-up (no line to show)")
     warm = parser.add_argument_group("the warm-up, watched first (ltsuite.warmsettle)")
     warm.add_argument("--warmup-cell", type=Path, help="the cell's directory (its tomcat-access.log)")
+    warm.add_argument("--warmup-access-log", type=Path,
+                      help="the target's access log as it is written (default: the cell's tomcat-access.log)")
     warm.add_argument("--warmup-start-ms", type=int, help="the warm-up's start, epoch ms")
     warm.add_argument("--warmup-limit-s", type=float, help="watch at most this many seconds")
     warm.add_argument("--warmup-pid", type=int, help="the warm-up's k6 (the timeout it runs under)")

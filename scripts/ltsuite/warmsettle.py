@@ -203,23 +203,25 @@ def counted(requests: list[AppRequest], start_ms: int) -> int:
 
 
 def watch(cell_dir: Path, start_ms: int, limit_s: float, pid: int, count: int | None = None,
-          end: bool = False, started: int | None = None) -> str:
+          end: bool = False, started: int | None = None, access_log: Path | None = None) -> str:
     """Read the cell's access log every POLL_S until the rule ends the warm-up: without COUNT the
     time settles ("settled"), with it COUNT requests were logged ("count"); or pid ended or
     limit_s passed ("time"). Write SETTLE_FILE either way. Bounded by limit_s. With END, a warm-up
     the rule ended gets SIGINT (pid: the timeout k6 runs under in the foreground, which passes it
     to k6 once; k6 writes its summary and ends), after SETTLE_FILE is written, so the runner that
     waits for k6 finds the rule there. STARTED: the process's start_ticks, so a pid the runner
-    already reaped and the system gave another process is not taken for it."""
+    already reaped and the system gave another process is not taken for it. ACCESS_LOG: where the
+    running target writes its access log when not in CELL_DIR (a container's, through its
+    /proc/PID/root: scripts/lib/backend_compose.sh)."""
     process = Watched.open(pid, started)
     try:
-        return _watch(cell_dir, start_ms, limit_s, process, count, end)
+        return _watch(cell_dir, access_log or cell_dir / ACCESS_LOG, start_ms, limit_s, process, count, end)
     finally:
         process.close()
 
 
-def _watch(cell_dir: Path, start_ms: int, limit_s: float, process: Watched, count: int | None,
-           end: bool) -> str:
+def _watch(cell_dir: Path, access_log: Path, start_ms: int, limit_s: float, process: Watched,
+           count: int | None, end: bool) -> str:
     unit_us = 1
     deadline = time.monotonic() + limit_s
     result = Settle()
@@ -228,7 +230,7 @@ def _watch(cell_dir: Path, start_ms: int, limit_s: float, process: Watched, coun
     while True:
         if unit_us == 1:
             unit_us = service_unit_us(read_text(cell_dir / TARGET_LOG))
-        log = read_access_log(cell_dir / ACCESS_LOG, unit_us)
+        log = read_access_log(access_log, unit_us)
         requests = log.requests if log else []
         if count is not None:
             logged = counted(requests, start_ms)

@@ -69,7 +69,7 @@ SCRIPT
   LT_LIVE_EVERY=2
   sleep 5 &
   local warm=$!
-  live_start_with_warmup /cells/01 20 2 1700000000000 40 "$warm" 500
+  live_start_with_warmup /cells/01 /proc/7/root/tmp/ltsuite-cell/tomcat-access.log 20 2 1700000000000 40 "$warm" 500
   local first="$LIVE_PID" tries
   [ "$LIVE_WAITS" = 1 ]
   for ((tries = 0; tries < 100; tries++)); do
@@ -77,7 +77,7 @@ SCRIPT
     sleep 0.05
   done
   run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
-  assert_output --regexp "^-S -m ltsuite.live --warmup-cell /cells/01 --warmup-start-ms 1700000000000 --warmup-limit-s 40 --warmup-pid $warm --warmup-started [0-9]+ --warmup-count 500 --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 2 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz \$"
+  assert_output --regexp "^-S -m ltsuite.live --warmup-cell /cells/01 --warmup-access-log /proc/7/root/tmp/ltsuite-cell/tomcat-access.log --warmup-start-ms 1700000000000 --warmup-limit-s 40 --warmup-pid $warm --warmup-started [0-9]+ --warmup-count 500 --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 2 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz \$"
   K6_PIDS=(101 102)
   live_start /cells/01 20
   [ "$LIVE_PID" = "$first" ]
@@ -87,7 +87,7 @@ SCRIPT
   # No line to show: the watch alone.
   LIVE_PID="" LIVE_WAITS=0 LT_LIVE=off
   rm "$BATS_TEST_TMPDIR/args"
-  live_start_with_warmup /cells/01 20 1 1700000000000 40 "$$"
+  live_start_with_warmup /cells/01 /cells/01/tomcat-access.log 20 1 1700000000000 40 "$$"
   [ "$LIVE_WAITS" = 0 ]
   for ((tries = 0; tries < 100; tries++)); do
     [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || break

@@ -44,7 +44,8 @@ watched() {
   # (A background process of a script ignores SIGINT; k6 under timeout does not.)
   "$LT_PYTHON" -c 'import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(30)' &
   local k6=$!
-  LT_LIVE=off live_start_with_warmup "$cell_dir" 20 1 "$start" 20 "$k6" "${rule[@]}"
+  LT_LIVE=off live_start_with_warmup "$cell_dir" "${ACCESS_LOG:-$cell_dir/tomcat-access.log}" 20 1 "$start" 20 \
+    "$k6" "${rule[@]}"
   wait "$k6" || status=$?
   local live="running" tries
   for ((tries = 0; tries < 100; tries++)); do
@@ -62,14 +63,19 @@ watched() {
   local cell_dir="$BATS_TEST_TMPDIR/cell" start
   cp -r "$LT_ROOT/tests/python/fixtures/advise-petclinic/calibrate" "$cell_dir"
   start="$(awk -F '\t' '$1 == "warmup_start" { print $2 }' "$cell_dir/phases.tsv")"
+  # Read where the running target writes it (a container's log, through its JVM's /proc/PID/root:
+  # backend_access_log), not from the cell's directory.
+  mkdir "$BATS_TEST_TMPDIR/container"
+  mv "$cell_dir/tomcat-access.log" "$BATS_TEST_TMPDIR/container/"
+  ACCESS_LOG="$BATS_TEST_TMPDIR/container/tomcat-access.log"
   run watched settled "$cell_dir" "$start"
   # It was sent SIGINT, as k6 is to write its summary and end.
   assert_output "$((128 + 2)) ended"
   [ "$(jq -r '.ended_by + " " + (.settled_second | tostring)' "$cell_dir/warmup-settle.json")" = "settled 25" ]
   # Nothing to settle on (no access log: a TARGET_CMD server): it ends when its k6 does, by time.
-  rm "$cell_dir/tomcat-access.log"
+  rm "$ACCESS_LOG"
   sleep 1 &
-  LT_LIVE=off live_start_with_warmup "$cell_dir" 20 1 "$start" 20 "$!"
+  LT_LIVE=off live_start_with_warmup "$cell_dir" "$ACCESS_LOG" 20 1 "$start" 20 "$!"
   wait "$!" || true
   wait "$LIVE_PID"
   LIVE_PID=""
@@ -88,7 +94,7 @@ watched() {
   [ "$(jq -c '[.ended_by, .count, .counted]' "$cell_dir/warmup-settle.json")" = "[\"count\",500,$logged]" ]
   # More than were logged: it ends with its k6, by time.
   sleep 1 &
-  LT_LIVE=off live_start_with_warmup "$cell_dir" 20 1 "$start" 20 "$!" $((logged + 1))
+  LT_LIVE=off live_start_with_warmup "$cell_dir" "$cell_dir/tomcat-access.log" 20 1 "$start" 20 "$!" $((logged + 1))
   wait "$!" || true
   wait "$LIVE_PID"
   LIVE_PID=""
