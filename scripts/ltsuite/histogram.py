@@ -14,11 +14,15 @@ A percentile is k6's (ltsuite.latency.percentile: the value at rank q (n - 1), i
 linearly between the two nearest ranks) with each of the two ranked samples replaced by its
 bucket's value: within a relative error a of the percentile of all raw samples. ACCURACY is a.
 
-  python3 -m ltsuite.histogram reduce SAMPLES_FILE...   prints the histogram (JSON) of the
+  python3 -m ltsuite.histogram reduce [--trends M,...] SAMPLES_FILE...
+                                                        prints the histogram (JSON) of the
                                                         answered load requests in k6 sample files
                                                         (each k6 process of a cell: k6_wait in
                                                         scripts/lib/k6.sh; each fan-out instance:
-                                                        scripts/ssm-instance.sh)
+                                                        scripts/ssm-instance.sh), and under
+                                                        "trends" one of each trend metric M in
+                                                        the same pass (by default the metrics of
+                                                        the columns, ltsuite.columns.trend_metrics)
   python3 -m ltsuite.histogram merge HISTOGRAM_FILE...  prints the merged histogram's figures
   python3 -m ltsuite.histogram cost                     prints what it costs (docs/performance.md)
 """
@@ -159,6 +163,127 @@ def read(path: Path) -> Histogram:
         raise ValueError(f"{path}: not a histogram: {error}") from error
 
 
+def reduce_lines(lines: Iterable[str], latency: Histogram, trends: dict[str, Histogram]) -> None:
+    """Add to LATENCY the answered load requests of k6's sample LINES (ltsuite.latency) and to
+    TRENDS[M] every Point of metric M, in one pass (a line cut short by a killed k6 is skipped).
+    k6's JSON output starts each line with its metric's name ('{"metric":"M",'), so a line of
+    another metric is passed over unparsed."""
+    from .latency import answered_value
+
+    head = '{"metric":"'
+    for line in lines:
+        value = answered_value(line)
+        if value is not None:
+            latency.add(value)
+            continue
+        if not trends or not line.startswith(head):
+            continue
+        part = trends.get(line[len(head):line.find('"', len(head))])
+        if part is None:
+            continue
+        try:
+            sample = json.loads(line)
+            point = sample["data"]["value"] if sample.get("type") == "Point" else None
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(point, (int, float)) and not isinstance(point, bool):
+            part.add(float(point))
+
+
+def reduce_files(paths: Iterable[Path], trends: Iterable[str]) -> dict[str, Any]:
+    """reduce's JSON: the latency histogram of PATHS (as to_json), with "trends": the histogram of
+    each metric of TRENDS (an empty one for a metric with no sample)."""
+    from .latency import read_lines
+
+    latency = Histogram()
+    parts = {name: Histogram() for name in trends}
+    for path in paths:
+        reduce_lines(read_lines(path), latency, parts)
+    return {**latency.to_json(), "trends": {name: h.to_json() for name, h in sorted(parts.items())}}
+
+
+def read_trends(path: Path) -> dict[str, Histogram] | None:
+    """The trend histograms of a reduce file (None when it has none: written before trends were
+    reduced); ValueError naming the file when they are not histograms."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        trends = data.get("trends") if isinstance(data, dict) else None
+        if trends is None:
+            return None
+        if not isinstance(trends, dict):
+            raise ValueError("trends is not a JSON object")
+        return {str(name): Histogram.from_json(part) for name, part in trends.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: not a histogram: {error}") from error
+
+
+@dataclass
+class Trends:
+    """The percentiles (med, p(90), p(95), p(99)) of trend metrics from merged histograms, by
+    metric, and a note for the row (None: nothing to say)."""
+
+    values: dict[str, dict[str, Any]]
+    note: str | None
+
+
+def merged_trends(parts: list[dict[str, Histogram] | None], metrics: list[str], who: str,
+                  files: list[str]) -> Trends:
+    """The percentiles of each of METRICS from the merge of its histograms in PARTS (one per
+    process or instance, FILES naming them); a metric some part has no histogram of is left out
+    and named in the note (its percentiles would be those of some parts only)."""
+    from .latency import PERCENTILES
+
+    values: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
+    counts: list[str] = []
+    for metric in metrics:
+        these = [part.get(metric) if part is not None else None for part in parts]
+        if any(h is None for h in these):
+            missing.append(metric)
+            continue
+        whole = merged(h for h in these if h is not None)
+        if whole.count == 0:
+            continue
+        out = figures(whole)
+        values[metric] = {k: out[k] for k in PERCENTILES}
+        counts.append(f"{metric} {whole.count}")
+    notes = []
+    if counts:
+        notes.append(f"percentiles of {', '.join(counts)} samples from the merged histograms of {who} "
+                     f"(within {ACCURACY:.1%} of those of the raw samples)")
+    if missing:
+        without = [name for name, part in zip(files, parts) if part is None] or files
+        notes.append(f"percentiles of {', '.join(missing)} left empty: {', '.join(without)} "
+                     f"holds no histogram of them, so {who} cannot all be merged")
+    return Trends(values, "; ".join(notes) or None)
+
+
+def cell_trends(cell_dir: Path, instances: int, metrics: list[str]) -> Trends:
+    """The percentiles of METRICS (trend metrics k6's merged summary has without them) for a cell
+    run by several k6 processes, from the merge of the histograms each process reduced
+    (k6-histograms/<i>.json, "trends"); none, with the reason, when k6 wrote no samples or a
+    process's histogram is missing or unreadable."""
+    from .latency import sample_files
+
+    if not metrics:
+        return Trends({}, None)
+    files = histogram_files(cell_dir, instances)
+    names = ", ".join(metrics)
+    missing = [f for f in files if not f.is_file()]
+    if missing and not any(f.is_file() for f in sample_files(cell_dir, instances)):
+        return Trends({}, f"percentiles of {names} left empty: {instances} k6 processes ran and k6 wrote no "
+                          "samples (K6_SAMPLES=0, or the live InfluxDB output) to reduce to histograms")
+    if missing:
+        return Trends({}, f"percentiles of {names} left empty: "
+                          f"{', '.join(str(f.relative_to(cell_dir)) for f in missing)} is missing, "
+                          "so the processes' samples cannot all be merged")
+    try:
+        parts = [read_trends(f) for f in files]
+    except ValueError as error:
+        return Trends({}, f"percentiles of {names} left empty: {error}")
+    return merged_trends(parts, metrics, f"{instances} k6 processes", [str(f.relative_to(cell_dir)) for f in files])
+
+
 def histogram_files(cell_dir: Path, instances: int) -> list[Path]:
     """The histogram file of each of a cell's k6 processes, in process order:
     k6-histograms/<i>.json, i from 0 (as k6_instance_file in scripts/lib/k6.sh names it)."""
@@ -246,13 +371,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("usage: python3 -m ltsuite.histogram reduce SAMPLES_FILE... | merge HISTOGRAM_FILE... | cost\n")
         return 2
     if args[0] == "reduce":
-        from .latency import answered, read_lines
+        files = args[1:]
+        if files[:1] == ["--trends"] and len(files) >= 3:
+            trends = [name for name in files[1].split(",") if name]
+            files = files[2:]
+        else:
+            # The columns' trend metrics (the modules of a fan-out instance have no ltsuite.columns:
+            # its command names them with --trends).
+            from .columns import trend_metrics
 
-        histogram = Histogram()
-        for name in args[1:]:
-            for value in answered(read_lines(Path(name))):
-                histogram.add(value)
-        json.dump(histogram.to_json(), sys.stdout, separators=(",", ":"))
+            trends = list(trend_metrics())
+        json.dump(reduce_files(map(Path, files), trends), sys.stdout, separators=(",", ":"))
     else:
         try:
             parts = [read(Path(name)) for name in args[1:]]
