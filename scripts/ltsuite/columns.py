@@ -75,11 +75,11 @@ class Column:
     fanout    how a fan-out's row (ltsuite.fanout: SSM instances, k6-operator pods) makes the column
               from its instances' rows, each a row of k6's summary on that instance: "sum" (counts
               and rates of parts running at once), "min", "max", "mean" (weighted by the answered
-              requests, lat_count), "merged" (a percentile of the merged latency histograms),
+              requests, lat_count), "merged" (a percentile of the merged histograms: the latency's,
+              or those of the column's trend),
               "derived" (computed from the other columns of the fan-out's row), "same" (a setting:
               the instances' common value); None: not in a fan-out's row (only a local run measures
-              it: the server's counters, the sampler, the access log; or a percentile of a trend
-              whose histogram the instances do not ship)
+              it: the server's counters, the sampler, the access log)
     trend     for a column that is one statistic of a k6 trend metric of k6's summary: the metric and
               the statistic, named as TREND_STATS of scenarios/lib/summary.js names it ("p(95)");
               when several k6 processes ran a cell, their summaries merge without percentiles
@@ -417,9 +417,9 @@ COLUMNS: tuple[Column, ...] = (
     _extra("waiting-room", "wr_can_enter_true", INTEGER, "answers", "answers with canEnter true", fanout="sum"),
     _extra("waiting-room", "wr_can_enter_false", INTEGER, "answers", "answers with canEnter false", fanout="sum"),
     _extra("waiting-room", "wr_admission_med_ms", NUMBER, "ms", "median time from registering to admission",
-           trend=("wr_time_to_admission", "med")),
+           fanout="merged", trend=("wr_time_to_admission", "med")),
     _extra("waiting-room", "wr_admission_p95_ms", NUMBER, "ms", "95th percentile time to admission",
-           trend=("wr_time_to_admission", "p(95)")),
+           fanout="merged", trend=("wr_time_to_admission", "p(95)")),
     _extra("waiting-room", "wr_admission_max_ms", NUMBER, "ms", "longest time to admission", fanout="max",
            trend=("wr_time_to_admission", "max")),
     _extra("waiting-room", "wr_admit_per_second", NUMBER, "visitors/s", "the room's admission rate "
@@ -447,15 +447,15 @@ COLUMNS: tuple[Column, ...] = (
     _extra("websocket", "ws_fail_timeout", INTEGER, "sessions", "no reply or Close frame within REQUEST_TIMEOUT",
            fanout="sum"),
     _extra("websocket", "ws_connect_p95_ms", NUMBER, "ms", "95th percentile time to open a session",
-           trend=("ws_connect", "p(95)")),
+           fanout="merged", trend=("ws_connect", "p(95)")),
     _extra("websocket", "ws_message_p95_ms", NUMBER, "ms", "95th percentile time from a job to its reply",
-           trend=("ws_message", "p(95)")),
+           fanout="merged", trend=("ws_message", "p(95)")),
     _extra("websocket", "ws_message_max_ms", NUMBER, "ms", "slowest reply", fanout="max",
            trend=("ws_message", "max")),
     _extra("websocket", "ws_close_p95_ms", NUMBER, "ms", "95th percentile time of close() to the closed session",
-           trend=("ws_close", "p(95)")),
+           fanout="merged", trend=("ws_close", "p(95)")),
     _extra("websocket", "ws_close_p99_ms", NUMBER, "ms", "99th percentile close time",
-           trend=("ws_close", "p(99)")),
+           fanout="merged", trend=("ws_close", "p(99)")),
     _extra("websocket", "ws_close_max_ms", NUMBER, "ms", "slowest close", fanout="max",
            trend=("ws_close", "max")),
     _extra("websocket", "ws_server_sessions", INTEGER, "sessions", "sessions the endpoint opened, by its own count"),

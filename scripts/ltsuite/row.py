@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, tlsburst, warmup
+from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, tlsburst, trends, warmup
 from .causes import INTERRUPTED, failure_causes
 from .columns import trend_metrics
 from . import formats
@@ -288,7 +288,7 @@ def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
     return d, note
 
 
-def trend_percentiles(cell: Cell) -> histogram.Trends:
+def trend_percentiles(cell: Cell) -> trends.Trends:
     """The percentiles of the trend metrics the columns name (ltsuite.columns.trend_metrics) that
     the cell's summary has samples of but no percentiles: a cell run by several k6 processes,
     whose summaries merge without them (scripts/lib/merge-summaries.jq). They come from the merge
@@ -296,11 +296,11 @@ def trend_percentiles(cell: Cell) -> histogram.Trends:
     process's summary has k6's own."""
     instances = to_number(cell.env.get("K6_INSTANCES") or "1") or 1
     if instances <= 1:
-        return histogram.Trends({}, None)
+        return trends.Trends({}, None)
     metrics = [name for name in trend_metrics()
                if or_default((cell.summary.exact(name) or {}).get("count"), 0) > 0
                and (cell.summary.exact(name) or {}).get("p(95)") is None]
-    return histogram.cell_trends(cell.dir, int(instances), metrics)
+    return trends.cell_trends(cell.dir, int(instances), metrics)
 
 
 def extra(cell: Cell, env: dict[str, Any], restored: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -461,9 +461,9 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
                          else first_request["min"] / 1000)
     p = peaks.peak
     d, latency_note = latency_figures(cell)
-    trends = trend_percentiles(cell)
-    if trends.note:
-        latency_note = "; ".join(n for n in (latency_note, trends.note) if n)
+    restored = trend_percentiles(cell)
+    if restored.note:
+        latency_note = "; ".join(n for n in (latency_note, restored.note) if n)
     reqs = metric("http_reqs")
     failed = metric("http_req_failed")
     run_ms = summary.state.get("testRunDurationMs")
@@ -575,7 +575,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "k6_exit": None if k6_exit == "" else to_number(k6_exit),
         "error": error,
         "notes": None,
-        "extra": extra(cell, env, trends.values),
+        "extra": extra(cell, env, restored.values),
     }
     findings = design.design_findings(env, row, machine) + connector_findings(cell)
     # The application's own account of the load (Tomcat's access log), read once for the cold

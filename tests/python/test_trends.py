@@ -119,3 +119,51 @@ def test_every_trend_column_names_a_stat_the_summary_has():
     for column in columns.COLUMNS:
         if column.trend is not None:
             assert f"'{column.trend[1]}'" in stats, column.name
+
+
+# --- A fan-out: each process of the recorded cell as an instance ---------------------------------
+
+def fan_out_cell(tmp_path):
+    """A fan-out cell whose two instances ran the recorded cell's two processes: each with a row,
+    and the histogram.json scripts/ssm-instance.sh prints (reduce --trends LT_TRENDS), LT_TRENDS as
+    the command sets it (ltsuite.ssmcommand)."""
+    from ltsuite import ssmcommand
+
+    trends = ",".join(ssmcommand.trend_metrics())
+    for i, name in enumerate(SAMPLES):
+        d = tmp_path / "instances" / f"i-{i}"
+        d.mkdir(parents=True)
+        summary = json.loads((FIXTURE / f"k6-summaries/{i}.json").read_text())
+        (d / "row.json").write_text(json.dumps({"extra": {"ws_sessions": summary["metrics"]["ws_sessions"]["values"]["count"]}}))
+        out = subprocess.run([sys.executable, "-m", "ltsuite.histogram", "reduce", "--trends", trends,
+                              str(FIXTURE / name)], env={"PYTHONPATH": str(ROOT / "scripts")},
+                             capture_output=True, text=True, check=True, timeout=60).stdout
+        (d / "histogram.json").write_text(out)
+    (tmp_path / "cell.env").write_text("SCENARIO=websocket\n")
+
+
+def fan_out_row(cell_dir):
+    run = subprocess.run([sys.executable, "-m", "ltsuite.fanout", str(cell_dir), "--run-id", "r", "--cell", "01"],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "scripts")}, check=True,
+                         timeout=60)
+    return json.loads(run.stdout)
+
+
+def test_a_fan_outs_websocket_percentiles_come_from_the_instances_trend_histograms(tmp_path):
+    fan_out_cell(tmp_path)
+    row = fan_out_row(tmp_path)
+    assert row["extra"]["ws_sessions"] == 8
+    for name, (metric, stat) in PERCENTILE_COLUMNS.items():
+        exact = latency.percentile(raw(metric, [FIXTURE / s for s in SAMPLES]), latency.PERCENTILES[stat])
+        assert row["extra"][name] == pytest.approx(exact, rel=ACCURACY, abs=0.001), name
+    assert "percentiles of ws_close 8, ws_connect 8, ws_message 24 samples from the merged histograms of " \
+           "2 instances" in row["notes"]
+
+
+def test_an_instance_histogram_without_trends_leaves_them_empty_and_is_named(tmp_path):
+    fan_out_cell(tmp_path)
+    shutil.copyfile(FIXTURE / "k6-histograms/1.json", tmp_path / "instances/i-1/histogram.json")
+    row = fan_out_row(tmp_path)
+    assert all(row["extra"].get(name) is None for name in PERCENTILE_COLUMNS)
+    assert ("percentiles of ws_close, ws_connect, ws_message left empty: instances/i-1/histogram.json holds no "
+            "histogram of them, so 2 instances cannot all be merged") in row["notes"]
