@@ -12,6 +12,8 @@
 #   LT_SUMMARY_BEGIN, LT_SUMMARY_END  the lines around k6's summary in the output
 #   LT_HISTOGRAM_BEGIN, LT_HISTOGRAM_END  the lines around its latency histogram
 #   LT_KEEP_SAMPLES   1: keep k6's samples file after reducing it (else removed)
+#   LT_TRENDS         the trend metrics to reduce to histograms beside the
+#                     latency's, comma-separated (ltsuite.columns trend_metrics)
 #   "$@"              k6's arguments (set --; they write the samples to samples.json.gz)
 # The runner pods of a k6-operator TestRun run it too (scripts/k6-pod.sh, the
 # `k6` on their PATH): there the files are already in place, mounted from the
@@ -58,12 +60,12 @@ status=0
 "$LT_K6" "$@" >k6.log 2>&1 || status=$?
 
 # The answered load requests' latency histogram (ltsuite.histogram, which came
-# with the scenario files): a few KB, where k6's samples take about 100 bytes
-# a request. The operator merges the instances' histograms into the cell's
+# with the scenario files), and one of each trend of LT_TRENDS: a few KB, where
+# k6's samples take about 100 bytes a request. The operator merges the instances' histograms into the cell's
 # percentiles. Without python3 there is none, and the row says so.
 histogram_note=""
 if [ -s samples.json.gz ]; then
-  if PYTHONPATH="${LT_BUNDLE_DIR:-.}" python3 -m ltsuite.histogram reduce samples.json.gz >histogram.json 2>histogram.err; then
+  if PYTHONPATH="${LT_BUNDLE_DIR:-.}" python3 -m ltsuite.histogram reduce --trends "${LT_TRENDS:-}" samples.json.gz >histogram.json 2>histogram.err; then
     [ "${LT_KEEP_SAMPLES:-0}" = 1 ] || rm -f samples.json.gz
   else
     rm -f histogram.json

@@ -502,7 +502,9 @@ k6_wait() {
 
 # k6_histograms CELL_DIR N: each of the cell's N k6 processes' answered
 # load requests, reduced from its samples file to its latency histogram
-# (ltsuite.histogram reduce), which the row's percentiles merge; the
+# (ltsuite.histogram reduce), with, in the same pass, one histogram of each
+# trend metric a column names (ltsuite.columns trend_metrics: ws_connect,
+# wr_time_to_admission, ...), which the row's percentiles merge; the
 # processes are reduced side by side. A process without samples
 # (K6_SAMPLES=0) gets none, and the row says so.
 k6_histograms() {

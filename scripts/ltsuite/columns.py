@@ -75,11 +75,16 @@ class Column:
     fanout    how a fan-out's row (ltsuite.fanout: SSM instances, k6-operator pods) makes the column
               from its instances' rows, each a row of k6's summary on that instance: "sum" (counts
               and rates of parts running at once), "min", "max", "mean" (weighted by the answered
-              requests, lat_count), "merged" (a percentile of the merged latency histograms),
+              requests, lat_count), "merged" (a percentile of the merged histograms: the latency's,
+              or those of the column's trend),
               "derived" (computed from the other columns of the fan-out's row), "same" (a setting:
               the instances' common value); None: not in a fan-out's row (only a local run measures
-              it: the server's counters, the sampler, the access log; or a percentile of a trend
-              whose histogram the instances do not ship)
+              it: the server's counters, the sampler, the access log)
+    trend     for a column that is one statistic of a k6 trend metric of k6's summary: the metric and
+              the statistic, named as TREND_STATS of scenarios/lib/summary.js names it ("p(95)");
+              when several k6 processes ran a cell, their summaries merge without percentiles
+              (scripts/lib/merge-summaries.jq), and the row takes them from the merge of every
+              process's histogram of the metric (ltsuite.histogram reduces the metrics named here)
     """
 
     name: str
@@ -93,6 +98,7 @@ class Column:
     influx: str | None = FIELD
     axis: bool = False
     fanout: str | None = None
+    trend: tuple[str, str] | None = None
 
     @property
     def numeric(self) -> bool:
@@ -127,9 +133,10 @@ class Column:
         return tuple(t for t in TABLES if shown[t])
 
 
-def _extra(scenario: str, name: str, type_: str, unit: str, meaning: str, fanout: str | None = None) -> Column:
+def _extra(scenario: str, name: str, type_: str, unit: str, meaning: str, fanout: str | None = None,
+           trend: tuple[str, str] | None = None) -> Column:
     """A column a scenario adds (row.json's "extra"): in results.csv and results.md."""
-    return Column(name, type_, unit, meaning, md=MD_EXTRA, scenario=scenario, fanout=fanout)
+    return Column(name, type_, unit, meaning, md=MD_EXTRA, scenario=scenario, fanout=fanout, trend=trend)
 
 
 AXES = Column("<axis>", TEXT, "", "one column per knob the matrix varies, named by the knob: the cell's value",
@@ -409,9 +416,12 @@ COLUMNS: tuple[Column, ...] = (
     _extra("waiting-room", "wr_entry_requests", INTEGER, "requests", "POST /api/entry polls", fanout="sum"),
     _extra("waiting-room", "wr_can_enter_true", INTEGER, "answers", "answers with canEnter true", fanout="sum"),
     _extra("waiting-room", "wr_can_enter_false", INTEGER, "answers", "answers with canEnter false", fanout="sum"),
-    _extra("waiting-room", "wr_admission_med_ms", NUMBER, "ms", "median time from registering to admission"),
-    _extra("waiting-room", "wr_admission_p95_ms", NUMBER, "ms", "95th percentile time to admission"),
-    _extra("waiting-room", "wr_admission_max_ms", NUMBER, "ms", "longest time to admission", fanout="max"),
+    _extra("waiting-room", "wr_admission_med_ms", NUMBER, "ms", "median time from registering to admission",
+           fanout="merged", trend=("wr_time_to_admission", "med")),
+    _extra("waiting-room", "wr_admission_p95_ms", NUMBER, "ms", "95th percentile time to admission",
+           fanout="merged", trend=("wr_time_to_admission", "p(95)")),
+    _extra("waiting-room", "wr_admission_max_ms", NUMBER, "ms", "longest time to admission", fanout="max",
+           trend=("wr_time_to_admission", "max")),
     _extra("waiting-room", "wr_admit_per_second", NUMBER, "visitors/s", "the room's admission rate "
            "(WAITING_ROOM_ADMIT_PER_SECOND)", fanout="same"),
     _extra("waiting-room", "wr_server_admitted", INTEGER, "visitors", "visitors the room admitted, by its own count"),
@@ -436,12 +446,18 @@ COLUMNS: tuple[Column, ...] = (
            "than 1000/1001, or the connection broke", fanout="sum"),
     _extra("websocket", "ws_fail_timeout", INTEGER, "sessions", "no reply or Close frame within REQUEST_TIMEOUT",
            fanout="sum"),
-    _extra("websocket", "ws_connect_p95_ms", NUMBER, "ms", "95th percentile time to open a session"),
-    _extra("websocket", "ws_message_p95_ms", NUMBER, "ms", "95th percentile time from a job to its reply"),
-    _extra("websocket", "ws_message_max_ms", NUMBER, "ms", "slowest reply", fanout="max"),
-    _extra("websocket", "ws_close_p95_ms", NUMBER, "ms", "95th percentile time of close() to the closed session"),
-    _extra("websocket", "ws_close_p99_ms", NUMBER, "ms", "99th percentile close time"),
-    _extra("websocket", "ws_close_max_ms", NUMBER, "ms", "slowest close", fanout="max"),
+    _extra("websocket", "ws_connect_p95_ms", NUMBER, "ms", "95th percentile time to open a session",
+           fanout="merged", trend=("ws_connect", "p(95)")),
+    _extra("websocket", "ws_message_p95_ms", NUMBER, "ms", "95th percentile time from a job to its reply",
+           fanout="merged", trend=("ws_message", "p(95)")),
+    _extra("websocket", "ws_message_max_ms", NUMBER, "ms", "slowest reply", fanout="max",
+           trend=("ws_message", "max")),
+    _extra("websocket", "ws_close_p95_ms", NUMBER, "ms", "95th percentile time of close() to the closed session",
+           fanout="merged", trend=("ws_close", "p(95)")),
+    _extra("websocket", "ws_close_p99_ms", NUMBER, "ms", "99th percentile close time",
+           fanout="merged", trend=("ws_close", "p(99)")),
+    _extra("websocket", "ws_close_max_ms", NUMBER, "ms", "slowest close", fanout="max",
+           trend=("ws_close", "max")),
     _extra("websocket", "ws_server_sessions", INTEGER, "sessions", "sessions the endpoint opened, by its own count"),
     _extra("websocket", "ws_server_replies", INTEGER, "replies", "replies the endpoint sent"),
     _extra("websocket", "ws_server_replies_lost", INTEGER, "replies", "replies the endpoint could not send"),
@@ -466,6 +482,12 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
+
+
+def trend_metrics() -> tuple[str, ...]:
+    """The k6 trend metrics some column is a statistic of (Column.trend), sorted: the metrics
+    each k6 process's samples are reduced to histograms of (ltsuite.histogram reduce)."""
+    return tuple(sorted({c.trend[0] for c in COLUMNS if c.trend is not None}))
 
 
 def scenario_columns() -> list[Column]:

@@ -19,8 +19,9 @@ Percentiles of parts do not combine:
 they come from the merge of every instance's latency histogram (ltsuite.histogram: those of all
 raw samples within its 0.5 %), else from InfluxDB's PERCENTILE over every raw sample
 (--percentiles, with its --notes), else stay empty; never an average of percentiles. The
-percentiles of a scenario's own trends (ws_*_p95_ms, wr_admission_*) stay out: the instances
-ship a histogram of the answered requests' latency only. What only a local run measures (the
+percentiles of a scenario's own trends (ws_*_p95_ms, wr_admission_*: the columns with a trend and
+the rule "merged") come from the merge of the instances' histograms of the trend, which each
+instance reduces beside its latency's (histogram.json's "trends"), else stay empty. What only a local run measures (the
 server's counters, queues and the sampler's peaks) is left out: the instances do not see the
 server.
 """
@@ -32,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import histogram
+from . import histogram, trends
 from .causes import failure_causes
 from . import formats
 from .cellfiles import read_cell_env, read_json
@@ -170,6 +171,36 @@ def merged_percentiles(cell_dir: Path) -> tuple[dict[str, Any] | None, str]:
     return {columns[k]: num(v) for k, v in merged.values.items()}, merged.note or ""
 
 
+def merged_trend_columns(cell_dir: Path, scenario: str | None) -> tuple[dict[str, Any], str]:
+    """SCENARIO's trend percentile columns (a trend and the rule "merged") from the merge of the
+    trend histograms of the instances that succeeded (histogram.json's "trends"), and the note
+    that says where they come from or why they are empty."""
+    wanted = [c for c in fanout_columns(scenario or "") if c.fanout == "merged" and c.trend is not None]
+    dirs = [path.parent for path in sorted(cell_dir.glob("instances/*/row.json"))]
+    if not wanted or not dirs:
+        return {}, ""
+    metrics = sorted({c.trend[0] for c in wanted if c.trend is not None})
+    files = [d / "histogram.json" for d in dirs]
+    try:
+        parts = [histogram.read_trends(f) if f.is_file() else None for f in files]
+    except ValueError as error:
+        return {}, f"percentiles of {', '.join(metrics)} left empty: {error}"
+    who = f"{len(dirs)} instance{'s' if len(dirs) != 1 else ''}"
+    merge = trends.merged_trends(parts, metrics, who, [str(f.relative_to(cell_dir)) for f in files])
+    values = {c.name: num(merge.values[c.trend[0]][c.trend[1]]) for c in wanted
+              if c.trend is not None and c.trend[0] in merge.values}
+    return values, merge.note or ""
+
+
+def with_trends(cell_dir: Path, env: dict[str, str], percentiles: dict[str, Any] | None,
+                notes: str) -> tuple[dict[str, Any] | None, str]:
+    """PERCENTILES and NOTES with the scenario's trend percentiles (merged_trend_columns) added."""
+    values, note = merged_trend_columns(cell_dir, env.get("SCENARIO"))
+    if values:
+        percentiles = {**(percentiles or {}), **values}
+    return percentiles, "; ".join(text for text in (notes, note) if text)
+
+
 def instance_row_main(argv: list[str]) -> int:
     """instance-row INSTANCE_DIR --run-id ID --cell CELL --axes JSON: write_instance_row."""
     parser = argparse.ArgumentParser(prog="python3 -m ltsuite.fanout instance-row")
@@ -205,8 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     if percentiles is None:
         percentiles = json.loads(args.percentiles)
         notes = "; ".join(text for text in (notes, args.notes) if text)
+    env = read_cell_env(args.cell_dir / "cell.env") or {}
+    percentiles, notes = with_trends(args.cell_dir, env, percentiles, notes)
     row = aggregate_row(instance_rows(args.cell_dir), run_id=args.run_id, cell=args.cell,
-                        axes=json.loads(args.axes), env=read_cell_env(args.cell_dir / "cell.env") or {},
+                        axes=json.loads(args.axes), env=env,
                         status=args.status, error=args.error, percentiles=percentiles, notes=notes)
     json.dump(row, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")

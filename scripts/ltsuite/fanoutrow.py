@@ -106,6 +106,7 @@ def write_rows(run_dir: Path) -> dict[str, Any]:
                 warnings.append(f"no percentiles from InfluxDB: {why}")
         percentiles = fallback
         notes = "; ".join(text for text in (notes, fallback_notes) if text)
+    percentiles, notes = fanout.with_trends(cell_dir, env, percentiles, notes)
     row = fanout.aggregate_row(fanout.instance_rows(cell_dir), run_id=run_id, cell=cell, axes=axes, env=env,
                                status="failed" if errors else "ok", error="; ".join(errors),
                                percentiles=percentiles, notes=notes)

@@ -14,11 +14,15 @@ A percentile is k6's (ltsuite.latency.percentile: the value at rank q (n - 1), i
 linearly between the two nearest ranks) with each of the two ranked samples replaced by its
 bucket's value: within a relative error a of the percentile of all raw samples. ACCURACY is a.
 
-  python3 -m ltsuite.histogram reduce SAMPLES_FILE...   prints the histogram (JSON) of the
+  python3 -m ltsuite.histogram reduce [--trends M,...] SAMPLES_FILE...
+                                                        prints the histogram (JSON) of the
                                                         answered load requests in k6 sample files
                                                         (each k6 process of a cell: k6_wait in
                                                         scripts/lib/k6.sh; each fan-out instance:
-                                                        scripts/ssm-instance.sh)
+                                                        scripts/ssm-instance.sh), and under
+                                                        "trends" one of each trend metric M in
+                                                        the same pass (by default the metrics of
+                                                        the columns, ltsuite.columns.trend_metrics)
   python3 -m ltsuite.histogram merge HISTOGRAM_FILE...  prints the merged histogram's figures
   python3 -m ltsuite.histogram cost                     prints what it costs (docs/performance.md)
 """
@@ -159,6 +163,60 @@ def read(path: Path) -> Histogram:
         raise ValueError(f"{path}: not a histogram: {error}") from error
 
 
+def reduce_lines(lines: Iterable[str], latency: Histogram, trends: dict[str, Histogram]) -> None:
+    """Add to LATENCY the answered load requests of k6's sample LINES (ltsuite.latency) and to
+    TRENDS[M] every Point of metric M, in one pass (a line cut short by a killed k6 is skipped).
+    k6's JSON output starts each line with its metric's name ('{"metric":"M",'), so a line of
+    another metric is passed over unparsed."""
+    from .latency import answered_value
+
+    head = '{"metric":"'
+    for line in lines:
+        value = answered_value(line)
+        if value is not None:
+            latency.add(value)
+            continue
+        if not trends or not line.startswith(head):
+            continue
+        part = trends.get(line[len(head):line.find('"', len(head))])
+        if part is None:
+            continue
+        try:
+            sample = json.loads(line)
+            point = sample["data"]["value"] if sample.get("type") == "Point" else None
+        except (ValueError, KeyError, TypeError):
+            continue
+        if isinstance(point, (int, float)) and not isinstance(point, bool):
+            part.add(float(point))
+
+
+def reduce_files(paths: Iterable[Path], trends: Iterable[str]) -> dict[str, Any]:
+    """reduce's JSON: the latency histogram of PATHS (as to_json), with "trends": the histogram of
+    each metric of TRENDS (an empty one for a metric with no sample)."""
+    from .latency import read_lines
+
+    latency = Histogram()
+    parts = {name: Histogram() for name in trends}
+    for path in paths:
+        reduce_lines(read_lines(path), latency, parts)
+    return {**latency.to_json(), "trends": {name: h.to_json() for name, h in sorted(parts.items())}}
+
+
+def read_trends(path: Path) -> dict[str, Histogram] | None:
+    """The trend histograms of a reduce file (None when it has none: written before trends were
+    reduced); ValueError naming the file when they are not histograms."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        trends = data.get("trends") if isinstance(data, dict) else None
+        if trends is None:
+            return None
+        if not isinstance(trends, dict):
+            raise ValueError("trends is not a JSON object")
+        return {str(name): Histogram.from_json(part) for name, part in trends.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: not a histogram: {error}") from error
+
+
 def histogram_files(cell_dir: Path, instances: int) -> list[Path]:
     """The histogram file of each of a cell's k6 processes, in process order:
     k6-histograms/<i>.json, i from 0 (as k6_instance_file in scripts/lib/k6.sh names it)."""
@@ -246,13 +304,17 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write("usage: python3 -m ltsuite.histogram reduce SAMPLES_FILE... | merge HISTOGRAM_FILE... | cost\n")
         return 2
     if args[0] == "reduce":
-        from .latency import answered, read_lines
+        files = args[1:]
+        if files[:1] == ["--trends"] and len(files) >= 3:
+            trends = [name for name in files[1].split(",") if name]
+            files = files[2:]
+        else:
+            # The columns' trend metrics (the modules of a fan-out instance have no ltsuite.columns:
+            # its command names them with --trends).
+            from .columns import trend_metrics
 
-        histogram = Histogram()
-        for name in args[1:]:
-            for value in answered(read_lines(Path(name))):
-                histogram.add(value)
-        json.dump(histogram.to_json(), sys.stdout, separators=(",", ":"))
+            trends = list(trend_metrics())
+        json.dump(reduce_files(map(Path, files), trends), sys.stdout, separators=(",", ":"))
     else:
         try:
             parts = [read(Path(name)) for name in args[1:]]

@@ -40,19 +40,28 @@ def answered(lines: Iterable[str]) -> Iterator[float]:
     time (a file of millions of requests is never held whole). A line cut short by a killed k6
     is skipped."""
     for line in lines:
-        if not line.startswith(PREFIX) or '"expected_response":"true"' not in line:
-            continue
-        try:
-            sample = json.loads(line)
-            data = sample["data"]
-            tags = data.get("tags") or {}
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue
-        if sample.get("type") != "Point" or tags.get("traffic") != "load":
-            continue
-        value = data.get("value")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            yield float(value)
+        value = answered_value(line)
+        if value is not None:
+            yield value
+
+
+def answered_value(line: str) -> float | None:
+    """The http_req_duration of one sample line when it is an answered load request's, else None
+    (answered() line by line, for a reader that takes other metrics from the same pass)."""
+    if not line.startswith(PREFIX) or '"expected_response":"true"' not in line:
+        return None
+    try:
+        sample = json.loads(line)
+        data = sample["data"]
+        tags = data.get("tags") or {}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if sample.get("type") != "Point" or tags.get("traffic") != "load":
+        return None
+    value = data.get("value")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 def answered_durations(lines: Iterable[str]) -> list[float]:

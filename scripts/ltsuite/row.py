@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, tlsburst, warmup
+from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, tlsburst, trends, warmup
 from .causes import INTERRUPTED, failure_causes
+from .columns import trend_metrics
 from . import formats
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
@@ -287,16 +288,36 @@ def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
     return d, note
 
 
-def extra(cell: Cell, env: dict[str, Any]) -> dict[str, Any]:
+def trend_percentiles(cell: Cell) -> trends.Trends:
+    """The percentiles of the trend metrics the columns name (ltsuite.columns.trend_metrics) that
+    the cell's summary has samples of but no percentiles: a cell run by several k6 processes,
+    whose summaries merge without them (scripts/lib/merge-summaries.jq). They come from the merge
+    of every process's histogram of the metric (ltsuite.histogram), as the latency's do; a single
+    process's summary has k6's own."""
+    instances = to_number(cell.env.get("K6_INSTANCES") or "1") or 1
+    if instances <= 1:
+        return trends.Trends({}, None)
+    metrics = [name for name in trend_metrics()
+               if or_default((cell.summary.exact(name) or {}).get("count"), 0) > 0
+               and (cell.summary.exact(name) or {}).get("p(95)") is None]
+    return trends.cell_trends(cell.dir, int(instances), metrics)
+
+
+def extra(cell: Cell, env: dict[str, Any], restored: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Figures only some scenarios have; results.csv adds their columns when a row carries them:
     the waiting room's admissions (beside the server's own account, /api/waiting-room/stats),
-    the open model's arrival rate, the WebSocket sessions and the server's close path."""
+    the open model's arrival rate, the WebSocket sessions and the server's close path. A trend's
+    percentiles the summary lacks are RESTORED's (trend_percentiles), by metric."""
     summary = cell.summary
     metrics = summary.metrics
     scenario = env.get("SCENARIO")
     count_of = summary.count
+
+    def trend(name: str) -> dict[str, Any]:
+        values = ((metrics.get(name) or {}).get("values")) or {}
+        return {**values, **{k: v for k, v in ((restored or {}).get(name) or {}).items() if values.get(k) is None}}
     if scenario == "waiting-room":
-        t = ((metrics.get("wr_time_to_admission") or {}).get("values")) or {}
+        t = trend("wr_time_to_admission")
         room = cell.extra_in.get("waiting_room") or {}
         return {
             "wr_visitors": count_of("wr_visitors"),
@@ -324,8 +345,6 @@ def extra(cell: Cell, env: dict[str, Any]) -> dict[str, Any]:
             "iteration_rate_per_s": num(iterations.get("rate")),
         }
     if scenario == "websocket":
-        def trend(name: str) -> dict[str, Any]:
-            return ((metrics.get(name) or {}).get("values")) or {}
         connect, message, close = trend("ws_connect"), trend("ws_message"), trend("ws_close")
         ws = cell.extra_in.get("websocket") or {}
         ws = ws if isinstance(ws, dict) else {}
@@ -442,6 +461,9 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
                          else first_request["min"] / 1000)
     p = peaks.peak
     d, latency_note = latency_figures(cell)
+    restored = trend_percentiles(cell)
+    if restored.note:
+        latency_note = "; ".join(n for n in (latency_note, restored.note) if n)
     reqs = metric("http_reqs")
     failed = metric("http_req_failed")
     run_ms = summary.state.get("testRunDurationMs")
@@ -553,7 +575,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
         "k6_exit": None if k6_exit == "" else to_number(k6_exit),
         "error": error,
         "notes": None,
-        "extra": extra(cell, env),
+        "extra": extra(cell, env, restored.values),
     }
     findings = design.design_findings(env, row, machine) + connector_findings(cell)
     # The application's own account of the load (Tomcat's access log), read once for the cold

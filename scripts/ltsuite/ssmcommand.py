@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .columns import trend_metrics
 from .fanout import segment, segment_sequence
 from .ssm import BUNDLE, HISTOGRAM_BEGIN, HISTOGRAM_END, SUMMARY_BEGIN, SUMMARY_END, bundle_key
 
@@ -114,7 +115,7 @@ def instance_command(s: Settings, instance: str, index: int, count: int, bundle_
             assign("LT_CELL_ENV", s.cell_env.rstrip("\n")), assign("LT_START_AT", str(s.start_at)),
             assign("LT_SUMMARY_BEGIN", SUMMARY_BEGIN), assign("LT_SUMMARY_END", SUMMARY_END),
             assign("LT_HISTOGRAM_BEGIN", HISTOGRAM_BEGIN), assign("LT_HISTOGRAM_END", HISTOGRAM_END),
-            assign("LT_KEEP_SAMPLES", s.keep_samples or "0")]
+            assign("LT_KEEP_SAMPLES", s.keep_samples or "0"), assign("LT_TRENDS", ",".join(trend_metrics()))]
     k6 = "set --" + "".join(f" \\\n  {line}" for line in k6_lines(s, instance, index, count, workdir))
     return "\n".join(head) + "\n" + k6 + "\n" + INSTANCE_SCRIPT.read_text(encoding="utf-8")
 

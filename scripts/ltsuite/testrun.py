@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import fanout, formats, ssm, tables
+from . import columns, fanout, formats, ssm, tables
 from .cellfiles import env_text
 
 PROG = "ltsuite.testrun"
@@ -123,7 +123,7 @@ def runner_env(plan: Plan) -> list[dict[str, Any]]:
            ("LT_WORKDIR", "/tmp/k6-fanout"), ("LT_CELL_ENV", plan.cell_env.rstrip("\n")),
            ("LT_SUMMARY_BEGIN", ssm.SUMMARY_BEGIN), ("LT_SUMMARY_END", ssm.SUMMARY_END),
            ("LT_HISTOGRAM_BEGIN", ssm.HISTOGRAM_BEGIN), ("LT_HISTOGRAM_END", ssm.HISTOGRAM_END),
-           ("LT_KEEP_SAMPLES", "0")]
+           ("LT_KEEP_SAMPLES", "0"), ("LT_TRENDS", ",".join(columns.trend_metrics()))]
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in knobs + own]
     env.append({"name": "LT_POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}})
     return env
