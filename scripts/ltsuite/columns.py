@@ -670,6 +670,11 @@ def markdown() -> str:
         "`report.html` (its title; `scripts/report/report.js` names the charts), `scenario=` makes it a scenario's",
         "own (row.json's `extra`). Then `make columns-doc` writes this page again; `make test-python` fails",
         "while a table or this page disagrees with the list.",
+        "",
+        "A scenario's column that is a statistic of one of its k6 trends needs no code: `trend=(metric,",
+        "stat)` (the stat one of `TREND_STATS` in `scenarios/lib/summary.js`, which the shell reads too)",
+        "fills it from the summary, and with several k6 processes or fan-out instances from their merged",
+        "histograms (`fanout=\"merged\"`); `tests/python/test_trends.py` adds one that way.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from . import accesslog, design, generator, histogram, netdelay, proxy, timeparts, tlsburst, trends, warmup
 from .causes import INTERRUPTED, failure_causes
-from .columns import trend_metrics
+from .columns import scenario_columns, trend_metrics
 from . import formats
 from .cellfiles import (Phases, Samples, Summary, log_count, machine_cpus, read_cell_env, read_deltas,
                         read_nstat, read_object, read_phases, read_samples, read_summary, read_sysctls,
@@ -307,17 +307,34 @@ def extra(cell: Cell, env: dict[str, Any], restored: dict[str, dict[str, Any]] |
     """Figures only some scenarios have; results.csv adds their columns when a row carries them:
     the waiting room's admissions (beside the server's own account, /api/waiting-room/stats),
     the open model's arrival rate, the WebSocket sessions and the server's close path. A trend's
-    percentiles the summary lacks are RESTORED's (trend_percentiles), by metric."""
-    summary = cell.summary
-    metrics = summary.metrics
+    percentiles the summary lacks are RESTORED's (trend_percentiles), by metric. A column that is
+    a statistic of a k6 trend (Column.trend: the metric and the stat, as summary.js keeps it) is
+    filled from it here for every scenario's columns, so a new one is two edits: the stat in
+    summary.js's TREND_STATS, the column in ltsuite.columns."""
     scenario = env.get("SCENARIO")
-    count_of = summary.count
+    return {**_scenario_figures(cell, env, scenario), **_trend_figures(cell, scenario, restored)}
 
-    def trend(name: str) -> dict[str, Any]:
-        values = ((metrics.get(name) or {}).get("values")) or {}
-        return {**values, **{k: v for k, v in ((restored or {}).get(name) or {}).items() if values.get(k) is None}}
+
+def _trend_figures(cell: Cell, scenario: str | None, restored: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """SCENARIO's trend columns (Column.trend), from the summary's values, its missing ones
+    from RESTORED (the merged histograms of several k6 processes)."""
+    columns = [c for c in scenario_columns() if c.scenario == scenario and c.trend is not None]
+    out: dict[str, Any] = {}
+    for column in columns:
+        metric, stat = column.trend
+        values = ((cell.summary.metrics.get(metric) or {}).get("values")) or {}
+        value = values.get(stat)
+        if value is None:
+            value = ((restored or {}).get(metric) or {}).get(stat)
+        out[column.name] = num(value)
+    return out
+
+
+def _scenario_figures(cell: Cell, env: dict[str, Any], scenario: str | None) -> dict[str, Any]:
+    """The figures of extra() that are not a statistic of a k6 trend."""
+    summary = cell.summary
+    count_of = summary.count
     if scenario == "waiting-room":
-        t = trend("wr_time_to_admission")
         room = cell.extra_in.get("waiting_room") or {}
         return {
             "wr_visitors": count_of("wr_visitors"),
@@ -328,9 +345,6 @@ def extra(cell: Cell, env: dict[str, Any], restored: dict[str, dict[str, Any]] |
             "wr_entry_requests": count_of("wr_entry_requests"),
             "wr_can_enter_true": count_of("wr_can_enter_true"),
             "wr_can_enter_false": count_of("wr_can_enter_false"),
-            "wr_admission_med_ms": num(t.get("med")),
-            "wr_admission_p95_ms": num(t.get("p(95)")),
-            "wr_admission_max_ms": num(t.get("max")),
             "wr_admit_per_second": to_number(env.get("WAITING_ROOM_ADMIT_PER_SECOND")),
             "wr_server_admitted": room.get("admitted") if isinstance(room, dict) else None,
             "wr_server_max_admitted_in_one_second": room.get("maxAdmittedInOneSecond") if isinstance(room, dict) else None,
@@ -345,7 +359,6 @@ def extra(cell: Cell, env: dict[str, Any], restored: dict[str, dict[str, Any]] |
             "iteration_rate_per_s": num(iterations.get("rate")),
         }
     if scenario == "websocket":
-        connect, message, close = trend("ws_connect"), trend("ws_message"), trend("ws_close")
         ws = cell.extra_in.get("websocket") or {}
         ws = ws if isinstance(ws, dict) else {}
         return {
@@ -357,12 +370,6 @@ def extra(cell: Cell, env: dict[str, Any], restored: dict[str, dict[str, Any]] |
             "ws_fail_handshake_timeout": count_of("ws_fail_handshake_timeout"),
             "ws_fail_abnormal_close": count_of("ws_fail_abnormal_close"),
             "ws_fail_timeout": count_of("ws_fail_timeout"),
-            "ws_connect_p95_ms": num(connect.get("p(95)")),
-            "ws_message_p95_ms": num(message.get("p(95)")),
-            "ws_message_max_ms": num(message.get("max")),
-            "ws_close_p95_ms": num(close.get("p(95)")),
-            "ws_close_p99_ms": num(close.get("p(99)")),
-            "ws_close_max_ms": num(close.get("max")),
             # The endpoint's own counts (GET /ws/stats after the cell): sessions it opened and
             # replies it sent or could not send.
             "ws_server_sessions": ws.get("sessionsOpened"),

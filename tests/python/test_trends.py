@@ -167,3 +167,21 @@ def test_an_instance_histogram_without_trends_leaves_them_empty_and_is_named(tmp
     assert all(row["extra"].get(name) is None for name in PERCENTILE_COLUMNS)
     assert ("percentiles of ws_close, ws_connect, ws_message left empty: instances/i-1/histogram.json holds no "
             "histogram of them, so 2 instances cannot all be merged") in row["notes"]
+
+
+def test_a_new_trend_column_is_one_line_in_columns_filled_in_one_and_two_process_rows(cell, monkeypatch):
+    """A column that is a stat of a k6 trend (Column.trend) needs no code in row.py: added to
+    ltsuite.columns alone (its stat one summary.js keeps), it is filled from the summary, and with
+    several k6 processes from their merged histograms."""
+    from ltsuite import row as row_module
+    added = columns._extra("websocket", "ws_connect_p99_ms", columns.NUMBER, "ms", "a new one",
+                           fanout="merged", trend=("ws_connect", "p(99)"))
+    monkeypatch.setattr(row_module, "scenario_columns", lambda: [*columns.scenario_columns(), added])
+    reduce_into(cell)
+    exact = latency.percentile(raw("ws_connect", [cell / s for s in SAMPLES]), latency.PERCENTILES["p(99)"])
+    assert row_of(cell)["extra"]["ws_connect_p99_ms"] == pytest.approx(exact, rel=ACCURACY, abs=0.001)
+    # One process: the summary's own figure.
+    summary = json.loads((cell / "summary.json").read_text())
+    summary["metrics"]["ws_connect"]["values"]["p(99)"] = 42.5
+    (cell / "summary.json").write_text(json.dumps(summary))
+    assert row_of(cell)["extra"]["ws_connect_p99_ms"] == 42.5
