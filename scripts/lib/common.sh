@@ -188,6 +188,17 @@ end_child() {
   return "$status"
 }
 
+# end_child_in VAR SIGNAL TIMEOUT_S: end_child of the background process
+# whose pid the variable VAR holds (nothing when it is empty), then empty
+# VAR: how each helper of a cell (the warm-up's k6, the sampler, the live
+# line, the delayer, nginx) is stopped.
+end_child_in() {
+  local _pid="${!1}"
+  [[ -n "$_pid" ]] || return 0
+  end_child "$_pid" "$2" "$3" || true
+  printf -v "$1" '%s' ""
+}
+
 # load_cell_env FILE ASSOC: read a cell.env (matrix_cell_values' output, one
 # KEY=VALUE a line, never sourced) into ASSOC. The one reader of cell.env.
 # shellcheck disable=SC2034 # SC2034: assigned through a nameref, or read by the file that sourced this one

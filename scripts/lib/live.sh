@@ -95,8 +95,6 @@ live_python() {
 
 # live_stop: end the live line (it clears itself on a terminal).
 live_stop() {
-  [[ -n "$LIVE_PID" ]] || return 0
-  end_child "$LIVE_PID" TERM 5 || true
-  LIVE_PID=""
+  end_child_in LIVE_PID TERM 5
   LIVE_WAITS=0
 }

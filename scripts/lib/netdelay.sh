@@ -102,7 +102,5 @@ netdelay_alive() {
 # netdelay_stop: stop the delayer (it releases what it holds and writes its
 # stats on SIGTERM). The rules go with the client namespace.
 netdelay_stop() {
-  [[ -n "$NETDELAY_PID" ]] || return 0
-  end_child "$NETDELAY_PID" TERM 10 || true
-  NETDELAY_PID=""
+  end_child_in NETDELAY_PID TERM 10
 }

@@ -126,7 +126,5 @@ proxy_alive() {
 
 # proxy_stop: stop nginx (TERM: a fast shutdown of its master and workers).
 proxy_stop() {
-  [[ -n "$PROXY_PID" ]] || return 0
-  end_child "$PROXY_PID" TERM 10 || true
-  PROXY_PID=""
+  end_child_in PROXY_PID TERM 10
 }

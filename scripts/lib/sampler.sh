@@ -42,6 +42,7 @@ sampler_start() {
   else
     "$LT_PYTHON" "$SAMPLER_PROGRAM" "${args[@]}" 9>&- >/dev/null &
   fi
+  # shellcheck disable=SC2034 # SC2034: read by its name (end_child_in SAMPLER_PID in sampler_stop)
   SAMPLER_PID=$!
 }
 
@@ -56,7 +57,5 @@ sampler_each_row() {
 # sampler_stop: stop the background sampler (it ends at once on SIGTERM,
 # mid-pause or mid-sample).
 sampler_stop() {
-  [[ -n "$SAMPLER_PID" ]] || return 0
-  end_child "$SAMPLER_PID" TERM 10 || true
-  SAMPLER_PID=""
+  end_child_in SAMPLER_PID TERM 10
 }

@@ -100,9 +100,7 @@ warmup_k6_start() {
 
 # warmup_stop: end a warm-up still running (Ctrl-C, a failed step).
 warmup_stop() {
-  [[ -n "$WARMUP_PID" ]] || return 0
-  end_child "$WARMUP_PID" INT 10 || true
-  WARMUP_PID=""
+  end_child_in WARMUP_PID INT 10
 }
 
 # warmup_ss_filter SIDE PORT LOW HIGH: the ss filter of the warm-up's

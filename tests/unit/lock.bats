@@ -302,3 +302,15 @@ SH
   run cat "/proc/$leftover/cmdline"
   [[ "$status" -ne 0 || "$output" != sleep* ]] || fail "pid $leftover still runs: $output"
 }
+
+@test "end_child_in ends the background process a variable names, reaps it and empties the variable; an empty one is nothing" {
+  # A child that ends on SIGTERM, as the cell's helpers do.
+  sleep 30 &
+  HELPER_PID=$!
+  local pid="$HELPER_PID"
+  end_child_in HELPER_PID TERM 5
+  [ -z "$HELPER_PID" ]
+  [ ! -e "/proc/$pid" ] || fail "the child $pid is still there"
+  run end_child_in HELPER_PID TERM 5
+  assert_success
+}
