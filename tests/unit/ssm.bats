@@ -158,8 +158,12 @@ run_id_of_plan() {
   run ls "$BATS_TEST_TMPDIR/instance/ltsuite"
   assert_output $'histogram.py\nlatency.py'
   [ "$(wc -c <"$BATS_TEST_TMPDIR/instance/ltsuite/histogram.py")" -lt "$(wc -c <"$LT_ROOT/scripts/ltsuite/histogram.py")" ]
-  local fixture="$LT_ROOT/tests/python/fixtures/tiny-spike/k6-samples.json.gz" shipped
-  shipped="$(cd "$BATS_TEST_TMPDIR/instance" && env -i PATH="$PATH" PYTHONPATH=. python3 -m ltsuite.histogram reduce "$fixture")"
+  local fixture="$LT_ROOT/tests/python/fixtures/tiny-spike/k6-samples.json.gz" shipped trends
+  # As ssm-instance.sh asks it: the trends the columns name (LT_TRENDS), as the modules shipped
+  # have no ltsuite.columns.
+  trends="$(grep -o 'LT_TRENDS=[^ ;]*' "$BATS_TEST_TMPDIR/command.sh" | head -n 1 | cut -d= -f2- | tr -d "'\"")"
+  [ "$trends" = "$(PYTHONPATH="$LT_ROOT/scripts" python3 -c 'from ltsuite.columns import trend_metrics; print(",".join(trend_metrics()))')" ]
+  shipped="$(cd "$BATS_TEST_TMPDIR/instance" && env -i PATH="$PATH" PYTHONPATH=. python3 -m ltsuite.histogram reduce --trends "$trends" "$fixture")"
   [ "$(jq .count <<<"$shipped")" -eq 74 ]
   [ "$shipped" = "$(PYTHONPATH="$LT_ROOT/scripts" python3 -m ltsuite.histogram reduce "$fixture")" ]
   run tar -tf "$BATS_TEST_TMPDIR/instance/script.tar"
