@@ -86,6 +86,7 @@ main() {
   fi
   space_reserve "$LT_RUN_DIR"
   run_tmp_dir
+  plan_dir_into_tmp
   lock_state_write
 
   say "run $LT_RUN_ID: $total cell(s)$(repeat_note) from ${matrix#"$LT_ROOT"/} -> ${LT_RUN_DIR#"$LT_ROOT"/}"
@@ -221,6 +222,16 @@ plan_ahead_dir() {
   LT_PLAN_DIR="$(mktemp -d)"
   # shellcheck disable=SC2064 # SC2064: the directory is known now; run_traps_set replaces this trap
   trap "rm -rf '$LT_PLAN_DIR'" EXIT
+}
+
+# plan_dir_into_tmp: LT_PLAN_DIR moved into the run's temporary directory
+# (run_tmp_dir), which the lock's state names, so a run killed with SIGKILL
+# leaves it for the next run to remove (end_dead_run) with every other
+# temporary file of it.
+plan_dir_into_tmp() {
+  [[ -n "$LT_PLAN_DIR" && -d "$LT_PLAN_DIR" ]] || return 0
+  mv "$LT_PLAN_DIR" "$LT_TMP_DIR/plan"
+  LT_PLAN_DIR="$LT_TMP_DIR/plan"
 }
 
 # check_space RUN_ID PLAN_LINE...: the cells of the plan still to run (those
