@@ -236,18 +236,25 @@ def test_the_k6_trace_reads_the_target_jvm_marked_by_the_run_beside_k6(tmp_path)
     spin.write_text("class Spin { public static void main(String[] a) { long end = System.currentTimeMillis() + 6000;"
                     " long x = 0; while (System.currentTimeMillis() < end) { x++; } System.out.println(x); } }\n")
     trace = tmp_path / "k6-cpu.tsv"
-    stop = threading.Event()
     mark = f"trace-target-test-{os.getpid()}"
     jvm = subprocess.Popen(["java", f"-Dltsuite.run_id={mark}", str(spin)], stdout=subprocess.DEVNULL)
-    tracer = threading.Thread(target=sampler.k6_trace, args=(str(trace), f"LT_RUN_ID={mark}", 200, stop,
-                                                            f"-Dltsuite.run_id={mark}"))
-    tracer.start()
+
+    def traced_k6(out: Path, target_mark: str) -> None:
+        """One real k6 run of the script, traced into OUT with TARGET_MARK as the target's mark."""
+        stop = threading.Event()
+        tracer = threading.Thread(target=sampler.k6_trace, args=(str(out), f"LT_RUN_ID={mark}", 200, stop,
+                                                                target_mark))
+        tracer.start()
+        try:
+            subprocess.run([str(k6), "run", "-q", "-e", f"LT_RUN_ID={mark}", "--iterations", "1", str(script)],
+                           check=True, timeout=60, capture_output=True,
+                           env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+        finally:
+            stop.set()
+            tracer.join(5)
     try:
-        subprocess.run([str(k6), "run", "-q", "-e", f"LT_RUN_ID={mark}", "--iterations", "1", str(script)],
-                       check=True, timeout=60, capture_output=True, env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
+        traced_k6(trace, f"-Dltsuite.run_id={mark}")
     finally:
-        stop.set()
-        tracer.join(5)
         jvm.kill()
         jvm.wait(timeout=10)
     target = generator.read_target(trace)
@@ -259,15 +266,6 @@ def test_the_k6_trace_reads_the_target_jvm_marked_by_the_run_beside_k6(tmp_path)
     assert len(generator.read_trace(trace)) >= len(target)
     # Another mark finds no JVM: the column is there, empty.
     other = tmp_path / "other.tsv"
-    stop = threading.Event()
-    tracer = threading.Thread(target=sampler.k6_trace, args=(str(other), f"LT_RUN_ID={mark}", 200, stop,
-                                                            "-Dltsuite.run_id=none-such"))
-    tracer.start()
-    try:
-        subprocess.run([str(k6), "run", "-q", "-e", f"LT_RUN_ID={mark}", "--iterations", "1", str(script)],
-                       check=True, timeout=60, capture_output=True, env={**os.environ, "K6_NO_USAGE_REPORT": "true"})
-    finally:
-        stop.set()
-        tracer.join(5)
+    traced_k6(other, "-Dltsuite.run_id=none-such")
     assert generator.read_target(other) == {} and len(generator.read_trace(other)) >= 10
     assert all(line.split("\t")[5] == "" for line in other.read_text().splitlines())
