@@ -4,9 +4,10 @@
 #
 # Reads, over the window: the port's listeners (ss -ltn: backlog as Send-Q, accept queue as
 # Recv-Q, every second), the sysctls that matter (/proc/sys), nstat's counters (before and
-# after; -s leaves nstat's history file alone), TIME-WAIT and SYN-RECV sockets, the listening
-# process's open files against its limit, and, when ACTUATOR answers, Tomcat's settings (of
-# /configprops/server, else /configprops, only the three it reads are written) and metrics.
+# after; -s leaves nstat's history file alone; ListenOverflows every 100 ms), TIME-WAIT and
+# SYN-RECV sockets, the listening process's open files against its limit, and, when ACTUATOR
+# answers, Tomcat's settings (of /configprops/server, else /configprops, only the three it
+# reads are written) and metrics.
 # It writes nothing but its own directory: no sysctl, no listener, no load (the
 # actuator GETs aside). Findings, doctor.json, doctor.md and reproduce.matrix come from
 # ltsuite/doctor.py beside this script (Python's standard library only). With --before, a
@@ -128,6 +129,11 @@ main() {
   fi
   start_ms="$(now_ms)"
   nstat -asz >"$readings/nstat-before.txt"
+  # ListenOverflows every 100 ms: its waves of retransmissions count the users left waiting
+  # (docs/doctor.md, "The load"); window_s * 10 + 1 samples, then it ends.
+  local overflows_pid
+  py overflows "$window_s" >"$readings/overflows.tsv" &
+  overflows_pid=$!
   # Tomcat's threads and connections every second, in one Python process beside the loop.
   local metrics_pid=""
   if [[ -n "$actuator" ]]; then
@@ -147,6 +153,7 @@ main() {
   # The window is the time between the two snapshots, not what the actuator's reads took after it.
   printf 'elapsed_ms\t%s\n' $(($(now_ms) - start_ms)) >>"$readings/meta.tsv"
   [[ -z "$metrics_pid" ]] || wait "$metrics_pid" || printf 'doctor: the actuator metrics were not read\n' >&2
+  wait "$overflows_pid" || printf 'doctor: ListenOverflows was not read every 100 ms\n' >&2
   ss -tanH state time-wait state syn-recv >"$readings/sockets.txt"
   py report "$readings" "$out"
   [[ -z "$before" ]] || PYTHONPATH="$DOCTOR_DIR" python3 -B -S -m ltsuite.doctorcompare "$before" "$out"

@@ -115,6 +115,9 @@ class Readings:
     tomcat: Tomcat | None
     #: The rise of each counter of nstat-samples.txt from one sample to the next (one a second).
     steps: dict[str, list[int]] = field(default_factory=dict)
+    #: The rise of ListenOverflows from one sample of overflows.tsv to the next (one every
+    #: FINE_S); None for a reading without the file (written before it existed).
+    fine_overflows: list[int] | None = None
 
 
 @dataclass
@@ -357,6 +360,16 @@ def parse_steps(text: str) -> dict[str, list[int]]:
             for name in names}
 
 
+def parse_fine(text: str | None) -> list[int] | None:
+    """The rise of ListenOverflows from one line "N<TAB>VALUE" of overflows.tsv to the next
+    (sample_overflows: one every FINE_S); None without the file."""
+    if text is None:
+        return None
+    values = [int(fields[1]) for fields in (line.split("\t") for line in text.splitlines())
+              if len(fields) == 2 and fields[1].isdigit()]
+    return [b - a for a, b in zip(values, values[1:])]
+
+
 def read_readings(directory: Path) -> Readings:
     """The readings scripts/doctor.sh recorded in `directory`."""
     meta = _tsv(directory / "meta.tsv")
@@ -383,6 +396,7 @@ def read_readings(directory: Path) -> Readings:
         process=_tsv(directory / "process.tsv"),
         tomcat=parse_tomcat(read_json(directory / "configprops.json"), read_text(directory / "metrics.tsv")),
         steps=parse_steps(read_text(directory / "nstat-samples.txt") or ""),
+        fine_overflows=parse_fine(read_text(directory / "overflows.tsv")),
     )
 
 
@@ -656,8 +670,19 @@ class LoadEstimate:
 #: retransmitting. Measured on this kernel (6.18): 40 kept-alive users against a server holding
 #: 17 (8 connections + backlog 8 + 1) rose ListenOverflows by a median 23 a second in the seconds
 #: it rose, one a waiting user (reading results/doctor-20261129-004827 of docs/doctor.md; the
-#: recorded reading tests/python/fixtures/doctor/stale-somaxconn-load: 24, 40 users).
+#: recorded reading tests/python/fixtures/doctor/stale-somaxconn-load: 24, 40 users). The model
+#: of the readings without overflows.tsv, and of loads whose overflows come in no waves.
 OVERFLOWS_PER_WAITING_USER_S = 1.0
+
+#: overflows.tsv's sampling: ListenOverflows every FINE_S seconds (sample_overflows).
+FINE_S = 0.1
+
+#: The longest a wave of retransmissions lasts: users who arrived together retransmit together
+#: (their SYNs on the 1, 3, 7 s of the SYN backoff; their final ACKs and first data, once a SYN
+#: cookie let the handshake end on their side, on the 0.2, 0.6, 1.4, 3 s of the 200 ms RTO's),
+#: each of them adding one to ListenOverflows in the wave. Rises that last longer are a stream of
+#: arrivals, not waves, and the per-second model (OVERFLOWS_PER_WAITING_USER_S) stands.
+WAVE_MAX_S = 1.0
 
 
 def _median(values: list[int]) -> float:
@@ -666,14 +691,43 @@ def _median(values: list[int]) -> float:
     return float(ordered[mid]) if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+def overflow_waves(rises: list[int]) -> list[tuple[int, int]]:
+    """The waves of ListenOverflows in overflows.tsv's rises: each a run of samples in which it
+    rose, between samples in which it did not, as (overflows, samples)."""
+    waves: list[tuple[int, int]] = []
+    run = (0, 0)
+    for rise in rises + [0]:
+        if rise > 0:
+            run = (run[0] + rise, run[1] + 1)
+        elif run[1]:
+            waves.append(run)
+            run = (0, 0)
+    return waves
+
+
+def _waiting_from_waves(r: Readings) -> Figure | None:
+    """The waiting users from overflows.tsv: the median size of its waves, one overflow a waiting
+    user a wave (WAVE_MAX_S), where there are two waves or more and none lasted longer; None
+    otherwise (no file, a stream of overflows, a single wave)."""
+    waves = overflow_waves(r.fine_overflows or [])
+    if len(waves) < 2 or max(samples for _, samples in waves) * FINE_S > WAVE_MAX_S:
+        return None
+    sizes = [size for size, _ in waves]
+    return Figure(round(_median(sizes)),
+                  f"ListenOverflows every {FINE_S * 1000:g} ms: the median size of its {len(waves)} waves of "
+                  f"retransmissions ({_median(sizes):g}; {', '.join(str(n) for n in sizes)}), one a waiting user a wave",
+                  "estimate (a model measured on this kernel)")
+
+
 def estimate_load(r: Readings) -> LoadEstimate:
     """The load of the window from what the doctor read. New connections a second: TcpPassiveOpens
     (handshakes that reached the accept queue) plus TcpExtListenDrops (those dropped), over the
     window; the namespace's, and a drop counts again at each retransmission, so an upper bound.
     Held: the connections Tomcat held at its peak (tomcat.connections.current) plus the port's
-    accept queue at its peak. Waiting: the users the server had no room for, the median of the
-    seconds in which ListenOverflows rose, divided by OVERFLOWS_PER_WAITING_USER_S (only where
-    the port's queue came near full: _queue_came_near_full). Users: held + waiting. Service time:
+    accept queue at its peak. Waiting: the users the server had no room for (only where the
+    port's queue came near full: _queue_came_near_full): the median size of the waves of
+    ListenOverflows every FINE_S (_waiting_from_waves), else the median of the seconds in which
+    it rose, divided by OVERFLOWS_PER_WAITING_USER_S. Users: held + waiting. Service time:
     http.server.requests' TOTAL_TIME over its COUNT in the window, the application's time
     once a thread has the request (queueing before it not included)."""
     t = r.tomcat or Tomcat()
@@ -687,7 +741,11 @@ def estimate_load(r: Readings) -> LoadEstimate:
     held = Figure(held_value, "actuator: tomcat.connections.current's peak + ss: the accept queue's peak",
                   "measured (samples one a second)")
     rises = [n for n in r.steps.get("TcpExtListenOverflows", []) if n > 0]
-    if c.get("TcpExtListenOverflows", 0) > 0 and rises and _queue_came_near_full(r):
+    overflowed = c.get("TcpExtListenOverflows", 0) > 0 and _queue_came_near_full(r)
+    from_waves = _waiting_from_waves(r) if overflowed else None
+    if from_waves is not None:
+        waiting = from_waves
+    elif overflowed and rises:
         waiting = Figure(round(_median(rises) / OVERFLOWS_PER_WAITING_USER_S),
                          f"nstat every second: the median rise of ListenOverflows in the {len(rises)} seconds it rose "
                          f"({_median(rises):g}), at {OVERFLOWS_PER_WAITING_USER_S:g} a second a waiting user",
@@ -938,6 +996,30 @@ def sample_metrics(base: str, seconds: int) -> list[str]:
     return lines
 
 
+def listen_overflows(netstat: str) -> int | None:
+    """TcpExt's ListenOverflows in the text of /proc/net/netstat (a line of names, then a line of
+    values, for each prefix); None when the kernel has none."""
+    lines = netstat.splitlines()
+    for names, values in zip(lines, lines[1:]):
+        if names.startswith("TcpExt:") and values.startswith("TcpExt:"):
+            pairs = dict(zip(names.split()[1:], values.split()[1:]))
+            value = pairs.get("ListenOverflows")
+            return int(value) if value is not None and value.isdigit() else None
+    return None
+
+
+def sample_overflows(seconds: int, netstat: Path = Path("/proc/net/netstat")):
+    """overflows.tsv's lines "N<TAB>VALUE": ListenOverflows (this network namespace's, as
+    /proc/net/netstat is) every FINE_S from now, seconds / FINE_S + 1 samples, on time however
+    long a read takes; a line as it is read, so the file is whole up to a kill."""
+    start, count = time.monotonic(), round(seconds / FINE_S)
+    for i in range(count + 1):
+        value = listen_overflows(netstat.read_text())
+        yield f"{i}\t{'' if value is None else value}"
+        if i < count:
+            time.sleep(max(0.0, start + (i + 1) * FINE_S - time.monotonic()))
+
+
 def sysctl_lines(proc_sys: Path) -> str:
     """readings/sysctls.tsv: "name<TAB>value" of every sysctl of SYSCTLS from PROC_SYS (/proc/sys),
     its whitespace made single spaces (ip_local_port_range's tab), empty when this kernel has none
@@ -961,6 +1043,10 @@ def main(argv: list[str] | None = None) -> int:
         for line in sample_metrics(args[1], int(args[2])):
             print(line, flush=True)
         return 0
+    if len(args) == 2 and args[0] == "overflows" and args[1].isdigit():
+        for line in sample_overflows(int(args[1])):
+            print(line, flush=True)
+        return 0
     if len(args) == 2 and args[0] == "configprops":
         kept = read_configprops(args[1])
         if kept is None:
@@ -977,7 +1063,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     sys.stderr.write("usage: python3 -m ltsuite.doctor report READINGS_DIR OUT_DIR | configprops BASE_URL | get URL | "
-                     "metrics BASE_URL SECONDS | sysctls\n")
+                     "metrics BASE_URL SECONDS | overflows SECONDS | sysctls\n")
     return 2
 
 

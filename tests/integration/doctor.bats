@@ -239,6 +239,8 @@ keepalive_load() {
   users="$(json "$out/doctor.json" 'int(d["load"]["users"]["value"])')"
   delay="$(json "$out/doctor.json" 'round(d["load"]["service_ms"]["value"])')"
   ((users >= 30 && users <= 50))
+  # Counted from the waves of ListenOverflows read every 100 ms (docs/doctor.md, "The load").
+  json "$out/doctor.json" 'd["load"]["waiting"]["source"]' | grep -q "^ListenOverflows every 100 ms: the median size of its"
   ((delay >= 195 && delay <= 260))
   grep -qx "VUS=$users" "$out/reproduce.matrix"
   grep -qx "SCENARIO=keepalive" "$out/reproduce.matrix"

@@ -452,6 +452,51 @@ def test_the_load_is_written_as_the_keepalive_scenarios_knobs_with_no_axis():
     assert "#   make advise MATRIX=m" in text
 
 
+# stale-somaxconn-cookies: the same incident read with overflows.tsv (ListenOverflows every 100 ms),
+# the window started with the load (run by hand as tests/integration/doctor.bats does): 21 SYN
+# cookies let 21 of the 23 waiting users end their handshakes on their side, so their final ACKs
+# and data are retransmitted on the 200 ms RTO's backoff, several times a second, and the 2 whose
+# SYNs were dropped on the SYN backoff (1, 3, 7 s). ListenOverflows' seconds rose by 30, 92, 25,
+# 23, 25: the per-second model read 42 users; the waves read 40.
+
+
+def test_the_waves_of_listen_overflows_count_the_waiting_users_whatever_their_retransmissions():
+    r = read("stale-somaxconn-cookies")
+    assert r.counters["TcpExtSyncookiesSent"] == 21
+    waves = doctor.overflow_waves(r.fine_overflows)
+    # The first wave is each user's final ACK and first data; then one overflow a user a wave.
+    assert [size for size, _ in waves] == [46, 23, 23, 23, 2, 23, 2, 23, 23, 2]
+    load = doctor.estimate_load(r)
+    assert load.waiting.value == 23
+    assert load.waiting.source.startswith("ListenOverflows every 100 ms: the median size of its 10 waves")
+    assert load.held.value == 17 and load.users.value == 40  # the load had 40
+    r.fine_overflows = None  # the same reading without overflows.tsv: the per-second model
+    assert doctor.estimate_load(r).users.value == 42  # the median of 30, 92, 25, 23, 25 seconds
+
+
+def test_overflows_that_come_in_no_waves_fall_back_to_the_per_second_model():
+    r = read("stale-somaxconn-cookies")
+    r.fine_overflows = [3] * 12 + [0] + [3] * 12  # a stream of arrivals: rises for 1.2 s on end
+    assert doctor.estimate_load(r).waiting.source.startswith("nstat every second")
+    r.fine_overflows = [0, 23, 0, 0]  # a single wave is no waves
+    assert doctor.estimate_load(r).waiting.source.startswith("nstat every second")
+    r.fine_overflows = [0, 20, 3, 0, 0, 23, 0]  # a wave split across two samples is one wave
+    assert doctor.overflow_waves(r.fine_overflows) == [(23, 2), (23, 1)]
+    assert doctor.estimate_load(r).waiting.value == 23
+
+
+def test_listen_overflows_are_read_from_proc_net_netstat_every_100_ms(tmp_path):
+    netstat = tmp_path / "netstat"
+    netstat.write_text("TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 3 71 71\n"
+                       "IpExt: InNoRoutes\nIpExt: 0\n")
+    assert doctor.listen_overflows(netstat.read_text()) == 71
+    assert doctor.listen_overflows("IpExt: InNoRoutes\nIpExt: 0\n") is None
+    lines = list(doctor.sample_overflows(1, netstat))
+    assert lines == [f"{i}\t71" for i in range(11)]
+    assert doctor.parse_fine("\n".join(["0\t5", "1\t5", "2\t28", ""])) == [0, 23]
+    assert doctor.parse_fine(None) is None
+
+
 def test_no_overflow_means_no_user_waiting():
     r = read("stale-somaxconn-load")
     r.counters["TcpExtListenOverflows"] = 0
