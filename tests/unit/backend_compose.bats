@@ -5,7 +5,7 @@
 setup() {
   load '../test_helper'
   lt_source_libs envfile matrix results netns target compose backend_compose
-  knobs_load "$LT_ROOT/env/defaults.env"
+  lt_untraced knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   declare -gA CELL=()
   local key

@@ -69,7 +69,7 @@ EOF
 
 @test "reproduce.matrix of every recorded reading loads as a matrix of one cell (no axis, for make advise); the lab's backlog is the listener's" {
   lt_source_libs envfile matrix
-  knobs_load "$LT_ROOT/env/defaults.env"
+  lt_untraced knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   LT_PROG="test"
   local reading out backlog accept somaxconn

@@ -5,7 +5,7 @@
 setup() {
   load '../test_helper'
   lt_source_libs envfile matrix
-  knobs_load "$LT_ROOT/env/defaults.env"
+  lt_untraced knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
   LT_PROG="test"
@@ -85,7 +85,7 @@ setup() {
 
 @test "past 99 cells the ids have three digits and sort in cell order; REPEAT=10 pads its repetitions" {
   printf 'VUS=%s\n' "$(seq -s ' ' 1 120)" >"$BATS_TEST_TMPDIR/big.matrix"
-  matrix_resolve "$BATS_TEST_TMPDIR/big.matrix"
+  lt_untraced matrix_resolve "$BATS_TEST_TMPDIR/big.matrix"
   [ "$(matrix_cell_id 0)" = 001_vus-1 ]
   [ "$(matrix_cell_id 119)" = 120_vus-120 ]
   local i
@@ -94,7 +94,7 @@ setup() {
   [ "$(printf '%s\n' "${ids[@]}" | LC_ALL=C sort)" = "$(printf '%s\n' "${ids[@]}")" ]
   source "$LT_ROOT/scripts/lib/rundir.sh"
   printf 'VUS=1 2\n' >"$BATS_TEST_TMPDIR/two.matrix"
-  matrix_resolve "$BATS_TEST_TMPDIR/two.matrix"
+  lt_untraced matrix_resolve "$BATS_TEST_TMPDIR/two.matrix"
   run run_plan 2 10 1
   assert_line "1 2 02_vus-2_rep-02"
   assert_line "1 10 02_vus-2_rep-10"
@@ -106,7 +106,7 @@ setup() {
 
 @test "a resumed run keeps the width its cells were named with" {
   printf 'VUS=%s\n' "$(seq -s ' ' 1 120)" >"$BATS_TEST_TMPDIR/big.matrix"
-  matrix_resolve "$BATS_TEST_TMPDIR/big.matrix"
+  lt_untraced matrix_resolve "$BATS_TEST_TMPDIR/big.matrix"
   source "$LT_ROOT/scripts/lib/rundir.sh"
   run_keep_id_width "01_vus-1_rep-2"
   [ "$(matrix_cell_id 0)" = 01_vus-1 ]

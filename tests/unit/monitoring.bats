@@ -258,7 +258,7 @@ while time.time() < end: server.handle_request()
   source "$LT_ROOT/scripts/lib/envfile.sh"
   source "$LT_ROOT/scripts/lib/matrix.sh"
   printf 'VUS=2\n' >"$BATS_TEST_TMPDIR/m.matrix"
-  matrix_resolve "$BATS_TEST_TMPDIR/m.matrix"
+  lt_untraced matrix_resolve "$BATS_TEST_TMPDIR/m.matrix"
   monitoring_take_credentials MATRIX_VALUE
   [ "$MONITORING_CREDENTIALS" = "ltuser:s3cret" ]
   run matrix_overrides

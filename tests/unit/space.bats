@@ -12,7 +12,7 @@ setup() {
   mkdir -p "$DISK"
   mount -t tmpfs -o size=300k tmpfs "$DISK"
   printf 'TOMCAT_ACCEPT_COUNT=10 20\nVUS=2\nDURATION=4s\nDELAY_MS=100\nGRACEFUL_STOP=1s\n' >"$BATS_TEST_TMPDIR/two.matrix"
-  matrix_resolve "$BATS_TEST_TMPDIR/two.matrix"
+  lt_untraced matrix_resolve "$BATS_TEST_TMPDIR/two.matrix"
 }
 
 teardown() {

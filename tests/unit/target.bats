@@ -417,7 +417,7 @@ lt_own_cell() {
 }
 
 @test "a matrix of a jar of one's own gets the default before its cells are made; one that sets WARMUP keeps it" {
-  knobs_load "$LT_ROOT/env/defaults.env"
+  lt_untraced knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
   printf 'TARGET_JAR=%s\n' "$LT_ROOT/tests/fixtures/ownapp/pom.xml" | lt_write "$BATS_TEST_TMPDIR/jar.matrix"

@@ -7,7 +7,7 @@
 setup() {
   load '../test_helper'
   lt_source_libs envfile matrix netns target k6 live cell warmup
-  knobs_load "$LT_ROOT/env/defaults.env"
+  lt_untraced knobs_load "$LT_ROOT/env/defaults.env"
   sysctls_load "$LT_ROOT/env/sysctls.tsv"
   matrix_init
   LT_PROG='test'
