@@ -596,7 +596,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     if late is not None:
         findings.append(design.Finding("net", late))
     # k6 and the machine while the users were released (the sampler's 50 ms trace).
-    released = generator.cell_release(cell.dir, first)
+    released = generator.cell_release(cell.dir, first, int(to_number(cell.env.get("K6_INSTANCES") or "1") or 1))
     row.update(generator.release_columns(released))
     release_busy = generator.release_finding(released, machine.get("cpus"))
     if release_busy is not None:

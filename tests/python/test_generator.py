@@ -17,14 +17,15 @@ TRACE = [(100.00, 500, 1000, 4000, 1), (100.05, 501, 1002, 4010, 1), (100.10, 51
 
 def test_the_release_is_read_between_the_trace_points_around_it() -> None:
     rel = generator.release(TRACE, 100.06, 100.30, 100)
-    assert rel == generator.Release(k6_cpu_pct=200.0, busy_pct=100.0, window_ms=250.0)
+    # 50 ticks in 0.25 s: 200 %; surely 48 (two ticks of the reading's resolution less), 192 %.
+    assert rel == generator.Release(k6_cpu_pct=200.0, busy_pct=100.0, window_ms=250.0, k6_cpu_sure_pct=192.0)
     # Outside the trace: unmeasured, not 0.
     assert generator.release(TRACE, 99.0, 100.2, 100) is None
     assert generator.release(TRACE, 100.1, 101.0, 100) is None
     # A second k6 process found within the window: its ticks are no rate of the first's.
     joined = TRACE[:4] + [(100.20, 931, 1032, 4040, 2)] + [(t, k + 400, b, a, 2) for t, k, b, a, _ in TRACE[5:]]
     assert generator.release(joined, 100.06, 100.30, 100) is None
-    assert generator.release(joined, 100.21, 100.30, 100) == generator.Release(200.0, 100.0, 100.0)
+    assert generator.release(joined, 100.21, 100.30, 100) == generator.Release(200.0, 100.0, 100.0, 180.0)
 
 
 def test_a_saturated_release_is_a_generator_finding_naming_the_timings_it_inflated() -> None:
@@ -46,6 +47,22 @@ def test_a_saturated_release_is_a_generator_finding_naming_the_timings_it_inflat
     assert quiet is not None and quiet.k6_cpu_pct == 0
     assert generator.release_finding(quiet, 2) is None
     assert generator.release_finding(None, 2) is None
+
+
+def test_a_release_within_one_trace_step_is_saturated_only_beyond_the_ticks_resolution() -> None:
+    # The trace of cell 01 of a tests/integration/own-app.bats run: k6 just started (9 ticks), its
+    # 16 users' first requests 2 ms apart, read across one step of 46.4 ms: 9 ticks, 194 % of 2
+    # cores, which 7 ticks (150.9 %) could also have given. Not surely the generator's pace.
+    trace = [(1795951000.1486, 9, 5979842, 10228776, 0), (1795951000.1950, 18, 5979852, 10228787, 0)]
+    rel = generator.release(trace, 1795951000.16, 1795951000.162, 100)
+    assert rel == generator.Release(194.0, 90.9, 46.4, 150.9)
+    assert not generator.k6_saturated(rel, 2) and generator.release_finding(rel, 2) is None
+    # Two k6 processes (K6_INSTANCES=2): two ticks each may be the resolution's.
+    assert generator.release(TRACE, 100.06, 100.30, 100, processes=2).k6_cpu_sure_pct == 184.0
+    # The same 194 % over 250 ms (48.5 ticks) is surely above 180 %.
+    assert generator.k6_saturated(generator.Release(194.0, 95.0, 250.0, 186.0), 2)
+    # A release known only by its rate (no ticks): the rate is judged.
+    assert generator.k6_saturated(generator.Release(194.0, 95.0, 46.4), 2)
 
 
 def test_a_busy_machine_saturates_the_release_even_with_k6_below_90_percent() -> None:
