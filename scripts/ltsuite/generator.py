@@ -179,10 +179,15 @@ def release_finding(rel: Release | None, cpus: int | None) -> Finding | None:
 
 
 def busy_note(rel: Release | None, cpus: int | None) -> str | None:
-    """The row's note when k6 was below GEN_SHARE but the machine at BUSY_SHARE over the release
-    (the target and other processes took the rest); None otherwise."""
+    """The row's note when k6 was not surely at GEN_SHARE but the machine at BUSY_SHARE over the
+    release: the target and other processes took the rest, or, where k6 read at GEN_SHARE but
+    the ticks' resolution leaves it unsure, that neither is told; None otherwise."""
     if rel is None or k6_saturated(rel, cpus) or not saturated(rel, cpus):
         return None
+    if rel.k6_cpu_pct >= GEN_SHARE * 100 * (cpus or 0):
+        return _busy(rel, cpus, f"k6 itself at every core as read, but surely only at {text(rel.k6_cpu_sure_pct)} % "
+                                "(the ticks of so short a window), so whether k6 or the machine's other processes "
+                                "set their pace is not told")
     return _busy(rel, cpus, "the rest of the CPU went to the target and the machine's other processes, so k6 "
                             "could not get the CPU to release them at once")
 

@@ -57,6 +57,7 @@ def test_a_release_within_one_trace_step_is_saturated_only_beyond_the_ticks_reso
     rel = generator.release(trace, 1795951000.16, 1795951000.162, 100)
     assert rel == generator.Release(194.0, 90.9, 46.4, 150.9)
     assert not generator.k6_saturated(rel, 2) and generator.release_finding(rel, 2) is None
+    assert "k6 itself at every core as read, but surely only at 150.9 %" in generator.busy_note(rel, 2)
     # Two k6 processes (K6_INSTANCES=2): two ticks each may be the resolution's.
     assert generator.release(TRACE, 100.06, 100.30, 100, processes=2).k6_cpu_sure_pct == 184.0
     # The same 194 % over 250 ms (48.5 ticks) is surely above 180 %.

@@ -456,15 +456,25 @@ def test_empty_busy_threads_are_blamed_on_what_stands_in_the_way_not_on_a_missin
 
 def test_a_generator_saturated_while_it_released_the_users_bounds_the_cell(cell_copy):
     """tiny-spike's two users released at one instant; a k6 trace around it with k6 on both cores
-    makes the cell generator-bound with the timings named; k6 idle there leaves it as recorded."""
+    makes the cell generator-bound with the timings named, when the trace's ticks show it surely
+    (its steps 250 ms apart, as a busy sampler skips late ones); k6 idle there leaves it as
+    recorded."""
     cell = cell_copy("tiny-spike")
     at = 1795514938.918
-    busy = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t{100 + 10 * k}\t{1000 + 10 * k}\t{4000 + 10 * k}\n" for k in range(5))
+    busy = "".join(f"{at - 0.5 + 0.25 * k:.3f}\t{100 + 50 * k}\t{1000 + 50 * k}\t{4000 + 50 * k}\n" for k in range(5))
     (cell / "k6-cpu.tsv").write_text(busy)
     row = rebuild(cell)
-    assert (row["k6_release_cpu_pct"], row["machine_release_busy_pct"], row["release_window_ms"]) == (200, 100, 50)
+    assert (row["k6_release_cpu_pct"], row["machine_release_busy_pct"], row["release_window_ms"]) == (200, 100, 250)
     assert row["generator_bound"] == 1 and row["as_designed"] == 0
-    assert "over the 50 ms it released the users in: the generator set their pace" in row["design_notes"]
+    assert "over the 250 ms it released the users in: the generator set their pace" in row["design_notes"]
+    # The same 200 % across one 50 ms step: 10 ticks, which 8 (160 %) could also have given, so
+    # not surely k6's pace; the machine full, a note of the machine's.
+    one_step = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t{100 + 10 * k}\t{1000 + 10 * k}\t{4000 + 10 * k}\n" for k in range(5))
+    (cell / "k6-cpu.tsv").write_text(one_step)
+    row = rebuild(cell)
+    assert (row["k6_release_cpu_pct"], row["release_window_ms"]) == (200, 50)
+    assert row["generator_bound"] == recorded(cell)["generator_bound"] and row["as_designed"] == recorded(cell)["as_designed"]
+    assert "k6 itself at every core as read, but surely only at 160 %" in row["notes"]
     # The machine full with k6 idle: a note of the machine's, the design as recorded.
     full = "".join(f"{at - 0.1 + 0.05 * k:.3f}\t100\t{1000 + 10 * k}\t{4000 + 10 * k}\n" for k in range(5))
     (cell / "k6-cpu.tsv").write_text(full)
