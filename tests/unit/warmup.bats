@@ -190,12 +190,14 @@ warmup_k6() {
   # 99 a connection, over 1 s: one connection's worth a VU, 10 ms apart (WARMUP=5s's 99, faster).
   run warmup_k6 "$port" 1s 100 "$BATS_TEST_TMPDIR/short.json"
   assert_success
-  jq -e '.warmup.per_vu == 99 and .metrics.http_reqs.values.count == 396' "$BATS_TEST_TMPDIR/short.json"
+  # 4 VUs x 99 planned; a request due after the 1 s (the last at 980 ms) on a busy machine is not
+  # sent, so up to a tenth fewer: before, 2 a VU, 8 in all.
+  jq -e '.warmup.per_vu == 99 and .metrics.http_reqs.values.count <= 396 and .metrics.http_reqs.values.count >= 356' "$BATS_TEST_TMPDIR/short.json"
   # 2 a connection, over 1 s: ten connections' worth a VU, 50 ms apart (before: 2 a VU, 500 ms apart).
   run warmup_k6 "$port" 1s 3 "$BATS_TEST_TMPDIR/long.json"
   assert_success
   jq -e '.warmup.per_vu == 20 and .warmup.pace_ms == 50' "$BATS_TEST_TMPDIR/long.json"
-  jq -e '.metrics.http_reqs.values.count == 80 and .metrics.http_req_failed.values.passes == 0' "$BATS_TEST_TMPDIR/long.json"
+  jq -e '.metrics.http_reqs.values.count <= 80 and .metrics.http_reqs.values.count >= 72 and .metrics.http_req_failed.values.passes == 0' "$BATS_TEST_TMPDIR/long.json"
 }
 
 @test "a /hello whose delay could not end within the warm-up is asked without it, so no warm-up request holds a thread into the load" {
