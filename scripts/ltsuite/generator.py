@@ -8,8 +8,9 @@ ticks) can: ``release`` reads k6's CPU and the machine's busy share over the rel
 the last VU's first request, lt_vu_first_request, widened to the trace points around it). k6 set
 the users' pace there (``release_finding``, a design finding: generator_bound 1) when it used at
 least GEN_SHARE of every core, surely: the CPU it used less what the ticks' resolution may have
-added (TICK_ERROR a process), since over one 50 ms trace step a tick of 10 ms is 20 % of a core. When k6 had less but the machine was at least BUSY_SHARE busy (the
-target and other processes took the rest), k6 could not get the CPU to release the users at once
+added (TICK_ERROR a process), since over one 50 ms trace step a tick of 10 ms is 20 % of a core.
+When k6 had less but the machine was at least BUSY_SHARE busy (the target and other processes
+took the rest), k6 could not get the CPU to release the users at once
 either: ``busy_note`` says so in the row's notes, a fact of the machine the cell ran on rather
 than a load other than the one designed. Either way the wait is in every timing of the users
 (connect, first-request spread, latency).
@@ -147,13 +148,17 @@ def saturated(rel: Release | None, cpus: int | None) -> bool | None:
     return k6_saturated(rel, cpus) or rel.busy_pct >= BUSY_SHARE * 100
 
 
+def _every_core(pct: float, cpus: int | None) -> bool:
+    """A CPU figure (100 = one core) at GEN_SHARE of every one of CPUS cores."""
+    return bool(cpus) and pct >= GEN_SHARE * 100 * (cpus or 0)
+
+
 def k6_saturated(rel: Release | None, cpus: int | None) -> bool:
     """k6 itself at GEN_SHARE of every core during the release, surely (k6_cpu_sure_pct where
     the release has it)."""
-    if rel is None or not cpus:
+    if rel is None:
         return False
-    used = rel.k6_cpu_pct if rel.k6_cpu_sure_pct is None else rel.k6_cpu_sure_pct
-    return used >= GEN_SHARE * 100 * cpus
+    return _every_core(rel.k6_cpu_pct if rel.k6_cpu_sure_pct is None else rel.k6_cpu_sure_pct, cpus)
 
 
 def release_columns(rel: Release | None) -> dict[str, Any]:
@@ -184,7 +189,7 @@ def busy_note(rel: Release | None, cpus: int | None) -> str | None:
     the ticks' resolution leaves it unsure, that neither is told; None otherwise."""
     if rel is None or k6_saturated(rel, cpus) or not saturated(rel, cpus):
         return None
-    if rel.k6_cpu_pct >= GEN_SHARE * 100 * (cpus or 0):
+    if _every_core(rel.k6_cpu_pct, cpus):
         return _busy(rel, cpus, f"k6 itself at every core as read, but surely only at {text(rel.k6_cpu_sure_pct)} % "
                                 "(the ticks of so short a window), so whether k6 or the machine's other processes "
                                 "set their pace is not told")

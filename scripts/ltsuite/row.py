@@ -267,6 +267,11 @@ def _total(counts: list[int | float | None]) -> int | float | None:
     return None if any(c is None for c in counts) else sum(c for c in counts if c is not None)
 
 
+def k6_instances(cell: Cell) -> int:
+    """The k6 processes the cell ran (K6_INSTANCES as the run resolved it; 1 when not a number)."""
+    return int(to_number(cell.env.get("K6_INSTANCES") or "1") or 1)
+
+
 def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
     """The latency of answered requests (2xx/3xx; failures are counted apart) from k6's summary;
     no answered request gives None, not k6's zeros. When k6's percentiles are missing (several
@@ -277,7 +282,7 @@ def latency_figures(cell: Cell) -> tuple[dict[str, Any], str | None]:
     if d is None or or_default(d.get("count"), 1) == 0:
         d = {}
     note = None
-    instances = to_number(cell.env.get("K6_INSTANCES") or "1") or 1
+    instances = k6_instances(cell)
     if d and instances > 1 and d.get("p(95)") is None:
         exact = histogram.cell_percentiles(cell.dir, instances)
         if exact.values is not None:
@@ -294,7 +299,7 @@ def trend_percentiles(cell: Cell) -> trends.Trends:
     whose summaries merge without them (scripts/lib/merge-summaries.jq). They come from the merge
     of every process's histogram of the metric (ltsuite.histogram), as the latency's do; a single
     process's summary has k6's own."""
-    instances = to_number(cell.env.get("K6_INSTANCES") or "1") or 1
+    instances = k6_instances(cell)
     if instances <= 1:
         return trends.Trends({}, None)
     metrics = [name for name in trend_metrics()
@@ -596,7 +601,7 @@ def build_row(cell: Cell, *, run_id: str, status: str, error: str, axes: Any, wa
     if late is not None:
         findings.append(design.Finding("net", late))
     # k6 and the machine while the users were released (the sampler's 50 ms trace).
-    released = generator.cell_release(cell.dir, first, int(to_number(cell.env.get("K6_INSTANCES") or "1") or 1))
+    released = generator.cell_release(cell.dir, first, k6_instances(cell))
     row.update(generator.release_columns(released))
     release_busy = generator.release_finding(released, machine.get("cpus"))
     if release_busy is not None:
