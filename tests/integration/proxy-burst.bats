@@ -4,6 +4,8 @@
 # PROXY_CONNECT_TIMEOUT=300ms. The rules predict the failure one tier up: the
 # server holds its 3, the other 3 users are nginx's 504s, each of them one SYN
 # of nginx's into the full queue (one overflow), and no user fails to connect.
+# Where the SYNs fill the queue before Tomcat's acceptor takes the first, it
+# holds 2 and nginx gives 4 504s: a match, with a note that says why.
 # shellcheck disable=SC2154 # SC2154: output and status are set by bats' run
 
 setup_file() {

@@ -323,6 +323,28 @@ def test_behind_nginx_the_failed_users_are_its_504s_and_no_user_fails_to_connect
     assert "nginx answered 3 requests with a 502: the target refused or reset" in notes
 
 
+def test_behind_nginx_a_late_acceptor_holds_fewer_and_each_place_it_lost_is_one_more_504():
+    # tests/integration/proxy-burst.bats, 5 runs of 26: the 6 users' SYNs filled the queue (2)
+    # before Tomcat's acceptor took the first; nginx sends no second SYN within 300 ms.
+    cell = dict(PROXIED, TOMCAT_MAX_CONNECTIONS="1", TOMCAT_ACCEPT_COUNT="1", VUS="6")
+    row = {"server_conns_peak": 2, "proxy_504": 4, "proxy_502": 0, "listen_overflows": 4, "syn_retrans": 0,
+           "fail_connect": 0, "proxy_upstream_connect_timeouts": 4}
+    out = verdict(row, cell=cell)
+    assert out["prediction_check"] == "match"
+    assert out["prediction_notes"].startswith("the server held 1 fewer than max-connections + backlog + 1, with as "
+                                              "many more overflows and failed users: the burst's SYNs filled the "
+                                              "accept queue before Tomcat's acceptor took its first connection")
+    assert verdict(dict(row, server_conns_peak=3, proxy_504=3, listen_overflows=3, proxy_upstream_connect_timeouts=3),
+                   cell=cell) == {"prediction_check": "match", "prediction_notes": None,
+                                  "predicted_failed_users_from": "proxy_504"}
+    # Every lost place must be one more overflow and one more 504; and no fewer than the queue.
+    assert verdict(dict(row, proxy_504=3), cell=cell)["prediction_check"] == "mismatch"
+    assert verdict(dict(row, server_conns_peak=1, proxy_504=5, listen_overflows=5, proxy_upstream_connect_timeouts=5),
+                   cell=cell)["prediction_check"] == "mismatch"
+    # With a retransmitted SYN inside the window a later SYN takes the freed place.
+    assert verdict(row, cell=dict(cell, PROXY_CONNECT_TIMEOUT="2s"))["prediction_check"] == "mismatch"
+
+
 def test_behind_nginx_each_overflow_is_one_connect_nginx_gave_up_on_when_it_sends_one_syn():
     cell = dict(PROXIED, REQUESTS_PER_VU="2", SCENARIO="keepalive")
     row = {"server_conns_peak": 3, "fail_connect": 0, "listen_overflows": 8, "proxy_upstream_connect_timeouts": 8}
