@@ -31,17 +31,9 @@ report_render() {
   fi
   [[ -z "$inputs" || ! -s "$inputs" ]] || REPORT_INPUTS="$inputs"
   report_inputs_begin "$run_dir" "$charts" && mine=1
-  local designed
-  designed="$(report_as_designed "$run_dir")"
   {
-    report_head "$manifest" "$charts" "$designed"
-    report_findings "$run_dir"
-    report_facts "$manifest"
-    report_across "$charts"
-    report_repeats "$run_dir"
-    report_tiers "$run_dir"
-    report_results "$run_dir"
-    report_cells "$run_dir"
+    report_style "run $(jq -r .run_id "$manifest")" "$charts"
+    report_body "$run_dir" "$manifest" "$charts"
     if ((charts)); then
       report_scripts "$run_dir"
     fi
@@ -100,37 +92,24 @@ report_input() {
   printf 'null\n'
 }
 
-# report_as_designed RUN_DIR: {cells_as_designed, first_design_reason} from
-# the cells' rows, as one line of JSON: how many cells ran as designed, and
-# "CELL: why" for the first that did not (its design notes; else a failed
-# cell's error; else a cell that could not be judged), null when none. The
-# headline of the page and the manifest say both, as the terminal does.
-report_as_designed() {
-  results_rows "$1" | jq -cs "$REPORT_AS_DESIGNED_JQ"
+# report_body RUN_DIR MANIFEST CHARTS: the page from its headline to its
+# Cells section (report-page.jq's page_body), in one jq start: the headline,
+# what changed and what happened, the run's facts, the charts' section, the
+# repetitions and tiers where the run has them, the results and the cells.
+report_body() {
+  local run_dir="$1" across=/dev/null findings=/dev/null inputs=/dev/null
+  [[ ! -s "$run_dir/across.txt" ]] || across="$run_dir/across.txt"
+  [[ ! -s "$run_dir/findings.txt" ]] || findings="$run_dir/findings.txt"
+  [[ ! -s "$REPORT_INPUTS" ]] || inputs="$REPORT_INPUTS"
+  results_rows "$run_dir" | jq -js -L "$LT_ROOT/scripts/lib" --slurpfile manifest "$2" --argjson charts "$3" \
+    --rawfile across "$across" --rawfile findings "$findings" --slurpfile inputs "$inputs" \
+    'include "report-page"; page_body($manifest[0]; $inputs[0]; $across; $findings; $charts)'
 }
 
-# report_as_designed's jq filter, from the array of rows (also run by
-# update_cell_counts, rundir.sh, in the same jq start as the cell counts).
-# shellcheck disable=SC2016 # SC2016: jq's own \( ) and $names, not the shell's
-REPORT_AS_DESIGNED_JQ='{cells_as_designed: ([.[] | select(.as_designed == 1)] | length),
-      first_design_reason: (
-        [.[] | select(.as_designed == 0) | "\(.cell): \(.design_notes)"]
-        + [.[] | select(.status == "failed" and .as_designed != 0) | "\(.cell): failed: \(.error)"]
-        + [.[] | select(.status == "ok" and .as_designed == null)
-            | "\(.cell): not judged (neither when k6 started its users nor its CPU was measured)"]
-        | first)}'
-
-# report_head MANIFEST CHARTS DESIGNED: the document's head (title, style,
-# and uPlot's style when CHARTS is 1) and its headline: the run's status, how
-# many cells ran as designed and the first reason one did not (DESIGNED:
-# report_as_designed's JSON).
-report_head() {
-  report_style "run $(jq -r .run_id "$1")" "$2"
-  jq -r --argjson designed "$3" '"</head>
-<body>
-<h1>Run <code>\(.run_id | @html)</code>: \(.status | @html), \($designed.cells_as_designed) of \(.cells_total) cell(s) ran as designed</h1>",
-    (if $designed.first_design_reason == null then empty
-     else "<p id=\"first-reason\" class=\"warning\">First reason: \($designed.first_design_reason | @html)</p>" end)' "$1"
+# report_as_designed RUN_DIR: {cells_as_designed, first_design_reason} from
+# the cells' rows (report-page.jq's as_designed), as one line of JSON.
+report_as_designed() {
+  results_rows "$1" | jq -cs -L "$LT_ROOT/scripts/lib" 'include "report-page"; as_designed'
 }
 
 # report_style TITLE CHARTS: the document up to its head's styles (uPlot's
@@ -163,137 +142,22 @@ report_style() {
   fi
 }
 
-# report_findings RUN_DIR: what changed across the cells with each axis
-# (across.txt, ltsuite.across), then what each cell found, in words
-# (findings.txt, ltsuite.words), both written with the tables, first on the
-# page as on the terminal; nothing when the run has neither.
-report_findings() {
-  if [[ -s "$1/across.txt" ]]; then
-    printf '<h2>What changed across cells</h2>\n<ul id="across">\n'
-    jq -rR '"<li>\(@html)</li>"' "$1/across.txt"
-    printf '</ul>\n'
-  fi
-  [[ -s "$1/findings.txt" ]] || return 0
-  printf '<h2>What happened</h2>\n<ul id="findings">\n'
-  jq -rR '"<li>\(@html)</li>"' "$1/findings.txt"
-  printf '</ul>\n'
-}
-
-# report_facts MANIFEST: what ran, where, with which versions, and warnings.
+# report_facts MANIFEST: what ran, where, with which versions, and warnings
+# (report-page.jq's facts).
 report_facts() {
-  jq -r '
-    def row($name; $value): "<tr><th>\($name | @html)</th><td>\($value | @html)</td></tr>";
-    def list: if length == 0 then "-" else join(", ") end;
-    # A URL with a user and password (a manifest from before they were kept out) shows neither.
-    def no_credentials: gsub("(?<s>[A-Za-z][A-Za-z0-9+.-]*://)[^/@ ]*@"; "\(.s)");
-    "<h2>Run</h2>", "<table>",
-    row("matrix"; "\(.matrix) (sha256 \((.matrix_sha256 // "")[0:12]))"),
-    row("axes"; .axes | list),
-    row("overrides"; .overrides // [] | map(no_credentials) | list),
-    row("cells"; "\(.cells_done) of \(.cells_total) done, \(.cells_failed) failed"),
-    row("started"; .started_at // "-"),
-    row("ended"; .ended_at // "-"),
-    row("backend"; .backend // "-"),
-    row("git commit"; .git_commit // "-"),
-    (.versions // {} | to_entries[] | row(.key; .value)),
-    (if .monitoring then row("InfluxDB";
-        if .monitoring.active then "\(.monitoring.influxdb_url | no_credentials), database \(.monitoring.database), \(.monitoring.points_written) points (k6 samples: \(.monitoring.k6_samples))"
-        else "not used (MONITORING=\(.monitoring.mode))" end) else empty end),
-    "</table>",
-    (if (.warnings // []) | length > 0 then
-      "<h2>Warnings</h2>", "<ul>", (.warnings[] | "<li class=\"warning\">\(@html)</li>"), "</ul>"
-     else empty end)
-  ' "$1"
+  jq -j -L "$LT_ROOT/scripts/lib" 'include "report-page"; facts' "$1"
 }
 
-# report_across CHARTS: the section the figures across cells are drawn in.
-report_across() {
-  [[ "$1" == 1 ]] || return 0
-  printf '<h2>Across cells</h2>\n'
-  printf '<p>One bar per cell (labelled by its axis values); dots mark a limit (queue_capacity) and, where the rows carry one, the prediction.</p>\n'
-  printf '<div class="charts" id="across-cells"></div>\n'
-}
-
-# report_repeats RUN_DIR: with REPEAT > 1, each matrix cell's figures (those
-# of results.md: md_figures of scripts/ltsuite/columns.py) as the median
-# (min..max) of its repetitions (scripts/lib/repeats.jq); nothing otherwise.
+# report_repeats RUN_DIR: with REPEAT > 1, each matrix cell's figures as the
+# median (min..max) of its repetitions (report-page.jq's repeats); nothing
+# otherwise.
 report_repeats() {
-  local run_dir="$1" axes_json mine=0 status=0
-  results_rows "$run_dir" | jq -es 'any(.[]; (.repeat // 1) > 1)' >/dev/null || return 0
+  local run_dir="$1" mine=0 status=0
   report_inputs_begin "$run_dir" 0 && mine=1
-  axes_json="$(jq -c '.axes // []' "$run_dir/manifest.json")"
-  printf '<h2>Repetitions</h2>\n<p>Each matrix cell run %s times in a shuffled order; every figure is the median (min..max) of its repetitions.</p>\n' \
-    "$(jq -r '.repeat.n // "several"' "$run_dir/manifest.json")"
-  jq -rs -L "$LT_ROOT/scripts/lib" --argjson axes "$axes_json" --argjson columns "$(report_input columns)" '
-    include "repeats";
-    . as $rows | $columns.md_figures as $figures
-    | "<div class=\"results\"><table id=\"repeats\">",
-      "<tr>" + ([("cell", "repetitions", "ok", "as_designed"), $axes[], $figures[]] | map("<th>\(@html)</th>") | join("")) + "</tr>",
-      (repeat_groups[] | . as $g
-       | "<tr\(if $g.ok < $g.n then " class=\"failed\"" else "" end)><td>\($g.cell | @html)</td>"
-         + ([$g.n, $g.ok, $g.as_designed] | map("<td class=\"n\">\(.)</td>") | join(""))
-         + ([$axes[] | "<td>\($g.axes[.] // "" | @html)</td>"] | join(""))
-         + ([$figures[] | . as $f | "<td class=\"n\">\($g | group_value($rows; $f) | @html)</td>"] | join(""))
-         + "</tr>"),
-      "</table></div>"
-  ' < <(results_rows "$run_dir") || status=$?
+  results_rows "$run_dir" | jq -js -L "$LT_ROOT/scripts/lib" --slurpfile manifest "$run_dir/manifest.json" \
+    --argjson columns "$(report_input columns)" 'include "report-page"; repeats($manifest[0]; $columns)' || status=$?
   ((mine == 0)) || report_inputs_end
   return "$status"
-}
-
-# report_tiers RUN_DIR: with nginx in front in some cell (proxy_reqs in a
-# row), each cell's three views side by side: the users' (k6), the proxy's
-# (nginx's logs) and the server's (its kernel's counters, Tomcat's access
-# log), so a failure that moved one tier up (a full accept queue as nginx's
-# 504s, not as the users' connect failures) reads across a line. Nothing
-# without a proxy.
-report_tiers() {
-  results_rows "$1" | jq -es 'any(.[]; .proxy_reqs != null)' >/dev/null || return 0
-  printf '<h2>Tiers</h2>
-<p>Each cell as the users, nginx and the server saw it (the columns of results.csv).</p>
-'
-  results_rows "$1" | jq -rs '
-    def tiers: [["users (k6)", ["http_reqs", "failed_reqs", "fail_connect", "fail_timeout", "fail_http_5xx", "lat_p99_ms"]],
-      ["proxy (nginx)", ["proxy_reqs", "proxy_504", "proxy_502", "proxy_upstream_connect_timeouts",
-        "proxy_upstream_connect_p99_ms", "proxy_request_p99_ms"]],
-      ["server (kernel, Tomcat)", ["listen_overflows", "server_conns_peak", "queue_capacity", "app_lat_p99_ms"]]];
-    def cell_html: if . == null then "<td></td>" elif type == "number" then "<td class=\"n\">\(.)</td>"
-      else "<td>\(tostring | @html)</td>" end;
-    "<div class=\"results\"><table id=\"tiers\">",
-    "<tr><th></th>" + ([tiers[] | "<th colspan=\"\(.[1] | length)\">\(.[0] | @html)</th>"] | join("")) + "</tr>",
-    "<tr><th>cell</th>" + ([tiers[][1][] | "<th>\(@html)</th>"] | join("")) + "</tr>",
-    (.[] | . as $r | "<tr><td>\($r.cell | @html)</td>" + ([tiers[][1][] | $r[.] | cell_html] | join("")) + "</tr>"),
-    "</table></div>"'
-}
-
-# report_results RUN_DIR: the rows (every cells/*/row.json) as an HTML table,
-# with the columns of results.csv; each cell name links to its section below.
-report_results() {
-  local run_dir="$1" head_json mine=0
-  printf '<h2>Results</h2>\n'
-  if [[ -z "$(find "$run_dir/cells" -mindepth 2 -maxdepth 2 -name row.json -type f -size +0 -print -quit 2>/dev/null)" ]]; then
-    printf '<p>No cell finished.</p>\n'
-    return
-  fi
-  printf '<p><a href="results.csv">results.csv</a> · <a href="results.md">results.md</a> · <a href="manifest.json">manifest.json</a></p>\n'
-  report_inputs_begin "$run_dir" 0 && mine=1
-  head_json="$(report_input head)"
-  ((mine == 0)) || report_inputs_end
-  jq -rs --argjson head "$head_json" '
-    def cell_html: if . == null then "<td></td>"
-      elif type == "number" then "<td class=\"n\">\(.)</td>"
-      else "<td>\(tostring | @html)</td>" end;
-    "<div class=\"results\"><table>",
-    "<tr>" + ([$head[] | "<th>\(@html)</th>"] | join("")) + "</tr>",
-    (.[] | . as $r
-      | "<tr\(if $r.status != "ok" then " class=\"failed\"" else "" end)>"
-        + ([$head[] | . as $k
-            | (if $r | has($k) then $r[$k] elif ($r.extra // {}) | has($k) then $r.extra[$k] else ($r.axes // {})[$k] end) as $v
-            | if $k == "cell" then "<td><a href=\"#cell-\($v | @html)\">\($v | @html)</a></td>" else $v | cell_html end]
-           | join(""))
-        + "</tr>"),
-    "</table></div>"
-  ' < <(results_rows "$run_dir")
 }
 
 # report_cells RUN_DIR: per cell, its charts, k6's report and every file

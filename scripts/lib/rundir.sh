@@ -114,10 +114,11 @@ count_rows() {
 # the rows read once, in one jq start (it runs between two cells).
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 update_cell_counts() {
-  manifest_update "$LT_RUN_DIR" '([$rows[] | select(.status == "ok")] | length) as $ok
+  manifest_update "$LT_RUN_DIR" 'include "report-page";
+    ([$rows[] | select(.status == "ok")] | length) as $ok
     | ([$rows[] | select(.status == "failed")] | length) as $failed
-    | .cells_done = ($ok + $failed) | .cells_failed = $failed | . + ($rows | '"$REPORT_AS_DESIGNED_JQ"')' \
-    --slurpfile rows <(results_rows "$LT_RUN_DIR")
+    | .cells_done = ($ok + $failed) | .cells_failed = $failed | . + ($rows | as_designed)' \
+    -L "$LT_ROOT/scripts/lib" --slurpfile rows <(results_rows "$LT_RUN_DIR")
 }
 
 # check_design TOTAL: warn about every cell whose design makes its result

@@ -109,6 +109,21 @@ report_cell() {
   cmp "$BATS_TEST_TMPDIR/alone.html" "$RUN_DIR/report.html"
 }
 
+@test "with its inputs made, the page starts jq three times (title, body, chart data), whatever the cells and sections" {
+  results_render_final "$RUN_DIR" "$BATS_TEST_TMPDIR/inputs"
+  mkdir "$BATS_TEST_TMPDIR/bin"
+  printf '#!/bin/bash\necho jq >>"%s"\nexec "%s" "$@"\n' "$BATS_TEST_TMPDIR/jq-starts" "$(command -v jq)" >"$BATS_TEST_TMPDIR/bin/jq"
+  chmod +x "$BATS_TEST_TMPDIR/bin/jq"
+  printf 'what changed\n' >"$RUN_DIR/across.txt"
+  printf 'what happened\n' >"$RUN_DIR/findings.txt"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH" report_render "$RUN_DIR" "$RUN_DIR/manifest.json" "$BATS_TEST_TMPDIR/inputs"
+  assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/jq-starts")" 3
+  run cat "$RUN_DIR/report.html"
+  assert_output --partial '<ul id="across">'
+  assert_output --partial '<li>what happened</li>'
+  assert_output --partial '<h2>Results</h2>'
+}
+
 @test "the report shows the run, its facts and its warnings, escaped" {
   report_render "$RUN_DIR"
   run cat "$RUN_DIR/report.html"
