@@ -773,7 +773,7 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
         syns = _syns_within(retries, linear, window_s)
     # Users with a client port and no room on the server: each SYN they send meets a full queue.
     overflowing = None if not syns else p_overflows / syns
-    late_room = acceptor_late_room(env, syns, p_conns, file_bound or port_bound or target_files_bound)
+    late_room = acceptor_late_room(env, syns, p_conns, vus, file_bound or port_bound or target_files_bound)
     checks: list[tuple[str, Any, Any, bool]] = []
     if p_conns is not None and peak is not None:
         if file_bound:
@@ -878,19 +878,21 @@ def prediction_verdict(env: Env, sysctls: dict[str, dict[str, str]], predicted: 
     return out
 
 
-def acceptor_late_room(env: Env, syns: int | None, p_conns: Any, client_bound: bool) -> int:
+def acceptor_late_room(env: Env, syns: int | None, p_conns: Any, vus: Any, client_bound: bool) -> int:
     """How many fewer connections than server_capacity a saturated server may hold when each
     user (or nginx, for each user) sends one SYN within its window: Tomcat's acceptor takes
     connections off the accept queue only once it runs, and a burst's SYNs may all meet the
     queue (backlog + 1) before it has taken the first. Each place it frees after that is never
     taken again, as no second SYN comes. Measured: 5 of 26 held bursts behind nginx (6 users,
     max-connections 1, accept-count 1) held 2, with 4 overflows and 4 504s against 3 and 3.
-    At most max-connections fewer (the acceptor took none in time); 0 with SYN retries, where
-    a later SYN takes the freed place, or where the client's ports or files are the bound."""
+    At most max-connections fewer (the acceptor took none in time: the queue's backlog + 1
+    held); 0 where the burst does not fill the server (fewer users than its capacity), with SYN
+    retries, where a later SYN takes the freed place, or where the client's ports or files are
+    the bound."""
     max_connections = _int(env.get("TOMCAT_MAX_CONNECTIONS") or "")
-    if syns != 1 or client_bound or p_conns is None or max_connections is None:
+    if syns != 1 or client_bound or max_connections is None or p_conns is None or not below(p_conns, vus):
         return 0
-    return max(min(max_connections, p_conns - 1), 0)
+    return max_connections
 
 
 def acceptor_late_note(env: Env, fewer: int, proxy: bool) -> str:

@@ -343,6 +343,10 @@ def test_behind_nginx_a_late_acceptor_holds_fewer_and_each_place_it_lost_is_one_
                    cell=cell)["prediction_check"] == "mismatch"
     # With a retransmitted SYN inside the window a later SYN takes the freed place.
     assert verdict(row, cell=dict(cell, PROXY_CONNECT_TIMEOUT="2s"))["prediction_check"] == "mismatch"
+    # Fewer users than the capacity never fill the queue: no place is lost to a late acceptor.
+    few = dict(cell, VUS="3")
+    assert verdict(dict(row, server_conns_peak=2, proxy_504=1, listen_overflows=1, proxy_upstream_connect_timeouts=1),
+                   cell=few)["prediction_check"] == "mismatch"
 
 
 def test_behind_nginx_each_overflow_is_one_connect_nginx_gave_up_on_when_it_sends_one_syn():
