@@ -230,7 +230,9 @@ trap_say() {
 # for that signal (128 + NUMBER: 129 SIGHUP, 130 SIGINT, 143 SIGTERM);
 # on_exit cleans up.
 on_signal() {
-  trap '' PIPE
+  # The first signal stops the run; one more (timeout(1) signals the runner,
+  # then its process group; a second Ctrl-C) must not cut its clean-up short.
+  trap '' PIPE INT TERM HUP
   LT_INTERRUPTED=1
   trap_say ""
   trap_say "interrupted: stopping k6 and the target, removing the namespaces"
@@ -240,13 +242,15 @@ on_signal() {
 # on_exit: whatever ended the run: stop the cell's processes, mark an
 # unfinished run interrupted or failed and draw what it has, remove the
 # temporary directory and the lock's state. Every step runs, whatever one
-# before it did (no set -e here), and nothing written to a terminal that is
-# gone stops it.
+# before it did (no set -e here), and neither a terminal that is gone nor
+# one more signal stops it: a run killed midway here would leave its target
+# running and its namespaces behind until the next run (end_dead_run). Each
+# step is bounded in time (end_child); SIGKILL still ends it.
 on_exit() {
   local status=$?
   set +e
-  trap '' PIPE
-  trap - EXIT INT TERM HUP
+  trap '' PIPE INT TERM HUP
+  trap - EXIT
   stop_cell_processes
   # A cell's finish still running (cell_finish_begin): its row, its line.
   cell_finish_wait

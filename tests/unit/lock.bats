@@ -239,6 +239,24 @@ SH
   [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/manifest.json")" = interrupted ]
 }
 
+@test "SIGTERM twice (timeout(1) signals the runner, then its process group): the second does not cut the clean-up short" {
+  RUNNER_FINISH_S=1 start_trapped_runner
+  kill -TERM "$RUNNER_PID"
+  # The clean-up waits about a second for the cell's finish: signalled again meanwhile.
+  sleep 0.3
+  kill -TERM "$RUNNER_PID"
+  sleep 0.1
+  kill -INT "$RUNNER_PID"
+  local status=0
+  wait "$RUNNER_PID" || status=$?
+  [ "$status" -eq 143 ]
+  [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/cells/01/row.json")" = ok ]
+  [ "$(jq -r .status "$BATS_TEST_TMPDIR/run/manifest.json")" = interrupted ]
+  [ ! -e "$LT_LOCK_STATE" ]
+  run find "$BATS_TEST_TMPDIR/tmp" -mindepth 1
+  assert_output ''
+}
+
 @test "SIGTERM: status 143, the run interrupted, no lock state" {
   start_trapped_runner
   kill -TERM "$RUNNER_PID"
