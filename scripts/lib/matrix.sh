@@ -129,10 +129,14 @@ matrix_set() {
   local i
   for i in "${!words[@]}"; do
     word="${words[i]}"
-    if ! why="$(envfile_check_type "${KNOB_TYPE[$key]}" "$word")"; then
+    # Its words only when it does not fit (no fork for a value that does).
+    if ! envfile_check_type "${KNOB_TYPE[$key]}" "$word" >/dev/null; then
+      why="$(envfile_check_type "${KNOB_TYPE[$key]}" "$word")" || true
       usage_error "$where: $key: $why"
     fi
-    words[i]="$(matrix_absolute_path "${KNOB_TYPE[$key]}" "$word")"
+    if matrix_names_file "${KNOB_TYPE[$key]}" "$word"; then
+      words[i]="$(matrix_absolute_path "${KNOB_TYPE[$key]}" "$word")"
+    fi
   done
   _matrix_remove_axis "$key"
   if [[ ${#words[@]} -gt 1 ]]; then
@@ -146,12 +150,20 @@ matrix_set() {
 # (a path, or a scenario given as a script of one's own), so every cell and
 # the processes it starts find it wherever they run.
 matrix_absolute_path() {
-  local type="${1%\?}" value="$2"
-  [[ -n "$value" ]] || return 0
-  if [[ "$type" == path ]] || { [[ "$type" == scenario ]] && k6_own_script "$value"; }; then
+  local value="$2"
+  if matrix_names_file "$1" "$value"; then
     value="$(cd "$(dirname "$value")" && pwd)/$(basename "$value")"
   fi
   printf '%s' "$value"
+}
+
+# matrix_names_file TYPE VALUE: succeed when VALUE of a knob of TYPE names a
+# file (matrix_absolute_path makes it absolute; other values are kept as they
+# are, with no process started for them).
+matrix_names_file() {
+  local type="${1%\?}"
+  [[ -n "$2" ]] || return 1
+  [[ "$type" == path ]] || { [[ "$type" == scenario ]] && k6_own_script "$2"; }
 }
 
 _matrix_remove_axis() {

@@ -316,3 +316,35 @@ knob_type_cases() {
   printf 'GRACEFUL_STOP=0s\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
   matrix_load "$BATS_TEST_TMPDIR/m.matrix"
 }
+
+@test "reading env/defaults.env and a matrix starts no process: a fork a value was 0.1 s before a run's first check" {
+  [[ $EUID -eq 0 ]] || skip "a PID namespace of its own needs root"
+  printf 'VUS=1 2\nDURATION=3s\nTOMCAT_ACCEPT_COUNT=70 71\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  # The first process of a PID namespace of its own: every process started
+  # takes the next pid, so /proc/sys/kernel/ns_last_pid counts them.
+  run env LT_ROOT="$LT_ROOT" LT_PYTHON="$LT_PYTHON" MATRIX="$BATS_TEST_TMPDIR/m.matrix" \
+    unshare --pid --fork --mount-proc bash -c '
+      set -euo pipefail
+      source "$LT_ROOT/scripts/lib/common.sh"
+      for lib in envfile matrix; do source "$LT_ROOT/scripts/lib/$lib.sh"; done
+      read -r before </proc/sys/kernel/ns_last_pid
+      knobs_load "$LT_ROOT/env/defaults.env"
+      sysctls_load "$LT_ROOT/env/sysctls.tsv"
+      matrix_init
+      matrix_load "$MATRIX"
+      read -r after </proc/sys/kernel/ns_last_pid
+      printf "%s %s\n" "$((after - before))" "${#KNOB_ORDER[@]}"'
+  assert_success
+  local started knobs
+  read -r started knobs <<<"$output"
+  [ "$knobs" -gt 100 ]
+  # Before: one for each of the knobs' values (the type's check in a command substitution).
+  [ "$started" -eq 0 ] || fail "$started processes started"
+}
+
+@test "a value that does not fit its type still says why, with the file, line and key" {
+  printf 'VUS=2\nDURATION=3 parsecs\n' | lt_write "$BATS_TEST_TMPDIR/m.matrix"
+  run matrix_load "$BATS_TEST_TMPDIR/m.matrix"
+  assert_failure 2
+  assert_output "test: $BATS_TEST_TMPDIR/m.matrix:2: DURATION: '3' is not a duration such as 500ms, 10s, 1m30s"
+}
