@@ -120,10 +120,9 @@ main() {
   total="${#plan[@]}"
 
   local failed missing status=complete
-  failed="$(count_rows failed)"
-  missing="$(cells_without_row "${names[@]}")"
+  { read -r failed && read -r missing; } < <(rows_failed_and_missing "${names[@]}")
   [[ $failed -eq 0 && -z "$missing" ]] || status=failed
-  update_cell_counts
+  # The manifest's counts are written with its end (manifest_finished).
   finish_run "$status" || abort "run $LT_RUN_ID failed: a file of it could not be written"
   # shellcheck disable=SC2034 # SC2034: read by on_exit (lock.sh)
   LT_FINISHED=1

@@ -69,7 +69,8 @@ run_cell() {
   cell_finish_join
   stop_cell_processes
   phase_mark "$cell_dir" stopped
-  cell_finish_begin "$cell_dir" "$status" "$error" "$(seconds_since_us "$started_us")" "$index" "$k" "$started"
+  cell_finish_begin "$cell_dir" "$status" "$error" "$(seconds_since_us "$started_us")" "$index" "$k" "$started" \
+    "$([[ "$position" != "$total" ]] || echo last)"
 }
 
 # cell_say_header: the current cell's first line ("cell N/TOTAL NAME"),
@@ -79,7 +80,7 @@ cell_say_header() {
   CELL_HEADER=""
 }
 
-# cell_finish_begin CELL_DIR STATUS ERROR WALL_S INDEX K STARTED: the cell's
+# cell_finish_begin CELL_DIR STATUS ERROR WALL_S INDEX K STARTED [last]: the cell's
 # finish (cell_finish_steps) in the background, its lines kept in a file
 # for cell_finish_join to say. It needs neither the namespaces nor the
 # ports, so the next cell's start goes on beside it, at a lower priority
@@ -97,25 +98,29 @@ cell_finish_begin() {
     trap '' HUP INT
     trap 'printf "%s\n" "$?" >"$CELL_FINISH_LOG.status"' EXIT
     set +e
-    renice -n 10 -p "$BASHPID" >/dev/null 2>&1
+    # The run's last cell's ("last") has no start beside it.
+    [[ "${8:-}" == last ]] || renice -n 10 -p "$BASHPID" >/dev/null 2>&1
     cell_finish_steps "$@"
   ) >"$CELL_FINISH_LOG" 2>&1 9>&- &
   CELL_FINISH_PID=$!
 }
 
-# cell_finish_steps CELL_DIR STATUS ERROR WALL_S INDEX K STARTED: after the
-# cell's processes stopped: counter deltas, row.json (a failed row with the
-# reason when it cannot build one) and the run's tables in one process
-# (cell_finish), a warning when the cell failed, the status and report line
-# in one jq start, the monitoring's shipping of the cell, then the
-# manifest's counts (update_cell_counts), and the phase mark `finished`. Exits 3 when the disk is full
-# (the runner stops there: space_stop_when_full), 1 for a failed cell.
-# Runs in cell_finish_begin's background shell, in run_cell's scope (its
-# `cell` settings).
+# cell_finish_steps CELL_DIR STATUS ERROR WALL_S INDEX K STARTED [last]:
+# after the cell's processes stopped: counter deltas, row.json (a failed row
+# with the reason when it cannot build one) and the run's tables in one
+# process (cell_finish), a warning when the cell failed, the status and
+# report line in one jq start, the monitoring's shipping of the cell, then
+# the manifest's counts (update_cell_counts; the run's last cell leaves them
+# to the run's end, manifest_finished), and the phase mark `finished`. Exits
+# 3 when the disk is full (the runner stops there: space_stop_when_full), 1
+# for a failed cell. Runs in cell_finish_begin's background shell, in
+# run_cell's scope (its `cell` settings).
 cell_finish_steps() {
-  local cell_dir="$1" status="$2" error="$3" wall_s="$4" index="$5" k="$6" started="$7" report
+  local cell_dir="$1" status="$2" error="$3" wall_s="$4" index="$5" k="$6" started="$7" last="${8:-}" report
+  # The repetition as JSON with no jq start: a cell id is a JSON string as it
+  # is (matrix_cell_id makes it of letters, digits, ".", "_" and "-").
   if ! cell_finish "$cell_dir" "$status" "$error" "$(cell_axes_json cell)" "$wall_s" \
-    "$(jq -cn --arg of "$(matrix_cell_id "$index")" --argjson k "$k" '{of: $of, k: $k}')" "$CELL_K6_EXIT"; then
+    "{\"of\":\"$(matrix_cell_id "$index")\",\"k\":$k}" "$CELL_K6_EXIT"; then
     warn "cell $(basename "$cell_dir"): $(jq -r .error "$cell_dir/row.json")"
   fi
   # The status, then the report line, in one jq start.
@@ -127,7 +132,7 @@ cell_finish_steps() {
   monitoring_cell_done cell "$cell_dir" || warn "cell $(basename "$cell_dir"): its metrics did not reach InfluxDB"
   say "  $status in $((SECONDS - started))s: ${report#*$'\n'}"
   ! space_full "$LT_RUN_DIR" || exit 3
-  update_cell_counts
+  [[ "$last" == last ]] || update_cell_counts
   phase_mark "$cell_dir" finished
   [[ "$status" == ok ]]
 }

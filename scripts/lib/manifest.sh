@@ -92,17 +92,36 @@ manifest_inputs() {
   for word in "${words[@]}"; do
     k6_own_script "$word" && files+=("$word")
   done
-  local file
+  local file line sum
+  local -A sums=()
+  # One sha256sum for them all ("SUM  FILE" lines; a name it had to escape
+  # starts with a backslash and is summed alone below).
+  while IFS= read -r line; do
+    [[ "$line" != \\* ]] || continue
+    sums["${line#*  }"]="${line%%  *}"
+  done < <(sha256sum -- "${files[@]}" 2>/dev/null)
   for file in "${files[@]}"; do
-    printf '%s\t%s\n' "${file#"$LT_ROOT"/}" "$( (sha256sum "$file" 2>/dev/null || echo missing) | cut -d' ' -f1)"
+    sum="${sums[$file]:-}"
+    [[ -n "$sum" || ! -f "$file" ]] || sum="$(sha256sum <"$file" 2>/dev/null)" sum="${sum%% *}"
+    printf '%s\t%s\n' "${file#"$LT_ROOT"/}" "${sum:-missing}"
   done | jq -Rn '[inputs | split("\t") | {key: .[0], value: .[1]}] | from_entries'
 }
 
-# manifest_create RUN_DIR MATRIX_FILE AXES_JSON CELLS: the manifest of a new
-# run (with the inputs of MATRIX_VALUE's cells, manifest_inputs).
+# manifest_create RUN_DIR MATRIX_FILE PLAN: the manifest of a new run (with
+# the inputs of MATRIX_VALUE's cells, manifest_inputs; its axes, AXIS_KEYS;
+# and PLAN, run_plan's lines as one string, with MATRIX_VALUE's REPEAT and
+# REPEAT_SEED). Its two slow parts, the inputs' checksums (the suite's jar
+# is 25 MB: about 0.1 s) and the tools' versions (java's a JVM start), run
+# beside each other and the rest; one jq start writes it.
 manifest_create() {
-  local run_dir="$1" matrix="$2" axes_json="$3" cells="$4" commit
+  local run_dir="$1" matrix="$2" plan="$3" commit inputs_fd versions_fd inputs versions
+  exec {inputs_fd}< <(manifest_inputs MATRIX_VALUE)
+  exec {versions_fd}< <(manifest_versions)
   commit="$(manifest_git_commit)"
+  inputs="$(cat <&"$inputs_fd")"
+  versions="$(cat <&"$versions_fd")"
+  exec {inputs_fd}<&- {versions_fd}<&-
+  [[ -n "$inputs" && -n "$versions" ]] || return 1
   jq -n \
     --argjson format "$(run_format)" \
     --arg run_id "$LT_RUN_ID" \
@@ -110,23 +129,25 @@ manifest_create() {
     --arg sha "$(sha256sum "$matrix" | cut -d' ' -f1)" \
     --arg commit "$commit" \
     --arg diff "$(manifest_git_diff_sha256)" \
-    --argjson versions "$(manifest_versions)" \
+    --argjson versions "$versions" \
     --arg backend "$LT_BACKEND" \
     --arg started "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-    --argjson axes "$axes_json" \
-    --argjson cells "$cells" \
+    --arg axes "$(printf '%s\n' "${AXIS_KEYS[@]}")" \
     --arg overrides "$LT_OVERRIDES" \
-    --argjson nofile "$(ulimit -n | sed 's/unlimited/null/')" \
+    --arg nofile "$(ulimit -n)" \
     --argjson cpus "$(nproc)" \
-    --argjson inputs "$(manifest_inputs MATRIX_VALUE)" \
-    '{format: $format, run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit, git_diff_sha256: $diff,
+    --argjson inputs "$inputs" \
+    --argjson n "${MATRIX_VALUE[REPEAT]}" --arg seed "${MATRIX_VALUE[REPEAT_SEED]}" --arg plan "$plan" \
+    'def lines: split("\n") | map(select(length > 0));
+     ($plan | lines | map(split(" ") | {index: (.[0] | tonumber), repeat: (.[1] | tonumber), cell: .[2]})) as $plan
+     | {format: $format, run_id: $run_id, matrix: $matrix, matrix_sha256: $sha, git_commit: $commit, git_diff_sha256: $diff,
       versions: $versions, backend: $backend,
       started_at: $started, ended_at: null, resumed_at: [], status: "running",
-      axes: $axes, cells_total: $cells, cells_done: 0, cells_failed: 0,
+      axes: ($axes | lines), cells_total: ($plan | length), cells_done: 0, cells_failed: 0,
       cells_as_designed: 0, first_design_reason: null,
-      overrides: ($overrides | split("\n") | map(select(length > 0))),
-      limits: {nofile: $nofile, cpus: $cpus}, inputs: $inputs,
-      warnings: []}' \
+      overrides: ($overrides | lines),
+      limits: {nofile: (if $nofile == "unlimited" then null else ($nofile | tonumber) end), cpus: $cpus}, inputs: $inputs,
+      warnings: [], repeat: {n: $n, seed: $seed}, plan: $plan}' \
     | write_atomic "$run_dir/manifest.json"
 }
 
@@ -156,9 +177,15 @@ manifest_finish() {
 }
 
 # manifest_finished RUN_DIR STATUS [WARNING]: the manifest as it is at the
-# end of the run (STATUS, the time, WARNING added when given), on stdout.
+# end of the run (STATUS, the time, WARNING added when given, and the
+# cells' counts from their rows: report-page.jq's cell_counts), on stdout.
+# One jq start. Needs results.sh (results_rows).
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 manifest_finished() {
-  jq '.status = $s | .ended_at = $t | if $w == "" then . else .warnings += [$w] end' \
-    --arg s "$2" --arg t "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg w "${3:-}" "$1/manifest.json"
+  local now
+  now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  jq -L "$LT_ROOT/scripts/lib" --slurpfile rows <(results_rows "$1") \
+    'include "report-page"; cell_counts($rows) | .status = $s | .ended_at = $t
+      | if $w == "" then . else .warnings += [$w] end' \
+    --arg s "$2" --arg t "$now" --arg w "${3:-}" "$1/manifest.json"
 }

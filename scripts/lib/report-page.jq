@@ -19,6 +19,15 @@ def as_designed:
          | "\(.cell): not judged (neither when k6 started its users nor its CPU was measured)"]
      | first)};
 
+# cell_counts($rows): a manifest -> the same with the counts of its cells
+# from their rows: cells_done (ok or failed), cells_failed, and as_designed's
+# two. Written after each cell (update_cell_counts) and at the run's end
+# (manifest_finished).
+def cell_counts($rows):
+  ([$rows[] | select(.status == "ok")] | length) as $ok
+  | ([$rows[] | select(.status == "failed")] | length) as $failed
+  | .cells_done = ($ok + $failed) | .cells_failed = $failed | . + ($rows | as_designed);
+
 # text_lines: a text file's content -> its lines, as jq -R reads them.
 def text_lines:
   if . == "" then []

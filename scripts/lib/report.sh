@@ -15,16 +15,18 @@ REPORT_UPLOT_DIR="${REPORT_UPLOT_DIR:-$LT_ROOT/.tools/report/node_modules/uplot/
 # Answered requests drawn per cell at most; a larger cell draws every Nth.
 REPORT_LATENCY_POINTS="${REPORT_LATENCY_POINTS:-4000}"
 
-# report_render RUN_DIR [MANIFEST] [INPUTS]: write RUN_DIR/report.html from
-# what the run has so far, with the facts of MANIFEST (RUN_DIR/manifest.json
-# when not given; the runner's last render gives the manifest as it will be).
+# report_render RUN_DIR [MANIFEST] [INPUTS] [RUN_ID]: write RUN_DIR/report.html
+# from what the run has so far, with the facts of MANIFEST (RUN_DIR/manifest.json
+# when not given; the runner's last render gives the manifest as it will be,
+# and the run's id, MANIFEST's run_id, which is then not read from it).
 # INPUTS: what the page reads from Python (the results' header, the columns'
 # schema, the cells' series: ltsuite.reportseries --inputs), when the caller
 # made it already (the runner, with the run's tables: results_render_final);
 # otherwise made here, in one Python start.
 report_render() {
-  local run_dir="$1" manifest="${2:-$1/manifest.json}" inputs="${3:-}" charts=1 mine=0 status=0
+  local run_dir="$1" manifest="${2:-$1/manifest.json}" inputs="${3:-}" run_id="${4:-}" charts=1 mine=0 status=0
   [[ -f "$manifest" ]] || return 0
+  [[ -n "$run_id" ]] || run_id="$(jq -r .run_id "$manifest")"
   if [[ ! -s "$REPORT_UPLOT_DIR/uPlot.iife.min.js" ]]; then
     warn "report: no charting library in $REPORT_UPLOT_DIR (scripts/setup/install-report-tools.sh installs it); report.html has tables only"
     charts=0
@@ -32,7 +34,7 @@ report_render() {
   [[ -z "$inputs" || ! -s "$inputs" ]] || REPORT_INPUTS="$inputs"
   report_inputs_begin "$run_dir" "$charts" && mine=1
   {
-    report_style "run $(jq -r .run_id "$manifest")" "$charts"
+    report_style "run $run_id" "$charts"
     report_body "$run_dir" "$manifest" "$charts"
     if ((charts)); then
       report_scripts "$run_dir"

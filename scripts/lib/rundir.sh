@@ -34,17 +34,12 @@ rundir_new() {
 
 # create_run_dir MATRIX PLAN: results/<run-id>/ (never an existing one) and
 # its manifest, with the run's PLAN (run_plan's lines, as one string) in it.
-# shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 create_run_dir() {
-  local matrix="$1" plan="$2" axes_json
+  local matrix="$1" plan="$2"
   LT_RUN_ID="$(rundir_new "$(date +%Y%m%d-%H%M%S)-$(run_id_slug "$(basename "$matrix" .matrix)")")"
   LT_RUN_DIR="$LT_RESULTS_DIR/$LT_RUN_ID"
   mkdir "$LT_RUN_DIR/cells"
-  axes_json="$(printf '%s\n' "${AXIS_KEYS[@]}" | jq -Rn '[inputs | select(length > 0)]')"
-  manifest_create "$LT_RUN_DIR" "$matrix" "$axes_json" "$(grep -c . <<<"$plan")"
-  manifest_update "$LT_RUN_DIR" '.repeat = {n: $n, seed: $seed}
-      | .plan = [$plan | split("\n")[] | select(length > 0) | split(" ") | {index: (.[0] | tonumber), repeat: (.[1] | tonumber), cell: .[2]}]' \
-    --argjson n "${MATRIX_VALUE[REPEAT]}" --arg seed "${MATRIX_VALUE[REPEAT_SEED]}" --arg plan "$plan"
+  manifest_create "$LT_RUN_DIR" "$matrix" "$plan"
   ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
 }
 
@@ -110,14 +105,11 @@ count_rows() {
 }
 
 # update_cell_counts: cells_done, cells_failed, cells_as_designed and
-# first_design_reason (report_as_designed) in the manifest, from the rows:
-# the rows read once, in one jq start (it runs between two cells).
+# first_design_reason (report-page.jq's cell_counts) in the manifest, from
+# the rows: the rows read once, in one jq start (it runs between two cells).
 # shellcheck disable=SC2016 # SC2016: jq and awk programs are in single quotes on purpose: their $names are theirs
 update_cell_counts() {
-  manifest_update "$LT_RUN_DIR" 'include "report-page";
-    ([$rows[] | select(.status == "ok")] | length) as $ok
-    | ([$rows[] | select(.status == "failed")] | length) as $failed
-    | .cells_done = ($ok + $failed) | .cells_failed = $failed | . + ($rows | as_designed)' \
+  manifest_update "$LT_RUN_DIR" 'include "report-page"; cell_counts($rows)' \
     -L "$LT_ROOT/scripts/lib" --slurpfile rows <(results_rows "$LT_RUN_DIR")
 }
 
@@ -179,16 +171,40 @@ check_design_inspect() {
   fi
 }
 
-# cells_without_row NAME...: the cells (directory names) that have no valid
-# row.json (space-separated).
-cells_without_row() {
-  local name row
-  local -a missing=()
+# rows_failed_and_missing NAME...: of the cells (directory names), how many
+# have a row that says failed (line 1), and which have no valid row.json,
+# space-separated (line 2): one jq start for all the rows; when one of them
+# cannot be read (missing, cut off), each is read alone.
+rows_failed_and_missing() {
+  local name line listed failed=0
+  local -a missing=() files=()
+  local -A row_status=()
+  for name in "$@"; do files+=("$LT_RUN_DIR/cells/$name/row.json"); done
+  if ! listed="$(rows_status "${files[@]}" 2>/dev/null)"; then
+    listed=""
+    for name in "$@"; do
+      line="$(rows_status "$LT_RUN_DIR/cells/$name/row.json" 2>/dev/null)" || true
+      listed+="${line:+$line$'\n'}"
+    done
+  fi
+  while IFS=$'\t' read -r line name; do
+    [[ -z "$name" ]] || row_status[$name]="$line"
+  done <<<"$listed"
   for name in "$@"; do
-    row="$LT_RUN_DIR/cells/$name/row.json"
-    jq -e '.status == "ok" or .status == "failed"' "$row" >/dev/null 2>&1 || missing+=("$name")
+    case "${row_status[$LT_RUN_DIR/cells/$name/row.json]:-}" in
+      failed) failed=$((failed + 1)) ;;
+      ok) ;;
+      *) missing+=("$name") ;;
+    esac
   done
-  printf '%s' "${missing[*]}"
+  printf '%s\n%s\n' "$failed" "${missing[*]}"
+}
+
+# rows_status FILE...: "STATUS<TAB>FILE" for each FILE whose row says ok or
+# failed, one a line (through xargs: any number of files); fails when one
+# cannot be read.
+rows_status() {
+  printf '%s\0' "$@" | xargs -0 -r jq -r 'select(.status == "ok" or .status == "failed") | "\(.status)\t\(input_filename)"'
 }
 
 # finish_run STATUS: the run's last tables and report, then the end of its
@@ -208,7 +224,7 @@ finish_run() {
     rm -f "$final" "$inputs"
     return 1
   fi
-  if ! report_render "$LT_RUN_DIR" "$final" "$inputs"; then
+  if ! report_render "$LT_RUN_DIR" "$final" "$inputs" "$LT_RUN_ID"; then
     problem="${problem:+$problem; }cannot write report.html"
     status=failed
     manifest_finished "$LT_RUN_DIR" "$status" "$problem" >"$final" || true

@@ -176,6 +176,62 @@ PY
   update_cell_counts
   run jq -c '[.cells_done, .cells_failed, .cells_as_designed]' "$run_dir/manifest.json"
   assert_output '[20000,2000,20000]'
+  # The run's end: every cell's row read (xargs splits the names past ARG_MAX).
+  local -a names
+  mapfile -t names < <(find "$run_dir/cells" -mindepth 1 -maxdepth 1 -printf '%f\n')
+  run rows_failed_and_missing "${names[@]}"
+  assert_success
+  assert_output 2000
+}
+
+@test "rows_failed_and_missing: the failed rows counted and the cells without a valid row named, in one jq start when every row reads" {
+  local lib
+  for lib in manifest rundir; do
+    # shellcheck source=/dev/null
+    source "$LT_ROOT/scripts/lib/$lib.sh"
+  done
+  local run_dir="$BATS_TEST_TMPDIR/run"
+  mkdir -p "$run_dir"/cells/{01,02,03,04,05,06}
+  printf '{"cell": "01", "status": "ok"}\n' >"$run_dir/cells/01/row.json"
+  printf '{"cell": "02", "status": "failed"}\n' >"$run_dir/cells/02/row.json"
+  printf '{"cell": "03", "status": "failed"}\n' >"$run_dir/cells/03/row.json"
+  printf '{"cell": "04", "status": "running"}\n' >"$run_dir/cells/04/row.json"
+  # shellcheck disable=SC2034 # SC2034: read by rows_failed_and_missing (rundir.sh)
+  LT_RUN_DIR="$run_dir"
+  # jq's starts, counted through a jq of its own first in PATH.
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  printf '#!/bin/sh\necho x >>"%s"\nexec %s "$@"\n' "$BATS_TEST_TMPDIR/jq-starts" "$(command -v jq)" >"$BATS_TEST_TMPDIR/bin/jq"
+  chmod +x "$BATS_TEST_TMPDIR/bin/jq"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH" run rows_failed_and_missing 01 02 03 04
+  assert_output $'2\n04'
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/jq-starts")" -eq 1 ]
+  # A row cut off, one not there (05's directory has none, 06's is empty): each read alone.
+  printf '{"cell": "01", "stat' >"$run_dir/cells/01/row.json"
+  : >"$run_dir/cells/06/row.json"
+  run rows_failed_and_missing 01 02 03 04 05 06
+  assert_output $'2\n01 04 05 06'
+  run rows_failed_and_missing 02
+  assert_output 1
+}
+
+@test "manifest_finished: the status, the time, a warning and the cells' counts from their rows, in one jq start" {
+  local lib
+  for lib in manifest rundir; do
+    # shellcheck source=/dev/null
+    source "$LT_ROOT/scripts/lib/$lib.sh"
+  done
+  local run_dir="$BATS_TEST_TMPDIR/run"
+  mkdir -p "$run_dir/cells/01" "$run_dir/cells/02" "$run_dir/cells/03"
+  printf '{"run_id": "r", "cells_total": 3, "cells_done": 0, "cells_failed": 0, "status": "running", "ended_at": null, "warnings": ["w"]}\n' >"$run_dir/manifest.json"
+  printf '{"cell": "01", "status": "ok", "as_designed": 1}\n' >"$run_dir/cells/01/row.json"
+  printf '{"cell": "02", "status": "failed", "as_designed": null, "error": "target exited"}\n' >"$run_dir/cells/02/row.json"
+  printf '{"cell": "03", "status": "ok", "as_designed": 0, "design_notes": "k6 was the bottleneck"}\n' >"$run_dir/cells/03/row.json"
+  run manifest_finished "$run_dir" failed "cannot write report.html"
+  assert_success
+  run jq -c '[.status, .cells_done, .cells_failed, .cells_as_designed, .first_design_reason, .warnings, (.ended_at | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$"))]' <<<"$output"
+  assert_output '["failed",3,1,1,"03: k6 was the bottleneck",["w","cannot write report.html"],true]'
+  # The manifest on disk is not written: the caller does (finish_run, manifest_finish).
+  [ "$(jq -r .cells_done "$run_dir/manifest.json")" = 0 ]
 }
 
 @test "update_cell_counts: done, failed, as designed and the first reason, from the rows read once" {
