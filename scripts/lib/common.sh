@@ -114,18 +114,25 @@ go_proxy_without_direct() {
 # end_pids SIGNAL TIMEOUT_S ID...: end processes in bounded time: SIGNAL to
 # each ID (a pid, or a negative pid for a whole process group; 0: none, they
 # were signalled already), SIGKILL to those still there once TIMEOUT_S
-# seconds pass (checked every 20 ms: the target's JVM is gone about 40 ms
-# after SIGTERM, and a cell waits for it), then up to 5 s for them to go.
-# Fails when it had to kill. The one "stop a process" of the suite:
+# seconds pass, then up to 5 s for them to go. Checked every 5 ms for the
+# first 40 ms, then every 20: a cell waits, one step after the other, for
+# its sampler (gone a few ms after SIGTERM) and the target's JVM (about 40
+# ms). Fails when it had to kill. The one "stop a process" of the suite:
 # stop_pid, end_child and the lock's cleaning of a dead run use it.
 end_pids() {
-  local signal="$1" timeout_s="$2" i
+  local signal="$1" timeout_s="$2" waited_ms=0
   shift 2
   [[ $# -gt 0 ]] || return 0
   [[ "$signal" == 0 ]] || kill -"$signal" -- "$@" 2>/dev/null || true
-  for ((i = 0; i < timeout_s * 50; i++)); do
+  while ((waited_ms < timeout_s * 1000)); do
     ids_alive "$@" >/dev/null || return 0
-    sleep 0.02
+    if ((waited_ms < 40)); then
+      sleep 0.005
+      waited_ms=$((waited_ms + 5))
+    else
+      sleep 0.02
+      waited_ms=$((waited_ms + 20))
+    fi
   done
   local -a left=()
   mapfile -t left < <(ids_alive "$@")
@@ -164,13 +171,14 @@ stop_pid() {
 # on a zombie that waits to be reaped).
 pid_running() {
   local stat
-  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  # The shell's own read: a poll every few ms (end_pids) starts no process.
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
   [[ "${stat##*) }" != Z* ]]
 }
 
 # end_child PID SIGNAL TIMEOUT_S: end a child of this shell and reap it, in
 # bounded time: SIGNAL to it (0: none, it was signalled already), SIGKILL
-# once TIMEOUT_S seconds pass with it still running (checked every 20 ms),
+# once TIMEOUT_S seconds pass with it still running (end_pids checks it),
 # and `wait` only while the kernel still holds it (a zombie). A child gone
 # from /proc was reaped already, and bash may not know it: one that died of
 # the Ctrl-C that interrupted the runner's own `wait` (nginx, the delayer:

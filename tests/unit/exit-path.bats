@@ -103,3 +103,24 @@ print(pid)' 3>&-)"
   run end_pids TERM 1 "$leader"
   [ "$status" -eq 0 ]
 }
+
+@test "pid_running reads /proc itself: end_pids' checks, every few ms while a cell waits for its sampler and JVM, start no process" {
+  [[ $EUID -eq 0 ]] || skip "a PID namespace of its own needs root"
+  # The first process of a PID namespace of its own: every process started
+  # takes the next pid, so /proc/sys/kernel/ns_last_pid counts them.
+  run env LT_ROOT="$LT_ROOT" unshare --pid --fork --mount-proc bash -c '
+    set -euo pipefail
+    source "$LT_ROOT/scripts/lib/common.sh"
+    sleep 30 &
+    child=$!
+    read -r before </proc/sys/kernel/ns_last_pid
+    for ((i = 0; i < 20; i++)); do pid_running "$child"; done
+    ! pid_running 999999
+    read -r after </proc/sys/kernel/ns_last_pid
+    kill "$child"
+    wait "$child" || true
+    printf "%s\n" "$((after - before))"'
+  assert_success
+  # Before: a cat for each check.
+  assert_output 0
+}
