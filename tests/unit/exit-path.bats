@@ -108,6 +108,7 @@ print(pid)' 3>&-)"
   [[ $EUID -eq 0 ]] || skip "a PID namespace of its own needs root"
   # The first process of a PID namespace of its own: every process started
   # takes the next pid, so /proc/sys/kernel/ns_last_pid counts them.
+  # shellcheck disable=SC2016 # SC2016: expanded by the bash that runs it
   run env LT_ROOT="$LT_ROOT" unshare --pid --fork --mount-proc bash -c '
     set -euo pipefail
     source "$LT_ROOT/scripts/lib/common.sh"
