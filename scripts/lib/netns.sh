@@ -18,26 +18,30 @@ NETNS_HOST_MODE=0
 # `ip netns attach` instead of being created: everything that runs "in the
 # server namespace" then runs in the container's.
 netns_up() {
-  local server_addr="$1" client_addr="$2" server_pid="${3:-}"
+  local server_addr="$1" client_addr="$2" server_pid="${3:-}" addr both server client
+  # Three ip processes (ip -batch, its commands from a here-string: no
+  # process of the shell's own), one for both namespaces and the veth pair,
+  # one a side: nine before, a few ms each as a cell starts.
   if [[ -n "$server_pid" ]]; then
-    ip netns attach "$NETNS_SERVER" "$server_pid"
+    printf -v both 'netns attach %s %s\n' "$NETNS_SERVER" "$server_pid"
   else
-    ip netns add "$NETNS_SERVER"
+    printf -v both 'netns add %s\n' "$NETNS_SERVER"
   fi
-  ip netns add "$NETNS_CLIENT"
-  ip link add "$NETNS_VETH_SERVER" netns "$NETNS_SERVER" type veth \
-    peer name "$NETNS_VETH_CLIENT" netns "$NETNS_CLIENT"
-  ip -n "$NETNS_SERVER" addr add "$server_addr/24" dev "$NETNS_VETH_SERVER"
-  local addr
+  printf -v both '%snetns add %s\nlink add %s netns %s type veth peer name %s netns %s' "$both" "$NETNS_CLIENT" \
+    "$NETNS_VETH_SERVER" "$NETNS_SERVER" "$NETNS_VETH_CLIENT" "$NETNS_CLIENT"
+  printf -v server 'addr add %s/24 dev %s\nlink set lo up\nlink set %s up' "$server_addr" "$NETNS_VETH_SERVER" \
+    "$NETNS_VETH_SERVER"
   # Several client addresses (CLIENT_ADDRESSES): each has its own ephemeral
   # ports towards the server's address and port.
+  client=""
   for addr in $client_addr; do
-    ip -n "$NETNS_CLIENT" addr add "$addr/24" dev "$NETNS_VETH_CLIENT"
+    printf -v client '%saddr add %s/24 dev %s\n' "$client" "$addr" "$NETNS_VETH_CLIENT"
   done
-  ip -n "$NETNS_SERVER" link set lo up
-  ip -n "$NETNS_CLIENT" link set lo up
-  ip -n "$NETNS_SERVER" link set "$NETNS_VETH_SERVER" up
-  ip -n "$NETNS_CLIENT" link set "$NETNS_VETH_CLIENT" up
+  printf -v client '%slink set lo up\nlink set %s up' "$client" "$NETNS_VETH_CLIENT"
+  # Each only after the one before succeeded (a caller's `if` turns errexit off).
+  ip -batch - <<<"$both" \
+    && ip -n "$NETNS_SERVER" -batch - <<<"$server" \
+    && ip -n "$NETNS_CLIENT" -batch - <<<"$client"
 }
 
 # netns_client_addresses FIRST COUNT: COUNT consecutive IPv4 addresses from

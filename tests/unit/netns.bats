@@ -98,3 +98,43 @@ setup() {
   run netns_curl_ports client
   assert_output ""
 }
+
+@test "netns_up makes both namespaces, the veth pair and their addresses with three ip processes, and fails with ip" {
+  # An ip of its own first in PATH: each start logged with its arguments and the commands it was given.
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  cat >"$BATS_TEST_TMPDIR/bin/ip" <<SH
+#!/bin/bash
+printf 'ip %s\n' "\$*" >>"$CALLS"
+cat >>"$CALLS"
+exit \${IP_EXIT:-0}
+SH
+  chmod +x "$BATS_TEST_TMPDIR/bin/ip"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH" run netns_up 198.18.0.1 "198.18.0.2 198.18.0.3"
+  assert_success
+  [ "$(grep -c '^ip ' "$CALLS")" -eq 3 ]
+  run cat "$CALLS"
+  assert_output "ip -batch -
+netns add ltsuite-srv
+netns add ltsuite-cli
+link add ltsuite-s0 netns ltsuite-srv type veth peer name ltsuite-c0 netns ltsuite-cli
+ip -n ltsuite-srv -batch -
+addr add 198.18.0.1/24 dev ltsuite-s0
+link set lo up
+link set ltsuite-s0 up
+ip -n ltsuite-cli -batch -
+addr add 198.18.0.2/24 dev ltsuite-c0
+addr add 198.18.0.3/24 dev ltsuite-c0
+link set lo up
+link set ltsuite-c0 up"
+  # The container's namespace given the server's name (BACKEND=compose).
+  : >"$CALLS"
+  PATH="$BATS_TEST_TMPDIR/bin:$PATH" run netns_up 198.18.0.1 198.18.0.2 4242
+  assert_success
+  run cat "$CALLS"
+  assert_line --index 1 "netns attach ltsuite-srv 4242"
+  : >"$CALLS"
+  IP_EXIT=1 PATH="$BATS_TEST_TMPDIR/bin:$PATH" run netns_up 198.18.0.1 198.18.0.2
+  assert_failure
+  # The first failed: nothing more asked of ip.
+  [ "$(grep -c '^ip ' "$CALLS")" -eq 1 ]
+}
