@@ -29,10 +29,23 @@ TARGET_AOT_JAVA_FOUND=""
 # target_java_feature JAVA: the feature version of JAVA (17, 25), from its
 # JDK's release file, else from -version; 0 when it cannot tell.
 target_java_feature() {
-  local java="$1" home version=""
-  home="$(dirname "$(dirname "$(readlink -f "$java")")")"
+  target_resolved_java_feature "$(readlink -f "$1")"
+}
+
+# target_resolved_java_feature JAVA: target_java_feature of a resolved path
+# (readlink -f), its release file read by the shell itself: the first cell
+# asks it of every JDK there is, and each process is a few ms of its start.
+target_resolved_java_feature() {
+  local java="$1" home line version=""
+  home="${java%/*}"
+  home="${home%/*}"
   if [[ -f "$home/release" ]]; then
-    version="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$home/release")"
+    while IFS= read -r line; do
+      if [[ "$line" =~ ^JAVA_VERSION=\"([0-9]*) ]]; then
+        version="${BASH_REMATCH[1]}"
+        break
+      fi
+    done <"$home/release"
   else
     version="$("$java" -version 2>&1 | sed -n '1s/.*version "\([0-9]*\).*/\1/p')"
   fi
@@ -70,7 +83,7 @@ target_newest_java() {
   for java in "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java || true)" "$TARGET_JDK_DIRS"/*/bin/java; do
     [[ -n "$java" && -x "$java" ]] || continue
     resolved="$(readlink -f "$java")"
-    feature="$(target_java_feature "$resolved")"
+    feature="$(target_resolved_java_feature "$resolved")"
     if ((feature >= min && feature > best_feature)); then
       best="$resolved"
       best_feature="$feature"

@@ -47,6 +47,36 @@ archive() {
   assert_output ""
 }
 
+@test "the JDKs are told apart with few processes: a release file read by the shell, one readlink each" {
+  [[ $EUID -eq 0 ]] || skip "a PID namespace of its own needs root"
+  fake_jdk 21 "21.0.2"
+  # A JDK without a release file: its -version says.
+  fake_jdk 11 "11.0.20"
+  rm "$JDKS/11/release"
+  # The first process of a PID namespace of its own: every process started
+  # takes the next pid, so /proc/sys/kernel/ns_last_pid counts them.
+  # shellcheck disable=SC2016 # SC2016: expanded by the bash that runs it
+  run env LT_ROOT="$LT_ROOT" LT_JDK_DIRS="$JDKS" PATH="$PATH" unshare --pid --fork --mount-proc bash -c '
+    set -euo pipefail
+    source "$LT_ROOT/scripts/lib/common.sh"
+    source "$LT_ROOT/scripts/lib/target_start.sh"
+    read -r before </proc/sys/kernel/ns_last_pid
+    found="$(target_newest_java 21)"
+    read -r after </proc/sys/kernel/ns_last_pid
+    printf "%s %s %s %s\n" "$found" "$((after - before))" "$(target_java_feature "$LT_JDK_DIRS/11/bin/java")" \
+      "$(target_java_feature "$LT_JDK_DIRS/21/bin/java")"'
+  assert_success
+  local found started eleven twentyone
+  read -r found started eleven twentyone <<<"$output"
+  [ "$found" = "$JDKS/25/bin/java" ]
+  [ "$eleven" = 11 ]
+  [ "$twentyone" = 21 ]
+  # 5 candidates (PATH's java is JDK 17's, then the 4 JDKs): 2 a candidate
+  # (readlink, the substitution that reads the release file), and JDK 11's
+  # -version: 15 here; 34 before (6 a candidate: readlink twice, dirname twice, sed).
+  [ "$started" -le 16 ] || fail "$started processes to find the newest JDK"
+}
+
 @test "auto starts the suite's own jar from the AOT cache, with the java that made it and the extracted copy" {
   archive "$TARGET_START_DIR/app.aot" "$JDKS/25/bin/java"
   archive "$TARGET_START_DIR/app.jsa" "$JDKS/17/bin/java"
