@@ -56,6 +56,8 @@ $(JAR): $(SERVER_SOURCES)
 	@echo "building the target (server/)" >&2
 	mvn -q -B -Dstyle.color=never -f server/pom.xml package -DskipTests
 	@touch $@
+	@# Its checksum, for each run's manifest (manifest_inputs: 0.1 s a run less).
+	@sha256sum $@ | cut -d' ' -f1 >$@.sha256
 
 # example_jar JAR,DIR,SOURCES,WHAT: the rule that builds WHAT, an example
 # application of tests/fixtures, with Maven from DIR/pom.xml, again when its

@@ -63,3 +63,34 @@ record() {
   run manifest_config_changes "$MANIFEST.4"
   assert_output ''
 }
+
+@test "the inputs' checksums: the suite's jar's from the sum make wrote beside it when newer than the jar, else summed" {
+  TARGET_OWN_JAR="$BATS_TEST_TMPDIR/own.jar"
+  mkdir -p "$LT_ROOT/env" "$LT_ROOT/scenarios"
+  printf 'A=1\n' >"$LT_ROOT/env/defaults.env"
+  printf 'x\n' >"$LT_ROOT/env/sysctls.tsv"
+  printf 'export default function () {}\n' >"$LT_ROOT/scenarios/spike.js"
+  printf 'jar\n' >"$TARGET_OWN_JAR"
+  local real
+  real="$(sha256sum "$TARGET_OWN_JAR" | cut -d' ' -f1)"
+  declare -A values=([TARGET_JAR]="" [TARGET_CMD]="" [TARGET_URL]="" [TARGET_ENV_FILE]="" [SCENARIO]=spike)
+  # make's sum, written after the jar: taken as it is (here one that is not the jar's, to tell).
+  touch -d '1 minute ago' "$TARGET_OWN_JAR"
+  printf '%064d\n' 7 >"$TARGET_OWN_JAR.sha256"
+  run manifest_inputs values
+  assert_success
+  [ "$(jq -r --arg j "$TARGET_OWN_JAR" '.[$j]' <<<"$output")" = "$(printf '%064d' 7)" ]
+  [ "$(jq -r '.["env/defaults.env"]' <<<"$output")" = "$(sha256sum "$LT_ROOT/env/defaults.env" | cut -d' ' -f1)" ]
+  [ "$(jq -r '.["scenarios/spike.js"]' <<<"$output")" = "$(sha256sum "$LT_ROOT/scenarios/spike.js" | cut -d' ' -f1)" ]
+  # A jar built since (newer than its sum), or a sum that is not one: summed here.
+  touch "$TARGET_OWN_JAR"
+  run manifest_inputs values
+  [ "$(jq -r --arg j "$TARGET_OWN_JAR" '.[$j]' <<<"$output")" = "$real" ]
+  printf 'not a sum\n' >"$TARGET_OWN_JAR.sha256"
+  run manifest_inputs values
+  [ "$(jq -r --arg j "$TARGET_OWN_JAR" '.[$j]' <<<"$output")" = "$real" ]
+  # A file that is not there is "missing".
+  rm "$LT_ROOT/env/sysctls.tsv"
+  run manifest_inputs values
+  [ "$(jq -r '.["env/sysctls.tsv"]' <<<"$output")" = missing ]
+}
