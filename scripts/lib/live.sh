@@ -35,6 +35,20 @@ live_start() {
   live_python "${args[@]}"
 }
 
+# live_arm CELL_DIR EXPECTED_S INSTANCES: the live process of the load's
+# INSTANCES k6 processes started now, as a warm-up of a fixed length starts,
+# to show its line once live_start signals the load's start (SIGUSR1): its
+# Python's start (about 80 ms of CPU) then falls in the warm-up, not beside
+# the load's k6 as it starts. Only with a warm-up: the signal must not come
+# before the process can take it, and a warm-up lasts seconds. Nothing when
+# there is no line to show.
+live_arm() {
+  local -a args
+  live_line_args_into args "$1" "$2" "$3" || return 0
+  live_python --armed "${args[@]}"
+  LIVE_WAITS=1
+}
+
 # live_start_with_warmup CELL_DIR ACCESS_LOG EXPECTED_S INSTANCES START_MS LIMIT_S PID [COUNT]:
 # the live process, started as the warm-up's k6 (PID) starts, watches the
 # warm-up first (ltsuite.live --warmup-cell: WARMUP_UNTIL=settled, or count

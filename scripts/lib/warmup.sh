@@ -49,6 +49,9 @@ warmup_run() {
     [[ "$until" != count ]] || rule=("${warm_values[WARMUP_REQUESTS]}")
     live_start_with_warmup "$cell_dir" "$(backend_access_log "$cell_dir")" "$expected_s" \
       "${warm_values[K6_INSTANCES]:-1}" "$start_ms" "$limit_s" "$WARMUP_PID" "${rule[@]}"
+  else
+    # The load's live line started beside the warm-up, shown from the load's start.
+    live_arm "$cell_dir" "$expected_s" "${warm_values[K6_INSTANCES]:-1}"
   fi
   wait "$WARMUP_PID" || status=$?
   WARMUP_PID=""

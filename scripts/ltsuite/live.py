@@ -43,6 +43,8 @@ the rule ends it), so that rule costs the cell no Python start of its own (a cel
 at most three times: the sampler, this, its finish; docs/how-a-run-works.md). It then waits for
 SIGUSR1, which the runner sends as the load's k6 starts, before its first line; with --no-line
 (no line to show: LT_LIVE=off, or a cell too short for a plain line) it ends after the watch.
+With --armed (a warm-up of a fixed length: live.sh's live_arm) it is started beside the warm-up
+and only waits for that SIGUSR1, so its own start does not fall beside the load's k6's.
 """
 from __future__ import annotations
 
@@ -322,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=int, help="seconds between plain lines (without --tty)")
     parser.add_argument("--max-s", type=int, default=3600, help="end after this many seconds")
     parser.add_argument("--no-line", action="store_true", help="only watch the warm-up (no line to show)")
+    parser.add_argument("--armed", action="store_true",
+                        help="started before the load (beside a warm-up): show the line only from SIGUSR1 on")
     warm = parser.add_argument_group("the warm-up, watched first (ltsuite.warmsettle)")
     warm.add_argument("--warmup-cell", type=Path, help="the cell's directory (its tomcat-access.log)")
     warm.add_argument("--warmup-access-log", type=Path,
@@ -351,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             watch_warmup(args)
             if args.no_line or not wait_for_load(args.max_s):
                 return 0
+        elif args.armed and not wait_for_load(args.max_s):
+            return 0
         run(args)
     except Stop:
         # SIGTERM before run() reached its loop (live_stop right after live_start): nothing shown yet.

@@ -319,3 +319,26 @@ def test_after_a_watched_warm_up_the_line_waits_for_the_load_s_start(monkeypatch
     # --no-line: the watch alone, no wait.
     assert live_module.main(["--no-line"] + line[6:] + ["--max-s", "30"]) == 0
     assert (watched, shown) == ([7, 7, 7], [10])
+
+
+def test_armed_beside_a_warm_up_the_line_waits_for_the_load_s_start_and_watches_nothing(monkeypatch, tmp_path):
+    """--armed (live_arm: a warm-up of a fixed length): no watch; the line only from SIGUSR1 on,
+    and no line at all when none comes within --max-s."""
+    from ltsuite import live as live_module
+
+    watched, shown = [], []
+    monkeypatch.setattr(live_module, "watch_warmup", lambda args: watched.append(args) or "settled")
+    monkeypatch.setattr(live_module, "run", lambda args: shown.append(args.expected_s))
+    monkeypatch.setattr(live_module, "_LOAD_STARTED", [False])
+    line = ["--armed", "--samples", str(tmp_path / "samples.tsv"), "--expected-s", "10", "--every", "5"]
+    started = time.monotonic()
+    assert live_module.main(line + ["--max-s", "1"]) == 0
+    assert time.monotonic() - started >= 1
+    assert (watched, shown) == ([], [])
+    timer = __import__("threading").Timer(0.3, lambda: signal.raise_signal(signal.SIGUSR1))
+    timer.start()
+    started = time.monotonic()
+    assert live_module.main(line + ["--max-s", "30"]) == 0
+    timer.join()
+    assert 0.3 <= time.monotonic() - started < 5
+    assert (watched, shown) == ([], [10])

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # live_start (lib/live.sh): what ltsuite.live is given for the running cell.
-# shellcheck disable=SC2034 # SC2034: read by the sourced library under test
+# shellcheck disable=SC2034,SC2030,SC2031 # SC2034: read by the sourced library under test; SC2030,SC2031: each @test runs in its own subshell on purpose, its state never leaks
 
 setup() {
   load '../test_helper'
@@ -97,4 +97,35 @@ SCRIPT
   wait "$LIVE_PID" || true
   run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
   assert_output --regexp "--warmup-pid $$ --warmup-started [0-9]+ --no-line \$"
+}
+
+@test "a warm-up of a fixed length arms the load's live line: started with it, signalled at the load's start, no second one" {
+  # A python that writes its arguments, then waits (at most 10 s) for SIGUSR1 and says so.
+  cat >"$BATS_TEST_TMPDIR/python" <<SCRIPT
+#!/bin/bash
+printf '%s\n' "\$@" >'$BATS_TEST_TMPDIR/args'
+trap 'echo load >"$BATS_TEST_TMPDIR/usr1"; exit 0' USR1
+for ((i = 0; i < 200; i++)); do sleep 0.05; done
+SCRIPT
+  LT_LIVE_EVERY=2
+  live_arm /cells/01 20 2
+  local first="$LIVE_PID" tries
+  [ -n "$first" ]
+  [ "$LIVE_WAITS" = 1 ]
+  for ((tries = 0; tries < 100; tries++)); do
+    [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || break
+    sleep 0.05
+  done
+  run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
+  assert_output "-S -m ltsuite.live --armed --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 2 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz "
+  K6_PIDS=(101 102)
+  live_start /cells/01 20
+  [ "$LIVE_PID" = "$first" ]
+  wait "$LIVE_PID"
+  [ "$(cat "$BATS_TEST_TMPDIR/usr1")" = load ]
+  # No line to show (a cell that ends before the first plain line): nothing armed.
+  LIVE_PID="" LIVE_WAITS=0 LT_LIVE_EVERY=30
+  live_arm /cells/01 20 1
+  [ -z "$LIVE_PID" ]
+  [ "$LIVE_WAITS" = 0 ]
 }
