@@ -58,24 +58,35 @@ live_args() {
   [ ! -e "$BATS_TEST_TMPDIR/args" ]
 }
 
-@test "a watched warm-up's live process is the cell's live line: live_start signals it the load started, and starts no second one" {
-  # A python that writes its arguments, then waits (at most 10 s) for SIGUSR1 and says so.
+# usr1_python: LT_PYTHON a python that writes its arguments, then waits (at
+# most 10 s) for SIGUSR1 and says so.
+usr1_python() {
   cat >"$BATS_TEST_TMPDIR/python" <<SCRIPT
 #!/bin/bash
 printf '%s\n' "\$@" >'$BATS_TEST_TMPDIR/args'
 trap 'echo load >"$BATS_TEST_TMPDIR/usr1"; exit 0' USR1
 for ((i = 0; i < 200; i++)); do sleep 0.05; done
 SCRIPT
+}
+
+# args_written: wait (at most 5 s) until that python wrote its arguments.
+args_written() {
+  local tries
+  for ((tries = 0; tries < 100; tries++)); do
+    [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || return 0
+    sleep 0.05
+  done
+}
+
+@test "a watched warm-up's live process is the cell's live line: live_start signals it the load started, and starts no second one" {
+  usr1_python
   LT_LIVE_EVERY=2
   sleep 5 &
   local warm=$!
   live_start_with_warmup /cells/01 /proc/7/root/tmp/ltsuite-cell/tomcat-access.log 20 2 1700000000000 40 "$warm" 500
-  local first="$LIVE_PID" tries
+  local first="$LIVE_PID"
   [ "$LIVE_WAITS" = 1 ]
-  for ((tries = 0; tries < 100; tries++)); do
-    [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || break
-    sleep 0.05
-  done
+  args_written
   run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
   assert_output --regexp "^-S -m ltsuite.live --warmup-cell /cells/01 --warmup-access-log /proc/7/root/tmp/ltsuite-cell/tomcat-access.log --warmup-start-ms 1700000000000 --warmup-limit-s 40 --warmup-pid $warm --warmup-started [0-9]+ --warmup-count 500 --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 2 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz \$"
   K6_PIDS=(101 102)
@@ -89,10 +100,7 @@ SCRIPT
   rm "$BATS_TEST_TMPDIR/args"
   live_start_with_warmup /cells/01 /cells/01/tomcat-access.log 20 1 1700000000000 40 "$$"
   [ "$LIVE_WAITS" = 0 ]
-  for ((tries = 0; tries < 100; tries++)); do
-    [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || break
-    sleep 0.05
-  done
+  args_written
   kill "$LIVE_PID"
   wait "$LIVE_PID" || true
   run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
@@ -100,22 +108,13 @@ SCRIPT
 }
 
 @test "a warm-up of a fixed length arms the load's live line: started with it, signalled at the load's start, no second one" {
-  # A python that writes its arguments, then waits (at most 10 s) for SIGUSR1 and says so.
-  cat >"$BATS_TEST_TMPDIR/python" <<SCRIPT
-#!/bin/bash
-printf '%s\n' "\$@" >'$BATS_TEST_TMPDIR/args'
-trap 'echo load >"$BATS_TEST_TMPDIR/usr1"; exit 0' USR1
-for ((i = 0; i < 200; i++)); do sleep 0.05; done
-SCRIPT
+  usr1_python
   LT_LIVE_EVERY=2
   live_arm /cells/01 20 2
-  local first="$LIVE_PID" tries
+  local first="$LIVE_PID"
   [ -n "$first" ]
   [ "$LIVE_WAITS" = 1 ]
-  for ((tries = 0; tries < 100; tries++)); do
-    [[ ! -s "$BATS_TEST_TMPDIR/args" ]] || break
-    sleep 0.05
-  done
+  args_written
   run tr '\n' ' ' <"$BATS_TEST_TMPDIR/args"
   assert_output "-S -m ltsuite.live --armed --samples /cells/01/samples.tsv --expected-s 20 --max-s 80 --every 2 --k6-samples /cells/01/k6-samples.json.gz --k6-samples /cells/01/k6-samples-2.json.gz "
   K6_PIDS=(101 102)
