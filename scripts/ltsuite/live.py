@@ -355,11 +355,15 @@ def main(argv: list[str] | None = None) -> int:
             watch_warmup(args)
             if args.no_line or not wait_for_load(args.max_s):
                 return 0
-        elif args.armed and not wait_for_load(args.max_s):
-            return 0
+        elif args.armed:
+            # A runner killed with -9 while this waits leaves it no more than one showing.
+            die_with_parent()
+            if not wait_for_load(args.max_s):
+                return 0
         run(args)
-    except Stop:
-        # SIGTERM before run() reached its loop (live_stop right after live_start): nothing shown yet.
+    except (Stop, KeyboardInterrupt):
+        # SIGTERM before run() reached its loop (live_stop right after live_start), or the Ctrl-C
+        # that reached the runner's whole process group while this waited: nothing shown yet.
         pass
     return 0
 

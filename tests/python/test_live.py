@@ -220,13 +220,15 @@ def test_on_a_terminal_the_line_is_rewritten_in_place_and_cleared_at_the_end(tmp
                     "\rlive 2s/30s | server: 9 conns, accept queue 1/8, 2 threads busy\x1b[K\r\x1b[K")
 
 
-def test_it_ends_when_the_process_that_started_it_is_killed(tmp_path):
-    """A runner killed with -9 leaves no live line behind: it asked the kernel for SIGTERM."""
+@pytest.mark.parametrize("armed", [[], ["--armed"]], ids=["showing", "armed"])
+def test_it_ends_when_the_process_that_started_it_is_killed(tmp_path, armed):
+    """A runner killed with -9 leaves no live line behind: it asked the kernel for SIGTERM, also
+    while armed beside a warm-up, waiting for the load's start (live_arm)."""
     import os
     samples = tmp_path / "samples.tsv"
     samples.write_text(HEADER)
-    parent = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -S -m ltsuite.live --samples "{samples}" '
-                               '--expected-s 60 --every 1 2>/dev/null & echo $!; wait'],
+    parent = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -S -m ltsuite.live {" ".join(armed)} '
+                               f'--samples "{samples}" --expected-s 60 --every 1 2>/dev/null & echo $!; wait'],
                               stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(SCRIPTS)})
     child = int(parent.stdout.readline())
     time.sleep(1.5)
