@@ -97,13 +97,6 @@ reopen_run_dir() {
   ln -sfn "$LT_RUN_ID" "$LT_RESULTS_DIR/latest"
 }
 
-# count_rows STATUS: cells of this run whose row has STATUS (one jq for all
-# the rows, however many cells there are).
-count_rows() {
-  # An empty row file (a cell cut off while writing) is skipped, not an error.
-  results_rows "$LT_RUN_DIR" | jq -n --arg s "$1" '[inputs | select(.status == $s)] | length'
-}
-
 # update_cell_counts: cells_done, cells_failed, cells_as_designed and
 # first_design_reason (report-page.jq's cell_counts) in the manifest, from
 # the rows: the rows read once, in one jq start (it runs between two cells).
